@@ -1,0 +1,3 @@
+export default function Home() {
+  return <main>jobdeck</main>;
+}

@@ -1,0 +1,135 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PrismaClient } from '../generated/prisma/client';
+import { loadConfig } from '../config';
+import { logger } from '../log';
+import { shared } from '../shared';
+import { migrate, type RawSql } from './migrate';
+
+/** Which engine holds the data: the embedded PGlite (default) or a PostgreSQL server. */
+export type DatabaseKind = 'pglite' | 'postgresql';
+
+/** An open, migrated database. */
+export interface Database {
+  prisma: PrismaClient;
+  kind: DatabaseKind;
+  /** Names of all migrations recorded in the database. */
+  migrations: string[];
+  /** Closes Prisma and the underlying driver (PGlite must be closed before exit). */
+  close(): Promise<void>;
+}
+
+/** Options for openDatabase(); defaults come from the environment (lib/config.ts). */
+export interface OpenOptions {
+  /** `postgresql://…`; when absent, PGlite is used. */
+  databaseUrl?: string;
+  /** PGlite data folder; `memory://` for an in-memory database (tests). Default `$JOBDECK_HOME/db`. */
+  pgliteDir?: string;
+  /** Run migrations (default true). */
+  migrate?: boolean;
+}
+
+/**
+ * Opens a database and applies pending migrations. PGlite when no URL is given (one process owns
+ * a PGlite folder at a time), else PostgreSQL through @prisma/adapter-pg.
+ *
+ * @throws MigrationError when migrations cannot be applied; driver errors when the database is
+ *   unreachable.
+ */
+export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
+  return openPglite(opts.pgliteDir ?? path.join(loadConfig().home, 'db'), opts.migrate !== false);
+}
+
+async function openPglite(dir: string, runMigrations: boolean): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
+  const memory = dir.startsWith('memory://');
+  if (!memory) mkdirSync(dir, { recursive: true });
+  const pglite = await PGlite.create(memory ? undefined : dir);
+  const raw: RawSql = {
+    exec: async (sql) => {
+      await pglite.exec(sql);
+    },
+    query: async <T,>(sql: string, params: unknown[] = []) => (await pglite.query<T>(sql, params)).rows,
+  };
+  let migrations: string[] = [];
+  try {
+    if (runMigrations) migrations = (await migrate(raw)).all;
+  } catch (err) {
+    await pglite.close().catch(() => undefined);
+    throw err;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    prisma,
+    kind: 'pglite',
+    migrations,
+    close: async () => {
+      await prisma.$disconnect().catch(() => undefined);
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+async function openPostgres(url: string, runMigrations: boolean): Promise<Database> {
+  const pg = (await import('pg')).default;
+  const { PrismaPg } = await import('@prisma/adapter-pg');
+  let migrations: string[] = [];
+  if (runMigrations) {
+    // A dedicated session: the advisory lock belongs to the session that took it.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const raw: RawSql = {
+        exec: async (sql) => {
+          await client.query(sql);
+        },
+        query: async <T,>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[],
+      };
+      migrations = (await migrate(raw)).all;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  const max = Number(process.env.JOBDECK_PG_POOL || 10);
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max }) });
+  return {
+    prisma,
+    kind: 'postgresql',
+    migrations,
+    close: async () => {
+      await prisma.$disconnect().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Opens the process-wide database from the environment (once; later calls share it) and
+ * publishes it for getDatabase(). Called by the server at start-up and by tools/tests.
+ */
+export function initDatabase(opts?: OpenOptions): Promise<Database> {
+  const s = shared();
+  if (!s.db) {
+    const cfg = loadConfig();
+    s.db = openDatabase(opts ?? { databaseUrl: cfg.databaseUrl }).then(
+      (db) => {
+        logger().info({ database: db.kind, migrations: db.migrations.length }, 'database open');
+        return db;
+      },
+      (err) => {
+        s.db = undefined;
+        throw err;
+      },
+    );
+  }
+  return s.db;
+}
+
+/** Closes the process-wide database if it was opened. */
+export async function closeDatabase(): Promise<void> {
+  const s = shared();
+  const p = s.db;
+  s.db = undefined;
+  if (p) await (await p).close().catch(() => undefined);
+}

@@ -1,0 +1,71 @@
+/**
+ * The executor contract: how the monitor starts, watches and stops one attempt of one task.
+ * Local processes (lib/executors/local.ts) by default; Slurm where one machine is not enough.
+ */
+
+/** Everything an executor needs to start one attempt. */
+export interface LaunchRequest {
+  jobId: number;
+  /** 0-based index of the task in its pipeline. */
+  taskIndex: number;
+  /** 1-based attempt number within the task. */
+  attempt: number;
+  /** bash script run first; a non-zero exit ends the attempt as FAILED_SETUP. */
+  setup: string | null;
+  /** bash script run after setup; a non-zero exit ends the attempt as FAILED. */
+  run: string | null;
+  /** The task's envs; the executor adds JOBDECK_JOB_ID, JOBDECK_TASK_INDEX, JOBDECK_ATTEMPT. */
+  envs: Record<string, string>;
+  /** Working folder (absolute or ~-relative); null → the attempt folder. */
+  workdir: string | null;
+  /** CPUs the task asks for. */
+  cpus: number;
+  /** The attempt's own folder (created by the executor if missing): exit status, wrapper. */
+  attemptDir: string;
+  /** The attempt's log file: stdout and stderr, in order, appended. */
+  logPath: string;
+}
+
+/** How to find a launched attempt again, also after a restart of jobdeck (stored on Attempt). */
+export interface AttemptHandle {
+  executor: string;
+  /** Executor's own reference ("pid:starttime" locally, the Slurm job id). */
+  ref: string;
+  pid?: number | null;
+  /** Process start time in clock ticks since boot (/proc/PID/stat field 22): pid reuse guard. */
+  pidStartTime?: string | null;
+  attemptDir: string;
+}
+
+/** What an executor knows about an attempt right now. */
+export type ProbeResult =
+  | { state: 'running' }
+  /** The attempt recorded its own end: which phase ended it, and the exit code. */
+  | { state: 'exited'; phase: 'setup' | 'run'; exitCode: number; endedAt: Date }
+  /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
+  | { state: 'lost'; reason: string };
+
+/** Notification that an attempt ended (only when this process can observe it directly). */
+export type ExitListener = (result: Exclude<ProbeResult, { state: 'running' }>) => void;
+
+/** An execution backend. Methods never throw for a merely finished attempt. */
+export interface Executor {
+  readonly name: string;
+  /** Starts the attempt detached (it outlives jobdeck). @throws when it cannot be started. */
+  launch(req: LaunchRequest): Promise<AttemptHandle>;
+  /** Current state from durable facts (exit file, process table, scheduler). */
+  probe(handle: AttemptHandle): Promise<ProbeResult>;
+  /**
+   * Subscribes to the attempt's end, when this process can see it at once (it is the parent,
+   * or watches the exit file). Returns an unsubscribe function. The monitor still probes on an
+   * interval; this only makes the common case immediate.
+   */
+  watch(handle: AttemptHandle, listener: ExitListener): () => void;
+  /**
+   * Stops the attempt: SIGTERM to its whole process group, SIGKILL after `graceMs`; resolves
+   * once no process of the attempt remains.
+   */
+  cancel(handle: AttemptHandle, opts?: { graceMs?: number }): Promise<void>;
+  /** CPUs this executor can run at once (the admission budget). */
+  capacity(): { cpus: number };
+}

@@ -1,0 +1,326 @@
+import { EventEmitter } from 'node:events';
+import type { Attempt, Job, JobEvent, Prisma, PrismaClient, Task } from '../generated/prisma/client';
+import { logger } from '../log';
+import { shared } from '../shared';
+import { assertTransition, isTerminal, JOB_TERMINAL, type AttemptStatus, type Entity, type JobStatus, type TaskStatus } from './status';
+
+/**
+ * The guarded store: the only code that writes a status (DESIGN.md §3, rules 1–3, from the Ray
+ * seed "Guard recovered monitors against stale job state").
+ *
+ * Every status write is a compare-and-set — `updateMany({ where: { id, status: expected } })` —
+ * in the same transaction as the JobEvent row that records it. The outcome says what happened:
+ * - `applied`: the row had the expected status and now has the new one (one JobEvent written);
+ * - `lost`, reason `gone`: the row no longer exists (deleted) — stop; never re-create it;
+ * - `lost`, reason `terminal`: the row is already terminal — keep it as it is;
+ * - `lost`, reason `moved`: the row moved to another non-terminal status — `row` is fresh;
+ *   the caller continues with it and drops whatever it observed under the old status.
+ * Illegal transitions (lib/jobs/status.ts) throw IllegalTransitionError before any query.
+ * The store never upserts and creates a job only in submitJob().
+ */
+
+/** A Prisma client or an interactive-transaction client. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+type RowOf<E extends Entity> = E extends 'job' ? Job : E extends 'task' ? Task : Attempt;
+type UpdateOf<E extends Entity> = E extends 'job'
+  ? Prisma.JobUncheckedUpdateManyInput
+  : E extends 'task'
+    ? Prisma.TaskUncheckedUpdateManyInput
+    : Prisma.AttemptUncheckedUpdateManyInput;
+type StatusFor<E extends Entity> = E extends 'job' ? JobStatus : E extends 'task' ? TaskStatus : AttemptStatus;
+
+/** One guarded status write. `data` holds the other fields written with it (never `status`). */
+export interface Transition<E extends Entity = Entity> {
+  entity: E;
+  id: number;
+  from: StatusFor<E>;
+  to: StatusFor<E>;
+  /** Human-readable reason, stored on the row (`statusReason`) and in the JobEvent. */
+  reason?: string | null;
+  data?: Omit<UpdateOf<E>, 'status' | 'id'>;
+}
+
+/** The outcome of one guarded write. */
+export type TransitionOutcome<R> =
+  | { outcome: 'applied'; row: R; event: JobEvent }
+  | { outcome: 'lost'; reason: 'gone' }
+  | { outcome: 'lost'; reason: 'terminal' | 'moved'; row: R };
+
+/** The outcome of several guarded writes applied all-or-nothing. */
+export type BatchOutcome =
+  | { outcome: 'applied'; rows: Array<Job | Task | Attempt>; events: JobEvent[] }
+  | { outcome: 'lost'; index: number; reason: 'gone' }
+  | { outcome: 'lost'; index: number; reason: 'terminal' | 'moved'; row: Job | Task | Attempt };
+
+/** What the store announces after a commit (the WebSocket hub and the monitor listen). */
+export interface StoreEvent {
+  type: 'event' | 'created' | 'deleted';
+  jobId: number;
+  /** The JobEvent row, for `event` and `created`. */
+  event?: JobEvent;
+}
+
+/**
+ * The process-wide store bus: emits `change` with a StoreEvent after each committed write.
+ * Listeners must not throw.
+ */
+export function storeBus(): EventEmitter {
+  const s = shared();
+  if (!s.storeBus) {
+    const bus = new EventEmitter();
+    bus.setMaxListeners(0);
+    s.storeBus = bus;
+  }
+  return s.storeBus as EventEmitter;
+}
+
+function emit(e: StoreEvent): void {
+  try {
+    storeBus().emit('change', e);
+  } catch (err) {
+    logger().error({ err, jobId: e.jobId }, 'store listener threw');
+  }
+}
+
+class Lost extends Error {
+  constructor(
+    readonly index: number,
+    readonly result: Exclude<TransitionOutcome<Job | Task | Attempt>, { outcome: 'applied' }>,
+  ) {
+    super('lost race');
+  }
+}
+
+function delegate(tx: Prisma.TransactionClient, entity: Entity) {
+  // The three delegates share the calls used here; one typed view keeps the code single.
+  return (entity === 'job' ? tx.job : entity === 'task' ? tx.task : tx.attempt) as unknown as {
+    updateMany(args: { where: { id: number; status: string }; data: Record<string, unknown> }): Promise<{ count: number }>;
+    findUnique(args: { where: { id: number } }): Promise<(Job | Task | Attempt) | null>;
+  };
+}
+
+async function applyOne(tx: Prisma.TransactionClient, t: Transition, index: number): Promise<{ row: Job | Task | Attempt; event: JobEvent }> {
+  const d = delegate(tx, t.entity);
+  const data: Record<string, unknown> = { ...(t.data ?? {}), status: t.to };
+  if (t.reason !== undefined) data.statusReason = t.reason;
+  if (t.entity === 'job') data.updatedAt = new Date();
+  const { count } = await d.updateMany({ where: { id: t.id, status: t.from }, data });
+  const row = await d.findUnique({ where: { id: t.id } });
+  if (count === 0) {
+    if (!row) throw new Lost(index, { outcome: 'lost', reason: 'gone' });
+    throw new Lost(index, { outcome: 'lost', reason: isTerminal(t.entity, row.status) ? 'terminal' : 'moved', row });
+  }
+  if (!row) throw new Error(`row ${t.entity} ${t.id} vanished inside its own transaction`);
+  let jobId: number;
+  let taskIndex: number | null = null;
+  let attemptNumber: number | null = null;
+  if (t.entity === 'job') jobId = row.id;
+  else if (t.entity === 'task') {
+    jobId = (row as Task).jobId;
+    taskIndex = (row as Task).index;
+  } else {
+    const a = row as Attempt;
+    jobId = a.jobId;
+    attemptNumber = a.number;
+    const task = await tx.task.findUnique({ where: { id: a.taskId }, select: { index: true } });
+    taskIndex = task?.index ?? null;
+  }
+  const event = await tx.jobEvent.create({
+    data: { jobId, entity: t.entity, taskIndex, attemptNumber, from: t.from, to: t.to, reason: t.reason ?? null },
+  });
+  return { row, event };
+}
+
+function logApplied(t: Transition, event: JobEvent): void {
+  const where = t.entity === 'job' ? '' : t.entity === 'task' ? ` task ${event.taskIndex}` : ` task ${event.taskIndex} attempt ${event.attemptNumber}`;
+  logger().info(
+    { jobId: event.jobId, entity: t.entity, id: t.id, from: t.from, to: t.to, reason: t.reason ?? undefined },
+    `job ${event.jobId}${where}: ${t.from} → ${t.to}${t.reason ? ` (${t.reason})` : ''}`,
+  );
+}
+
+function isTx(db: Db): db is Prisma.TransactionClient {
+  return typeof (db as PrismaClient).$transaction !== 'function';
+}
+
+/**
+ * Applies several guarded writes in one transaction, all or nothing: if any write loses its
+ * race, nothing is written and the outcome names the first loser (with its fresh row).
+ * Each applied write leaves exactly one JobEvent; events are announced on storeBus() after the
+ * commit. When `db` is already a transaction client, runs inside it (the caller commits; no
+ * announcement is made — use only for composition inside the store's own helpers).
+ *
+ * @throws IllegalTransitionError (before any query) when a write is not in the table.
+ */
+export async function transitionMany(db: Db, transitions: Transition[]): Promise<BatchOutcome> {
+  for (const t of transitions) assertTransition(t.entity, t.from, t.to);
+  const run = async (tx: Prisma.TransactionClient) => {
+    const rows: Array<Job | Task | Attempt> = [];
+    const events: JobEvent[] = [];
+    for (let i = 0; i < transitions.length; i++) {
+      const r = await applyOne(tx, transitions[i], i);
+      rows.push(r.row);
+      events.push(r.event);
+    }
+    return { rows, events };
+  };
+  try {
+    const { rows, events } = isTx(db) ? await run(db) : await (db as PrismaClient).$transaction(run);
+    transitions.forEach((t, i) => logApplied(t, events[i]));
+    if (!isTx(db)) for (const e of events) emit({ type: 'event', jobId: e.jobId, event: e });
+    return { outcome: 'applied', rows, events };
+  } catch (err) {
+    if (err instanceof Lost) {
+      const r = err.result;
+      return r.reason === 'gone' ? { outcome: 'lost', index: err.index, reason: 'gone' } : { outcome: 'lost', index: err.index, reason: r.reason, row: r.row };
+    }
+    throw err;
+  }
+}
+
+/**
+ * One guarded status write (see the module comment for the outcomes).
+ * @throws IllegalTransitionError before any query when `from → to` is not allowed.
+ */
+export async function transition<E extends Entity>(db: Db, t: Transition<E>): Promise<TransitionOutcome<RowOf<E>>> {
+  const r = await transitionMany(db, [t as unknown as Transition]);
+  if (r.outcome === 'applied') return { outcome: 'applied', row: r.rows[0] as RowOf<E>, event: r.events[0] };
+  if (r.reason === 'gone') return { outcome: 'lost', reason: 'gone' };
+  return { outcome: 'lost', reason: r.reason, row: r.row as RowOf<E> };
+}
+
+/** Guarded job status write. See transition(). */
+export function transitionJob(db: Db, id: number, from: JobStatus, to: JobStatus, opts: { reason?: string | null; data?: Transition<'job'>['data'] } = {}) {
+  return transition(db, { entity: 'job', id, from, to, ...opts });
+}
+
+/** Guarded task status write. See transition(). */
+export function transitionTask(db: Db, id: number, from: TaskStatus, to: TaskStatus, opts: { reason?: string | null; data?: Transition<'task'>['data'] } = {}) {
+  return transition(db, { entity: 'task', id, from, to, ...opts });
+}
+
+/** Guarded attempt status write. See transition(). */
+export function transitionAttempt(db: Db, id: number, from: AttemptStatus, to: AttemptStatus, opts: { reason?: string | null; data?: Transition<'attempt'>['data'] } = {}) {
+  return transition(db, { entity: 'attempt', id, from, to, ...opts });
+}
+
+/** A task of a new job, as submitJob() stores it. */
+export interface NewTask {
+  name?: string | null;
+  /** The task's normalized spec (lib/jobs/spec). */
+  spec: Prisma.InputJsonValue;
+}
+
+/** A new job, as submitJob() stores it. */
+export interface NewJob {
+  name: string;
+  submissionId?: string | null;
+  specYaml: string;
+  spec: Prisma.InputJsonValue;
+  specHash: string;
+  cpus: number;
+  metadata?: Prisma.InputJsonValue;
+  executor?: string;
+  tasks: NewTask[];
+}
+
+/**
+ * Creates a job in PENDING with its tasks (PENDING) and the first JobEvent, in one transaction.
+ * The only place a job row is created.
+ * @throws Prisma's P2002 error when `submissionId` is already taken (callers answer idempotently).
+ */
+export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { tasks: Task[] }> {
+  if (job.tasks.length === 0) throw new Error('a job needs at least one task');
+  const created = await db.$transaction(async (tx) => {
+    const row = await tx.job.create({
+      data: {
+        name: job.name,
+        submissionId: job.submissionId ?? null,
+        specYaml: job.specYaml,
+        spec: job.spec,
+        specHash: job.specHash,
+        cpus: job.cpus,
+        metadata: job.metadata,
+        executor: job.executor ?? 'local',
+        taskCount: job.tasks.length,
+        tasks: { create: job.tasks.map((t, index) => ({ index, name: t.name ?? null, spec: t.spec })) },
+      },
+      include: { tasks: { orderBy: { index: 'asc' } } },
+    });
+    const event = await tx.jobEvent.create({ data: { jobId: row.id, entity: 'job', from: null, to: 'PENDING', reason: 'submitted' } });
+    return { row, event };
+  });
+  logger().info({ jobId: created.row.id, name: created.row.name, tasks: job.tasks.length }, `job ${created.row.id}: submitted (${created.row.name})`);
+  emit({ type: 'created', jobId: created.row.id, event: created.event });
+  return created.row;
+}
+
+/** A new attempt, as createAttempt() stores it. */
+export interface NewAttempt {
+  taskId: number;
+  /** 1-based; unique per task. */
+  number: number;
+  cause: 'first' | 'restart' | 'recovery';
+  executor?: string;
+  logPath?: string | null;
+}
+
+/**
+ * Starts a task attempt: moves the task `from → STARTING` (guarded) and creates the attempt in
+ * STARTING, in one transaction, with a JobEvent for each. Loses like any guarded write — a
+ * deleted or terminal task never gets an attempt.
+ * @throws IllegalTransitionError when `from → STARTING` is not allowed.
+ */
+export async function startAttempt(
+  db: PrismaClient,
+  a: NewAttempt & { taskFrom: TaskStatus; reason?: string; taskData?: Transition<'task'>['data'] },
+): Promise<TransitionOutcome<Attempt>> {
+  assertTransition('task', a.taskFrom, 'STARTING');
+  try {
+    const res = await db.$transaction(async (tx) => {
+      const t = await applyOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, 0);
+      const task = t.row as Task;
+      const attempt = await tx.attempt.create({
+        data: { jobId: task.jobId, taskId: task.id, number: a.number, cause: a.cause, executor: a.executor ?? 'local', logPath: a.logPath ?? null },
+      });
+      const event = await tx.jobEvent.create({
+        data: { jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause },
+      });
+      return { taskEvent: t.event, attempt, event };
+    });
+    logApplied({ entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason }, res.taskEvent);
+    emit({ type: 'event', jobId: res.event.jobId, event: res.taskEvent });
+    emit({ type: 'event', jobId: res.event.jobId, event: res.event });
+    return { outcome: 'applied', row: res.attempt, event: res.event };
+  } catch (err) {
+    if (err instanceof Lost) {
+      const r = err.result;
+      // The task lost; report it as the attempt's outcome with no row of the attempt's kind.
+      return r.reason === 'gone' ? { outcome: 'lost', reason: 'gone' } : ({ outcome: 'lost', reason: r.reason, row: r.row } as unknown as TransitionOutcome<Attempt>);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Deletes terminal jobs (with their tasks, attempts and events, by cascade). Non-terminal ids
+ * are left alone and reported, so a running job is never deleted from under its monitor.
+ * @returns the ids deleted and the ids refused because they were not terminal (or missing).
+ */
+export async function deleteTerminalJobs(db: PrismaClient, ids: number[]): Promise<{ deleted: number[]; refused: number[] }> {
+  if (ids.length === 0) return { deleted: [], refused: [] };
+  const terminal = [...JOB_TERMINAL];
+  const deleted = await db.$transaction(async (tx) => {
+    const rows = await tx.job.findMany({ where: { id: { in: ids }, status: { in: terminal } }, select: { id: true } });
+    const found = rows.map((r) => r.id);
+    if (found.length) await tx.job.deleteMany({ where: { id: { in: found }, status: { in: terminal } } });
+    return found;
+  });
+  for (const id of deleted) {
+    logger().info({ jobId: id }, `job ${id}: deleted`);
+    emit({ type: 'deleted', jobId: id });
+  }
+  const set = new Set(deleted);
+  return { deleted, refused: ids.filter((id) => !set.has(id)) };
+}

@@ -1,0 +1,23 @@
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { shared } from './shared';
+
+/**
+ * The process-wide structured logger (pino). JSON lines by default; pretty, coloured lines when
+ * stdout is a terminal or `JOBDECK_LOG_PRETTY=1`. Level from `JOBDECK_LOG_LEVEL` (default info;
+ * `silent` in tests unless set). Uses a synchronous pretty stream, not a worker transport, so it
+ * works the same inside Next.js route bundles and the custom server.
+ */
+export function logger(): Logger {
+  return (shared().logger ??= createLogger());
+}
+
+function createLogger(): Logger {
+  const level = process.env.JOBDECK_LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info');
+  const wantPretty = process.env.JOBDECK_LOG_PRETTY ? process.env.JOBDECK_LOG_PRETTY === '1' : !!process.stdout.isTTY;
+  const opts = { level, base: { pid: process.pid }, name: 'jobdeck' };
+  if (wantPretty) {
+    return pino(opts, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', sync: true }));
+  }
+  return pino(opts);
+}

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config';
+import { closeDatabase, initDatabase } from '../db/client';
+import { logger } from '../log';
+import { shared } from '../shared';
+import { findUpgradeRoute } from './upgrade';
+
+/** Hooks subsystems register to start after the database opens and stop before it closes. */
+export interface Lifecycle {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Registers a subsystem (monitor, log hub…) to run inside the server. Order is kept. */
+export function registerLifecycle(l: Lifecycle): void {
+  const list = ((shared().lifecycles as Lifecycle[] | undefined) ??= []);
+  if (!list.some((x) => x.name === l.name)) list.push(l);
+  shared().lifecycles = list;
+}
+
+/** A started server. */
+export interface RunningServer {
+  url: string;
+  server: http.Server;
+  /** Stops subsystems (running jobs keep running), closes HTTP and the database. */
+  close(): Promise<void>;
+}
+
+/** Options for startServer; defaults come from lib/config.ts. */
+export interface StartOptions {
+  port?: number;
+  host?: string;
+  /** Next.js dev mode (hot reload). */
+  dev?: boolean;
+  /** The project folder holding app/ and .next/. */
+  dir?: string;
+}
+
+/**
+ * Starts jobdeck in this process: opens (and migrates) the database, starts the registered
+ * subsystems (monitor recovery runs before the first request is accepted), prepares Next.js and
+ * listens. WebSocket upgrades on `/ws/…` go to the routes registered with registerUpgradeRoute;
+ * `/_next/…` upgrades go to Next in dev mode; every other upgrade is destroyed.
+ *
+ * @throws when the database cannot be opened or the port is taken.
+ */
+export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
+  const cfg = loadConfig();
+  const port = opts.port ?? cfg.port;
+  const host = opts.host ?? cfg.host;
+  const dir = opts.dir ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const log = logger();
+
+  const db = await initDatabase();
+  const lifecycles = (shared().lifecycles as Lifecycle[] | undefined) ?? [];
+  for (const l of lifecycles) {
+    await l.start();
+    log.debug({ subsystem: l.name }, 'started');
+  }
+
+  const { default: next } = await import('next');
+  const app = next({ dev: !!opts.dev, dir, hostname: host, port });
+  const handle = app.getRequestHandler();
+  await app.prepare();
+  const nextUpgrade = opts.dev ? (app as unknown as { getUpgradeHandler?: () => (req: http.IncomingMessage, socket: unknown, head: Buffer) => void }).getUpgradeHandler?.() : undefined;
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err, url: req.url }, 'request failed');
+      if (!res.headersSent) res.statusCode = 500;
+      res.end();
+    });
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    const found = findUpgradeRoute(pathname);
+    if (found) return found.route.handle(req, socket, head, found.params);
+    if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
+    socket.destroy();
+  });
+  // Next adds its own upgrade listener on the first request; keep ours the only one.
+  const origOn = server.on.bind(server);
+  server.on = ((event: string, listener: (...args: unknown[]) => void) => (event === 'upgrade' ? server : origOn(event, listener))) as typeof server.on;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address();
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  log.info({ url, database: db.kind }, `jobdeck listening on ${url} (database: ${db.kind})`);
+
+  let closed = false;
+  return {
+    url,
+    server,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const l of [...lifecycles].reverse()) await l.stop().catch((err: unknown) => log.error({ err, subsystem: l.name }, 'stop failed'));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      });
+      await app.close?.().catch(() => undefined);
+      await closeDatabase();
+    },
+  };
+}

@@ -1,0 +1,5 @@
+/**
+ * Imports every subsystem that registers itself with the server (lifecycles and WebSocket
+ * routes). server.ts imports this once; add a line here when adding a subsystem.
+ */
+export {};

@@ -1,0 +1,11 @@
+/** @type {import('next').NextConfig} */
+const nextConfig = {
+  // Route handlers must load the same node_modules copies as server.ts (one PGlite open per
+  // process; see ENVIRONMENT.md).
+  serverExternalPackages: ['@electric-sql/pglite', 'pglite-prisma-adapter', '@prisma/client', '@prisma/adapter-pg', 'pg', 'pino', 'pino-pretty', 'ws'],
+  // Lets several builds (tests, benchmarks, developers) live side by side.
+  distDir: process.env.JOBDECK_NEXT_DIST || '.next',
+  poweredByHeader: false,
+  reactStrictMode: true,
+};
+export default nextConfig;

@@ -1,0 +1,34 @@
+/**
+ * jobdeck's server: one Node process running the Next.js handler, the WebSocket upgrades and
+ * the background monitor. Start with `npm start` (or `node --import tsx server.ts`).
+ * SIGTERM / SIGINT stop the server cleanly; running jobs keep running and are re-adopted by the
+ * next start.
+ */
+import { logger } from './lib/log';
+import { startServer } from './lib/server/start';
+import './lib/server/subsystems';
+
+const log = logger();
+startServer({ dev: process.env.JOBDECK_DEV === '1' }).then(
+  (srv) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping (running jobs keep running)');
+      srv.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'stop failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  },
+  (err: unknown) => {
+    log.fatal({ err }, `jobdeck failed to start: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);
