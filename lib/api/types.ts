@@ -1,0 +1,137 @@
+/**
+ * The shapes the REST API answers (JSON), shared by route handlers, the CLI and the dashboard.
+ * Browser-safe: types only. Times are ISO-8601 strings (UTC); durations are in ms; byte offsets
+ * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
+ */
+import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
+
+/** One attempt (one run of a task). */
+export interface AttemptView {
+  /** 1-based within its task. */
+  number: number;
+  status: AttemptStatus;
+  /** Why the attempt exists: the first run, a restart after the task's own failure, a recovery. */
+  cause: 'first' | 'restart' | 'recovery';
+  exitCode: number | null;
+  reason: string | null;
+  executor: string;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** Size of the attempt's log file now (bytes); 0 when none yet. */
+  logBytes: number;
+}
+
+/** One task (pipeline step) as the job list shows it. */
+export interface TaskSummary {
+  /** 0-based position in the pipeline. */
+  index: number;
+  name: string | null;
+  status: TaskStatus;
+  /** Number of attempts so far. */
+  attempts: number;
+  /** Restarts on error spent / allowed (job_recovery.max_restarts_on_errors). */
+  restarts: number;
+  maxRestarts: number;
+  recoveries: number;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+/** One job in the list (GET /api/jobs). */
+export interface JobSummary {
+  id: number;
+  name: string;
+  status: JobStatus;
+  statusReason: string | null;
+  submissionId: string | null;
+  submittedAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** Submitted → end (or now), ms — SkyPilot's TOT. DURATION. */
+  totalDurationMs: number;
+  /** Started → end (or now), ms — SkyPilot's JOB DURATION; null before it started. */
+  jobDurationMs: number | null;
+  taskCount: number;
+  /** 0-based index of the task the pipeline is on. */
+  currentTask: number;
+  tasksSucceeded: number;
+  restartCount: number;
+  recoveryCount: number;
+  cancelRequested: boolean;
+  tasks: TaskSummary[];
+}
+
+/** A task with its attempts and (masked) spec, for the job page. */
+export interface TaskView extends TaskSummary {
+  statusReason: string | null;
+  exitCode: number | null;
+  setup: string | null;
+  run: string | null;
+  /** Masked where the name looks secret. */
+  envs: Record<string, string>;
+  workdir: string | null;
+  resources: { cpus: number; cpusAtLeast: boolean; memoryGb: number | null; memoryAtLeast: boolean };
+  recoverOnExitCodes: number[];
+  /** Every attempt of the task, oldest first (TaskSummary.attempts is their count). */
+  attemptList: AttemptView[];
+}
+
+/** One status change (JobEvent row). */
+export interface JobEventView {
+  id: number;
+  at: string;
+  entity: 'job' | 'task' | 'attempt';
+  taskIndex: number | null;
+  attemptNumber: number | null;
+  from: string | null;
+  to: string;
+  reason: string | null;
+}
+
+/** GET /api/jobs/:id. */
+export interface JobDetail extends Omit<JobSummary, 'tasks'> {
+  tasks: TaskView[];
+  events: JobEventView[];
+  /** The YAML as submitted, with secret-looking env values masked. */
+  specYaml: string;
+  metadata: unknown;
+  executor: string;
+}
+
+/** GET /api/jobs. Newest first; pass nextCursor back as `cursor` for the next page. */
+export interface JobList {
+  jobs: JobSummary[];
+  nextCursor: string | null;
+}
+
+/** POST /api/jobs answer (201 created, 200 when a repeated submissionId matched). */
+export interface SubmitResult {
+  id: number;
+  submissionId: string | null;
+  status: JobStatus;
+}
+
+/** GET /api/jobs/:id/logs — one bounded byte range of one attempt's log. */
+export interface LogRange {
+  task: number;
+  attempt: number;
+  /** Byte offset of the first byte of `data`. */
+  offset: number;
+  /** Where the next read starts (offset + bytes returned). */
+  nextOffset: number;
+  /** File size now (bytes). */
+  size: number;
+  /** True when nextOffset reached the end of the file and the attempt has ended. */
+  complete: boolean;
+  /** The bytes, decoded as UTF-8 (a range never splits a multi-byte character). */
+  data: string;
+}
+
+/** POST /api/jobs/cancel and POST /api/jobs/:id/cancel. */
+export interface CancelResult {
+  cancelled: number[];
+  cancelling: number[];
+  alreadyTerminal: { id: number; status: string }[];
+  notFound: number[];
+}
