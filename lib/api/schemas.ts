@@ -1,0 +1,348 @@
+/**
+ * The zod schemas of the REST API: the ONE place that says what a request may carry (route
+ * handlers validate with them) and what an answer looks like; the OpenAPI document
+ * (lib/api/openapi.ts) is generated from these same objects with `z.toJSONSchema`.
+ *
+ * Response schemas mirror lib/api/types.ts (the TypeScript contract the CLI and dashboard use);
+ * compile-time checks at the end of this file fail `tsc` when the two drift apart.
+ */
+import { z } from 'zod';
+import { ATTEMPT_STATUSES, JOB_STATUSES, TASK_STATUSES } from '../jobs/status';
+import type {
+  AttemptView,
+  CancelResult,
+  JobDetail,
+  JobEventView,
+  JobList,
+  JobSummary,
+  LogRange,
+  SubmitResult,
+  TaskSummary,
+  TaskView,
+} from './types';
+
+/** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
+export interface SchemaMeta {
+  id?: string;
+  description?: string;
+  [k: string]: unknown;
+}
+
+/** Registry of the named schemas that become OpenAPI components. */
+export const apiRegistry = z.registry<SchemaMeta>();
+
+function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
+  apiRegistry.add(schema, { id, description });
+  return schema;
+}
+
+// ─── building blocks ────────────────────────────────────────────────────────────────────────
+
+const isoTime = () => z.string().meta({ format: 'date-time', description: 'ISO-8601 time, UTC' });
+const count = () => z.number().int().min(0);
+const JobStatusSchema = named(z.enum(JOB_STATUSES), 'JobStatus', 'Job status (lib/jobs/status.ts; SkyPilot ManagedJobStatus).');
+const TaskStatusSchema = named(z.enum(TASK_STATUSES), 'TaskStatus', 'Task (pipeline step) status.');
+const AttemptStatusSchema = named(z.enum(ATTEMPT_STATUSES), 'AttemptStatus', 'Attempt (one run of a task) status.');
+
+/** Upper bound of a job id (PostgreSQL `integer`). */
+export const MAX_JOB_ID = 2_147_483_647;
+/** Largest page of GET /api/jobs. */
+export const MAX_LIST_LIMIT = 200;
+/** Default page size of GET /api/jobs. */
+export const DEFAULT_LIST_LIMIT = 50;
+
+const statusList = JOB_STATUSES.join(', ');
+
+/** A job status as a filter value; the error lists every valid status. */
+export const JobStatusFilterSchema = z.enum(JOB_STATUSES, {
+  error: (iss) => `unknown status "${String(iss.input)}"; valid statuses: ${statusList}`,
+});
+
+/** Path parameter `id` of /api/jobs/{id}. */
+export const JobIdSchema = z
+  .string()
+  .regex(/^[0-9]+$/, { error: (iss) => `job id must be a positive integer, got "${String(iss.input)}"` })
+  .transform((s) => Number(s))
+  .refine((n) => n >= 1 && n <= MAX_JOB_ID, { error: `job id must be between 1 and ${MAX_JOB_ID}` })
+  .meta({ description: 'Job id (positive integer).' });
+
+/** A client-chosen idempotency key (Ray's `submission_id`). */
+export const SubmissionIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._:@\/+=-]+$/, { error: 'submissionId may hold only letters, digits and . _ : @ / + = -' })
+  .meta({ description: "Client-chosen idempotency key (Ray's submission_id). A repeat with the same spec answers the existing job (200); with a different spec, 409." });
+
+/** Env overrides: names as in shell (`[A-Za-z_][A-Za-z0-9_]*`), values strings. */
+export const EnvsSchema = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'env names must match [A-Za-z_][A-Za-z0-9_]*' }), z.string())
+  .meta({ description: 'Env overrides applied to every task (override the YAML envs).' });
+
+const JobNameSchema = z.string().min(1).max(200).meta({ description: 'Overrides the job name from the spec.' });
+const FilenameSchema = z.string().min(1).max(255).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
+
+// ─── requests ───────────────────────────────────────────────────────────────────────────────
+
+/** Content types POST /api/jobs and POST /api/validate accept as raw YAML text. */
+export const YAML_CONTENT_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'text/plain'] as const;
+
+/**
+ * JSON body of POST /api/jobs: exactly one of `yaml`, `spec` or `cmd`, plus overrides.
+ */
+export const SubmitJsonSchema = named(
+  z
+    .strictObject({
+      yaml: z.string().meta({ description: 'The job YAML text (one document, or several separated by --- for a pipeline).' }).optional(),
+      spec: z.unknown().meta({ description: 'The job spec as a JSON value (same keys as the YAML).' }).optional(),
+      cmd: z.string().min(1).meta({ description: 'A one-command job: its `run` script.' }).optional(),
+      name: JobNameSchema.optional(),
+      envs: EnvsSchema.optional(),
+      submissionId: SubmissionIdSchema.optional(),
+      metadata: z.record(z.string(), z.unknown()).meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
+      filename: FilenameSchema.optional(),
+    })
+    .superRefine((v, ctx) => {
+      const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
+      if (given.length !== 1) {
+        ctx.addIssue({ code: 'custom', path: [], message: given.length ? `give exactly one of yaml, spec or cmd, not ${given.join(' and ')}` : 'give one of yaml, spec or cmd' });
+      }
+    }),
+  'SubmitRequest',
+  'POST /api/jobs JSON body: exactly one of yaml, spec or cmd.',
+);
+export type SubmitJson = z.infer<typeof SubmitJsonSchema>;
+
+/** Query parameters of POST /api/jobs (used with a raw YAML body; a JSON body carries them itself). */
+export const SubmitQuerySchema = z.object({
+  name: JobNameSchema.optional(),
+  submissionId: SubmissionIdSchema.optional(),
+  filename: FilenameSchema.optional(),
+});
+
+/** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
+export const ListQuerySchema = z.object({
+  status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
+  q: z.string().min(1).max(200).meta({ description: 'Case-insensitive name substring; a number also matches that job id exactly.' }).optional(),
+  limit: z.coerce
+    .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
+    .int({ error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .min(1, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .max(MAX_LIST_LIMIT, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .default(DEFAULT_LIST_LIMIT)
+    .meta({ description: 'Page size.' }),
+  cursor: z.string().min(1).max(64).meta({ description: 'Opaque: the nextCursor of the previous page.' }).optional(),
+});
+export type ListQuery = z.infer<typeof ListQuerySchema>;
+
+/**
+ * Body of POST /api/jobs/cancel: `ids`, or a filter (`status`, `q`, or `all: true`). A filter
+ * selects the jobs that match it and are not terminal yet. A body with neither is refused.
+ */
+export const CancelRequestSchema = named(
+  z
+    .strictObject({
+      ids: z.array(z.number().int().min(1).max(MAX_JOB_ID)).min(1, { error: 'ids: give at least one job id' }).max(10_000).optional(),
+      status: z.array(JobStatusFilterSchema).min(1).optional(),
+      q: z.string().min(1).max(200).optional(),
+      all: z.literal(true).meta({ description: 'Every job that is not terminal yet.' }).optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (v.ids && (v.status || v.q || v.all)) ctx.addIssue({ code: 'custom', path: [], message: 'give ids or a filter (status, q, all), not both' });
+    }),
+  'CancelRequest',
+  'POST /api/jobs/cancel body: `ids`, or a filter over jobs not yet terminal. An empty filter is refused.',
+);
+export type CancelRequest = z.infer<typeof CancelRequestSchema>;
+
+/** JSON body of POST /api/validate (a raw YAML body works too). */
+export const ValidateJsonSchema = named(
+  z.strictObject({ yaml: z.string(), filename: FilenameSchema.optional() }),
+  'ValidateRequest',
+  'POST /api/validate JSON body.',
+);
+
+// ─── responses (mirror lib/api/types.ts) ─────────────────────────────────────────────────────
+
+/** One problem found in a job spec, with where it is (line/column are 1-based; null when unknown). */
+export const SpecIssueSchema = named(
+  z.object({
+    file: z.string(),
+    line: z.number().int().nullable(),
+    column: z.number().int().nullable(),
+    path: z.string().meta({ description: 'Key path, e.g. "tasks[1].resources.cpus".' }),
+    message: z.string(),
+  }),
+  'SpecIssue',
+  'A problem in a job spec: file, 1-based line and column, key path, message.',
+);
+
+/** RFC 9457 problem details (every error answer). */
+export const ProblemSchema = named(
+  z
+    .object({
+      type: z.string(),
+      title: z.string(),
+      status: z.number().int(),
+      detail: z.string(),
+      issues: z.array(z.unknown()).optional().meta({ description: 'For spec and request errors: each problem with its place.' }),
+    })
+    .loose(),
+  'Problem',
+  'application/problem+json: what went wrong (title) and what and where (detail).',
+);
+
+export const ValidateResultSchema = named(
+  z.object({ ok: z.boolean(), issues: z.array(SpecIssueSchema) }),
+  'ValidateResult',
+  'POST /api/validate answer: ok, or the issues with line, column and key path.',
+);
+
+export const AttemptViewSchema = named(
+  z.object({
+    number: z.number().int().min(1),
+    status: AttemptStatusSchema,
+    cause: z.enum(['first', 'restart', 'recovery']),
+    exitCode: z.number().int().nullable(),
+    reason: z.string().nullable(),
+    executor: z.string(),
+    createdAt: isoTime(),
+    startedAt: isoTime().nullable(),
+    endedAt: isoTime().nullable(),
+    logBytes: count().meta({ description: 'Size of the log file now (bytes).' }),
+  }),
+  'AttemptView',
+  'One attempt (one run of a task).',
+);
+
+const taskSummaryShape = {
+  index: count(),
+  name: z.string().nullable(),
+  status: TaskStatusSchema,
+  attempts: count(),
+  restarts: count(),
+  maxRestarts: count(),
+  recoveries: count(),
+  startedAt: isoTime().nullable(),
+  endedAt: isoTime().nullable(),
+};
+export const TaskSummarySchema = named(z.object(taskSummaryShape), 'TaskSummary', 'One task (pipeline step) as the job list shows it.');
+
+const jobSummaryBase = {
+  id: z.number().int().min(1),
+  name: z.string(),
+  status: JobStatusSchema,
+  statusReason: z.string().nullable(),
+  submissionId: z.string().nullable(),
+  submittedAt: isoTime(),
+  startedAt: isoTime().nullable(),
+  endedAt: isoTime().nullable(),
+  totalDurationMs: count().meta({ description: 'Submitted → end (or now), ms.' }),
+  jobDurationMs: count().nullable().meta({ description: 'Started → end (or now), ms; null before it started.' }),
+  taskCount: count(),
+  currentTask: count(),
+  tasksSucceeded: count(),
+  restartCount: count(),
+  recoveryCount: count(),
+  cancelRequested: z.boolean(),
+};
+export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
+
+export const TaskViewSchema = named(
+  z.object({
+    ...taskSummaryShape,
+    statusReason: z.string().nullable(),
+    exitCode: z.number().int().nullable(),
+    setup: z.string().nullable(),
+    run: z.string().nullable(),
+    envs: z.record(z.string(), z.string()).meta({ description: 'Secret-looking values masked.' }),
+    workdir: z.string().nullable(),
+    resources: z.object({ cpus: z.number(), cpusAtLeast: z.boolean(), memoryGb: z.number().nullable(), memoryAtLeast: z.boolean() }),
+    recoverOnExitCodes: z.array(z.number().int()),
+    attemptList: z.array(AttemptViewSchema),
+  }),
+  'TaskView',
+  'A task with its attempts and masked spec.',
+);
+
+export const JobEventViewSchema = named(
+  z.object({
+    id: z.number().int(),
+    at: isoTime(),
+    entity: z.enum(['job', 'task', 'attempt']),
+    taskIndex: z.number().int().nullable(),
+    attemptNumber: z.number().int().nullable(),
+    from: z.string().nullable(),
+    to: z.string(),
+    reason: z.string().nullable(),
+  }),
+  'JobEventView',
+  'One status change (append-only event).',
+);
+
+export const JobDetailSchema = named(
+  z.object({
+    ...jobSummaryBase,
+    tasks: z.array(TaskViewSchema),
+    events: z.array(JobEventViewSchema),
+    specYaml: z.string().meta({ description: 'The YAML as submitted, secret-looking env values masked.' }),
+    metadata: z.unknown(),
+    executor: z.string(),
+  }),
+  'JobDetail',
+  'GET /api/jobs/{id}: the job with tasks, attempts and events.',
+);
+
+export const JobListSchema = named(
+  z.object({ jobs: z.array(JobSummarySchema), nextCursor: z.string().nullable() }),
+  'JobList',
+  'A page of jobs, newest first; pass nextCursor back as cursor for the next page.',
+);
+
+export const SubmitResultSchema = named(
+  z.object({ id: z.number().int().min(1), submissionId: z.string().nullable(), status: JobStatusSchema }),
+  'SubmitResult',
+  'POST /api/jobs answer.',
+);
+
+export const CancelResultSchema = named(
+  z.object({
+    cancelled: z.array(z.number().int()).meta({ description: 'Ended as CANCELLED at once (they had not started).' }),
+    cancelling: z.array(z.number().int()).meta({ description: 'Asked to stop; the monitor ends them.' }),
+    alreadyTerminal: z.array(z.object({ id: z.number().int(), status: z.string() })),
+    notFound: z.array(z.number().int()),
+  }),
+  'CancelResult',
+  'What a cancel did to each job.',
+);
+
+export const LogRangeSchema = named(
+  z.object({
+    task: count(),
+    attempt: z.number().int().min(1),
+    offset: count(),
+    nextOffset: count(),
+    size: count(),
+    complete: z.boolean(),
+    data: z.string(),
+  }),
+  'LogRange',
+  'One bounded byte range of one attempt log.',
+);
+
+// ─── compile-time checks: the schemas and lib/api/types.ts describe the same shapes ───────────
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Check<T extends true> = T;
+export type SchemaTypeChecks = [
+  Check<Equals<z.infer<typeof AttemptViewSchema>, AttemptView>>,
+  Check<Equals<z.infer<typeof TaskSummarySchema>, TaskSummary>>,
+  Check<Equals<z.infer<typeof JobSummarySchema>, JobSummary>>,
+  Check<Equals<z.infer<typeof TaskViewSchema>, TaskView>>,
+  Check<Equals<z.infer<typeof JobEventViewSchema>, JobEventView>>,
+  Check<Equals<z.infer<typeof JobDetailSchema>, JobDetail>>,
+  Check<Equals<z.infer<typeof JobListSchema>, JobList>>,
+  Check<Equals<z.infer<typeof SubmitResultSchema>, SubmitResult>>,
+  Check<Equals<z.infer<typeof CancelResultSchema>, CancelResult>>,
+  Check<Equals<z.infer<typeof LogRangeSchema>, LogRange>>,
+];
