@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Makes sure what the tests need is here and running, on a fresh machine of this kind
+# (Debian 12, root): a PostgreSQL server with the jobdeck role, and Debian's Chromium for the
+# browser tests. Idempotent: does nothing that is already done. Used by `npm test` and .ci/run.
+set -euo pipefail
+
+PG_URL="${JOBDECK_TEST_PG_URL:-postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck}"
+as_postgres() { if command -v runuser >/dev/null 2>&1; then runuser -u postgres -- "$@"; else su postgres -c "$(printf '%q ' "$@")"; fi; }
+
+pg_ready() {
+  if command -v psql >/dev/null 2>&1; then psql "$PG_URL" -qtAc 'select 1' >/dev/null 2>&1; return; fi
+  node -e "const c=new (require('pg').Client)({connectionString:process.argv[1]});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))" "$PG_URL" 2>/dev/null
+}
+
+if ! pg_ready; then
+  if command -v pg_lsclusters >/dev/null 2>&1; then
+    read -r ver name _ < <(pg_lsclusters --no-header | head -n 1) || true
+    if [ -n "${ver:-}" ]; then
+      echo "ensure-services: starting PostgreSQL cluster $ver/$name"
+      pg_ctlcluster "$ver" "$name" start 2>/dev/null || true
+    fi
+    for _ in $(seq 1 30); do as_postgres psql -qtAc 'select 1' >/dev/null 2>&1 && break; sleep 0.5; done
+    as_postgres psql -qtAc "select 1 from pg_roles where rolname='jobdeck'" | grep -q 1 \
+      || as_postgres psql -qc "create role jobdeck login createdb password 'jobdeck'"
+    as_postgres psql -qtAc "select 1 from pg_database where datname='jobdeck'" | grep -q 1 \
+      || as_postgres psql -qc "create database jobdeck owner jobdeck"
+  fi
+  pg_ready || { echo "ensure-services: PostgreSQL is not reachable at $PG_URL (install postgresql, or set JOBDECK_TEST_PG_URL)" >&2; exit 1; }
+fi
+echo "ensure-services: PostgreSQL ready"
+
+if [ "${JOBDECK_SKIP_E2E:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-services: installing Debian's chromium for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "ensure-services: /usr/bin/chromium is missing: apt-get install -y chromium (or JOBDECK_SKIP_E2E=1)" >&2
+    exit 1
+  fi
+fi
+[ -x /usr/bin/chromium ] && echo "ensure-services: chromium ready"
+exit 0
