@@ -5,11 +5,34 @@
  * the same socket, in causal order: an attempt's `attempt` start message, then its log chunks,
  * then its end message (sent only after the log was read to the end the attempt left).
  *
- * Connect: `/ws/jobs/:id?task=T&attempt=A&offset=O&follow=1`
+ * Connect: `/ws/jobs/:id?task=T&attempt=A&offset=O&follow=1&since=E`
  * - task/attempt/offset: where to start (default task 0, attempt 1, offset 0); a client that
  *   dropped resumes with the last position it received + bytes — nothing lost, nothing twice.
  * - follow=0: send what exists now and `end` at once (even for a task that has not started).
  * - tasks/attempts before the start position are skipped; later ones are streamed in order.
+ *   The start attempt's `attempt` start message is always sent (also on a resume), so a client
+ *   that resumes mid-attempt sees one start message for that attempt again (offset > 0 tells).
+ * - since=E (optional): the `eventId` of the last status message the client received; status
+ *   messages with `eventId <= E` are not sent again. Without it, a stream that starts past the
+ *   beginning skips job status messages older than the first status change at/after the start
+ *   position (`hello` carries the current status), and may repeat a few status messages on a
+ *   resume. Log bytes are exact either way.
+ * - Defaults: follow=1. Bad values (not a non-negative integer, attempt < 1, offset past the
+ *   end of a finished log) → `error` code `bad_request` + close 4400; unknown job or task →
+ *   `error` code `not_found` + close 4404; the job deleted while streaming → `error` code
+ *   `deleted` + close 4404.
+ *
+ * Order on the socket: `hello`; then, in the order they happened (JobEvent id order): `job` and
+ * `task` status messages, and for each attempt from the start position `attempt` start → binary
+ * log chunks (≤ 256 KiB each, contiguous offsets) → `attempt` end (only once the log was read to
+ * the size the finished attempt left); finally `end` and close 1000. A client sends nothing,
+ * except optionally `{"type":"ping"}` (answered with `{"type":"pong"}`); anything else closes the
+ * socket with 4400. Frames larger than 4 KiB from a client close it with 1009.
+ *
+ * Backpressure: the server stops reading a log while the socket holds more than ~1 MiB unsent;
+ * a client that makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
+ * `slow_consumer` with `resume` and close 4408. The list endpoint `/ws/jobs` closes a slow
+ * client with 4408 too (it refetches the list and reconnects).
  */
 import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
 import type { JobSummary } from '../api/types';
@@ -19,6 +42,8 @@ export const LOG_HEADER_BYTES = 16;
 export const PROTOCOL_VERSION = 1;
 /** Kind byte of a log chunk frame. */
 export const FRAME_LOG = 1;
+/** Most log bytes one binary frame carries (the header comes on top). */
+export const LOG_CHUNK_BYTES = 256 * 1024;
 
 /** A decoded log chunk: `data` holds bytes [offset, offset + data.length) of the attempt's log. */
 export interface LogChunk {
@@ -62,10 +87,10 @@ export function decodeLogChunk(frame: ArrayBuffer | Uint8Array): LogChunk {
 export type StreamMessage =
   /** First message: the job as it is now. */
   | { type: 'hello'; protocol: number; job: JobSummary }
-  /** The job's status changed. */
-  | { type: 'job'; status: JobStatus; reason: string | null; at: string }
+  /** The job's status changed. `eventId`: the JobEvent id (pass the last one back as `since`). */
+  | { type: 'job'; status: JobStatus; reason: string | null; at: string; eventId?: number }
   /** A task's status changed (e.g. STARTING, SUCCEEDED, CANCELLED). */
-  | { type: 'task'; task: number; name: string | null; status: TaskStatus; reason: string | null; at: string }
+  | { type: 'task'; task: number; name: string | null; status: TaskStatus; reason: string | null; at: string; eventId?: number }
   /**
    * An attempt started (`phase: 'start'`, before its first log chunk) or ended (`phase: 'end'`,
    * after its last log chunk, with exitCode). `restart` is present on the start of a restart:
@@ -82,17 +107,45 @@ export type StreamMessage =
       reason: string | null;
       at: string;
       restart?: { n: number; max: number };
+      /** The JobEvent id of the attempt's creation (start) or of its terminal status (end). */
+      eventId?: number;
     }
   /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
   | { type: 'end'; status: JobStatus; follow: boolean }
-  /** The server is dropping this client (too slow, shutting down); resume from `resume`. */
-  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number } };
+  /** Answer to a client's `{"type":"ping"}`. */
+  | { type: 'pong' }
+  /**
+   * The server is dropping this client (code in STREAM_ERROR_CODES); reconnect with `resume`
+   * (`task`/`attempt`/`offset` as query parameters, `since` too when present) to continue
+   * exactly where the bytes the client received end.
+   */
+  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number; since?: number } };
 
-/** Messages on the list endpoint `/ws/jobs` (dashboard jobs page). */
+/**
+ * `code` values of `error` messages: bad_request (4400), not_found (4404), deleted (the job was
+ * deleted while streaming; 4404), slow_consumer (4408, with `resume`), going_away (server
+ * stopping; 1001, with `resume`), log_truncated (an attempt's log shrank under the reader; 1011),
+ * internal (1011).
+ */
+export const STREAM_ERROR_CODES = ['bad_request', 'not_found', 'deleted', 'slow_consumer', 'going_away', 'log_truncated', 'internal'] as const;
+export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number];
+
+/** Messages a client may send (JSON text frames); anything else closes with BAD_REQUEST. */
+export type ClientMessage = { type: 'ping' };
+
+/**
+ * Messages on the list endpoint `/ws/jobs` (dashboard jobs page). The server sends nothing on
+ * connect: open the socket first, then GET /api/jobs, then apply messages (each carries the
+ * whole JobSummary, so applying one twice is harmless). Bursts are coalesced: at most one
+ * message per job per 100 ms, always with the job as it is at send time; `created` is sent for
+ * a job whose creation falls in the coalesced burst.
+ */
 export type ListMessage =
   | { type: 'created'; job: JobSummary }
   | { type: 'updated'; job: JobSummary }
-  | { type: 'deleted'; jobId: number };
+  | { type: 'deleted'; jobId: number }
+  /** Answer to a client's `{"type":"ping"}`. */
+  | { type: 'pong' };
 
 /** WebSocket close codes used by jobdeck (4000–4999 are application codes). */
 export const CLOSE = {
@@ -106,4 +159,8 @@ export const CLOSE = {
   SLOW_CONSUMER: 4408,
   /** Server shutting down. */
   GOING_AWAY: 1001,
+  /** A client frame over the size limit (sent by the ws library). */
+  TOO_BIG: 1009,
+  /** The server failed (e.g. a log shrank under the reader); see the `error` message. */
+  INTERNAL_ERROR: 1011,
 } as const;
