@@ -20,6 +20,7 @@ import type {
   TaskSummary,
   TaskView,
 } from './types';
+import type { SpecIssue } from '../jobs/spec';
 
 /** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
 export interface SchemaMeta {
@@ -170,6 +171,8 @@ export const SpecIssueSchema = named(
     file: z.string(),
     line: z.number().int().nullable(),
     column: z.number().int().nullable(),
+    endLine: z.number().int().nullable().meta({ description: 'Where the offending node ends (for editors).' }),
+    endColumn: z.number().int().nullable().meta({ description: 'Exclusive end column.' }),
     path: z.string().meta({ description: 'Key path, e.g. "tasks[1].resources.cpus".' }),
     message: z.string(),
   }),
@@ -345,4 +348,5 @@ export type SchemaTypeChecks = [
   Check<Equals<z.infer<typeof SubmitResultSchema>, SubmitResult>>,
   Check<Equals<z.infer<typeof CancelResultSchema>, CancelResult>>,
   Check<Equals<z.infer<typeof LogRangeSchema>, LogRange>>,
+  Check<Equals<z.infer<typeof SpecIssueSchema>, SpecIssue>>,
 ];

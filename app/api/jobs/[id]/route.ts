@@ -1,0 +1,11 @@
+import { apiRoute } from '@/lib/api/handler';
+import { detail, prisma } from '@/lib/api/jobs';
+import { parseJobId } from '@/lib/api/request';
+
+export const dynamic = 'force-dynamic';
+
+/** GET /api/jobs/:id — JobDetail (tasks, attempts with log sizes, events); 404 when unknown. */
+export const GET = apiRoute<{ id: string }>(async (_req, { id }) => {
+  const job = await detail(await prisma(), parseJobId(id));
+  return Response.json(job, { headers: { 'cache-control': 'no-store' } });
+});

@@ -1,0 +1,295 @@
+/**
+ * Request parsing for the job routes: content types, JSON with its error position, zod
+ * validation into problem+json answers, path ids, list queries. Route handlers call these, then
+ * lib/jobs, then answer — every "bad input" answer of the job API comes from here.
+ */
+import type { z } from 'zod';
+import { decodeCursor, type JobFilter } from '../jobs/queries';
+import type { SpecSource, SubmitInput } from '../jobs/submit';
+import type { JobStatus } from '../jobs/status';
+import { readBody } from './body';
+import { ApiError, badRequest } from './errors';
+import { CancelRequestSchema, JobIdSchema, ListQuerySchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+
+/** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
+export interface RequestIssue {
+  path: string;
+  message: string;
+}
+
+/** `['ids', 2, 'x']` → `ids[2].x`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out;
+}
+
+/**
+ * Validates `value` with a zod schema.
+ * @param where what is being validated, for the message ("request body", "query").
+ * @throws ApiError 400 whose detail lists each problem with its path, and `issues` [{path, message}].
+ */
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues: RequestIssue[] = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+  const lines = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message));
+  throw badRequest(`${where}: ${lines.join('; ')}`, { issues });
+}
+
+/** The media type of a request, lower-case, without parameters ('' when absent). */
+export function mediaType(req: Request): string {
+  return (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** What a body holds, from its Content-Type. */
+export type BodyKind = 'yaml' | 'json';
+
+/**
+ * Which kind of body a request carries.
+ * @param accept the kinds this route accepts.
+ * @throws ApiError 415 naming the accepted types when the Content-Type is missing or other.
+ */
+export function bodyKind(req: Request, accept: readonly BodyKind[] = ['yaml', 'json']): BodyKind {
+  const t = mediaType(req);
+  if (accept.includes('json') && (t === 'application/json' || /^application\/[\w.+-]+\+json$/.test(t))) return 'json';
+  if (accept.includes('yaml') && (YAML_CONTENT_TYPES as readonly string[]).includes(t)) return 'yaml';
+  const wanted = [...(accept.includes('yaml') ? ['application/yaml (the YAML text)', 'text/yaml', 'text/plain'] : []), ...(accept.includes('json') ? ['application/json'] : [])];
+  throw new ApiError(415, 'Unsupported Media Type', `Content-Type ${t ? `"${t}"` : 'is missing and'} is not accepted here; send ${wanted.join(', ')}`, {
+    accepted: [...(accept.includes('yaml') ? YAML_CONTENT_TYPES : []), ...(accept.includes('json') ? ['application/json'] : [])],
+  });
+}
+
+/** 1-based line and column of a character offset in `text`. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      start = i + 1;
+    }
+  }
+  return { line, column: offset - start + 1 };
+}
+
+/**
+ * Offset of the first syntax error in JSON text (a small recursive-descent scan, run only after
+ * JSON.parse failed: V8 does not always say where, e.g. "Unexpected token '}'").
+ * Returns text.length for truncated input.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const fail = (): never => {
+    throw i;
+  };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const lit = (word: string) => {
+    for (const ch of word) if (text[i++] !== ch) (i--, fail());
+  };
+  const str = () => {
+    i++; // opening quote
+    for (;;) {
+      if (i >= text.length) fail();
+      const c = text.charCodeAt(i);
+      if (c === 34) return void i++;
+      if (c < 32) fail();
+      if (c === 92) {
+        i++;
+        if (text[i] === 'u') {
+          for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) ((i += k), fail());
+          i += 5;
+        } else if ('"\\/bfnrt'.includes(text[i] ?? 'x')) i++;
+        else fail();
+      } else i++;
+    }
+  };
+  const num = () => {
+    const m = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 400));
+    if (!m) fail();
+    i += m![0].length;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        str();
+        ws();
+        if (text[i] !== ':') fail();
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail();
+      }
+    } else if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail();
+      }
+    } else if (c === '"') str();
+    else if (c === 't') lit('true');
+    else if (c === 'f') lit('false');
+    else if (c === 'n') lit('null');
+    else if (c === '-' || (c >= '0' && c <= '9')) num();
+    else fail();
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+    return text.length;
+  } catch (at) {
+    if (typeof at === 'number') return Math.min(at, text.length);
+    throw at;
+  }
+}
+
+/**
+ * Parses JSON text.
+ * @throws ApiError 400 "invalid JSON in the request body at line L, column C (position P): …"
+ *   with `line`, `column`, `position` members.
+ */
+export function parseJson(text: string, where = 'request body'): unknown {
+  if (text.trim() === '') throw badRequest(`${where} is empty; expected a JSON object`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const msg = (err as Error).message;
+    const m = /at position (\d+)/.exec(msg);
+    const pos = m ? Number(m[1]) : jsonErrorOffset(text);
+    const { line, column } = lineColumn(text, pos);
+    const reason = msg.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
+    throw badRequest(`invalid JSON in the ${where} at line ${line}, column ${column} (position ${pos}): ${reason}`, { line, column, position: pos });
+  }
+}
+
+/**
+ * Reads the body as JSON (Content-Type application/json required).
+ * @throws ApiError 415 for another Content-Type, 413 when too large, 400 when invalid JSON.
+ */
+export async function readJson(req: Request): Promise<unknown> {
+  bodyKind(req, ['json']);
+  return parseJson(await readBody(req));
+}
+
+/**
+ * The job id of a path like /api/jobs/{id}.
+ * @throws ApiError 400 "job id must be a positive integer, got "abc"".
+ */
+export function parseJobId(raw: string | undefined): number {
+  const r = JobIdSchema.safeParse(raw ?? '');
+  if (r.success) return r.data;
+  throw badRequest(r.error.issues[0]?.message ?? `bad job id "${raw}"`);
+}
+
+/** A parsed GET /api/jobs query. */
+export interface ListParams {
+  status?: JobStatus[];
+  q?: string;
+  limit: number;
+  /** The decoded cursor: list jobs with a smaller id. */
+  beforeId: number | null;
+}
+
+/** Collects a repeatable, comma-separable parameter (`status=A&status=B,C`). */
+function multi(sp: URLSearchParams, name: string, upper = false): string[] | undefined {
+  const values = sp
+    .getAll(name)
+    .flatMap((v) => v.split(','))
+    .map((v) => (upper ? v.trim().toUpperCase() : v.trim()))
+    .filter(Boolean);
+  return values.length ? values : undefined;
+}
+
+const single = (sp: URLSearchParams, name: string): string | undefined => {
+  const v = sp.get(name);
+  return v === null || v.trim() === '' ? undefined : v;
+};
+
+/**
+ * Parses the query of GET /api/jobs.
+ * @throws ApiError 400 for an unknown status (listing the valid ones), a limit outside 1–200,
+ *   or a cursor that is not one this server made.
+ */
+export function parseListQuery(url: URL): ListParams {
+  const sp = url.searchParams;
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  let beforeId: number | null = null;
+  if (parsed.cursor !== undefined) {
+    beforeId = decodeCursor(parsed.cursor);
+    if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed: pass back the nextCursor of the previous page unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
+  }
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, limit: parsed.limit, beforeId };
+}
+
+/** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */
+export function parseSubmitQuery(url: URL): z.output<typeof SubmitQuerySchema> {
+  const sp = url.searchParams;
+  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename') }, 'query');
+}
+
+/**
+ * Parses a POST /api/jobs request: a raw YAML body (overrides in the query: name,
+ * submissionId, filename) or a JSON body (SubmitJsonSchema).
+ * @throws ApiError 415 (content type), 413 (over 1 MiB), 400 (invalid JSON or fields).
+ */
+export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
+  const kind = bodyKind(req);
+  const url = new URL(req.url);
+  if (kind === 'yaml') {
+    const q = parseSubmitQuery(url);
+    const text = await readBody(req);
+    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null };
+  }
+  const body = validate(SubmitJsonSchema, parseJson(await readBody(req)), 'request body');
+  const source: SpecSource =
+    body.yaml !== undefined
+      ? { kind: 'yaml', text: body.yaml, filename: body.filename }
+      : body.cmd !== undefined
+        ? { kind: 'cmd', cmd: body.cmd }
+        : { kind: 'spec', value: body.spec, filename: body.filename };
+  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null };
+}
+
+/**
+ * Parses a POST /api/validate request: raw YAML, or JSON `{ yaml, filename? }`.
+ * @throws ApiError 415, 413, 400 like parseSubmitRequest().
+ */
+export async function parseValidateRequest(req: Request): Promise<{ text: string; filename?: string }> {
+  const kind = bodyKind(req);
+  if (kind === 'yaml') {
+    const filename = single(new URL(req.url).searchParams, 'filename');
+    return { text: await readBody(req), filename };
+  }
+  const body = validate(ValidateJsonSchema, parseJson(await readBody(req)), 'request body');
+  return { text: body.yaml, filename: body.filename };
+}
+
+/**
+ * Parses a POST /api/jobs/cancel body into ids or a filter.
+ * @throws ApiError 400 "refusing to cancel every job without an explicit filter" for `{}`.
+ */
+export async function parseCancelRequest(req: Request): Promise<{ ids: number[] } | { filter: JobFilter }> {
+  const body = validate(CancelRequestSchema, await readJson(req), 'request body');
+  if (body.ids) return { ids: [...new Set(body.ids)] };
+  if (!body.status && !body.q && !body.all) {
+    throw badRequest('refusing to cancel every job without an explicit filter: give ids, status, q, or all: true');
+  }
+  return { filter: { status: body.status, q: body.q } };
+}

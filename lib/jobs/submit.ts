@@ -1,0 +1,128 @@
+/**
+ * Job submission with idempotency (Ray's `submission_id`): parse and validate the spec
+ * (lib/jobs/spec.ts), then create the job through the store (lib/jobs/store.ts submitJob).
+ *
+ * A client-chosen `submissionId` makes a submit safe to repeat: the same id with the same spec
+ * (specHash, after overrides) answers the job that exists; with a different spec it is refused.
+ * Two concurrent submits with one id create exactly one job: the unique index on
+ * Job.submissionId decides, and the loser (Prisma P2002) re-reads the winner's row.
+ */
+import { stringify } from 'yaml';
+import type { Job, PrismaClient } from '../generated/prisma/client';
+import type { SubmitResult } from '../api/types';
+import { commandSpec, jobCpus, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from './spec';
+import { submitJob } from './store';
+
+/** Where a spec comes from. */
+export type SpecSource =
+  /** YAML text; `filename` is shown in spec errors (default "job.yaml"). */
+  | { kind: 'yaml'; text: string; filename?: string }
+  /** The JSON form (a task object or a list of documents). */
+  | { kind: 'spec'; value: unknown; filename?: string }
+  /** A one-command job (`run: cmd`). */
+  | { kind: 'cmd'; cmd: string };
+
+/** A submission. */
+export interface SubmitInput {
+  source: SpecSource;
+  /** Overrides the job name. */
+  name?: string;
+  /** Merged into every task's envs (wins over the file). */
+  envs?: Record<string, string>;
+  /** Idempotency key. */
+  submissionId?: string | null;
+  /** Stored as is (Ray's metadata). */
+  metadata?: Record<string, unknown> | null;
+}
+
+/** What a submit did: `created` false means a repeated submissionId matched an existing job. */
+export interface SubmitOutcome {
+  created: boolean;
+  result: SubmitResult;
+}
+
+/** A submissionId was reused with a different spec. Nothing was written. */
+export class SubmissionConflictError extends Error {
+  constructor(
+    readonly submissionId: string,
+    readonly jobId: number,
+  ) {
+    super(`submissionId "${submissionId}" was already used for job ${jobId} with a different spec; use a new submissionId for a different job`);
+    this.name = 'SubmissionConflictError';
+  }
+}
+
+/** A validated spec and the YAML text stored with it (Job.specYaml). */
+export interface BuiltSpec {
+  spec: PipelineSpec;
+  specYaml: string;
+}
+
+/**
+ * Validates a source into a normalized pipeline, applying the overrides. For the JSON form and
+ * a command, the stored YAML is written from what was submitted (one document per task).
+ * @throws SpecError (lib/jobs/spec.ts) with every issue, lines included for YAML.
+ */
+export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}): BuiltSpec {
+  const ov = { name: overrides.name, envs: overrides.envs };
+  switch (source.kind) {
+    case 'yaml':
+      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov }), specYaml: source.text };
+    case 'spec': {
+      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov });
+      const docs = Array.isArray(source.value) ? source.value : [source.value];
+      return { spec, specYaml: docs.map((d) => stringify(d)).join('---\n') };
+    }
+    case 'cmd':
+      return { spec: commandSpec(source.cmd, ov), specYaml: stringify({ run: source.cmd }) };
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
+}
+
+const resultOf = (job: Job): SubmitResult => ({ id: job.id, submissionId: job.submissionId, status: job.status });
+
+/**
+ * Submits a job: validates it, then creates it in PENDING (the monitor picks it up from the
+ * store's 'created' event) — or, for a repeated submissionId with the same spec, answers the
+ * existing job with `created: false`.
+ * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
+ *   taken by a job with a different spec.
+ */
+export async function submitJobSpec(db: PrismaClient, input: SubmitInput): Promise<SubmitOutcome> {
+  const { spec, specYaml } = buildSpec(input.source, { name: input.name, envs: input.envs });
+  const hash = specHash(spec);
+  const submissionId = input.submissionId ?? null;
+
+  const existing = async (): Promise<SubmitOutcome | null> => {
+    if (!submissionId) return null;
+    const row = await db.job.findUnique({ where: { submissionId } });
+    if (!row) return null;
+    if (row.specHash !== hash) throw new SubmissionConflictError(submissionId, row.id);
+    return { created: false, result: resultOf(row) };
+  };
+
+  const before = await existing();
+  if (before) return before;
+  try {
+    const job = await submitJob(db, {
+      name: spec.name,
+      submissionId,
+      specYaml,
+      spec: spec as never,
+      specHash: hash,
+      cpus: jobCpus(spec),
+      metadata: (input.metadata ?? undefined) as never,
+      tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
+    });
+    return { created: true, result: resultOf(job) };
+  } catch (err) {
+    if (!submissionId || !isUniqueViolation(err)) throw err;
+    // Lost the race on the unique index: the winner's row exists now.
+    const after = await existing();
+    if (after) return after;
+    throw err;
+  }
+}
