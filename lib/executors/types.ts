@@ -41,7 +41,18 @@ export interface AttemptHandle {
 export type ProbeResult =
   | { state: 'running' }
   /** The attempt recorded its own end: which phase ended it, and the exit code. */
-  | { state: 'exited'; phase: 'setup' | 'run'; exitCode: number; endedAt: Date }
+  | {
+      state: 'exited';
+      phase: 'setup' | 'run';
+      exitCode: number;
+      endedAt: Date;
+      /**
+       * Optional: why the executor itself ended the attempt without the phase's own exit code
+       * (local: "workdir does not exist or is not an accessible directory", "terminated before
+       * run started", "cannot open the log file"). Absent for a script's own exit.
+       */
+      reason?: string;
+    }
   /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
   | { state: 'lost'; reason: string };
 

@@ -1,0 +1,518 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch as fsWatch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { logger } from '../log';
+import { liveMembers, readProcStat, sendSignal, isLiveState } from './proc';
+import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
+
+/**
+ * The local executor: runs each attempt as a detached bash wrapper on this machine.
+ *
+ * Attempt folder layout (`req.attemptDir`, created by launch):
+ *   wrapper.sh   the wrapper (same text for every attempt; all inputs come as arguments/env)
+ *   setup.sh     the task's setup script, verbatim (absent when setup is null)
+ *   run.sh       the task's run script, verbatim (absent when run is null)
+ *   handle.json  the AttemptHandle, written right after the spawn (see readHandleFile)
+ *   exit.tmp     transient: the exit record being written
+ *   exit         the exit record, one JSON line, renamed into place atomically (see ExitRecord)
+ * The log file is `req.logPath` (anywhere; its folder is created): setup then run, stdout and
+ * stderr through one file descriptor opened for append, so lines keep their write order.
+ *
+ * Process model: the wrapper is spawned with setsid() (detached), stdio on /dev/null, unref'd;
+ * its pid is the attempt's process group AND session id. setup and run run as `bash <file>` in
+ * `workdir`, in that group. The environment is the server's own minus jobdeck's configuration
+ * (isServerOnlyEnv), plus the task's envs, plus JOBDECK_JOB_ID / JOBDECK_TASK_INDEX /
+ * JOBDECK_ATTEMPT (these win). The wrapper traps SIGTERM/SIGINT/SIGHUP: it waits for the running
+ * phase, records its code (143 for a child that died of SIGTERM) and does not start run after a
+ * signal during setup. An attempt that had to be SIGKILLed records nothing (probe: lost) — the
+ * caller knows it asked for the cancel.
+ *
+ * Limits: a process that calls setsid() itself leaves the attempt's session and escapes cancel
+ * (as with Ray and SkyPilot, which also kill by process group). When the wrapper alone dies
+ * (OOM killer, kill -9 of its pid) the attempt is `lost` while its children may still run: call
+ * cancel(handle) on a lost attempt to stop them before starting a recovery.
+ *
+ * Nothing essential is kept in memory: a fresh executor (after a jobdeck restart) can probe,
+ * watch and cancel an attempt from its AttemptHandle alone (even from `ref` alone). Model: Ray's
+ * job supervisor and SkyPilot's job driver also run the job in its own process group and kill
+ * that group on stop.
+ */
+
+/** Name of the exit record in the attempt folder. */
+export const EXIT_FILE = 'exit';
+/** Name of the handle copy in the attempt folder. */
+export const HANDLE_FILE = 'handle.json';
+
+/**
+ * What the wrapper records when the attempt ends, as one JSON line in `<attemptDir>/exit`
+ * (written to `exit.tmp`, fsynced, then renamed):
+ * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"]}`.
+ * `phase: "setup"` with a non-zero code means setup failed (or never started: missing workdir,
+ * cancelled between setup and run) and run never started; `phase: "run"` carries run's code
+ * (0 when run is null). A process killed by signal N exits 128+N (SIGTERM → 143).
+ */
+export interface ExitRecord {
+  phase: 'setup' | 'run';
+  exitCode: number;
+  endedAtMs: number;
+  /** Set by the wrapper when it ended the attempt itself (missing workdir, cancel, log file). */
+  reason?: string;
+}
+
+/** Options of createLocalExecutor. */
+export interface LocalExecutorOptions {
+  /** CPU budget; default `JOBDECK_CPUS` or `os.availableParallelism()`. */
+  cpus?: number;
+  /** Interval of the fallback poll of watch() for attempts this process is not the parent of (ms, default 1000). */
+  pollMs?: number;
+  /**
+   * Test seams to force interleavings (never set in production). `afterFirstExitRead` runs in
+   * probe() between the first read of the exit file (found nothing) and the process-table check.
+   */
+  hooks?: { afterFirstExitRead?: (handle: AttemptHandle) => void | Promise<void> };
+}
+
+/**
+ * Variables of the server's own environment NOT passed to attempts: jobdeck's configuration and
+ * secrets (JOBDECK_TOKEN, DATABASE_URL…). Everything else (PATH, HOME, LANG…) is inherited, then
+ * the task's envs, then JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT.
+ */
+export function isServerOnlyEnv(name: string): boolean {
+  return name.startsWith('JOBDECK_') || name === 'DATABASE_URL';
+}
+
+// The wrapper. Static text: the attempt's inputs arrive as positional arguments (paths) and as the
+// environment (the task's envs), never by interpolation into the script.
+//   $1 attempt dir  $2 log file  $3 workdir  $4 mv  $5 sync ('' = none)  $6 has setup  $7 has run
+// It is started as `bash -p` so that BASH_ENV, exported functions, SHELLOPTS/BASHOPTS, CDPATH and
+// GLOBIGNORE from the task's envs do not affect the wrapper itself; `set +p` then restores the
+// normal behaviour for setup and run, which get those variables as usual (only a task's own
+// SHELLOPTS/BASHOPTS are not passed on). External commands are called by absolute path because
+// the task's envs may change PATH. Names starting with __jobdeck_ are reserved. (No dollar-brace
+// in this text: it is a template literal.)
+const WRAPPER = String.raw`# jobdeck attempt wrapper (generated; do not edit)
+set +p
+__jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_mv=$4 __jobdeck_sync=$5
+__jobdeck_term=0
+trap '__jobdeck_term=1' TERM INT HUP
+__jobdeck_finish() { # phase exit-code [reason]
+  local s us ms
+  # EPOCHREALTIME (bash 5): seconds, the locale's decimal point, microseconds.
+  IFS=., read -r s us <<<"$EPOCHREALTIME"
+  if [ -n "$us" ]; then ms=$(( s * 1000 + 10#$us / 1000 )); else ms=$(date +%s%3N 2>/dev/null) || ms=0; fi
+  local r=''
+  [ -n "$3" ] && r=",\"reason\":\"$3\""
+  printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/exit.tmp"
+  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit.tmp"
+  "$__jobdeck_mv" -f -- "$__jobdeck_dir/exit.tmp" "$__jobdeck_dir/exit"
+  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir"
+  exit "$2"
+}
+if ! exec >>"$__jobdeck_log" 2>&1; then
+  __jobdeck_finish setup 1 'cannot open the log file'
+fi
+if ! cd -P -- "$__jobdeck_workdir" 2>/dev/null; then
+  printf 'jobdeck: workdir %s does not exist or is not an accessible directory; setup and run not started\n' "$__jobdeck_workdir"
+  __jobdeck_finish setup 1 'workdir does not exist or is not an accessible directory'
+fi
+if [ "$6" = 1 ]; then
+  "$BASH" -- "$__jobdeck_dir/setup.sh"
+  __jobdeck_rc=$?
+  [ "$__jobdeck_rc" -ne 0 ] && __jobdeck_finish setup "$__jobdeck_rc"
+fi
+[ "$__jobdeck_term" = 1 ] && __jobdeck_finish setup 143 'terminated before run started'
+__jobdeck_rc=0
+if [ "$7" = 1 ]; then
+  "$BASH" -- "$__jobdeck_dir/run.sh"
+  __jobdeck_rc=$?
+fi
+__jobdeck_finish run "$__jobdeck_rc"
+`;
+
+function firstExisting(candidates: string[]): string | null {
+  for (const c of candidates) if (existsSync(c)) return c;
+  return null;
+}
+
+let toolPaths: { bash: string; mv: string; sync: string } | null = null;
+function tools(): { bash: string; mv: string; sync: string } {
+  if (!toolPaths) {
+    const bash = firstExisting(['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash']);
+    const mv = firstExisting(['/bin/mv', '/usr/bin/mv']);
+    if (!bash) throw new Error('local executor: bash not found in /bin, /usr/bin or /usr/local/bin');
+    if (!mv) throw new Error('local executor: mv not found in /bin or /usr/bin');
+    toolPaths = { bash, mv, sync: firstExisting(['/bin/sync', '/usr/bin/sync']) ?? '' };
+  }
+  return toolPaths;
+}
+
+/**
+ * Resolves a task's workdir: null → the attempt folder; `~` / `~/x` → the server user's home.
+ * @throws TypeError for a relative path (the spec layer resolves those before submission).
+ */
+export function resolveWorkdir(workdir: string | null, attemptDir: string): string {
+  if (workdir === null || workdir === '') return attemptDir;
+  let dir = workdir;
+  if (dir === '~') dir = os.homedir();
+  else if (dir.startsWith('~/')) dir = path.join(os.homedir(), dir.slice(2));
+  if (!path.isAbsolute(dir)) {
+    throw new TypeError(`workdir must be an absolute path or start with ~/, got ${JSON.stringify(workdir)}`);
+  }
+  return dir;
+}
+
+function validateEnvs(envs: Record<string, string>): void {
+  for (const [key, value] of Object.entries(envs)) {
+    if (key === '' || key.includes('=') || key.includes('\0')) {
+      throw new TypeError(`envs: invalid variable name ${JSON.stringify(key)} (must be non-empty, without "=" or NUL)`);
+    }
+    if (typeof value !== 'string') throw new TypeError(`envs.${key}: expected a string, got ${typeof value}`);
+    if (value.includes('\0')) throw new TypeError(`envs.${key}: a value cannot contain a NUL byte`);
+  }
+}
+
+/**
+ * Reads `<attemptDir>/exit`.
+ * @returns the record; null when there is none yet; `{ malformed }` when the file is unreadable
+ *   as an exit record (never seen with the atomic rename; reported as a lost attempt).
+ * @throws for I/O errors other than "no such file".
+ */
+export function readExitRecord(attemptDir: string): ExitRecord | null | { malformed: string } {
+  const file = path.join(attemptDir, EXIT_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw err;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { malformed: `exit file ${file} is not JSON: ${JSON.stringify(text.slice(0, 200))}` };
+  }
+  const rec = data as Partial<ExitRecord> | null;
+  if (!rec || (rec.phase !== 'setup' && rec.phase !== 'run') || !Number.isInteger(rec.exitCode)) {
+    return { malformed: `exit file ${file} is not an exit record: ${JSON.stringify(text.slice(0, 200))}` };
+  }
+  let endedAtMs = Number(rec.endedAtMs);
+  if (!Number.isFinite(endedAtMs) || endedAtMs <= 0) {
+    try {
+      endedAtMs = statSync(file).mtimeMs;
+    } catch {
+      endedAtMs = Date.now();
+    }
+  }
+  const out: ExitRecord = { phase: rec.phase, exitCode: rec.exitCode as number, endedAtMs };
+  if (typeof rec.reason === 'string') out.reason = rec.reason;
+  return out;
+}
+
+/**
+ * Reads the handle copy launch() leaves in the attempt folder: lets recovery find an attempt whose
+ * handle never reached the database (jobdeck died right after the spawn).
+ * @returns null when absent or unreadable.
+ */
+export function readHandleFile(attemptDir: string): AttemptHandle | null {
+  try {
+    const h = JSON.parse(readFileSync(path.join(attemptDir, HANDLE_FILE), 'utf8')) as AttemptHandle;
+    return h && h.executor === 'local' && typeof h.ref === 'string' ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+type EndResult = Exclude<ProbeResult, { state: 'running' }>;
+
+function toResult(rec: ExitRecord | { malformed: string }): EndResult {
+  if ('malformed' in rec) return { state: 'lost', reason: rec.malformed };
+  const r: EndResult = { state: 'exited', phase: rec.phase, exitCode: rec.exitCode, endedAt: new Date(rec.endedAtMs) };
+  if (rec.reason) r.reason = rec.reason;
+  return r;
+}
+
+/** pid and start time of a handle: its fields, or parsed from `ref` ("pid:starttime"). */
+function identity(handle: AttemptHandle): { pid: number | null; startTime: string | null } {
+  let pid = handle.pid ?? null;
+  let startTime = handle.pidStartTime ?? null;
+  const m = /^(\d+):(\d+)$/.exec(handle.ref ?? '');
+  if (m) {
+    pid ??= Number(m[1]);
+    startTime ??= m[2];
+  }
+  // Never 0 or 1: kill(-1) would signal every process of the user, kill(0) our own group.
+  return { pid: pid && Number.isSafeInteger(pid) && pid > 1 ? pid : null, startTime };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Like sleep, but does not keep the process alive. */
+const idle = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+interface ChildEntry {
+  child: ChildProcess;
+  startTime: string;
+  attemptDir: string;
+  listeners: Set<(r: EndResult) => void>;
+  /** Resolves after the 'exit' event (the wrapper was reaped) and the listeners ran. */
+  ended: Promise<void>;
+}
+
+/** The local executor plus what tests and recovery may want to inspect. */
+export interface LocalExecutor extends Executor {
+  /** True while this instance is the parent of the attempt and has not seen it exit. */
+  isParentOf(handle: AttemptHandle): boolean;
+}
+
+/**
+ * Creates a local executor (see the module doc for the attempt folder). Use getExecutor('local')
+ * (lib/executors/index.ts) for the process-wide one; create others only in tests.
+ */
+export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecutor {
+  const pollMs = opts.pollMs ?? 1000;
+  /** Attempts this instance spawned and that have not been reaped yet, by pid. */
+  const children = new Map<number, ChildEntry>();
+
+  function childOf(handle: AttemptHandle): ChildEntry | null {
+    const { pid, startTime } = identity(handle);
+    if (pid === null) return null;
+    const e = children.get(pid);
+    return e && e.startTime === startTime ? e : null;
+  }
+
+  async function launch(req: LaunchRequest): Promise<AttemptHandle> {
+    const { bash, mv, sync } = tools();
+    validateEnvs(req.envs);
+    const attemptDir = path.resolve(req.attemptDir);
+    const logPath = path.resolve(req.logPath);
+    const workdir = resolveWorkdir(req.workdir, attemptDir);
+
+    mkdirSync(attemptDir, { recursive: true, mode: 0o700 }); // scripts may hold secrets
+    // A reused folder must not look finished already.
+    for (const f of [EXIT_FILE, 'exit.tmp', HANDLE_FILE, 'setup.sh', 'run.sh']) rmSync(path.join(attemptDir, f), { force: true });
+    mkdirSync(path.dirname(logPath), { recursive: true });
+    closeSync(openSync(logPath, 'a')); // surfaces a bad log path as a launch error
+    const wrapperPath = path.join(attemptDir, 'wrapper.sh');
+    writeFileSync(wrapperPath, WRAPPER);
+    if (req.setup !== null) writeFileSync(path.join(attemptDir, 'setup.sh'), req.setup);
+    if (req.run !== null) writeFileSync(path.join(attemptDir, 'run.sh'), req.run);
+
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isServerOnlyEnv(k)) env[k] = v;
+    Object.assign(env, req.envs, {
+      JOBDECK_JOB_ID: String(req.jobId),
+      JOBDECK_TASK_INDEX: String(req.taskIndex),
+      JOBDECK_ATTEMPT: String(req.attempt),
+    });
+
+    const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0'];
+    // detached: setsid() — own session and process group, no controlling terminal. stdio to
+    // /dev/null (never pipes): the attempt must keep running when this process dies.
+    const child = spawn(bash, args, { detached: true, stdio: 'ignore', cwd: attemptDir, env: env as NodeJS.ProcessEnv });
+    const pid = child.pid;
+    if (pid === undefined) {
+      const err = await new Promise<Error>((resolve) => child.once('error', resolve));
+      throw new Error(`local executor: cannot start ${bash}: ${err.message}`, { cause: err });
+    }
+    // Read the start time now, synchronously: until the event loop runs again the child cannot
+    // have been reaped, so /proc/<pid> exists even if the wrapper already finished (zombie).
+    const stat = readProcStat(pid);
+    if (!stat) throw new Error(`local executor: started pid ${pid} but /proc/${pid}/stat is unreadable`);
+    const handle: AttemptHandle = { executor: 'local', ref: `${pid}:${stat.startTime}`, pid, pidStartTime: stat.startTime, attemptDir };
+    const tmp = path.join(attemptDir, `${HANDLE_FILE}.tmp`);
+    writeFileSync(tmp, JSON.stringify(handle) + '\n');
+    renameSync(tmp, path.join(attemptDir, HANDLE_FILE));
+
+    let markEnded!: () => void;
+    const entry: ChildEntry = {
+      child,
+      startTime: stat.startTime,
+      attemptDir,
+      listeners: new Set(),
+      ended: new Promise<void>((r) => (markEnded = r)),
+    };
+    children.set(pid, entry);
+    child.once('exit', (code, signal) => {
+      children.delete(pid);
+      let result: EndResult;
+      try {
+        const rec = readExitRecord(attemptDir);
+        result = rec
+          ? toResult(rec)
+          : { state: 'lost', reason: `process ${pid} ended (${signal ? `signal ${signal}` : `exit code ${code}`}) and recorded no exit status` };
+      } catch (err) {
+        result = { state: 'lost', reason: `process ${pid} ended but its exit file is unreadable: ${(err as Error).message}` };
+      }
+      for (const l of entry.listeners) l(result);
+      entry.listeners.clear();
+      markEnded();
+    });
+    child.on('error', (err) => logger().warn({ err, pid }, 'local executor: child process error'));
+    child.unref();
+    return handle;
+  }
+
+  async function probe(handle: AttemptHandle): Promise<ProbeResult> {
+    const dir = handle.attemptDir;
+    const first = readExitRecord(dir);
+    if (first) return toResult(first);
+    await opts.hooks?.afterFirstExitRead?.(handle);
+    const { pid, startTime } = identity(handle);
+    if (pid === null) return { state: 'lost', reason: `the handle ${JSON.stringify(handle.ref)} names no process` };
+    const stat = readProcStat(pid);
+    if (stat && stat.startTime === startTime) {
+      if (isLiveState(stat.state)) return { state: 'running' };
+      // Our own unreaped zombie: its exit is about to be reported; wait for the reap first.
+      const own = childOf(handle);
+      if (own) await Promise.race([own.ended, idle(5000)]);
+    }
+    // Gone (or a zombie): the exit file may have been renamed in between the two reads.
+    const second = readExitRecord(dir);
+    if (second) return toResult(second);
+    if (!stat) return { state: 'lost', reason: `process ${pid} is gone and recorded no exit status` };
+    if (stat.startTime !== startTime) {
+      return { state: 'lost', reason: `pid ${pid} was reused by another process (start time ${stat.startTime}, expected ${startTime})` };
+    }
+    return { state: 'lost', reason: `process ${pid} exited without recording an exit status` };
+  }
+
+  function watch(handle: AttemptHandle, listener: ExitListener): () => void {
+    let done = false;
+    const cleanups: Array<() => void> = [];
+    const stop = () => {
+      done = true;
+      for (const c of cleanups.splice(0)) c();
+    };
+    const fire = (r: EndResult) => {
+      if (done) return;
+      stop();
+      try {
+        listener(r);
+      } catch (err) {
+        logger().error({ err, ref: handle.ref }, 'local executor: exit listener threw');
+      }
+    };
+
+    const own = childOf(handle);
+    if (own) {
+      // We are the parent: the 'exit' event is the immediate notification.
+      own.listeners.add(fire);
+      cleanups.push(() => own.listeners.delete(fire));
+      return stop;
+    }
+
+    // Not our child (reattached after a restart, or launched by another instance): watch the
+    // folder for the rename of exit.tmp → exit, and poll slowly as a fallback (and to see 'lost').
+    const checkFile = () => {
+      if (done) return;
+      try {
+        const rec = readExitRecord(handle.attemptDir);
+        if (rec) fire(toResult(rec));
+      } catch {
+        /* the poll will retry */
+      }
+    };
+    try {
+      const w: FSWatcher = fsWatch(handle.attemptDir, { persistent: false }, (_event, filename) => {
+        if (!filename || filename === EXIT_FILE) checkFile();
+      });
+      w.on('error', () => w.close());
+      cleanups.push(() => w.close());
+    } catch {
+      /* no such folder or no inotify: the poll alone decides */
+    }
+    let probing = false;
+    const poll = async () => {
+      if (done || probing) return;
+      probing = true;
+      try {
+        const r = await probe(handle);
+        if (r.state !== 'running') fire(r);
+      } catch (err) {
+        logger().warn({ err, ref: handle.ref }, 'local executor: probe failed in watch; will retry');
+      } finally {
+        probing = false;
+      }
+    };
+    const timer = setInterval(poll, pollMs);
+    timer.unref();
+    cleanups.push(() => clearInterval(timer));
+    // First look right away (asynchronously: the listener is never called from inside watch()).
+    setImmediate(poll);
+    return stop;
+  }
+
+  async function cancel(handle: AttemptHandle, cancelOpts: { graceMs?: number } = {}): Promise<void> {
+    const graceMs = cancelOpts.graceMs ?? 10_000;
+    const { pid, startTime } = identity(handle);
+    if (pid === null) return;
+    const leader = readProcStat(pid);
+    // The pid now belongs to another process: the number could only be reused once no process had
+    // it as its group or session any more, so nothing of the attempt is left to stop.
+    if (leader && leader.startTime !== startTime) return;
+    // Alive and ours, but not the leader of its own group: not something launch() started.
+    if (leader && (leader.pgrp !== pid || pid === process.pid)) {
+      throw new Error(`local executor: refusing to cancel ${handle.ref}: process ${pid} does not lead its own process group`);
+    }
+
+    const signalAll = (signal: NodeJS.Signals): number => {
+      const members = liveMembers(pid, 0);
+      if (members.length === 0) return 0;
+      sendSignal(-pid, signal);
+      // Processes that moved to another group of the attempt's session.
+      for (const p of members) if (p.pgrp !== pid) sendSignal(p.pid, signal);
+      return members.length;
+    };
+    const waitEmpty = async (untilMs: number): Promise<boolean> => {
+      let step = 20;
+      for (;;) {
+        if (liveMembers(pid).length === 0) return true;
+        const left = untilMs - Date.now();
+        if (left <= 0) return false;
+        await sleep(Math.min(step, left));
+        step = Math.min(step * 1.5, 250);
+      }
+    };
+
+    if (signalAll('SIGTERM') === 0) return;
+    if (await waitEmpty(Date.now() + graceMs)) return;
+    const killDeadline = Date.now() + 30_000;
+    for (;;) {
+      // Repeat: a process may have forked between the scan and the signal.
+      if (signalAll('SIGKILL') === 0) return;
+      if (await waitEmpty(Math.min(Date.now() + 500, killDeadline))) return;
+      if (Date.now() >= killDeadline) {
+        const left = liveMembers(pid, 0).map((p) => `${p.pid} (${p.comm}, state ${p.state})`);
+        throw new Error(`local executor: processes of attempt ${handle.ref} survive SIGKILL: ${left.join(', ')}`);
+      }
+    }
+  }
+
+  function capacity(): { cpus: number } {
+    return { cpus: opts.cpus ?? (Number(process.env.JOBDECK_CPUS) || os.availableParallelism()) };
+  }
+
+  return {
+    name: 'local',
+    launch,
+    probe,
+    watch,
+    cancel,
+    capacity,
+    isParentOf: (handle) => childOf(handle) !== null,
+  };
+}
