@@ -1,0 +1,283 @@
+/**
+ * The job API's lib layer (lib/api/jobs.ts, lib/api/request.ts, lib/jobs/submit.ts,
+ * lib/jobs/queries.ts) in-process, against both databases: submission and idempotency (20
+ * concurrent submits with one submissionId), list filters and keyset paging (3 pages, and a deep
+ * page among 10,000 jobs), detail shape with attempts, log sizes, events and masked secrets.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { ApiError } from '../../lib/api/errors';
+import { detail, list, submit, validateSpec } from '../../lib/api/jobs';
+import { parseListQuery, parseSubmitRequest } from '../../lib/api/request';
+import { MASKED_VALUE } from '../../lib/auth/secrets';
+import { decodeCursor, encodeCursor, getJobSummary, listJobs } from '../../lib/jobs/queries';
+import { startAttempt, transitionMany } from '../../lib/jobs/store';
+import { SubmissionConflictError, submitJobSpec } from '../../lib/jobs/submit';
+import type { JobStatus } from '../../lib/jobs/status';
+
+const PIPELINE = `name: two-steps
+---
+name: prepare
+envs:
+  GITHUB_TOKEN: ghp_secret123
+  EPOCHS: "3"
+run: echo prepare
+---
+name: train
+job_recovery:
+  max_restarts_on_errors: 2
+resources:
+  cpus: 2+
+run: echo train
+`;
+
+function yamlRequest(text: string, query = ''): Request {
+  return new Request(`http://x/api/jobs${query}`, { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: text });
+}
+
+async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError> {
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
+  let t: TestDatabase;
+  let db: PrismaClient;
+  let tmp: string;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind, `api-jobs-${kind}`);
+    db = t.db.prisma;
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-api-'));
+  });
+  afterAll(async () => {
+    await t?.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('submits a YAML pipeline: PENDING job, tasks stored as normalized specs, 201 semantics', async () => {
+    const out = await submit(db, await parseSubmitRequest(yamlRequest(PIPELINE, '?name=renamed')));
+    expect(out.created).toBe(true);
+    expect(out.result).toMatchObject({ status: 'PENDING', submissionId: null });
+    const job = await db.job.findUniqueOrThrow({ where: { id: out.result.id }, include: { tasks: { orderBy: { index: 'asc' } } } });
+    expect(job.name).toBe('renamed');
+    expect(job.specYaml).toBe(PIPELINE);
+    expect(job.cpus).toBe(2);
+    expect(job.taskCount).toBe(2);
+    expect(job.tasks.map((x) => x.name)).toEqual(['prepare', 'train']);
+    expect(job.tasks[1].spec).toMatchObject({ run: 'echo train', jobRecovery: { maxRestartsOnErrors: 2 }, resources: { cpus: 2, cpusAtLeast: true } });
+  });
+
+  it('submits JSON forms: cmd shortcut, spec object, yaml field, with name and env overrides and metadata', async () => {
+    const cmd = await submit(
+      db,
+      await parseSubmitRequest(
+        new Request('http://x/api/jobs', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ cmd: 'echo hi', name: 'one-cmd', envs: { A: '1' }, metadata: { by: 'test' } }),
+        }),
+      ),
+    );
+    const row = await db.job.findUniqueOrThrow({ where: { id: cmd.result.id }, include: { tasks: true } });
+    expect(row).toMatchObject({ name: 'one-cmd', metadata: { by: 'test' } });
+    expect(row.tasks[0].spec).toMatchObject({ run: 'echo hi', envs: { A: '1' } });
+    expect(row.specYaml).toContain('echo hi');
+
+    const spec = await submit(db, { source: { kind: 'spec', value: [{ name: 'hdr' }, { run: 'echo a' }, { run: 'echo b' }] } });
+    expect((await db.job.findUniqueOrThrow({ where: { id: spec.result.id } })).taskCount).toBe(2);
+  });
+
+  it('answers a spec error with 400, every issue with line and key path, and a formatted detail', async () => {
+    const bad = 'name: broken\nrun: echo hi\nresources:\n  cpus: lots\n';
+    const err = await apiError(submit(db, { source: { kind: 'yaml', text: bad, filename: 'broken.yaml' } }));
+    expect(err.status).toBe(400);
+    expect(err.title).toBe('Invalid job spec');
+    const issues = err.extra.issues as Array<{ file: string; line: number; path: string; message: string }>;
+    expect(issues[0]).toMatchObject({ file: 'broken.yaml', line: 4, path: expect.stringContaining('resources.cpus') });
+    expect(err.detail).toContain('broken.yaml:4');
+    const before = await db.job.count();
+    await apiError(submit(db, { source: { kind: 'yaml', text: 'run: [unclosed\n' } }));
+    expect(await db.job.count()).toBe(before);
+  });
+
+  it('validateSpec answers ok/issues without saving', async () => {
+    expect(validateSpec(PIPELINE)).toEqual({ ok: true, issues: [] });
+    const v = validateSpec('run: echo\nbogus_key: 1\n', 'x.yaml');
+    expect(v.ok).toBe(false);
+    expect(v.issues[0]).toMatchObject({ file: 'x.yaml', line: 2 });
+  });
+
+  it('makes a repeated submissionId idempotent: same spec → same job, different spec → 409', async () => {
+    const first = await submit(db, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
+    expect(first.created).toBe(true);
+    const again = await submit(db, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
+    expect(again).toEqual({ created: false, result: first.result });
+    // Same text submitted as YAML normalizes to the same spec.
+    const asYaml = await submit(db, { source: { kind: 'yaml', text: 'run: echo idem\n' }, submissionId: 'idem-1' });
+    expect(asYaml.result.id).toBe(first.result.id);
+    const err = await apiError(submit(db, { source: { kind: 'cmd', cmd: 'echo other' }, submissionId: 'idem-1' }));
+    expect(err.status).toBe(409);
+    expect(err.detail).toContain(`job ${first.result.id}`);
+    // An override is part of the spec.
+    await expect(submitJobSpec(db, { source: { kind: 'cmd', cmd: 'echo idem' }, envs: { X: '1' }, submissionId: 'idem-1' })).rejects.toBeInstanceOf(SubmissionConflictError);
+    expect(await db.job.count({ where: { submissionId: 'idem-1' } })).toBe(1);
+  });
+
+  it('creates exactly one job for 20 concurrent submits with one submissionId', async () => {
+    const outs = await Promise.all(Array.from({ length: 20 }, () => submitJobSpec(db, { source: { kind: 'yaml', text: 'name: race\nrun: echo race\n' }, submissionId: 'race-1' })));
+    expect(outs.filter((o) => o.created)).toHaveLength(1);
+    expect(new Set(outs.map((o) => o.result.id)).size).toBe(1);
+    expect(await db.job.count({ where: { submissionId: 'race-1' } })).toBe(1);
+    expect(await db.job.count({ where: { name: 'race' } })).toBe(1);
+  });
+
+  describe('list and detail', () => {
+    const ids: number[] = [];
+    beforeAll(async () => {
+      await db.job.deleteMany({});
+      // 7 jobs: names list-0 … list-6; list-3 and list-5 FAILED through the guarded store.
+      for (let i = 0; i < 7; i++) {
+        const out = await submitJobSpec(db, { source: { kind: 'yaml', text: `name: List-${i}\n---\nrun: echo a\n---\nrun: echo b\n` } });
+        ids.push(out.result.id);
+      }
+      for (const i of [3, 5]) {
+        const tasks = await db.task.findMany({ where: { jobId: ids[i] }, orderBy: { index: 'asc' } });
+        const r = await transitionMany(db, [
+          { entity: 'job', id: ids[i], from: 'PENDING', to: 'FAILED_PRECHECKS', reason: 'test' },
+          { entity: 'task', id: tasks[0].id, from: 'PENDING', to: 'CANCELLED' },
+          { entity: 'task', id: tasks[1].id, from: 'PENDING', to: 'CANCELLED' },
+        ]);
+        expect(r.outcome).toBe('applied');
+      }
+    });
+
+    it('lists newest first with task summaries and pages with an opaque cursor across 3 pages', async () => {
+      const p1 = await list(db, parseListQuery(new URL('http://x/api/jobs?limit=3')));
+      expect(p1.jobs.map((j) => j.id)).toEqual([ids[6], ids[5], ids[4]]);
+      expect(p1.jobs[0].tasks).toHaveLength(2);
+      expect(p1.jobs[0]).toMatchObject({ name: 'List-6', status: 'PENDING', taskCount: 2, tasksSucceeded: 0, cancelRequested: false, jobDurationMs: null });
+      expect(p1.nextCursor).toBe(encodeCursor(ids[4]));
+      const p2 = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p1.nextCursor}`)));
+      expect(p2.jobs.map((j) => j.id)).toEqual([ids[3], ids[2], ids[1]]);
+      const p3 = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p2.nextCursor}`)));
+      expect(p3.jobs.map((j) => j.id)).toEqual([ids[0]]);
+      expect(p3.nextCursor).toBeNull();
+    });
+
+    it('filters by status (repeatable, comma list, any case) and by q (name substring or exact id)', async () => {
+      const failed = await list(db, parseListQuery(new URL('http://x/api/jobs?status=failed_prechecks')));
+      expect(failed.jobs.map((j) => j.id)).toEqual([ids[5], ids[3]]);
+      const both = await list(db, parseListQuery(new URL('http://x/api/jobs?status=PENDING&status=FAILED_PRECHECKS,RUNNING')));
+      expect(both.jobs).toHaveLength(7);
+      const pendingPaged = await listJobs(db, { status: ['PENDING'], limit: 2, beforeId: ids[4] });
+      expect(pendingPaged.jobs.map((j) => j.id)).toEqual([ids[2], ids[1]]);
+      const byName = await list(db, parseListQuery(new URL('http://x/api/jobs?q=list-2')));
+      expect(byName.jobs.map((j) => j.id)).toEqual([ids[2]]);
+      const byId = await list(db, parseListQuery(new URL(`http://x/api/jobs?q=${ids[4]}`)));
+      expect(byId.jobs.map((j) => j.id)).toContain(ids[4]);
+      const none = await list(db, parseListQuery(new URL('http://x/api/jobs?q=nothing-like-this')));
+      expect(none).toEqual({ jobs: [], nextCursor: null });
+    });
+
+    it('counts attempts per task in the summary (one groupBy per page)', async () => {
+      const task = await db.task.findFirstOrThrow({ where: { jobId: ids[6], index: 0 } });
+      const a = await startAttempt(db, { taskId: task.id, number: 1, cause: 'first', taskFrom: 'PENDING' });
+      expect(a.outcome).toBe('applied');
+      const s = await getJobSummary(db, ids[6]);
+      expect(s?.tasks.map((x) => [x.index, x.status, x.attempts])).toEqual([
+        [0, 'STARTING', 1],
+        [1, 'PENDING', 0],
+      ]);
+    });
+
+    it('answers the detail: tasks with attempts (log size from disk), events in order, secrets masked', async () => {
+      const out = await submitJobSpec(db, { source: { kind: 'yaml', text: PIPELINE }, envs: { DB_URL: 'postgresql://u:hunter2@h/db' } });
+      const tasks = await db.task.findMany({ where: { jobId: out.result.id }, orderBy: { index: 'asc' } });
+      const logPath = path.join(tmp, `job-${out.result.id}.log`);
+      writeFileSync(logPath, 'hello\nworld\n');
+      const started = await startAttempt(db, { taskId: tasks[0].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath });
+      expect(started.outcome).toBe('applied');
+      const missing = await startAttempt(db, { taskId: tasks[1].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath: path.join(tmp, 'never-written.log') });
+      expect(missing.outcome).toBe('applied');
+
+      const d = await detail(db, out.result.id);
+      expect(d.tasks).toHaveLength(2);
+      const [t0, t1] = d.tasks;
+      expect(t0).toMatchObject({ index: 0, name: 'prepare', status: 'STARTING', attempts: 1, run: 'echo prepare', maxRestarts: 0 });
+      expect(t0.envs).toEqual({ GITHUB_TOKEN: MASKED_VALUE, EPOCHS: '3', DB_URL: `postgresql://u:${MASKED_VALUE}@h/db` });
+      expect(t0.attemptList).toEqual([
+        expect.objectContaining({ number: 1, status: 'STARTING', cause: 'first', exitCode: null, logBytes: 12, executor: 'local' }),
+      ]);
+      expect(t1.attemptList[0].logBytes).toBe(0);
+      expect(t1).toMatchObject({ maxRestarts: 2, resources: { cpus: 2, cpusAtLeast: true, memoryGb: null, memoryAtLeast: false }, recoverOnExitCodes: [] });
+      expect(d.specYaml).not.toContain('ghp_secret123');
+      expect(d.specYaml).toContain(`GITHUB_TOKEN: ${MASKED_VALUE}`);
+      expect(JSON.stringify(d)).not.toContain('hunter2');
+      expect(JSON.stringify(d)).not.toContain('ghp_secret123');
+      const eventIds = d.events.map((e) => e.id);
+      expect(eventIds).toEqual([...eventIds].sort((a, b) => a - b));
+      expect(d.events[0]).toMatchObject({ entity: 'job', from: null, to: 'PENDING', reason: 'submitted' });
+      expect(d.events.filter((e) => e.entity === 'attempt').map((e) => [e.taskIndex, e.attemptNumber, e.to])).toEqual([
+        [0, 1, 'STARTING'],
+        [1, 1, 'STARTING'],
+      ]);
+      expect(d).toMatchObject({ executor: 'local', metadata: null, taskCount: 2, currentTask: 0 });
+    });
+
+    it('answers 404 "job N not found" for an unknown id', async () => {
+      const err = await apiError(detail(db, 999_999));
+      expect(err.status).toBe(404);
+      expect(err.detail).toBe('job 999999 not found');
+    });
+  });
+
+  describe('10,000 jobs', () => {
+    let all: number[] = [];
+    const statuses: JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
+    beforeAll(async () => {
+      await db.job.deleteMany({});
+      const N = 10_000;
+      // Seeding only: bulk rows (the store is for status changes of live jobs, not fixtures).
+      await db.job.createMany({
+        data: Array.from({ length: N }, (_, i) => ({
+          name: `bulk-${String(i).padStart(5, '0')}`,
+          status: statuses[i % statuses.length],
+          specYaml: 'run: echo bulk\n',
+          spec: { name: 'bulk', tasks: [] },
+          specHash: 'seed',
+        })),
+      });
+      all = (await db.job.findMany({ select: { id: true }, orderBy: { id: 'desc' } })).map((r) => r.id);
+      expect(all).toHaveLength(N);
+      await db.task.createMany({ data: all.map((jobId) => ({ jobId, index: 0, spec: { run: 'echo bulk' } })) });
+    }, 180_000);
+
+    it('answers a deep page exactly (keyset: id < cursor, newest first)', async () => {
+      const at = 9_000;
+      const page = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=50&cursor=${encodeCursor(all[at - 1])}`)));
+      expect(page.jobs.map((j) => j.id)).toEqual(all.slice(at, at + 50));
+      expect(page.jobs.every((j) => j.tasks.length === 1)).toBe(true);
+      expect(decodeCursor(page.nextCursor!)).toBe(all[at + 49]);
+      const last = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=200&cursor=${encodeCursor(all[all.length - 101])}`)));
+      expect(last.jobs.map((j) => j.id)).toEqual(all.slice(-100));
+      expect(last.nextCursor).toBeNull();
+    });
+
+    it('answers a deep filtered page exactly', async () => {
+      const failed = (await db.job.findMany({ where: { status: 'FAILED' }, select: { id: true }, orderBy: { id: 'desc' } })).map((r) => r.id);
+      expect(failed).toHaveLength(2_500);
+      const page = await list(db, parseListQuery(new URL(`http://x/api/jobs?status=FAILED&limit=100&cursor=${encodeCursor(failed[1_999])}`)));
+      expect(page.jobs.map((j) => j.id)).toEqual(failed.slice(2_000, 2_100));
+      expect(page.jobs.every((j) => j.status === 'FAILED')).toBe(true);
+    });
+  });
+});
