@@ -33,8 +33,9 @@ export interface SchemaMeta {
 export const apiRegistry = z.registry<SchemaMeta>();
 
 function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
-  apiRegistry.add(schema, { id, description });
-  return schema;
+  const described = schema.meta({ description }) as T;
+  apiRegistry.add(described, { id });
+  return described;
 }
 
 // ─── building blocks ────────────────────────────────────────────────────────────────────────

@@ -1,0 +1,289 @@
+/**
+ * The OpenAPI 3.1 document of jobdeck's HTTP API (GET /api/openapi.json), GENERATED from the
+ * zod schemas in lib/api/schemas.ts — the same objects the route handlers validate requests
+ * with — by zod 4's `z.toJSONSchema` (JSON Schema draft 2020-12, OpenAPI 3.1's dialect).
+ *
+ * Only the paths (which route, which schema, which status) are written here, in one table.
+ * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) belong to lib/logs and export no
+ * zod schema: they are described by hand in LOG_PATHS below (keep it in step with them).
+ * WebSockets are not HTTP operations: their protocol is described as text (info.description and
+ * the `/ws/…` entries, answered with 101 Switching Protocols).
+ */
+import { z } from 'zod';
+import { version } from '../server/version';
+import {
+  apiRegistry,
+  CancelRequestSchema,
+  DEFAULT_LIST_LIMIT,
+  ListQuerySchema,
+  MAX_LIST_LIMIT,
+  SubmitJsonSchema,
+  SubmitQuerySchema,
+  ValidateJsonSchema,
+  YAML_CONTENT_TYPES,
+} from './schemas';
+
+type Json = Record<string, unknown>;
+
+const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
+
+/** Converts one zod schema (request side: input types) to an inline JSON Schema. */
+function inline(schema: z.ZodType): Json {
+  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+  delete js.$schema;
+  return js;
+}
+
+/** The named component schemas, each converted once, cross-referenced by $ref. */
+function components(): Record<string, Json> {
+  const out = z.toJSONSchema(apiRegistry, { uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' }) as { schemas: Record<string, Json> };
+  for (const s of Object.values(out.schemas)) {
+    delete s.$schema;
+    delete s.$id;
+  }
+  return out.schemas;
+}
+
+/** Query parameters from the fields of a zod object schema. */
+function queryParams(schema: z.ZodObject, extra: Record<string, Json> = {}): Json[] {
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const f = field as z.ZodType;
+    const js = inline(f);
+    const description = (js.description as string | undefined) ?? f.description;
+    delete js.description;
+    const p: Json = { name, in: 'query', required: !f.safeParse(undefined).success, schema: js, ...extra[name] };
+    if (description) p.description = description;
+    return p;
+  });
+}
+
+const jobIdParam: Json = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'Job id. Not a positive integer → 400.',
+  schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+};
+
+const problem = (description: string): Json => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
+const json = (id: string, description: string): Json => ({ description, content: { 'application/json': { schema: ref(id) } } });
+
+const ERRORS = {
+  400: problem('Bad input: what and where (detail); a spec error lists every issue with file, line, column and key path (issues).'),
+  401: problem('Missing or wrong token (Authorization: Bearer …).'),
+  404: problem('No such job: "job 123 not found".'),
+  409: problem('Conflict with the job as it is (already terminal, not terminal yet, submissionId reused with another spec).'),
+  413: problem('Body larger than 1 MiB.'),
+  415: problem('Content-Type not accepted here (the answer lists the accepted ones).'),
+};
+
+const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_TYPES.map((t) => [t, { schema: { type: 'string', description } }]));
+
+/**
+ * The log routes of lib/logs (owned there; described by hand here, they export no zod schema).
+ * Bounded reads: never the whole log in memory.
+ */
+const LOG_PATHS: Record<string, Json> = {
+  '/api/jobs/{id}/logs': {
+    get: {
+      operationId: 'readLogRange',
+      summary: "A bounded byte range of one attempt's log",
+      tags: ['logs'],
+      parameters: [
+        jobIdParam,
+        { name: 'task', in: 'query', required: false, description: '0-based task index (default 0).', schema: { type: 'integer', minimum: 0, default: 0 } },
+        { name: 'attempt', in: 'query', required: false, description: '1-based attempt number (default: the latest).', schema: { type: 'integer', minimum: 1 } },
+        { name: 'offset', in: 'query', required: false, description: 'Byte offset to start at (default 0).', schema: { type: 'integer', minimum: 0, default: 0 } },
+        { name: 'limit', in: 'query', required: false, description: 'Most bytes to return (bounded by the server).', schema: { type: 'integer', minimum: 1 } },
+      ],
+      responses: { 200: json('LogRange', 'The bytes [offset, nextOffset) as UTF-8 text, never splitting a character.'), 400: ERRORS[400], 404: ERRORS[404] },
+    },
+  },
+  '/api/jobs/{id}/logs/download': {
+    get: {
+      operationId: 'downloadLog',
+      summary: "One attempt's whole log file, streamed",
+      tags: ['logs'],
+      parameters: [
+        jobIdParam,
+        { name: 'task', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+        { name: 'attempt', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
+      ],
+      responses: { 200: { description: 'The log bytes as written (text/plain).', content: { 'text/plain': { schema: { type: 'string' } } } }, 404: ERRORS[404] },
+    },
+  },
+};
+
+const WS_TEXT = `## WebSockets
+
+WebSockets are not OpenAPI operations; they are listed under \`/ws/…\` (answered with 101) and
+described here. Types: lib/logs/protocol.ts.
+
+- \`/ws/jobs/{id}?task=T&attempt=A&offset=O&follow=1\` — one job's live story. JSON text frames
+  carry control messages (\`hello\` with the JobSummary, \`job\`, \`task\`, \`attempt\` start/end with
+  exit code and "restart n of max", \`end\`, \`error\` with where to resume); log bytes travel as
+  binary frames with a 16-byte header (version, kind, task u16, attempt u32, offset u64,
+  big-endian). A client resumes after a drop from its last task/attempt/offset: nothing lost,
+  nothing twice. \`follow=0\` sends what exists and \`end\`s at once.
+- \`/ws/jobs\` — list-level changes for the dashboard: \`created\`, \`updated\` (a JobSummary),
+  \`deleted\`.
+`;
+
+const WS_PATHS: Record<string, Json> = {
+  '/ws/jobs/{id}': {
+    get: {
+      operationId: 'streamJob',
+      summary: "WebSocket: one job's statuses, attempts and log bytes, live (see the description)",
+      tags: ['websocket'],
+      parameters: [
+        jobIdParam,
+        { name: 'task', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+        { name: 'attempt', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
+        { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['0', '1'], default: '1' } },
+      ],
+      responses: { 101: { description: 'Switching Protocols: the job stream (lib/logs/protocol.ts).' } },
+    },
+  },
+  '/ws/jobs': {
+    get: {
+      operationId: 'streamJobList',
+      summary: 'WebSocket: job created / updated / deleted, for the job list',
+      tags: ['websocket'],
+      responses: { 101: { description: 'Switching Protocols: ListMessage frames (lib/logs/protocol.ts).' } },
+    },
+  },
+};
+
+/** Builds the OpenAPI 3.1 document (pure; cheap enough to build per request, cached anyway). */
+export function buildOpenApiDocument(): Json {
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'jobdeck',
+      version: version(),
+      description: `Submit, watch, cancel and delete managed jobs (one command or a YAML pipeline of tasks).
+
+Every error is \`application/problem+json\` (RFC 9457): \`title\` says what kind, \`detail\` says what
+and where. Times are ISO-8601 (UTC); durations ms; offsets and sizes bytes. Env values whose
+names look secret are masked in every answer.
+
+${WS_TEXT}`,
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    tags: [
+      { name: 'jobs', description: 'Submit, list, inspect, cancel, delete.' },
+      { name: 'logs', description: "Attempt logs (bounded reads, download)." },
+      { name: 'websocket', description: 'Live streams (see the description).' },
+      { name: 'meta', description: 'Health, validation, this document.' },
+    ],
+    paths: {
+      '/api/jobs': {
+        post: {
+          operationId: 'submitJob',
+          summary: 'Submit a job',
+          description:
+            'A YAML body (one document per task; overrides in the query) or a JSON body. A repeated submissionId with the same spec (after overrides) answers the existing job with 200; with a different spec, 409. Concurrent submits with one submissionId create one job.',
+          tags: ['jobs'],
+          parameters: queryParams(SubmitQuerySchema).map((p) => ({ ...p, description: `${(p.description as string) ?? ''} (YAML bodies only.)`.trim() })),
+          requestBody: {
+            required: true,
+            content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('SubmitRequest') } },
+          },
+          responses: {
+            201: json('SubmitResult', 'Created (PENDING).'),
+            200: json('SubmitResult', 'A repeated submissionId matched the same spec: the existing job.'),
+            400: ERRORS[400],
+            409: ERRORS[409],
+            413: ERRORS[413],
+            415: ERRORS[415],
+          },
+        },
+        get: {
+          operationId: 'listJobs',
+          summary: 'List jobs, newest first (keyset pages)',
+          tags: ['jobs'],
+          parameters: queryParams(ListQuerySchema, {
+            status: { style: 'form', explode: true },
+          }),
+          responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
+        },
+      },
+      '/api/jobs/{id}': {
+        get: {
+          operationId: 'getJob',
+          summary: 'One job with tasks, attempts and events',
+          tags: ['jobs'],
+          parameters: [jobIdParam],
+          responses: { 200: json('JobDetail', 'The job.'), 400: ERRORS[400], 404: ERRORS[404] },
+        },
+        delete: {
+          operationId: 'deleteJob',
+          summary: 'Delete a terminal job (rows and logs)',
+          tags: ['jobs'],
+          parameters: [jobIdParam],
+          responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job is not terminal: cancel it first.') },
+        },
+      },
+      '/api/jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancelJob',
+          summary: 'Cancel one job',
+          tags: ['jobs'],
+          parameters: [jobIdParam],
+          responses: { 200: json('CancelResult', 'Cancelled, or asked to stop.'), 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job already ended: "job 12 is already SUCCEEDED".') },
+        },
+      },
+      '/api/jobs/cancel': {
+        post: {
+          operationId: 'cancelJobs',
+          summary: 'Cancel jobs by ids or by a filter',
+          description: 'A filter selects jobs not yet terminal. A body with no ids and no filter is refused (400).',
+          tags: ['jobs'],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('CancelRequest') } } },
+          responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
+        },
+      },
+      ...LOG_PATHS,
+      '/api/validate': {
+        post: {
+          operationId: 'validateSpec',
+          summary: 'Validate job YAML (saves nothing)',
+          tags: ['meta'],
+          parameters: [{ name: 'filename', in: 'query', required: false, description: 'File name shown in issues (YAML bodies).', schema: { type: 'string' } }],
+          requestBody: { required: true, content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('ValidateRequest') } } },
+          responses: { 200: json('ValidateResult', 'ok, or every issue with line, column and key path.'), 413: ERRORS[413], 415: ERRORS[415] },
+        },
+      },
+      '/api/health': {
+        get: {
+          operationId: 'health',
+          summary: 'Database check (no token needed)',
+          tags: ['meta'],
+          security: [],
+          responses: { 200: { description: '{ ok, database, migrations, version }' }, 503: { description: 'The database failed.' } },
+        },
+      },
+      '/api/openapi.json': {
+        get: { operationId: 'openapi', summary: 'This document', tags: ['meta'], responses: { 200: { description: 'OpenAPI 3.1 (JSON).' } } },
+      },
+      ...WS_PATHS,
+    },
+    components: {
+      schemas: components(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },
+    },
+  };
+}
+
+let cached: Json | undefined;
+
+/** The document, built once per process. */
+export function openApiDocument(): Json {
+  return (cached ??= buildOpenApiDocument());
+}
+
+/** Schemas the document is generated from (for tests that check a request both ways). */
+export const OPENAPI_REQUEST_SCHEMAS = { SubmitJsonSchema, CancelRequestSchema, ValidateJsonSchema, ListQuerySchema } as const;
