@@ -4,8 +4,9 @@
  * with — by zod 4's `z.toJSONSchema` (JSON Schema draft 2020-12, OpenAPI 3.1's dialect).
  *
  * Only the paths (which route, which schema, which status) are written here, in one table.
- * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) belong to lib/logs and export no
- * zod schema: they are described by hand in LOG_PATHS below (keep it in step with them).
+ * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`, lib/logs) and the login routes
+ * (`/api/auth/login|logout`, lib/auth/login.ts) belong to other modules and export no zod
+ * schema: they are described by hand in LOG_PATHS and AUTH_PATHS below (keep them in step).
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
@@ -110,6 +111,44 @@ const LOG_PATHS: Record<string, Json> = {
         { name: 'attempt', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
       ],
       responses: { 200: { description: 'The log bytes as written (text/plain).', content: { 'text/plain': { schema: { type: 'string' } } } }, 404: ERRORS[404] },
+    },
+  },
+};
+
+/** The login exchange of lib/auth/login.ts (owned there; described by hand here). */
+const AUTH_PATHS: Record<string, Json> = {
+  '/api/auth/login': {
+    post: {
+      operationId: 'login',
+      summary: 'Exchange the admin token for a browser session cookie (no token needed)',
+      tags: ['meta'],
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, next: { type: 'string', description: 'Path to go to after login.' } } },
+          },
+          'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' }, next: { type: 'string' } } } },
+        },
+      },
+      responses: {
+        200: { description: 'JSON `{ ok, next, expiresAt }` and a session cookie (HttpOnly, SameSite=Strict).' },
+        303: { description: 'Form posts: redirect to `next` (or back to /login?error=invalid).' },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        403: problem('Cross-origin post refused.'),
+        413: ERRORS[413],
+        415: ERRORS[415],
+      },
+    },
+  },
+  '/api/auth/logout': {
+    post: {
+      operationId: 'logout',
+      summary: 'End the browser session (revoked server-side, cookie cleared)',
+      tags: ['meta'],
+      responses: { 200: { description: '`{ ok: true }`' }, 303: { description: 'Form posts: redirect to /login.' }, 401: ERRORS[401] },
     },
   },
 };
@@ -247,6 +286,7 @@ ${WS_TEXT}`,
         },
       },
       ...LOG_PATHS,
+      ...AUTH_PATHS,
       '/api/validate': {
         post: {
           operationId: 'validateSpec',
