@@ -29,6 +29,10 @@
  * except optionally `{"type":"ping"}` (answered with `{"type":"pong"}`); anything else closes the
  * socket with 4400. Frames larger than 4 KiB from a client close it with 1009.
  *
+ * Positions: after a log chunk, the client's position is (task, attempt, offset + data.length);
+ * after an `attempt` end message it is (task, attempt + 1, 0) — a later task's attempts come
+ * after any position in an earlier task.
+ *
  * Backpressure: the server stops reading a log while the socket holds more than ~1 MiB unsent;
  * a client that makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
  * `slow_consumer` with `resume` and close 4408. The list endpoint `/ws/jobs` closes a slow
@@ -53,15 +57,23 @@ export interface LogChunk {
   data: Uint8Array;
 }
 
+/**
+ * Writes a log frame header into the first LOG_HEADER_BYTES bytes of `target` (the server
+ * reads file bytes right after it, so a chunk is sent without a copy).
+ */
+export function writeLogHeader(target: Uint8Array, task: number, attempt: number, offset: number): void {
+  const v = new DataView(target.buffer, target.byteOffset, LOG_HEADER_BYTES);
+  v.setUint8(0, PROTOCOL_VERSION);
+  v.setUint8(1, FRAME_LOG);
+  v.setUint16(2, task);
+  v.setUint32(4, attempt);
+  v.setBigUint64(8, BigInt(offset));
+}
+
 /** Encodes a log chunk as one binary frame (header + bytes). */
 export function encodeLogChunk(c: LogChunk): Uint8Array {
   const out = new Uint8Array(LOG_HEADER_BYTES + c.data.length);
-  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  v.setUint8(0, PROTOCOL_VERSION);
-  v.setUint8(1, FRAME_LOG);
-  v.setUint16(2, c.task);
-  v.setUint32(4, c.attempt);
-  v.setBigUint64(8, BigInt(c.offset));
+  writeLogHeader(out, c.task, c.attempt, c.offset);
   out.set(c.data, LOG_HEADER_BYTES);
   return out;
 }
