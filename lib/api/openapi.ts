@@ -4,13 +4,14 @@
  * with — by zod 4's `z.toJSONSchema` (JSON Schema draft 2020-12, OpenAPI 3.1's dialect).
  *
  * Only the paths (which route, which schema, which status) are written here, in one table.
- * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`, lib/logs) and the login routes
- * (`/api/auth/login|logout`, lib/auth/login.ts) belong to other modules and export no zod
- * schema: they are described by hand in LOG_PATHS and AUTH_PATHS below (keep them in step).
+ * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
+ * the schemas lib/logs/api.ts exports. The login routes (`/api/auth/login|logout`,
+ * lib/auth/login.ts) export no zod schema: they are described by hand in AUTH_PATHS below.
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
 import { z } from 'zod';
+import { LogDownloadQuerySchema, LogRangeQuerySchema } from '../logs/api';
 import { version } from '../server/version';
 import {
   apiRegistry,
@@ -81,39 +82,40 @@ const ERRORS = {
 const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_TYPES.map((t) => [t, { schema: { type: 'string', description } }]));
 
 /**
- * The log routes of lib/logs (owned there; described by hand here, they export no zod schema).
- * Bounded reads: never the whole log in memory.
+ * The log routes of lib/logs (owned there): parameters generated from the query schemas it
+ * exports (LogRangeQuerySchema, LogDownloadQuerySchema); statuses as its handlers answer them.
  */
-const LOG_PATHS: Record<string, Json> = {
-  '/api/jobs/{id}/logs': {
-    get: {
-      operationId: 'readLogRange',
-      summary: "A bounded byte range of one attempt's log",
-      tags: ['logs'],
-      parameters: [
-        jobIdParam,
-        { name: 'task', in: 'query', required: false, description: '0-based task index (default 0).', schema: { type: 'integer', minimum: 0, default: 0 } },
-        { name: 'attempt', in: 'query', required: false, description: '1-based attempt number (default: the latest).', schema: { type: 'integer', minimum: 1 } },
-        { name: 'offset', in: 'query', required: false, description: 'Byte offset to start at (default 0).', schema: { type: 'integer', minimum: 0, default: 0 } },
-        { name: 'limit', in: 'query', required: false, description: 'Most bytes to return (bounded by the server).', schema: { type: 'integer', minimum: 1 } },
-      ],
-      responses: { 200: json('LogRange', 'The bytes [offset, nextOffset) as UTF-8 text, never splitting a character.'), 400: ERRORS[400], 404: ERRORS[404] },
+function logPaths(): Record<string, Json> {
+  return {
+    '/api/jobs/{id}/logs': {
+      get: {
+        operationId: 'readLogRange',
+        summary: "A bounded byte range of one attempt's log (never the whole file in memory)",
+        tags: ['logs'],
+        parameters: [jobIdParam, ...queryParams(LogRangeQuerySchema)],
+        responses: {
+          200: json('LogRange', 'The bytes [offset, nextOffset) as UTF-8 text, never splitting a character.'),
+          400: ERRORS[400],
+          404: problem('No such job, task or attempt.'),
+          416: problem('offset is past the end of the log.'),
+        },
+      },
     },
-  },
-  '/api/jobs/{id}/logs/download': {
-    get: {
-      operationId: 'downloadLog',
-      summary: "One attempt's whole log file, streamed",
-      tags: ['logs'],
-      parameters: [
-        jobIdParam,
-        { name: 'task', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
-        { name: 'attempt', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
-      ],
-      responses: { 200: { description: 'The log bytes as written (text/plain).', content: { 'text/plain': { schema: { type: 'string' } } } }, 404: ERRORS[404] },
+    '/api/jobs/{id}/logs/download': {
+      get: {
+        operationId: 'downloadLog',
+        summary: "One attempt's whole log file, streamed",
+        tags: ['logs'],
+        parameters: [jobIdParam, ...queryParams(LogDownloadQuerySchema)],
+        responses: {
+          200: { description: 'The log bytes as written.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          400: ERRORS[400],
+          404: problem('No such job, task or attempt.'),
+        },
+      },
     },
-  },
-};
+  };
+}
 
 /** The login exchange of lib/auth/login.ts (owned there; described by hand here). */
 const AUTH_PATHS: Record<string, Json> = {
@@ -285,7 +287,7 @@ ${WS_TEXT}`,
           responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
         },
       },
-      ...LOG_PATHS,
+      ...logPaths(),
       ...AUTH_PATHS,
       '/api/validate': {
         post: {
