@@ -1,5 +1,8 @@
+import { checkRequest } from '../auth/guard';
 import { logger } from '../log';
+import { MAX_BODY_BYTES } from './body';
 import { ApiError, problem } from './errors';
+import { limitRequestBody } from './limits';
 
 /** Context Next.js passes to a route handler; `params` is a promise in Next 15+. */
 export interface RouteContext<P> {
@@ -8,26 +11,57 @@ export interface RouteContext<P> {
 
 /** Options of apiRoute(). */
 export interface ApiRouteOptions {
-  /** No token needed (only GET /api/health). */
+  /**
+   * No token needed. Only for routes also listed in lib/auth/policy.ts (GET /api/health,
+   * POST /api/auth/login): the custom server's gate refuses anything else first.
+   */
   public?: boolean;
+  /** Body cap for this route in bytes (default and maximum: MAX_BODY_BYTES, 1 MiB). */
+  maxBodyBytes?: number;
 }
 
 /**
  * Wraps a route handler: the one place that turns thrown ApiErrors (and unexpected errors) into
- * problem+json answers, and — once authentication is configured — checks the caller's token
- * before the handler runs. Route handlers stay thin: parse, call lib/, answer.
+ * problem+json answers, and that enforces, before the handler runs:
+ * - authentication (lib/auth/guard.ts checkRequest): a bearer token or session cookie, else 401;
+ *   wrong Host or cross-origin state-changing request → 403 (skipped credentials only with
+ *   `public: true`);
+ * - the body cap: the handler receives a request whose body refuses more than the cap (413) and
+ *   JSON nested deeper than 64 levels (400), however it reads it (req.json(), readBody()…).
+ * Route handlers stay thin: parse, call lib/, answer. The request the handler gets is a plain
+ * `Request` (not a NextRequest) when it has a body.
  */
 export function apiRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
   opts: ApiRouteOptions = {},
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  void opts;
+  const limit = Math.min(opts.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
   return async (req, ctx) => {
+    let tripped: () => ApiError | null = () => null;
+    // A body refused part-way is not read to its end: close the connection after answering,
+    // or the unread bytes would be taken for the next request on a kept-alive connection.
+    const refuse = (err: ApiError) => {
+      const res = problem(err);
+      res.headers.set('connection', 'close');
+      return res;
+    };
     try {
+      const verdict = checkRequest({ method: req.method, headers: (n) => req.headers.get(n) }, { public: opts.public });
+      if (!verdict.ok) {
+        const res = problem(new ApiError(verdict.status, verdict.title, verdict.detail));
+        if (verdict.status === 401) res.headers.set('www-authenticate', 'Bearer realm="jobdeck"');
+        return res;
+      }
+      const limited = limitRequestBody(req, limit);
+      tripped = limited.tripped;
       const params = ctx?.params ? await ctx.params : ({} as P);
-      return await handler(req, params);
+      const res = await handler(limited.request, params);
+      const hit = tripped();
+      return hit ? refuse(hit) : res;
     } catch (err) {
-      if (err instanceof ApiError) return problem(err);
+      const hit = tripped();
+      if (hit) return refuse(hit);
+      if (err instanceof ApiError) return err.status === 413 ? refuse(err) : problem(err);
       logger().error({ err, url: req.url, method: req.method }, 'request failed');
       return problem(new ApiError(500, 'Internal Server Error', 'the server failed to answer; see its log'));
     }

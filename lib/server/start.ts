@@ -1,6 +1,9 @@
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHttpGate, gateUpgrade, refuseUpgrade } from '../auth/gate';
+import { listPublicFiles } from '../auth/policy';
+import { prepareServerAuth } from '../auth/server';
 import { loadConfig } from '../config';
 import { closeDatabase, initDatabase } from '../db/client';
 import { logger } from '../log';
@@ -54,6 +57,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const dir = opts.dir ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const log = logger();
 
+  // Security first (lib/auth): refuses a non-loopback address without JOBDECK_TOKEN, loads or
+  // creates the token — before the database opens, so a refused start touches nothing.
+  const auth = prepareServerAuth({ home: cfg.home, host });
+  const gate = createHttpGate({ dev: !!opts.dev, publicFiles: listPublicFiles(dir) });
+
   const db = await initDatabase();
   const lifecycles = (shared().lifecycles as Lifecycle[] | undefined) ?? [];
   for (const l of lifecycles) {
@@ -68,6 +76,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const nextUpgrade = opts.dev ? (app as unknown as { getUpgradeHandler?: () => (req: http.IncomingMessage, socket: unknown, head: Buffer) => void }).getUpgradeHandler?.() : undefined;
 
   const server = http.createServer((req, res) => {
+    // Every request passes the auth gate first (token/session, Host, Origin, body cap).
+    if (!gate(req, res)) return;
     handle(req, res).catch((err: unknown) => {
       log.error({ err, url: req.url }, 'request failed');
       if (!res.headersSent) res.statusCode = 500;
@@ -75,11 +85,18 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     });
   });
   server.on('upgrade', (req, socket, head) => {
-    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    } catch {
+      return refuseUpgrade(socket, 400, 'Bad Request', 'malformed request target');
+    }
+    if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
+    // Every WebSocket is authenticated and Origin-checked before any route sees it.
+    if (!gateUpgrade(req, socket)) return;
     const found = findUpgradeRoute(pathname);
     if (found) return found.route.handle(req, socket, head, found.params);
-    if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
-    socket.destroy();
+    refuseUpgrade(socket, 404, 'Not Found', `no WebSocket endpoint at ${pathname}`);
   });
   // Next adds its own upgrade listener on the first request; keep ours the only one.
   const origOn = server.on.bind(server);
@@ -96,6 +113,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   log.info({ url, database: db.kind }, `jobdeck listening on ${url} (database: ${db.kind})`);
+  auth.announce(log, actualPort);
 
   let closed = false;
   return {

@@ -1,0 +1,12 @@
+import { apiRoute } from '@/lib/api/handler';
+import { loginResponse } from '@/lib/auth/login';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * POST /api/auth/login — exchange the admin token for a browser session.
+ * Body: JSON `{ "token": "…", "next": "/jobs/3" }` → 200 `{ ok, next, expiresAt }` + session
+ * cookie, or 401; or an HTML form (`token`, `next`) → 303 to `next` (or back to
+ * /login?error=invalid). Public (no session needed), but cross-origin posts are refused (403).
+ */
+export const POST = apiRoute(async (req) => loginResponse(req), { public: true, maxBodyBytes: 16 * 1024 });

@@ -1,0 +1,53 @@
+import type { Metadata } from 'next';
+import { LoginForm } from '@/components/auth/LoginForm';
+import styles from '@/components/auth/auth.module.css';
+import { safeNextPath } from '@/lib/auth/origin';
+
+export const metadata: Metadata = { title: 'Log in · jobdeck', referrer: 'no-referrer' };
+export const dynamic = 'force-dynamic';
+
+const ERRORS: Record<string, string> = {
+  invalid: 'That token is not valid for this server.',
+  expired: 'Your session has ended. Log in again.',
+};
+
+/**
+ * The login page: paste the admin token. (`/login?token=…` — the URL printed at start — never
+ * renders this page: the server logs in and redirects first.)
+ */
+export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const next = safeNextPath(one(sp.next));
+  const error = ERRORS[one(sp.error) ?? ''] ?? null;
+  return (
+    <main className={styles.page}>
+      <section className={styles.card} aria-labelledby="login-title">
+        <div className={styles.brand}>
+          <span className={styles.logo} aria-hidden="true">
+            j
+          </span>
+          <h1 id="login-title" className={styles.title}>
+            Log in to jobdeck
+          </h1>
+        </div>
+        <p className={styles.lead}>This server runs commands for whoever holds its token. Paste it to continue.</p>
+        <LoginForm next={next} initialError={error} />
+        <div className={styles.help}>
+          Where is the token?
+          <ul>
+            <li>
+              In the server log at start: open the <code>/login?token=…</code> URL it printed.
+            </li>
+            <li>
+              In the file <code>$JOBDECK_HOME/token</code> (default <code>~/.jobdeck/token</code>) on the server machine.
+            </li>
+            <li>
+              Or the value of <code>JOBDECK_TOKEN</code> the server was started with.
+            </li>
+          </ul>
+        </div>
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,89 @@
+'use client';
+
+import { type FormEvent, useState } from 'react';
+import styles from './auth.module.css';
+
+/** Props of the login form. */
+export interface LoginFormProps {
+  /** Where to go after logging in (a same-site path; the server re-checks it). */
+  next: string;
+  /** An error to show at first (e.g. from `?error=invalid`). */
+  initialError?: string | null;
+}
+
+/**
+ * Paste-the-token login form. Without JavaScript it is a plain HTML form POST to
+ * /api/auth/login (the server answers 303); with it, it posts JSON and shows errors inline.
+ */
+export function LoginForm({ next, initialError = null }: LoginFormProps) {
+  const [token, setToken] = useState('');
+  const [show, setShow] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(initialError);
+
+  async function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    if (!token.trim()) {
+      setError('Paste the token first.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await fetch('/api/auth/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ token: token.trim(), next }),
+        credentials: 'same-origin',
+      });
+      if (res.ok) {
+        const body = (await res.json()) as { next?: string };
+        window.location.assign(body.next || '/');
+        return;
+      }
+      const problem = (await res.json().catch(() => null)) as { detail?: string } | null;
+      setError(res.status === 401 ? 'That token is not valid for this server.' : problem?.detail || `Login failed (HTTP ${res.status}).`);
+    } catch {
+      setError('Could not reach the server.');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form method="post" action="/api/auth/login" onSubmit={onSubmit} data-testid="login-form" noValidate>
+      {error ? (
+        <p className={styles.error} role="alert" data-testid="login-error">
+          {error}
+        </p>
+      ) : null}
+      {/* Lets password managers store the token under a stable name. */}
+      <input type="text" name="username" value="jobdeck" autoComplete="username" readOnly hidden />
+      <input type="hidden" name="next" value={next} />
+      <label className={styles.label} htmlFor="jobdeck-token">
+        Access token
+      </label>
+      <div className={styles.field}>
+        <input
+          id="jobdeck-token"
+          className={styles.input}
+          name="token"
+          type={show ? 'text' : 'password'}
+          autoComplete="current-password"
+          autoFocus
+          spellCheck={false}
+          placeholder="jd_…"
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          data-testid="login-token"
+        />
+        <button type="button" className={styles.toggle} onClick={() => setShow((s) => !s)} aria-pressed={show}>
+          {show ? 'Hide' : 'Show'}
+        </button>
+      </div>
+      <button type="submit" className={styles.submit} disabled={busy} data-testid="login-submit">
+        {busy ? 'Logging in…' : 'Log in'}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,167 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { MAX_BODY_BYTES } from '../api/body';
+import { logger } from '../log';
+import { type HeaderGetter, checkRequest } from './guard';
+import { safeNextPath } from './origin';
+import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
+import { issueSession, sessionSetCookie, viaHttps } from './session';
+import { getAuth } from './state';
+import { verifyToken } from './tokens';
+
+/**
+ * The custom server's gates (lib/server/start.ts): every HTTP request and every WebSocket upgrade
+ * passes here BEFORE Next.js or a WebSocket route sees it, so pages, route handlers, server
+ * actions and sockets are all covered by construction — a new route is protected without doing
+ * anything. (Chosen over Next 16's proxy.ts: proxy.ts never sees WebSocket upgrades, and with a
+ * proxy Next buffers every request body up to 10 MB — experimental.proxyClientMaxBodySize — which
+ * defeats the body cap.)
+ */
+
+/** Headers set on every HTTP response. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/** Options of createHttpGate(). */
+export interface GateOptions extends PublicPolicy {
+  /** Largest request body (bytes) by Content-Length; default MAX_BODY_BYTES (1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Node request headers as a HeaderGetter (repeated headers joined with ", "). */
+export function nodeHeaders(req: IncomingMessage): HeaderGetter {
+  return (name) => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+}
+
+function sendProblem(res: ServerResponse, status: number, title: string, detail: string, extra: Record<string, string> = {}): void {
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  res.writeHead(status, {
+    'content-type': 'application/problem+json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...(status === 401 ? { 'www-authenticate': 'Bearer realm="jobdeck"' } : {}),
+    ...extra,
+  });
+  res.end(body);
+}
+
+function redirect(res: ServerResponse, location: string, extra: Record<string, string> = {}): void {
+  res.writeHead(303, { location, 'cache-control': 'no-store', 'content-length': 0, ...extra });
+  res.end();
+}
+
+/** `/login?next=<path>` for a page the visitor could not see (drops Next's internal `_rsc`). */
+function loginRedirectTarget(url: URL): string {
+  const params = new URLSearchParams(url.search);
+  params.delete('_rsc');
+  const qs = params.toString();
+  const next = safeNextPath(`${url.pathname}${qs ? `?${qs}` : ''}`);
+  return next === '/' ? LOGIN_PATH : `${LOGIN_PATH}?next=${encodeURIComponent(next)}`;
+}
+
+/**
+ * `GET /login?token=…` (the URL printed at start, like Jupyter's): a valid token sets the session
+ * cookie and redirects (303) to `next` or `/`, so the token leaves the address bar at once; a
+ * wrong one redirects to `/login?error=invalid`. Referrer-Policy no-referrer keeps the token out
+ * of Referer headers.
+ */
+function loginWithUrlToken(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  const state = getAuth();
+  const next = safeNextPath(url.searchParams.get('next'));
+  if (verifyToken(url.searchParams.get('token'), state.tokenHash)) {
+    const { value } = issueSession(state);
+    logger().info({ remote: req.socket.remoteAddress }, 'logged in with the login URL');
+    redirect(res, next, { 'set-cookie': sessionSetCookie(state, value, { secure: viaHttps(nodeHeaders(req)('x-forwarded-proto')) }) });
+    return;
+  }
+  logger().warn({ remote: req.socket.remoteAddress }, 'login URL with a wrong token');
+  redirect(res, `${LOGIN_PATH}?error=invalid${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`);
+}
+
+/**
+ * Builds the HTTP gate. Returns a function that either lets a request through (true: hand it to
+ * Next) or answers it itself (false):
+ * - security headers on every response (nosniff, no framing, no referrer);
+ * - a declared body over the cap → 413 (Connection: close, nothing read);
+ * - `GET /login?token=` → log in and redirect;
+ * - non-public request without valid credentials → pages: 303 to /login?next=…; API: 401
+ *   problem+json; wrong Host / cross-origin → 403.
+ */
+export function createHttpGate(opts: GateOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+  return (req, res) => {
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    const method = (req.method ?? 'GET').toUpperCase();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://jobdeck.invalid');
+    } catch {
+      sendProblem(res, 400, 'Bad Request', `malformed request target "${String(req.url).slice(0, 200)}"`);
+      return false;
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (Number.isFinite(declared) && declared > maxBody) {
+      // Answer before reading: the rest of the upload is never buffered; the connection closes.
+      sendProblem(res, 413, 'Payload Too Large', `request body is ${declared} bytes; the limit is ${maxBody} bytes`, { connection: 'close' });
+      return false;
+    }
+    const pathname = url.pathname;
+    const headers = nodeHeaders(req);
+    const isPublic = isPublicRequest(method, pathname, opts);
+    const verdict = checkRequest({ method, headers }, { public: isPublic });
+    if (verdict.ok && pathname === LOGIN_PATH && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
+      loginWithUrlToken(req, res, url);
+      return false;
+    }
+    if (verdict.ok) return true;
+    if (verdict.status === 401 && !isApiPath(pathname) && (method === 'GET' || method === 'HEAD')) {
+      redirect(res, loginRedirectTarget(url));
+      return false;
+    }
+    sendProblem(res, verdict.status, verdict.title, verdict.detail);
+    return false;
+  };
+}
+
+/**
+ * Refuses a WebSocket upgrade on the raw socket with a real HTTP status line and a short text
+ * body (clients show it: `ws` reports "Unexpected server response: 401"), then closes it.
+ */
+export function refuseUpgrade(socket: Duplex, status: number, title: string, detail: string): void {
+  if (socket.destroyed) return;
+  const body = `${detail}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\n` +
+      'Connection: close\r\n' +
+      'Content-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      (status === 401 ? 'WWW-Authenticate: Bearer realm="jobdeck"\r\n' : '') +
+      '\r\n' +
+      body,
+  );
+  // Do not wait for the client to close its side.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/**
+ * Checks a WebSocket upgrade like a state-changing request (a socket can do anything a token
+ * can): Host, Origin (a cookie-authenticated upgrade must carry a matching Origin — blocks
+ * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns true to let
+ * it through; otherwise it has already answered 401/403 on the socket.
+ */
+export function gateUpgrade(req: IncomingMessage, socket: Duplex): boolean {
+  const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true });
+  if (verdict.ok) return true;
+  logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);
+  refuseUpgrade(socket, verdict.status, verdict.title, verdict.detail);
+  return false;
+}

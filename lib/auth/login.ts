@@ -1,0 +1,92 @@
+import { readBody } from '../api/body';
+import { ApiError, badRequest } from '../api/errors';
+import { logger } from '../log';
+import { authenticate } from './guard';
+import { safeNextPath } from './origin';
+import { LOGIN_PATH } from './policy';
+import { clearSessionCookie, issueSession, revokeSession, sessionSetCookie, viaHttps } from './session';
+import { getAuth } from './state';
+import { verifyToken } from './tokens';
+
+/**
+ * The login and logout exchanges behind POST /api/auth/login and POST /api/auth/logout (the
+ * route handlers stay thin). `GET /login?token=` is handled by the server gate (lib/auth/gate.ts).
+ */
+
+/** Longest login body accepted (bytes): a token and a `next` path. */
+export const MAX_LOGIN_BODY_BYTES = 16 * 1024;
+
+function isForm(req: Request): boolean {
+  const ct = (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  return ct === 'application/x-www-form-urlencoded';
+}
+
+function isJson(req: Request): boolean {
+  const ct = (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  return ct === 'application/json';
+}
+
+async function readCredentials(req: Request): Promise<{ token: string; next: string | null }> {
+  const text = await readBody(req, MAX_LOGIN_BODY_BYTES);
+  if (isForm(req)) {
+    const p = new URLSearchParams(text);
+    return { token: (p.get('token') ?? '').trim(), next: p.get('next') };
+  }
+  if (isJson(req)) {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      throw badRequest('the body is not valid JSON; send {"token": "…"}');
+    }
+    if (!v || typeof v !== 'object' || typeof (v as { token?: unknown }).token !== 'string') throw badRequest('the JSON body must be an object with a string "token"');
+    const next = (v as { next?: unknown }).next;
+    return { token: (v as { token: string }).token.trim(), next: typeof next === 'string' ? next : null };
+  }
+  throw new ApiError(415, 'Unsupported Media Type', 'send the token as JSON ({"token": "…"}) or as a form field "token" (application/x-www-form-urlencoded)');
+}
+
+/**
+ * Checks the token in a login request and answers: a new session cookie (HttpOnly,
+ * SameSite=Strict, Path=/) and 200 JSON `{ ok: true, next, expiresAt }` — or, for an HTML form,
+ * 303 to `next`. A wrong token: 401 problem+json, or 303 back to /login?error=invalid.
+ *
+ * @throws ApiError 400 (malformed body), 413 (body over 16 KiB), 415 (other content types).
+ */
+export async function loginResponse(req: Request): Promise<Response> {
+  const state = getAuth();
+  const form = isForm(req);
+  const { token, next: rawNext } = await readCredentials(req);
+  const next = safeNextPath(rawNext);
+  if (!verifyToken(token, state.tokenHash)) {
+    logger().warn('login with a wrong token');
+    if (form) {
+      const q = new URLSearchParams({ error: 'invalid' });
+      if (next !== '/') q.set('next', next);
+      return new Response(null, { status: 303, headers: { location: `${LOGIN_PATH}?${q}`, 'cache-control': 'no-store' } });
+    }
+    throw new ApiError(401, 'Unauthorized', token ? 'the token is not valid' : 'no token given');
+  }
+  const { value, session } = issueSession(state);
+  const cookie = sessionSetCookie(state, value, { secure: viaHttps(req.headers.get('x-forwarded-proto')) });
+  logger().info('logged in');
+  if (form) return new Response(null, { status: 303, headers: { location: next, 'set-cookie': cookie, 'cache-control': 'no-store' } });
+  return Response.json(
+    { ok: true, next, expiresAt: new Date(session.expiresAt).toISOString() },
+    { headers: { 'set-cookie': cookie, 'cache-control': 'no-store' } },
+  );
+}
+
+/**
+ * Ends the caller's browser session (revoked at once, also across restarts) and clears the
+ * cookie. 200 JSON `{ ok: true }`, or 303 to /login for an HTML form post. A bearer-token caller
+ * has no session: nothing is revoked (rotate the token to revoke it — see SECURITY.md).
+ */
+export async function logoutResponse(req: Request): Promise<Response> {
+  const state = getAuth();
+  const { identity } = authenticate((n) => req.headers.get(n), state);
+  if (identity?.session) revokeSession(state, identity.session);
+  const cookie = clearSessionCookie(state, { secure: viaHttps(req.headers.get('x-forwarded-proto')) });
+  if (isForm(req)) return new Response(null, { status: 303, headers: { location: LOGIN_PATH, 'set-cookie': cookie, 'cache-control': 'no-store' } });
+  return Response.json({ ok: true }, { headers: { 'set-cookie': cookie, 'cache-control': 'no-store' } });
+}

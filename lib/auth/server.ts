@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { type Env, assertSafeBinding } from './binding';
+import { LOGIN_PATH } from './policy';
+import { type LoadAuthResult, initAuth } from './state';
+import { tokenPath } from './tokens';
+
+/**
+ * What the server does with authentication at start (called from lib/server/start.ts before the
+ * database opens, so a refused start touches nothing).
+ */
+
+/** Result of prepareServerAuth(). */
+export interface ServerAuth {
+  result: LoadAuthResult;
+  /** Logs the login URL (call once the server listens and its port is known). */
+  announce(log: Logger, port: number): void;
+}
+
+/** The host to put in a URL for a listen address: wildcards become loopback, IPv6 bracketed. */
+export function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '' ) return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The login URL for a listen address/port; with the token when given (Jupyter-style). */
+export function loginUrl(host: string, port: number, token: string | null): string {
+  const base = `http://${displayHost(host)}:${port}${LOGIN_PATH}`;
+  return token ? `${base}?token=${encodeURIComponent(token)}` : base;
+}
+
+/**
+ * Refuses unsafe configurations, loads (or generates) the token, and returns how to announce the
+ * login URL.
+ *
+ * @param opts.home data folder; opts.host listen address.
+ * @throws AuthConfigError when listening on a non-loopback address without JOBDECK_TOKEN, or when
+ *   a token setting is malformed — the message says why and what to do.
+ */
+export function prepareServerAuth(opts: { home: string; host: string; env?: Env }): ServerAuth {
+  const env = opts.env ?? process.env;
+  assertSafeBinding(opts.host, env);
+  const result = initAuth({ home: opts.home, host: opts.host, env });
+  return {
+    result,
+    announce(log, port) {
+      for (const w of result.warnings) log.warn(w);
+      const s = result.state;
+      if (!s.tokenHash) {
+        log.error('no token is configured: every API request and WebSocket will be refused');
+        return;
+      }
+      if (result.loginToken) {
+        const url = loginUrl(opts.host, port, result.loginToken);
+        log.info(
+          { loginUrl: url, tokenFile: tokenPath(s.home), generated: result.generated },
+          `${result.generated ? 'created an admin token in ' + tokenPath(s.home) + '; ' : ''}to log in, open ${url}`,
+        );
+      } else {
+        const how = s.source === 'env' ? 'the token from JOBDECK_TOKEN' : `the token whose sha256 is in ${s.home}`;
+        log.info({ loginUrl: loginUrl(opts.host, port, null) }, `to log in, open ${loginUrl(opts.host, port, null)} and paste ${how}`);
+      }
+    },
+  };
+}
