@@ -50,10 +50,16 @@
  * Every problem found is reported at once as a {@link SpecIssue} (file, 1-based line and column of
  * the offending key or value, key path like `task[0].job_recovery.max_restarts_on_errors`, and a
  * message saying what was expected and what was given), thrown together as a {@link SpecError}.
- * Hostile input is refused early and cheaply (see {@link SPEC_LIMITS}): size, number of
- * documents, nesting depth (checked iteratively on the concrete syntax tree before any value is
- * built) and YAML aliases (counted before values are built, so a billion-laughs file costs
- * nothing).
+ * At most 50 issues are listed per document (then "…and N more"). Control characters from the
+ * input are shown escaped, so an issue is safe to print to a terminal. Duplicate keys are errors
+ * (compared as the JS object keys they become: `1` and `"1"` collide).
+ *
+ * Hostile input is refused early and cheaply (see {@link SPEC_LIMITS}; every step is linear in
+ * the input): size, number of documents, nesting depth (checked iteratively on the concrete
+ * syntax tree before any value is built) and YAML aliases (counted before values are built, and
+ * bounded again by yaml's expansion guard, so a billion-laughs file costs nothing). Tags that
+ * build non-JSON values (`!!timestamp`, `!!binary`, `!!set`) and unknown tags are errors.
+ * The JSON form gets the same limits, walked iteratively (cycles and shared sub-trees included).
  *
  * Server-only (uses node:crypto for {@link specHash}); everything else is plain JS.
  */
@@ -319,15 +325,20 @@ interface RawDoc {
   yamlIssues: Array<{ loc: Loc | null; path: PathSeg[]; message: string }>;
 }
 
+/** Control characters from user text are shown escaped: an issue is safe to print to a terminal. */
+function escapeControls(s: string): string {
+  return s.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function issueAt(file: string, loc: Loc | null, path: string, message: string): SpecIssue {
   return {
-    file,
+    file: escapeControls(file),
     line: loc?.line ?? null,
     column: loc?.column ?? null,
     endLine: loc?.endLine ?? null,
     endColumn: loc?.endColumn ?? null,
-    path,
-    message,
+    path: escapeControls(path),
+    message: escapeControls(message),
   };
 }
 
@@ -452,7 +463,7 @@ function loadYaml(text: string, file: string): { fatal: boolean; docs: RawDoc[];
     );
   }
 
-  const composer = new Composer({ prettyErrors: false, uniqueKeys: true, strict: true });
+  const composer = new Composer({ prettyErrors: false, uniqueKeys: false, strict: true, logLevel: 'silent' });
   let documents: Document.Parsed[];
   try {
     documents = Array.from(composer.compose(tokens, true, text.length));
@@ -493,10 +504,32 @@ function loadYaml(text: string, file: string): { fatal: boolean; docs: RawDoc[];
       return path;
     };
     const yamlIssues: RawDoc['yamlIssues'] = [];
-    for (const e of [...doc.errors, ...doc.warnings]) {
+    const problems = [...doc.errors, ...doc.warnings];
+    for (const e of problems.slice(0, MAX_ISSUES_PER_DOCUMENT)) {
       const hint = e.code === 'BLOCK_AS_IMPLICIT_KEY' ? ' (a value containing ": " must be quoted, or written as a block with |)' : '';
       const kind = e.name === 'YAMLWarning' ? 'YAML problem' : 'YAML syntax error';
       yamlIssues.push({ loc: toLoc(e.pos[0], e.pos[1]), path: pathAt(e.pos[0]), message: `${kind}: ${e.message}${hint}` });
+    }
+    if (problems.length > MAX_ISSUES_PER_DOCUMENT) {
+      yamlIssues.push({ loc: yamlIssues[yamlIssues.length - 1].loc, path: [], message: `…and ${problems.length - MAX_ISSUES_PER_DOCUMENT} more YAML problems in this document` });
+    }
+    // Duplicate keys, checked here in linear time (yaml's own `uniqueKeys` check is quadratic in
+    // the size of a map: seconds for a hostile 30k-key map). Keys compare as JS object keys do.
+    if (!yamlIssues.length) {
+      visit(doc, {
+        Map(_key, map) {
+          const seen = new Map<string, number>();
+          for (const pair of map.items) {
+            const k = keyString(pair.key);
+            const at = (pair.key as { range?: [number, number, number] } | null)?.range;
+            const first = seen.get(k);
+            if (first !== undefined && at) {
+              if (yamlIssues.length >= MAX_ISSUES_PER_DOCUMENT) return visit.BREAK;
+              yamlIssues.push({ loc: toLoc(at[0], at[1]), path: pathAt(at[0]), message: `YAML key ${describe(k)} is given twice (first at line ${lc.linePos(first).line}): keys must be unique` });
+            } else if (at && first === undefined) seen.set(k, at[0]);
+          }
+        },
+      });
     }
     // Aliases must point at an anchor defined before them.
     if (!yamlIssues.length) {
@@ -565,8 +598,10 @@ function loadYaml(text: string, file: string): { fatal: boolean; docs: RawDoc[];
   return { fatal: false, docs, issues: [] };
 }
 
+/** A map key as the JS object key it becomes (`toJS` stringifies). */
 function keyString(key: unknown): string {
   if (isScalar(key)) return String(key.value);
+  if (isAlias(key)) return `*${key.source}`;
   return String(key);
 }
 
@@ -671,6 +706,7 @@ const EnvsSchema = z.unknown().transform((v, ctx): Record<string, string | null>
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length > SPEC_LIMITS.maxEnvCount) {
     ctx.addIssue({ code: 'custom', message: `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${entries.length}`, params: { at: 'key', full: true } });
+    return z.NEVER;
   }
   const out: Array<[string, string | null]> = [];
   for (const [k, raw] of entries) {
@@ -884,6 +920,9 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   label: string;
 }
 
+/** Issues listed per document at most (then one "…and N more"). */
+const MAX_ISSUES_PER_DOCUMENT = 50;
+
 const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
 
 function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[]): { spec: PipelineSpec | null; issues: SpecIssue[] } {
@@ -896,7 +935,7 @@ function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefin
   let headerName: string | null = null;
   let taskDocs = docs;
   const first = docs[0];
-  if (docs.length > 1 && !first.broken && isPlainMap(first.value) && Object.keys(first.value).length === 1 && 'name' in first.value) {
+  if (docs.length > 1 && !first.broken && isPlainMap(first.value) && Object.keys(first.value).length === 1 && Object.hasOwn(first.value, 'name')) {
     taskDocs = docs.slice(1);
     const n = first.value.name;
     if (n != null) {
@@ -940,7 +979,9 @@ function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefin
   }
   if (overrides?.envs !== undefined) {
     if (!isPlainMap(overrides.envs)) issues.push(issueAt(file, null, 'overrides.envs', `expected a map of NAME: value, got ${describe(overrides.envs)}`));
-    else {
+    else if (Object.keys(overrides.envs).length > SPEC_LIMITS.maxEnvCount) {
+      issues.push(issueAt(file, null, 'overrides.envs', `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(overrides.envs).length}`));
+    } else {
       const ok: Array<[string, string]> = [];
       for (const [k, v] of Object.entries(overrides.envs)) {
         const path = formatPath('overrides.envs', [k]);
@@ -998,14 +1039,28 @@ function validateTask(doc: RawDoc, label: string, file: string, issues: SpecIssu
   const raw = doc.value;
   const parsed = TaskSchema.safeParse(raw);
   if (!parsed.success) {
+    // Bounded work and output for hostile documents (thousands of bad keys or list items).
+    let reported = 0;
+    const total = parsed.error.issues.reduce((n, zi) => n + (zi.code === 'unrecognized_keys' ? zi.keys.length : 1), 0);
+    const full = () => {
+      if (reported < MAX_ISSUES_PER_DOCUMENT) return false;
+      const last = issues[issues.length - 1];
+      const loc = last && last.line != null ? { line: last.line, column: last.column ?? 1, endLine: last.endLine ?? last.line, endColumn: last.endColumn ?? 1 } : doc.startLoc;
+      issues.push(issueAt(file, loc, label, `…and ${total - reported} more issues in this document`));
+      return true;
+    };
     for (const zi of parsed.error.issues) {
       let path = zi.path.filter((s): s is PathSeg => typeof s === 'string' || typeof s === 'number');
       if (zi.code === 'unrecognized_keys') {
         for (const key of zi.keys) {
+          if (full()) return null;
+          reported++;
           issues.push(issueAt(file, doc.locate([...path, key], 'key'), formatPath(label, [...path, key]), unknownKeyMessage(key, allowedKeysAt(path))));
         }
         continue;
       }
+      if (full()) return null;
+      reported++;
       const params = ((zi as { params?: IssueParams }).params ?? {}) as IssueParams;
       path = existingPath(raw, path);
       const message = params.full ? zi.message : `${zi.message}, got ${describe(valueAt(raw, path))}`;

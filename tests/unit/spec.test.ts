@@ -154,7 +154,8 @@ describe('the exact error format', () => {
     expect(issuesOf('name: a\nsetup: echo "step: one"\nrun: b\n')).toEqual([
       '2 task[0].setup: YAML syntax error: Nested mappings are not allowed in compact mappings (a value containing ": " must be quoted, or written as a block with |)',
     ]);
-    expect(issuesOf('run: x\nname: a\nname: b\n')).toEqual(['3 task[0].name: YAML syntax error: Map keys must be unique']);
+    expect(issuesOf('run: x\nname: a\nname: b\n')).toEqual(['3 task[0].name: YAML key "name" is given twice (first at line 2): keys must be unique']);
+    expect(issuesOf('run: x\nresources:\n  labels: {1: a, "1": b}\n')).toEqual(['3 task[0].resources.labels: YAML key "1" is given twice (first at line 3): keys must be unique']);
     expect(issuesOf('run: "abc\n')[0]).toMatch(/^2 task\[0\]\.run: YAML syntax error: Missing closing "quote/);
     expect(issuesOf('name: p\n---\nrun: ok\n---\nrun: x\n\tenvs: {}\n')).toEqual(['6 task[1].run: YAML syntax error: Tabs are not allowed as indentation']);
   });
@@ -524,6 +525,33 @@ describe('limits (hostile input is refused cleanly)', () => {
     const many = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`E${i}`, 'v'.repeat(60_000)]));
     expect(issuesOf('run: x\n', { overrides: { envs: many } })).toEqual(['1 task[0].envs: expected env vars of at most 512 KiB in all (with overrides), got 540018 bytes']);
     expect(issuesOf('run: x\nenvs:\n  NUL: "a\\0b"\n')).toEqual(['3 task[0].envs.NUL: expected a value without NUL bytes']);
+  });
+
+  it('bounds the issues listed for a document with thousands of problems', () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}: 1`).join('\n');
+    const issues = specError(() => parseJobSpec(`run: x\n${keys}\n`)).issues;
+    expect(issues).toHaveLength(51);
+    expect(issues[0]).toMatchObject({ line: 2, path: 'task[0].k0' });
+    expect(issues[50]).toMatchObject({ line: 51, path: 'task[0]', message: '…and 19950 more issues in this document' });
+    const codes = specError(() => parseJobSpec(`run: x\njob_recovery:\n  recover_on_exit_codes: [${Array(30_000).fill('-1').join(',')}]\n`)).issues;
+    expect(codes.length).toBeLessThanOrEqual(51);
+    const envs = Array.from({ length: 20_000 }, (_, i) => `  ${i}X: 1`).join('\n');
+    expect(issuesOf(`run: x\nenvs:\n${envs}\n`)).toEqual(['2 task[0].envs: expected at most 256 env vars, got 20000']);
+    const tagged = specError(() => parseJobSpec(`run: x\nresources:\n  labels:\n${'    - !t x\n'.repeat(20_000)}`)).issues;
+    expect(tagged).toHaveLength(51);
+    expect(tagged[50].message).toBe('…and 19950 more YAML problems in this document');
+    const dups = specError(() => parseJobSpec(`run: x\nresources:\n  labels:\n${'    a: 1\n'.repeat(20_000)}`)).issues;
+    expect(dups).toHaveLength(50);
+    expect(dups[0].message).toBe('YAML key "a" is given twice (first at line 4): keys must be unique');
+    const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`E${i}`, '1']));
+    expect(issuesOf('run: x\n', { overrides: { envs: many } })).toEqual(['- overrides.envs: expected at most 256 env vars, got 300']);
+  });
+
+  it('shows control characters from the input escaped, so issues are safe to print', () => {
+    const err = specError(() => parseJobSpec('run: x\n"\\e]0;pwned\\a": 1\nname: "\\e[2J"\n', { filename: 'evil\u001b.yaml' }));
+    expect(err.message).not.toMatch(/\p{Cc}(?<!\n)/u);
+    expect(err.message.split('\n')).toHaveLength(2);
+    expect(err.message).toContain('\\u001b]0;pwned\\u0007');
   });
 
   it('limits setup and run size and refuses NUL bytes', () => {
