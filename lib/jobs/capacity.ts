@@ -1,0 +1,118 @@
+/**
+ * Admission: which PENDING jobs may start now. Pure; the monitor reads the inputs from the
+ * database and the executors, and applies the plan with guarded writes.
+ *
+ * Rules (issue 3, "Capacity"):
+ * - Each executor has a CPU budget (Executor.capacity().cpus: the machine's CPUs locally). A job
+ *   holds `Job.cpus` (the max over its tasks) from admission until it is terminal, i.e. while it
+ *   is STARTING, RUNNING, RECOVERING or CANCELLING (ACTIVE_JOB_STATUSES).
+ * - Admission is in submission order (job id) per executor, first come first served: when the
+ *   oldest waiting job does not fit, younger jobs of the same executor wait behind it even if
+ *   they would fit (no backfill) — so a big job is never starved by a stream of small ones.
+ * - A job asking for more CPUs than the executor has at all can never start: it ends
+ *   FAILED_NO_RESOURCE at once, with the reason (and does not block the queue).
+ * - A job still waiting `startTimeoutMs` after submission (JOBDECK_START_TIMEOUT_MS, default 1 h)
+ *   ends FAILED_NO_RESOURCE.
+ * - `enabled: false` (JOBDECK_CAPACITY_CHECK=0, for benchmarks) admits every job at once.
+ */
+
+/** Job statuses that hold their CPUs. */
+export const ACTIVE_JOB_STATUSES = ['STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING'] as const;
+
+/** A job waiting for admission. */
+export interface WaitingJob {
+  id: number;
+  /** CPUs it asks for (Job.cpus). */
+  cpus: number;
+  /** Executor name (Job.executor). */
+  executor: string;
+  /** Submission time, ms since the epoch. */
+  submittedAtMs: number;
+}
+
+/** Inputs of planAdmission(). */
+export interface AdmissionInput {
+  waiting: readonly WaitingJob[];
+  /** CPUs held by active jobs, per executor name (missing → 0). */
+  used: Readonly<Record<string, number>>;
+  /** CPU budget per executor name; a job whose executor is missing here waits (with a reason). */
+  total: Readonly<Record<string, number>>;
+  /** Now, ms since the epoch. */
+  nowMs: number;
+  /** Waiting longer than this (ms) ends the job FAILED_NO_RESOURCE. */
+  startTimeoutMs: number;
+  /** false → admit everything (no capacity check). */
+  enabled: boolean;
+}
+
+/** A job that ends FAILED_NO_RESOURCE, and why. */
+export interface NoResource {
+  id: number;
+  reason: string;
+}
+
+/** The admission plan. */
+export interface AdmissionPlan {
+  /** Start these now, in this order. */
+  admit: number[];
+  /** End these FAILED_NO_RESOURCE (too big for the executor, or waited too long). */
+  noResource: NoResource[];
+  /** Still waiting, with the reason (shown as the job's state while PENDING). */
+  waiting: { id: number; reason: string }[];
+  /** CPUs in use per executor after the admitted jobs start. */
+  used: Record<string, number>;
+}
+
+function fmt(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2).replace(/0+$/, '');
+}
+
+/** Plans admission (see the module comment). Pure: same input, same plan. */
+export function planAdmission(input: AdmissionInput): AdmissionPlan {
+  const ordered = [...input.waiting].sort((a, b) => a.id - b.id);
+  const used: Record<string, number> = { ...input.used };
+  const plan: AdmissionPlan = { admit: [], noResource: [], waiting: [], used };
+  if (!input.enabled) {
+    for (const j of ordered) {
+      plan.admit.push(j.id);
+      used[j.executor] = (used[j.executor] ?? 0) + j.cpus;
+    }
+    return plan;
+  }
+  /** Executors whose queue is blocked by an older job that does not fit yet. */
+  const blocked = new Set<string>();
+  for (const j of ordered) {
+    const total = input.total[j.executor];
+    const waitedMs = input.nowMs - j.submittedAtMs;
+    if (total === undefined) {
+      plan.waiting.push({ id: j.id, reason: `executor "${j.executor}" is not available` });
+      continue;
+    }
+    if (j.cpus > total) {
+      plan.noResource.push({
+        id: j.id,
+        reason: `asks for ${fmt(j.cpus)} CPUs but the ${j.executor} executor has ${fmt(total)} in all`,
+      });
+      continue;
+    }
+    const inUse = used[j.executor] ?? 0;
+    if (!blocked.has(j.executor) && inUse + j.cpus <= total + 1e-9) {
+      plan.admit.push(j.id);
+      used[j.executor] = inUse + j.cpus;
+      continue;
+    }
+    if (waitedMs >= input.startTimeoutMs) {
+      plan.noResource.push({
+        id: j.id,
+        reason: `could not start within ${fmt(input.startTimeoutMs / 1000)} s (JOBDECK_START_TIMEOUT_MS): needs ${fmt(j.cpus)} CPUs, ${fmt(Math.max(0, total - inUse))} of ${fmt(total)} free`,
+      });
+      continue;
+    }
+    blocked.add(j.executor);
+    plan.waiting.push({
+      id: j.id,
+      reason: `waiting for ${fmt(j.cpus)} CPUs: ${fmt(Math.max(0, total - inUse))} of ${fmt(total)} free`,
+    });
+  }
+  return plan;
+}

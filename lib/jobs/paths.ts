@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { loadConfig } from '../config';
+
+/**
+ * Where a job's files live under the data folder (`$JOBDECK_HOME`, lib/config.ts):
+ *
+ *   $JOBDECK_HOME/jobs/<jobId>/                          the job's folder (removed by deleteJobs)
+ *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/ one attempt's folder (executor files)
+ *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/run.log   the attempt's log (Attempt.logPath)
+ *
+ * `index` is the 0-based task index, `n` the 1-based attempt number. The monitor stores the
+ * absolute log path on the Attempt row when it creates it; readers use Attempt.logPath, never
+ * this layout, so the layout may change without breaking old attempts.
+ */
+
+/** The data folder: `home` when given, else `$JOBDECK_HOME` (default ~/.jobdeck). */
+function root(home?: string): string {
+  return path.resolve(home ?? loadConfig().home);
+}
+
+/** `$JOBDECK_HOME/jobs`: the parent of every job folder. */
+export function jobsRoot(home?: string): string {
+  return path.join(root(home), 'jobs');
+}
+
+/** `$JOBDECK_HOME/jobs/<jobId>`. @throws RangeError for an id that is not a positive integer. */
+export function jobDir(jobId: number, home?: string): string {
+  if (!Number.isInteger(jobId) || jobId <= 0) throw new RangeError(`job id must be a positive integer, got ${jobId}`);
+  return path.join(jobsRoot(home), String(jobId));
+}
+
+/** `$JOBDECK_HOME/jobs/<jobId>/task-<taskIndex>/attempt-<attempt>`. */
+export function attemptDir(jobId: number, taskIndex: number, attempt: number, home?: string): string {
+  if (!Number.isInteger(taskIndex) || taskIndex < 0) throw new RangeError(`task index must be an integer ≥ 0, got ${taskIndex}`);
+  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt number must be an integer ≥ 1, got ${attempt}`);
+  return path.join(jobDir(jobId, home), `task-${taskIndex}`, `attempt-${attempt}`);
+}
+
+/** The attempt's log file: `<attemptDir>/run.log` (stored as Attempt.logPath). */
+export function attemptLogPath(jobId: number, taskIndex: number, attempt: number, home?: string): string {
+  return path.join(attemptDir(jobId, taskIndex, attempt, home), 'run.log');
+}

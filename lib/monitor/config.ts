@@ -1,0 +1,55 @@
+/**
+ * The monitor's settings, from the environment (read at start; every value has a default).
+ *
+ * - `JOBDECK_RECONCILE_MS` (1000): interval of the reconcile pass that probes every attempt.
+ * - `JOBDECK_MAX_RECOVERIES` (3): recoveries allowed per task before the job ends FAILED_CONTROLLER.
+ * - `JOBDECK_RECOVERY_BACKOFF_MS` (1000): delay before a task's first recovery; doubles each time,
+ *   capped at 60 000.
+ * - `JOBDECK_LOST_CONFIRM_MS` (min(500, reconcile)): a "lost" verdict is only believed when a second
+ *   probe at least this much later says "lost" again.
+ * - `JOBDECK_START_TIMEOUT_MS` (3 600 000): a job that cannot start within this ends FAILED_NO_RESOURCE.
+ * - `JOBDECK_CANCEL_GRACE_MS` (10 000): SIGTERM → SIGKILL grace on cancel.
+ * - `JOBDECK_CAPACITY_CHECK` (1): `0` admits every job at once (benchmarks).
+ * - `JOBDECK_MONITOR_MAX_ERRORS` (3): consecutive unexpected errors of one job's step before the
+ *   exception path ends the job FAILED_CONTROLLER (temporary database failures never count).
+ */
+export interface MonitorSettings {
+  reconcileMs: number;
+  maxRecoveries: number;
+  recoveryBackoffMs: number;
+  maxRecoveryBackoffMs: number;
+  lostConfirmMs: number;
+  startTimeoutMs: number;
+  cancelGraceMs: number;
+  capacityCheck: boolean;
+  maxStepErrors: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Reads the settings (see the module comment).
+ * @throws Error naming the variable when a value is malformed.
+ */
+export function monitorSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MonitorSettings {
+  const reconcileMs = int(env, 'JOBDECK_RECONCILE_MS', 1000, 10);
+  const check = (env.JOBDECK_CAPACITY_CHECK ?? '1').trim();
+  if (!['0', '1', 'true', 'false', ''].includes(check)) throw new Error(`JOBDECK_CAPACITY_CHECK: expected 0 or 1, got "${env.JOBDECK_CAPACITY_CHECK}"`);
+  return {
+    reconcileMs,
+    maxRecoveries: int(env, 'JOBDECK_MAX_RECOVERIES', 3, 0),
+    recoveryBackoffMs: int(env, 'JOBDECK_RECOVERY_BACKOFF_MS', 1000, 0),
+    maxRecoveryBackoffMs: 60_000,
+    lostConfirmMs: int(env, 'JOBDECK_LOST_CONFIRM_MS', Math.min(500, reconcileMs), 0),
+    startTimeoutMs: int(env, 'JOBDECK_START_TIMEOUT_MS', 3_600_000, 0),
+    cancelGraceMs: int(env, 'JOBDECK_CANCEL_GRACE_MS', 10_000, 0),
+    capacityCheck: !(check === '0' || check === 'false'),
+    maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
+  };
+}

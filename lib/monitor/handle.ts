@@ -1,0 +1,89 @@
+import { shared } from '../shared';
+
+/**
+ * The process-wide monitor, reachable from route handlers and lib/ code without importing the
+ * monitor itself (route bundles load their own module copies; the instance lives on shared()).
+ */
+
+/** What `GET /api/monitor` answers. Times are ISO-8601; durations in ms. */
+export interface MonitorState {
+  /** True while the monitor's loop runs in this process. */
+  running: boolean;
+  startedAt: string | null;
+  /** Interval of the reconcile pass (JOBDECK_RECONCILE_MS). */
+  reconcileMs: number;
+  /** When the last reconcile pass ended. */
+  lastReconcileAt: string | null;
+  /** How long the last reconcile pass took. */
+  lastReconcileDurationMs: number | null;
+  /** Time since the last reconcile pass ended (grows when the loop is stuck). */
+  lagMs: number | null;
+  /** Non-terminal jobs the monitor is following (admitted ones, plus cancels in progress). */
+  jobsWatched: number;
+  /** PENDING jobs waiting for capacity at the last admission pass. */
+  jobsWaiting: number;
+  /** Attempts with a live exit subscription (executor.watch). */
+  attemptsWatched: number;
+  /** Restarts after a task's own failure decided by this monitor since it started. */
+  restarts: number;
+  /** Recoveries (lost attempts) decided by this monitor since it started. */
+  recoveries: number;
+  /** Non-terminal jobs re-adopted by the start-up recovery. */
+  readopted: number;
+  /** Temporary database failures retried. */
+  transientRetries: number;
+  /** Jobs ended FAILED_CONTROLLER by the exception path. */
+  controllerFailures: number;
+  /** CPU budget: used by admitted jobs / total, summed over executors, and per executor. */
+  capacity: { check: boolean; used: number; total: number; byExecutor: Record<string, { used: number; total: number }> };
+}
+
+/** What the process-wide monitor exposes to callers outside lib/monitor. */
+export interface MonitorHandle {
+  state(): MonitorState;
+  wake(jobId?: number): void;
+}
+
+/** The state of a monitor that is not running (no server in this process). */
+export function stoppedState(): MonitorState {
+  return {
+    running: false,
+    startedAt: null,
+    reconcileMs: 0,
+    lastReconcileAt: null,
+    lastReconcileDurationMs: null,
+    lagMs: null,
+    jobsWatched: 0,
+    jobsWaiting: 0,
+    attemptsWatched: 0,
+    restarts: 0,
+    recoveries: 0,
+    readopted: 0,
+    transientRetries: 0,
+    controllerFailures: 0,
+    capacity: { check: true, used: 0, total: 0, byExecutor: {} },
+  };
+}
+
+/** Publishes (or clears) the process-wide monitor. */
+export function setProcessMonitor(m: MonitorHandle | undefined): void {
+  shared().monitor = m;
+}
+
+/** The process-wide monitor, if one runs in this process. */
+export function processMonitor(): MonitorHandle | undefined {
+  return shared().monitor as MonitorHandle | undefined;
+}
+
+/** The monitor's state for `GET /api/monitor` (a stopped state when none runs here). */
+export function monitorState(): MonitorState {
+  return processMonitor()?.state() ?? stoppedState();
+}
+
+/**
+ * Asks the monitor to look at a job now (a submission, a cancel) instead of at its next pass;
+ * without an id, runs admission and a reconcile pass soon. No-op when no monitor runs here.
+ */
+export function wakeMonitor(jobId?: number): void {
+  processMonitor()?.wake(jobId);
+}

@@ -1,0 +1,43 @@
+/**
+ * What the monitor needs from a task's stored spec (Task.spec: the normalized TaskSpec JSON of
+ * lib/jobs/spec — `{ name, setup, run, envs, workdir, resources: { cpus, … }, jobRecovery: {
+ * maxRestartsOnErrors, recoverOnExitCodes, strategy } }`). Read tolerantly: a missing field takes
+ * its documented default, so rows written by older versions still run.
+ */
+export interface RunnableTask {
+  setup: string | null;
+  run: string | null;
+  envs: Record<string, string>;
+  workdir: string | null;
+  /** CPUs the task asks for (falls back to the job's). */
+  cpus: number;
+  maxRestartsOnErrors: number;
+  recoverOnExitCodes: number[];
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+/** Reads a stored TaskSpec (see the module comment). Never throws. */
+export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
+  const s = (json && typeof json === 'object' ? json : {}) as Record<string, unknown>;
+  const res = (s.resources && typeof s.resources === 'object' ? s.resources : {}) as Record<string, unknown>;
+  const rec = (s.jobRecovery && typeof s.jobRecovery === 'object' ? s.jobRecovery : {}) as Record<string, unknown>;
+  const envs: Record<string, string> = {};
+  if (s.envs && typeof s.envs === 'object') {
+    for (const [k, v] of Object.entries(s.envs as Record<string, unknown>)) if (v !== null && v !== undefined) envs[k] = String(v);
+  }
+  const max = Number(rec.maxRestartsOnErrors);
+  const codes = Array.isArray(rec.recoverOnExitCodes) ? rec.recoverOnExitCodes : typeof rec.recoverOnExitCodes === 'number' ? [rec.recoverOnExitCodes] : [];
+  const cpus = Number(res.cpus);
+  return {
+    setup: str(s.setup),
+    run: str(s.run),
+    envs,
+    workdir: str(s.workdir),
+    cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
+    maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,
+    recoverOnExitCodes: codes.map(Number).filter((n) => Number.isInteger(n)),
+  };
+}

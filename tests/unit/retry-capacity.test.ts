@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { planAdmission, type WaitingJob } from '../../lib/jobs/capacity';
+
+const job = (id: number, cpus: number, submittedAtMs = 0, executor = 'local'): WaitingJob => ({ id, cpus, executor, submittedAtMs });
+const base = { used: {}, total: { local: 4 }, nowMs: 1000, startTimeoutMs: 3_600_000, enabled: true };
+
+describe('planAdmission (capacity, submission order)', () => {
+  it('admits in id order while the CPUs fit', () => {
+    const p = planAdmission({ ...base, waiting: [job(3, 1), job(1, 2), job(2, 1)] });
+    expect(p.admit).toEqual([1, 2, 3]);
+    expect(p.used.local).toBe(4);
+  });
+
+  it('counts CPUs already held by active jobs', () => {
+    const p = planAdmission({ ...base, used: { local: 3 }, waiting: [job(1, 1), job(2, 1)] });
+    expect(p.admit).toEqual([1]);
+    expect(p.waiting).toEqual([{ id: 2, reason: 'waiting for 1 CPUs: 0 of 4 free' }]);
+  });
+
+  it('is first come first served: a younger small job waits behind an older big one', () => {
+    const p = planAdmission({ ...base, used: { local: 2 }, waiting: [job(1, 3), job(2, 1)] });
+    expect(p.admit).toEqual([]);
+    expect(p.waiting.map((w) => w.id)).toEqual([1, 2]);
+  });
+
+  it('ends a job asking more than the machine has, with the reason, without blocking the queue', () => {
+    const p = planAdmission({ ...base, waiting: [job(1, 8), job(2, 1)] });
+    expect(p.noResource).toEqual([{ id: 1, reason: 'asks for 8 CPUs but the local executor has 4 in all' }]);
+    expect(p.admit).toEqual([2]);
+  });
+
+  it('ends a job that waited past the start timeout; the queue behind it moves on', () => {
+    const p = planAdmission({ ...base, used: { local: 3 }, startTimeoutMs: 500, waiting: [job(1, 2, 0), job(2, 1, 900)] });
+    expect(p.noResource).toEqual([{ id: 1, reason: expect.stringContaining('could not start within 0.5 s') }]);
+    expect(p.admit).toEqual([2]);
+  });
+
+  it('never times out a job that fits', () => {
+    const p = planAdmission({ ...base, startTimeoutMs: 0, waiting: [job(1, 1, 0)] });
+    expect(p.admit).toEqual([1]);
+  });
+
+  it('with the check disabled admits everything', () => {
+    const p = planAdmission({ ...base, enabled: false, used: { local: 4 }, waiting: [job(1, 100), job(2, 1)] });
+    expect(p.admit).toEqual([1, 2]);
+    expect(p.noResource).toEqual([]);
+  });
+
+  it('keeps separate budgets per executor; an unknown executor waits', () => {
+    const p = planAdmission({ ...base, total: { local: 1, slurm: 8 }, waiting: [job(1, 1), job(2, 1), job(3, 4, 0, 'slurm'), job(4, 1, 0, 'nope')] });
+    expect(p.admit).toEqual([1, 3]);
+    expect(p.waiting).toEqual([
+      { id: 2, reason: 'waiting for 1 CPUs: 0 of 1 free' },
+      { id: 4, reason: 'executor "nope" is not available' },
+    ]);
+  });
+
+  it('handles fractional CPUs', () => {
+    const p = planAdmission({ ...base, total: { local: 1 }, waiting: [job(1, 0.5), job(2, 0.5), job(3, 0.5)] });
+    expect(p.admit).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs } from '../../lib/jobs/retry';
+import { attemptDir, attemptLogPath, jobDir } from '../../lib/jobs/paths';
+import { isTransientDbError, TransientDatabaseError } from '../../lib/monitor/errors';
+import { monitorSettingsFromEnv } from '../../lib/monitor/config';
+import { readTaskSpec } from '../../lib/monitor/taskspec';
+
+const policy = (max: number, codes: number[] = []) => ({ maxRestartsOnErrors: max, recoverOnExitCodes: codes });
+
+describe('decideRestart (SkyPilot seed: decide after ANY task fails, FAILED and FAILED_SETUP alike)', () => {
+  it('restarts, counted, while restarts < max_restarts_on_errors', () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: 1 }, 0, policy(1))).toMatchObject({ action: 'restart', counted: true });
+    expect(decideRestart({ status: 'FAILED', exitCode: 1 }, 1, policy(2))).toMatchObject({ action: 'restart', counted: true, reason: expect.stringContaining('restart 2 of 2') });
+  });
+
+  it('ends the job with the failure once the budget is spent', () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: 1 }, 1, policy(1))).toEqual({
+      action: 'fail',
+      status: 'FAILED',
+      reason: 'run exited with code 1; restarts spent (1 of 1)',
+    });
+  });
+
+  it('treats FAILED_SETUP exactly like FAILED and keeps its status at the end', () => {
+    expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2 }, 0, policy(1))).toMatchObject({ action: 'restart', counted: true });
+    expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2 }, 1, policy(1))).toMatchObject({ action: 'fail', status: 'FAILED_SETUP', reason: expect.stringContaining('setup exited with code 2') });
+  });
+
+  it('with max 0: no restart at all', () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: 7 }, 0, policy(0))).toMatchObject({ action: 'fail', status: 'FAILED', reason: expect.stringContaining('max_restarts_on_errors: 0') });
+  });
+
+  it('an exit code in recover_on_exit_codes restarts without spending the budget, even when it is spent', () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: 42 }, 0, policy(0, [42]))).toMatchObject({ action: 'restart', counted: false });
+    expect(decideRestart({ status: 'FAILED', exitCode: 42 }, 5, policy(1, [3, 42]))).toMatchObject({ action: 'restart', counted: false });
+    // other codes still count
+    expect(decideRestart({ status: 'FAILED', exitCode: 1 }, 0, policy(1, [42]))).toMatchObject({ action: 'restart', counted: true });
+    expect(decideRestart({ status: 'FAILED', exitCode: 1 }, 1, policy(1, [42]))).toMatchObject({ action: 'fail' });
+  });
+
+  it('an unknown exit code never matches recover_on_exit_codes', () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: null }, 0, policy(0, [0, 1]))).toMatchObject({ action: 'fail' });
+  });
+});
+
+describe('decideRecovery (lost attempts: bounded, backoff, never the user budget)', () => {
+  const p = { maxRecoveries: 3, backoffMs: 1000, maxBackoffMs: 5000 };
+  it('recovers with exponential backoff up to the bound', () => {
+    expect(decideRecovery('gone', 0, p)).toMatchObject({ action: 'recover', delayMs: 1000 });
+    expect(decideRecovery('gone', 1, p)).toMatchObject({ action: 'recover', delayMs: 2000 });
+    expect(decideRecovery('gone', 2, p)).toMatchObject({ action: 'recover', delayMs: 4000, reason: expect.stringContaining('recovery 3 of 3') });
+  });
+  it('past the bound: FAILED_CONTROLLER with the reason', () => {
+    expect(decideRecovery('pid 9 vanished', 3, p)).toMatchObject({ action: 'fail', status: 'FAILED_CONTROLLER', reason: expect.stringContaining('pid 9 vanished') });
+    expect(decideRecovery('x', 0, { ...p, maxRecoveries: 0 })).toMatchObject({ action: 'fail' });
+  });
+  it('caps the delay', () => {
+    expect(recoveryDelayMs(10, p)).toBe(5000);
+    expect(recoveryDelayMs(1, { backoffMs: 0, maxBackoffMs: 10 })).toBe(0);
+  });
+});
+
+describe('classifyExit', () => {
+  it('maps phase and code to the attempt status', () => {
+    expect(classifyExit('run', 0)).toBe('SUCCEEDED');
+    expect(classifyExit('setup', 0)).toBe('SUCCEEDED');
+    expect(classifyExit('run', 3)).toBe('FAILED');
+    expect(classifyExit('setup', 2)).toBe('FAILED_SETUP');
+    expect(classifyExit('run', 143)).toBe('FAILED');
+  });
+});
+
+describe('attempt folder layout', () => {
+  it('is $JOBDECK_HOME/jobs/<id>/task-<i>/attempt-<n>/run.log', () => {
+    expect(jobDir(7, '/data')).toBe('/data/jobs/7');
+    expect(attemptDir(7, 1, 2, '/data')).toBe('/data/jobs/7/task-1/attempt-2');
+    expect(attemptLogPath(7, 0, 1, '/data')).toBe('/data/jobs/7/task-0/attempt-1/run.log');
+  });
+  it('refuses ids that would escape the folder', () => {
+    expect(() => jobDir(0, '/d')).toThrow(RangeError);
+    expect(() => jobDir(1.5, '/d')).toThrow(RangeError);
+    expect(() => attemptDir(1, -1, 1, '/d')).toThrow(RangeError);
+    expect(() => attemptDir(1, 0, 0, '/d')).toThrow(RangeError);
+  });
+});
+
+describe('isTransientDbError', () => {
+  it('recognises unreachable / closed / timed-out databases, also as a cause', () => {
+    expect(isTransientDbError(new TransientDatabaseError())).toBe(true);
+    expect(isTransientDbError(Object.assign(new Error("Can't reach database server at 127.0.0.1:5999"), { code: 'P1001' }))).toBe(true);
+    expect(isTransientDbError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isTransientDbError(new Error('wrapped', { cause: Object.assign(new Error('y'), { code: '57P01' }) }))).toBe(true);
+    expect(isTransientDbError(Object.assign(new Error('z'), { code: 'P2010', meta: { driverAdapterError: { cause: { kind: 'DatabaseNotReachable' } } } }))).toBe(true);
+  });
+  it('does not excuse bugs or constraint violations', () => {
+    expect(isTransientDbError(new TypeError('cannot read properties of undefined'))).toBe(false);
+    expect(isTransientDbError(Object.assign(new Error('Unique constraint failed'), { code: 'P2002' }))).toBe(false);
+    expect(isTransientDbError(null)).toBe(false);
+  });
+});
+
+describe('monitor settings', () => {
+  it('has defaults and names a bad variable', () => {
+    const s = monitorSettingsFromEnv({});
+    expect(s).toMatchObject({ reconcileMs: 1000, maxRecoveries: 3, cancelGraceMs: 10_000, startTimeoutMs: 3_600_000, capacityCheck: true });
+    expect(monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: '0' }).capacityCheck).toBe(false);
+    expect(() => monitorSettingsFromEnv({ JOBDECK_RECONCILE_MS: 'fast' })).toThrow(/JOBDECK_RECONCILE_MS: expected an integer/);
+    expect(() => monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: 'maybe' })).toThrow(/JOBDECK_CAPACITY_CHECK/);
+  });
+});
+
+describe('readTaskSpec', () => {
+  it('reads the normalized TaskSpec and defaults what is missing', () => {
+    expect(readTaskSpec({ setup: 's', run: 'r', envs: { A: '1' }, workdir: null, resources: { cpus: 2 }, jobRecovery: { maxRestartsOnErrors: 1, recoverOnExitCodes: [3] } }, 1)).toEqual({
+      setup: 's',
+      run: 'r',
+      envs: { A: '1' },
+      workdir: null,
+      cpus: 2,
+      maxRestartsOnErrors: 1,
+      recoverOnExitCodes: [3],
+    });
+    expect(readTaskSpec({ run: 'echo' }, 3)).toMatchObject({ setup: null, run: 'echo', cpus: 3, maxRestartsOnErrors: 0, recoverOnExitCodes: [] });
+  });
+});
