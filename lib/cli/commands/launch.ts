@@ -1,0 +1,105 @@
+/**
+ * `jobdeck launch FILE.yaml | --cmd "…"`: submits a job (POST /api/jobs), prints
+ * `Job submitted, ID: N`, then follows it like `jobdeck logs N` unless `--detach`.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { SubmitRequest } from '../client';
+import type { CliContext } from '../context';
+import { usageError } from '../errors';
+import { EXIT } from '../exit-codes';
+import { runFollow } from './follow-job';
+
+/** Options of `launch` as commander parses them. */
+export interface LaunchOptions {
+  cmd?: string;
+  name?: string;
+  env: string[];
+  detach?: boolean;
+  submissionId?: string;
+}
+
+/** Most bytes of YAML the CLI reads (the server caps request bodies too). */
+const MAX_SPEC_BYTES = 1024 * 1024;
+
+/**
+ * Parses `--env` values: `K=V`, or `K` alone to pass this shell's value of K.
+ * @throws CliError USAGE for a malformed entry or an unset `K`.
+ */
+export function parseEnvs(list: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> | undefined {
+  if (!list.length) return undefined;
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf('=');
+    const k = eq < 0 ? item : item.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw usageError(`--env ${JSON.stringify(item)}: expected NAME=VALUE (or NAME to pass its value from this shell); NAME must match [A-Za-z_][A-Za-z0-9_]*`);
+    if (eq < 0) {
+      const v = env[k];
+      if (v === undefined) throw usageError(`--env ${k}: ${k} is not set in this shell; give a value with --env ${k}=VALUE`);
+      out[k] = v;
+    } else out[k] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Reads the spec file, with clear errors for a missing, unreadable or oversized file. */
+export async function readSpecFile(file: string, cwd: string): Promise<string> {
+  const abs = path.resolve(cwd, file);
+  try {
+    const st = await stat(abs);
+    if (st.isDirectory()) throw usageError(`${file} is a directory; give a job YAML file`);
+    if (st.size > MAX_SPEC_BYTES) throw usageError(`${file} is ${st.size} bytes; a job spec may be at most ${MAX_SPEC_BYTES} bytes`);
+    return await readFile(abs, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw usageError(`file not found: ${file} (looked for ${abs})`);
+    if (code === 'EACCES') throw usageError(`cannot read ${file}: permission denied`);
+    throw err;
+  }
+}
+
+/** The action of `launch`. Answers the exit code. */
+export async function launchAction(ctx: CliContext, file: string | undefined, opts: LaunchOptions): Promise<number> {
+  if (file && opts.cmd) throw usageError('give a job file or --cmd, not both');
+  if (!file && !opts.cmd) throw usageError('give a job file (jobdeck launch job.yaml) or a command (jobdeck launch --cmd "python train.py")');
+  const req: SubmitRequest = {};
+  if (file) {
+    req.yaml = await readSpecFile(file, ctx.io.cwd);
+    req.filename = file;
+  } else req.cmd = opts.cmd;
+  if (opts.name) req.name = opts.name;
+  const envs = parseEnvs(opts.env, ctx.io.env);
+  if (envs) req.envs = envs;
+  if (opts.submissionId) req.submissionId = opts.submissionId;
+
+  const client = await ctx.client();
+  const res = await client.submit(req);
+  const line = `Job submitted, ID: ${res.id}${res.created ? '' : ` (the existing job of submission id ${res.submissionId})`}`;
+  // stdout carries a command's product: the ID line when detached, the log bytes when following.
+  if (opts.detach) {
+    ctx.out(line);
+    return EXIT.OK;
+  }
+  ctx.err(`${ctx.errColors.bold('⚙︎')} ${line}`);
+  return runFollow(ctx, res.id, { follow: true });
+}
+
+/** Adds `launch` to the program. */
+export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('launch')
+    .summary('submit a job (a YAML file or one command) and follow its logs')
+    .description(
+      'Submit a job and follow it task by task until it ends (like `jobdeck logs`), unless --detach.\n' +
+        'The exit code tells how the job ended (0 only when it SUCCEEDED; see `jobdeck --help`).\n' +
+        'A spec error is shown with file:line and key path (exit 2).',
+    )
+    .argument('[file]', 'job YAML file (one document, or several separated by --- for a pipeline)')
+    .option('--cmd <command>', 'submit a one-command job instead of a file (its `run` script)')
+    .option('-n, --name <name>', 'job name (overrides the name in the file)')
+    .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
+    .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one')
+    .action(async (file: string | undefined, opts: LaunchOptions) => run(() => launchAction(ctx(), file, opts)));
+}

@@ -1,0 +1,89 @@
+/**
+ * `jobdeck logs ID | -n NAME [TASK] [--no-follow] [--attempt K]`: follows a job's logs task by
+ * task and attempt by attempt over the job stream (SkyPilot `sky jobs logs`), or one task /
+ * one attempt of it.
+ */
+import type { Command } from 'commander';
+import type { JobDetail } from '../../api/types';
+import { isTerminal } from '../../jobs/status';
+import type { CliContext } from '../context';
+import { notFoundError, usageError } from '../errors';
+import { runFollow } from './follow-job';
+import { parseIntArg, parseJobId, resolveJobName } from './resolve';
+
+/** Options of `logs` as commander parses them. */
+export interface LogsOptions {
+  name?: string;
+  follow: boolean;
+  attempt?: string;
+}
+
+/**
+ * The task index a TASK argument names: an index (`0`, `1`…) or a task name.
+ * @throws CliError NOT_FOUND when the job has no such task.
+ */
+export function resolveTask(job: Pick<JobDetail, 'id' | 'tasks'>, raw: string): number {
+  const n = job.tasks.length;
+  if (/^[0-9]+$/.test(raw.trim())) {
+    const i = Number(raw.trim());
+    if (i >= n) throw notFoundError(`job ${job.id} has ${n} task${n === 1 ? '' : 's'} (${n === 1 ? 'task 0' : `tasks 0–${n - 1}`}); there is no task ${i}`);
+    return i;
+  }
+  const byName = job.tasks.filter((t) => t.name === raw);
+  if (byName.length === 1) return byName[0].index;
+  if (byName.length > 1) throw usageError(`job ${job.id} has ${byName.length} tasks named "${raw}" (${byName.map((t) => t.index).join(', ')}); give the task index`);
+  const names = job.tasks.map((t) => `${t.index}${t.name ? ` (${t.name})` : ''}`).join(', ');
+  throw notFoundError(`job ${job.id} has no task "${raw}"; its tasks: ${names}`);
+}
+
+/** The action of `logs`. Answers the exit code. */
+export async function logsAction(ctx: CliContext, idArg: string | undefined, taskArg: string | undefined, opts: LogsOptions): Promise<number> {
+  const client = await ctx.client();
+  let jobId: number;
+  let task = taskArg;
+  if (opts.name !== undefined) {
+    if (idArg !== undefined && taskArg !== undefined) throw usageError('with -n NAME, give at most a TASK (not a job id too)');
+    task = idArg;
+    jobId = (await resolveJobName(client, opts.name, ctx.io.now())).id;
+  } else {
+    if (idArg === undefined) throw usageError('give a job id (jobdeck logs 7) or a name (jobdeck logs -n NAME)');
+    jobId = parseJobId(idArg);
+  }
+  const job = await client.get(jobId);
+  let scope: { task: number; attempt?: number } | undefined;
+  if (task !== undefined) scope = { task: resolveTask(job, task) };
+  if (opts.attempt !== undefined) {
+    const attempt = parseIntArg(opts.attempt, '--attempt', 1);
+    if (!scope) {
+      if (job.tasks.length !== 1) throw usageError(`--attempt needs a TASK: job ${jobId} is a pipeline of ${job.tasks.length} tasks (jobdeck logs ${jobId} TASK --attempt ${attempt})`);
+      scope = { task: 0 };
+    }
+    const t = job.tasks.find((x) => x.index === scope!.task);
+    if (t && attempt > t.attemptList.length && isTerminal('task', t.status)) {
+      throw notFoundError(`task ${t.index} of job ${jobId} ended with ${t.attemptList.length} attempt${t.attemptList.length === 1 ? '' : 's'}; there is no attempt ${attempt}`);
+    }
+    scope.attempt = attempt;
+  }
+  return runFollow(ctx, jobId, { scope, follow: opts.follow });
+}
+
+/** Adds `logs` to the program. */
+export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('logs')
+    .summary("follow a job's logs task by task (or print them with --no-follow)")
+    .description(
+      "Stream a job's logs: every task in order, every attempt of it, marking where each attempt\n" +
+        'starts and how it ended, restarts, the move to the next task, and the final status.\n' +
+        'Log bytes go to stdout exactly as the job wrote them; the markers go to stderr.\n' +
+        'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already\n' +
+        'ended replays it. The exit code tells how the job (or the TASK / attempt) ended;\n' +
+        'with --no-follow it is 0 once the existing logs were printed.',
+    )
+    .argument('[id]', 'job id (or, with -n, the TASK)')
+    .argument('[task]', 'only this task: its index (0, 1, …) or its name')
+    .option('-n, --name <name>', 'the job by its name (must match exactly one job)')
+    .option('--no-follow', 'print the logs that exist now and exit, even if the job is still running')
+    .option('--attempt <k>', 'only attempt K (1-based) of the task')
+    .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
+}

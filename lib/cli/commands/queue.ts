@@ -1,0 +1,103 @@
+/**
+ * `jobdeck queue [-a] [-s STATUS]… [--json] [--limit N]`: the job table (SkyPilot
+ * `sky jobs queue`). Default view: every job not yet terminal plus the jobs that ended in the
+ * last 24 hours (so a job that just failed is still there); `-a` shows every job; `-s` shows
+ * only the given statuses (implies -a for those).
+ */
+import type { Command } from 'commander';
+import type { JobSummary } from '../../api/types';
+import { JOB_STATUSES, JOB_TERMINAL, isTerminal } from '../../jobs/status';
+import type { CliContext } from '../context';
+import { usageError } from '../errors';
+import { EXIT } from '../exit-codes';
+import { queueJson, renderQueueTable } from '../queue-render';
+import { parseIntArg } from './resolve';
+
+/** How long a finished job stays in the default view (ms). */
+export const RECENT_MS = 24 * 3600 * 1000;
+/** Default number of jobs shown. */
+export const DEFAULT_QUEUE_LIMIT = 100;
+
+/** Options of `queue` as commander parses them. */
+export interface QueueOptions {
+  all?: boolean;
+  status: string[];
+  json?: boolean;
+  limit?: string;
+}
+
+/**
+ * Parses `-s` values (case-insensitive; commas allowed: `-s running,pending`).
+ * @throws CliError USAGE naming the valid statuses.
+ */
+export function parseStatuses(values: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const v of values.flatMap((x) => x.split(','))) {
+    const s = v.trim().toUpperCase();
+    if (!s) continue;
+    if (!(JOB_STATUSES as readonly string[]).includes(s)) throw usageError(`unknown status "${v.trim()}"; valid statuses: ${JOB_STATUSES.join(', ')}`);
+    if (!out.includes(s)) out.push(s);
+  }
+  return out;
+}
+
+/** Keeps the jobs of the default view: not terminal, or ended within RECENT_MS of `now`. */
+export function defaultView(jobs: readonly JobSummary[], now: Date): JobSummary[] {
+  return jobs.filter((j) => !isTerminal('job', j.status) || (j.endedAt != null && now.getTime() - new Date(j.endedAt).getTime() <= RECENT_MS));
+}
+
+/** The action of `queue`. */
+export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<number> {
+  const limit = opts.limit !== undefined ? parseIntArg(opts.limit, '--limit', 1) : DEFAULT_QUEUE_LIMIT;
+  const statuses = parseStatuses(opts.status);
+  const client = await ctx.client();
+  const now = ctx.io.now();
+  let jobs: JobSummary[];
+  let more = false;
+  let view: string;
+  if (statuses.length || opts.all) {
+    const r = await client.listAll({ status: statuses.length ? statuses : undefined }, limit);
+    jobs = r.jobs;
+    more = r.more;
+    view = statuses.length ? `jobs with status ${statuses.join(', ')}` : 'all jobs';
+  } else {
+    // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
+    const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, limit);
+    const done = await client.list({ status: [...JOB_TERMINAL], limit: Math.min(limit, 200) });
+    const byId = new Map<number, JobSummary>();
+    for (const j of [...live.jobs, ...defaultView(done.jobs, now)]) byId.set(j.id, j);
+    const merged = [...byId.values()].sort((a, b) => b.id - a.id);
+    jobs = merged.slice(0, limit);
+    more = live.more || merged.length > limit;
+    view = 'jobs not finished, and jobs that finished in the last 24 h (-a: all jobs)';
+  }
+  if (opts.json) {
+    ctx.out(queueJson(jobs));
+    return EXIT.OK;
+  }
+  const dim = ctx.errColors.dim;
+  if (!jobs.length) {
+    ctx.err(dim(`No ${view.replace(/^jobs /, 'jobs ')}.`));
+    return EXIT.OK;
+  }
+  ctx.out(renderQueueTable(jobs, now, ctx.outColors));
+  ctx.err(dim(`Showing ${jobs.length} ${view}${more ? `; more exist (--limit ${limit * 2})` : ''}.`));
+  return EXIT.OK;
+}
+
+/** Adds `queue` to the program. */
+export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('queue')
+    .summary('list jobs with their tasks (like `sky jobs queue`)')
+    .description(
+      'Columns: ID, TASK, NAME, SUBMITTED, TOT. DURATION (submitted → end), JOB DURATION\n' +
+        '(started → end), #RESTARTS, STATUS; a pipeline shows one indented row per task.\n' +
+        'By default: the jobs that have not finished, plus those that finished in the last 24 h.',
+    )
+    .option('-a, --all', 'show every job, finished ones included')
+    .option('-s, --status <status>', `only jobs in this status (repeatable or comma-separated): ${JOB_STATUSES.join(', ')}`, (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--json', 'print the jobs as JSON (an array of the API JobSummary: id, name, status, tasks[index, name, status, attempts, …])')
+    .option('--limit <n>', `show at most N jobs, newest first (default ${DEFAULT_QUEUE_LIMIT})`)
+    .action(async (opts: QueueOptions) => run(() => queueAction(ctx(), opts)));
+}

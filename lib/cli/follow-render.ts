@@ -1,0 +1,397 @@
+/**
+ * The follow renderer: turns the job stream (lib/logs/protocol.ts messages and log chunks) into
+ * terminal output, SkyPilot style (`sky jobs logs`, DESIGN.md §3 rule 11 and §7): log bytes go
+ * raw to stdout as they arrive; markers go to stderr — where each attempt starts, how it ended
+ * (exit code), the restart ("↻ Restarting task 0 (attempt 2 of 2)"), the move to the next task,
+ * and the final `✓ Job N finished (status: SUCCEEDED)` / `✗ Job N finished (status: FAILED)`.
+ * stdout therefore holds exactly the job's log bytes (`jobdeck logs 7 > out.log`).
+ *
+ * Pure and synchronous: feed it messages, it answers the outputs to write, in order. It is also
+ * the dedupe authority across reconnects: it remembers how many bytes of each attempt it has
+ * passed on and which markers it printed, so a resumed stream that repeats a start message or
+ * overlapping bytes prints nothing twice. `position()` is where to resume.
+ */
+import type { JobSummary, TaskSummary } from '../api/types';
+import { isTerminal } from '../jobs/status';
+import type { LogChunk, StreamMessage } from '../logs/protocol';
+import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
+
+/** One write: raw log bytes to stdout, or a marker line (with its newline) to stderr. */
+export type Output = { to: 'out'; data: Uint8Array } | { to: 'err'; text: string };
+
+/** Where a stream (re)starts: task index, attempt number (1-based), byte offset. */
+export interface Position {
+  task: number;
+  attempt: number;
+  offset: number;
+}
+
+/** Options of the renderer. */
+export interface FollowRendererOptions {
+  jobId: number;
+  /** Follow only this task (0-based) — and, with `attempt`, only that attempt of it. */
+  scope?: { task: number; attempt?: number };
+  /** Whether the stream was asked to follow (false = `--no-follow`). */
+  follow?: boolean;
+  colors?: Colors;
+  /**
+   * stdout and stderr are the same terminal: before a marker, end a log line that the job left
+   * open (so "no newline at the end" does not glue to the next marker).
+   */
+  sameTerminal?: boolean;
+}
+
+/** The final state a follow reached. */
+export interface FollowOutcome {
+  /** Status of the followed thing (job, or the scoped task/attempt), when known. */
+  status: string | null;
+  /** True when that status is terminal (the follow saw the end). */
+  terminal: boolean;
+}
+
+type TaskInfo = { name: string | null; status: string; maxRestarts: number };
+
+const ATTEMPT_ENDED: Record<string, string> = {
+  SUCCEEDED: 'succeeded',
+  CANCELLED: 'cancelled',
+};
+
+/** See the module comment. */
+export class FollowRenderer {
+  private readonly c: Colors;
+  private readonly jobId: number;
+  private readonly scope?: { task: number; attempt?: number };
+  private readonly follow: boolean;
+  private readonly sameTerminal: boolean;
+  private job: JobSummary | null = null;
+  private readonly tasks = new Map<number, TaskInfo>();
+  /** Bytes passed on per attempt key `t:a`. */
+  private readonly received = new Map<string, number>();
+  private readonly started = new Set<string>();
+  private readonly ended = new Map<string, string>();
+  /** Attempts started and not yet ended (their task's terminal marker waits for them). */
+  private readonly open = new Set<string>();
+  /** Tasks whose terminal marker was printed. */
+  private readonly taskMarked = new Set<number>();
+  /** Tasks whose terminal marker waits for an open attempt to end. */
+  private readonly taskPending = new Map<number, { status: string; reason: string | null }>();
+  private readonly jobMarks = new Set<string>();
+  /** Restart attempts seen per task (when a start message carries no `restart`). */
+  private readonly restartsSeen = new Map<number, number>();
+  private lastTask: number | null = null;
+  private pos: Position;
+  /** Highest JobEvent id of a status message seen (sent back as `since` on a resume). */
+  private lastEventId: number | undefined;
+  private outAtLineStart = true;
+  private helloSeen = false;
+  private finished = false;
+  private outcomeValue: FollowOutcome = { status: null, terminal: false };
+
+  constructor(opts: FollowRendererOptions) {
+    this.jobId = opts.jobId;
+    this.scope = opts.scope;
+    this.follow = opts.follow ?? true;
+    this.c = opts.colors ?? makeColors(false);
+    this.sameTerminal = opts.sameTerminal ?? false;
+    this.pos = { task: opts.scope?.task ?? 0, attempt: opts.scope?.attempt ?? 1, offset: 0 };
+  }
+
+  /**
+   * Where to resume after a dropped connection (protocol.ts "Positions"): after a chunk, the
+   * attempt and the bytes passed on so far; after an attempt's end, the next attempt number of
+   * that task at offset 0.
+   */
+  position(): Position {
+    return { ...this.pos };
+  }
+
+  /** The `since` to resume with: the highest status-message eventId seen, if any. */
+  since(): number | undefined {
+    return this.lastEventId;
+  }
+
+  /** True once the followed thing ended (the `end` message, or the scoped task/attempt ended). */
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /** The status reached (see FollowOutcome). */
+  outcome(): FollowOutcome {
+    return { ...this.outcomeValue };
+  }
+
+  /** The job as the last hello described it (null before the first hello). */
+  jobSummary(): JobSummary | null {
+    return this.job;
+  }
+
+  /** Handles one JSON control message. */
+  message(msg: StreamMessage): Output[] {
+    const out: Output[] = [];
+    if (this.finished) return out;
+    if ('eventId' in msg && typeof msg.eventId === 'number' && (this.lastEventId === undefined || msg.eventId > this.lastEventId)) this.lastEventId = msg.eventId;
+    switch (msg.type) {
+      case 'hello':
+        this.onHello(msg.job, out);
+        break;
+      case 'job':
+        this.onJob(msg.status, msg.reason, out);
+        break;
+      case 'task':
+        this.onTask(msg.task, msg.name, msg.status, msg.reason, out);
+        break;
+      case 'attempt':
+        if (msg.phase === 'start') this.onAttemptStart(msg, out);
+        else this.onAttemptEnd(msg, out);
+        break;
+      case 'end':
+        this.onEnd(msg.status, msg.follow, out);
+        break;
+      case 'error':
+        // The driver reconnects from position(); nothing to show unless it gives up.
+        break;
+    }
+    return out;
+  }
+
+  /** Handles one log chunk: passes on only bytes not passed on before. */
+  chunk(c: LogChunk): Output[] {
+    const out: Output[] = [];
+    if (this.finished) return out;
+    if (this.outOfScope(c.task, c.attempt)) return out;
+    const k = key(c.task, c.attempt);
+    const have = this.received.get(k) ?? (this.pos.task === c.task && this.pos.attempt === c.attempt ? this.pos.offset : 0);
+    const end = c.offset + c.data.length;
+    if (end <= have) return out;
+    let data = c.data;
+    if (c.offset < have) data = data.subarray(have - c.offset);
+    else if (c.offset > have) this.marker(out, this.c.yellow(`│   (jobdeck: ${c.offset - have} bytes of task ${c.task} attempt ${c.attempt} were not received)`));
+    this.received.set(k, end);
+    this.pos = { task: c.task, attempt: c.attempt, offset: end };
+    if (data.length) {
+      out.push({ to: 'out', data });
+      this.outAtLineStart = data[data.length - 1] === 0x0a;
+    }
+    return out;
+  }
+
+  // ─── handlers ──────────────────────────────────────────────────────────────────────────────
+
+  private onHello(job: JobSummary, out: Output[]): void {
+    this.job = job;
+    for (const t of job.tasks) this.rememberTask(t);
+    if (this.helloSeen) return;
+    this.helloSeen = true;
+    const what = job.taskCount > 1 ? `${job.taskCount} tasks` : '1 task';
+    const scope = this.scope ? `, ${this.scope.attempt ? `task ${this.scope.task} attempt ${this.scope.attempt}` : `task ${this.scope.task}`} only` : '';
+    const hint = this.follow && !isTerminal('job', job.status) ? ' — Ctrl-C stops following; the job keeps running' : '';
+    this.marker(out, `├── Job ${job.id} (${job.name}), ${what}, status ${colorStatus(job.status, this.c)}${scope}${hint}`);
+  }
+
+  private rememberTask(t: TaskSummary): void {
+    const prev = this.tasks.get(t.index);
+    this.tasks.set(t.index, { name: t.name, status: prev && isTerminal('task', prev.status) ? prev.status : t.status, maxRestarts: t.maxRestarts });
+  }
+
+  private onJob(status: string, reason: string | null, out: Output[]): void {
+    if (this.scope) return;
+    if (status === 'CANCELLING' && !this.jobMarks.has(status)) {
+      this.jobMarks.add(status);
+      this.marker(out, this.c.yellow(`├── Job ${this.jobId} is being cancelled${reason ? `: ${reason}` : ''}`));
+    } else if (status === 'RECOVERING') {
+      this.marker(out, this.c.yellow(`↻ Job ${this.jobId} is recovering${reason ? `: ${reason}` : ''}`));
+    }
+  }
+
+  private onTask(task: number, name: string | null, status: string, reason: string | null, out: Output[]): void {
+    const info = this.tasks.get(task) ?? { name, status, maxRestarts: 0 };
+    if (name) info.name = name;
+    if (!isTerminal('task', info.status)) info.status = status;
+    this.tasks.set(task, info);
+    if (this.scope && task !== this.scope.task) {
+      if (task > this.scope.task && status !== 'PENDING' && status !== 'CANCELLED') this.finishScope(out);
+      return;
+    }
+    if (!isTerminal('task', status) || this.taskMarked.has(task)) return;
+    if (this.hasOpenAttempt(task)) this.taskPending.set(task, { status, reason });
+    else this.markTask(task, status, reason, out);
+  }
+
+  private onAttemptStart(msg: Extract<StreamMessage, { type: 'attempt' }>, out: Output[]): void {
+    if (this.outOfScope(msg.task, msg.attempt)) {
+      if (this.scope && (msg.task > this.scope.task || (this.scope.attempt !== undefined && msg.attempt > this.scope.attempt))) this.finishScope(out);
+      return;
+    }
+    const k = key(msg.task, msg.attempt);
+    if (this.started.has(k) || this.ended.has(k)) return;
+    this.started.add(k);
+    this.open.add(k);
+    // The move to the next task, when the previous task's end was not told by a task message
+    // (e.g. a replay that starts here).
+    if (this.lastTask !== null && msg.task > this.lastTask && !this.taskMarked.has(this.lastTask)) {
+      const prevStatus = this.tasks.get(this.lastTask)?.status;
+      const lastEnd = this.lastEndOf(this.lastTask);
+      const st = prevStatus && isTerminal('task', prevStatus) ? prevStatus : (lastEnd ?? 'SUCCEEDED');
+      this.markTask(this.lastTask, st, null, out);
+    }
+    this.lastTask = msg.task;
+    if (!this.received.has(k)) this.received.set(k, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0);
+    this.pos = { task: msg.task, attempt: msg.attempt, offset: this.received.get(k)! };
+    const info = this.tasks.get(msg.task);
+    const label = taskLabel(msg.task, info?.name);
+    if (msg.cause === 'restart') {
+      // "attempt A of T": T counts the attempts the task can reach with the restarts left
+      // (recoveries take attempt numbers too, but not the restart budget).
+      const seen = (this.restartsSeen.get(msg.task) ?? 0) + 1;
+      this.restartsSeen.set(msg.task, seen);
+      const n = msg.restart?.n ?? seen;
+      const max = msg.restart?.max ?? info?.maxRestarts ?? n;
+      this.marker(out, this.c.yellow(`↻ Restarting task ${msg.task} (attempt ${msg.attempt} of ${msg.attempt + Math.max(0, max - n)})`));
+    } else if (msg.cause === 'recovery') {
+      this.marker(out, this.c.yellow(`↻ Recovering task ${msg.task} (attempt ${msg.attempt})${msg.reason ? `: ${msg.reason}` : ''}`));
+    }
+    this.marker(out, `├── ${label}, attempt ${msg.attempt} started`);
+  }
+
+  private onAttemptEnd(msg: Extract<StreamMessage, { type: 'attempt' }>, out: Output[]): void {
+    if (this.outOfScope(msg.task, msg.attempt)) return;
+    const k = key(msg.task, msg.attempt);
+    if (this.ended.has(k)) return;
+    this.ended.set(k, msg.status);
+    this.open.delete(k);
+    this.received.set(k, Math.max(this.received.get(k) ?? 0, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0));
+    if (!this.scope?.attempt && (msg.task > this.pos.task || (msg.task === this.pos.task && msg.attempt >= this.pos.attempt))) {
+      this.pos = { task: msg.task, attempt: msg.attempt + 1, offset: 0 };
+    }
+    if (this.lastTask === null || msg.task > this.lastTask) this.lastTask = msg.task;
+    const who = `Task ${msg.task} attempt ${msg.attempt}`;
+    let text: string;
+    if (msg.status === 'FAILED') text = this.c.red(`│   ${who} failed with exit code ${msg.exitCode ?? '?'}`);
+    else if (msg.status === 'FAILED_SETUP') text = this.c.red(`│   ${who} setup failed with exit code ${msg.exitCode ?? '?'}`);
+    else if (msg.status === 'LOST') text = this.c.yellow(`│   ${who} was lost${msg.reason ? `: ${msg.reason}` : ''}`);
+    else if (ATTEMPT_ENDED[msg.status]) text = `│   ${who} ${ATTEMPT_ENDED[msg.status]}${msg.exitCode != null && msg.status !== 'SUCCEEDED' ? ` (exit code ${msg.exitCode})` : ''}`;
+    else text = `│   ${who} ended (status: ${msg.status})`;
+    this.marker(out, text);
+    if (this.scope?.attempt !== undefined && msg.task === this.scope.task && msg.attempt === this.scope.attempt) {
+      this.finishScoped(msg.status, `${taskLabel(msg.task, this.tasks.get(msg.task)?.name)} attempt ${msg.attempt}`, out);
+      return;
+    }
+    const pending = this.taskPending.get(msg.task);
+    if (pending && !this.hasOpenAttempt(msg.task)) {
+      this.taskPending.delete(msg.task);
+      this.markTask(msg.task, pending.status, pending.reason, out);
+    }
+  }
+
+  private onEnd(status: string, follow: boolean, out: Output[]): void {
+    for (const [task, p] of [...this.taskPending]) {
+      this.taskPending.delete(task);
+      this.markTask(task, p.status, p.reason, out);
+    }
+    if (this.finished) return;
+    if (this.scope) {
+      const t = this.tasks.get(this.scope.task);
+      let st: string | null = null;
+      if (this.scope.attempt !== undefined) st = this.ended.get(key(this.scope.task, this.scope.attempt)) ?? null;
+      else if (t && isTerminal('task', t.status)) st = t.status;
+      else if (isTerminal('job', status)) st = this.lastEndOf(this.scope.task) ?? status;
+      const label = this.scope.attempt !== undefined ? `${taskLabel(this.scope.task, t?.name)} attempt ${this.scope.attempt}` : taskLabel(this.scope.task, t?.name);
+      if (st) this.finishScoped(st, label, out);
+      else {
+        this.finished = true;
+        this.outcomeValue = { status: t?.status ?? null, terminal: false };
+        this.marker(out, `└── ${label} has not ended (status: ${t?.status ?? 'unknown'}); not following`);
+      }
+      return;
+    }
+    this.finished = true;
+    const terminal = isTerminal('job', status);
+    this.outcomeValue = { status, terminal };
+    if (terminal) this.marker(out, finalLine(`Job ${this.jobId}`, status, this.c));
+    else this.marker(out, `└── Job ${this.jobId} is ${colorStatus(status, this.c)}${follow ? '' : `; not following (\`jobdeck logs ${this.jobId}\` follows it)`}`);
+  }
+
+  // ─── helpers ───────────────────────────────────────────────────────────────────────────────
+
+  private outOfScope(task: number, attempt: number): boolean {
+    if (!this.scope) return false;
+    if (task !== this.scope.task) return true;
+    return this.scope.attempt !== undefined && attempt !== this.scope.attempt;
+  }
+
+  private hasOpenAttempt(task: number): boolean {
+    for (const k of this.open) if (k.startsWith(`${task}:`)) return true;
+    return false;
+  }
+
+  private lastEndOf(task: number): string | undefined {
+    let best = 0;
+    let st: string | undefined;
+    for (const [k, s] of this.ended) {
+      const [t, a] = k.split(':').map(Number);
+      if (t === task && a > best) {
+        best = a;
+        st = s;
+      }
+    }
+    return st;
+  }
+
+  private markTask(task: number, status: string, reason: string | null, out: Output[]): void {
+    if (this.taskMarked.has(task)) return;
+    this.taskMarked.add(task);
+    const info = this.tasks.get(task);
+    if (info && !isTerminal('task', info.status)) info.status = status;
+    const label = taskLabel(task, info?.name);
+    const count = this.job?.taskCount ?? Math.max(this.tasks.size, task + 1);
+    const why = reason ? `: ${reason}` : '';
+    if (this.scope && task === this.scope.task && this.scope.attempt === undefined) {
+      this.finishScoped(status, label, out);
+      return;
+    }
+    if (count <= 1 || this.scope) return; // a one-task job: the attempt line and the job line say it all
+    const started = [...this.started].some((k) => k.startsWith(`${task}:`)) || [...this.ended.keys()].some((k) => k.startsWith(`${task}:`));
+    if (status === 'SUCCEEDED') {
+      const next = task + 1 < count ? `; moving on to ${taskLabel(task + 1, this.tasks.get(task + 1)?.name).replace(/^Task/, 'task')}` : '';
+      this.marker(out, `├── ${label} ${this.c.green('succeeded')}${next}`);
+    } else if (status === 'CANCELLED' && !started) {
+      this.marker(out, this.c.dim(`│   ${label} will not run (status: CANCELLED)${why}`));
+    } else {
+      this.marker(out, `├── ${label} ended (status: ${colorStatus(status, this.c)})${why}`);
+    }
+  }
+
+  private finishScope(out: Output[]): void {
+    if (this.finished || !this.scope) return;
+    const t = this.tasks.get(this.scope.task);
+    const st = this.scope.attempt !== undefined ? this.ended.get(key(this.scope.task, this.scope.attempt)) : t && isTerminal('task', t.status) ? t.status : this.lastEndOf(this.scope.task);
+    const label = this.scope.attempt !== undefined ? `${taskLabel(this.scope.task, t?.name)} attempt ${this.scope.attempt}` : taskLabel(this.scope.task, t?.name);
+    this.finishScoped(st ?? 'SUCCEEDED', label, out);
+  }
+
+  private finishScoped(status: string, label: string, out: Output[]): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.outcomeValue = { status, terminal: true };
+    this.marker(out, finalLine(label, status, this.c));
+  }
+
+  private marker(out: Output[], text: string): void {
+    if (this.sameTerminal && !this.outAtLineStart) {
+      out.push({ to: 'err', text: '\n' });
+      this.outAtLineStart = true;
+    }
+    out.push({ to: 'err', text: `${text}\n` });
+  }
+}
+
+function key(task: number, attempt: number): string {
+  return `${task}:${attempt}`;
+}
+
+/** `✓ Job 7 finished (status: SUCCEEDED)` or `✗ … (status: FAILED)`. */
+export function finalLine(what: string, status: string, c: Colors = makeColors(false)): string {
+  const ok = status === 'SUCCEEDED';
+  const mark = ok ? c.green('✓') : c.red('✗');
+  return `${mark} ${what} finished (status: ${colorStatus(status, c)})`;
+}

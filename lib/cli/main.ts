@@ -1,0 +1,112 @@
+/**
+ * The `jobdeck` command (commander): launch, queue, logs, cancel, delete, status, server.
+ * bin/jobdeck.mjs loads this file with tsx and calls main(); the answer is the process exit code
+ * (lib/cli/exit-codes.ts).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { addLaunch } from './commands/launch';
+import { addLogs } from './commands/logs';
+import { addManage } from './commands/manage';
+import { addQueue } from './commands/queue';
+import { addServer } from './commands/server';
+import { CLI_ENV_HELP, type GlobalOptions } from './config';
+import { CliContext, type CliIO, processIO } from './context';
+import { CliError } from './errors';
+import { EXIT, exitCodesHelp } from './exit-codes';
+
+function cliVersion(): string {
+  try {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+    return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** The text after the main help: environment variables and the exit-code table. */
+export function helpFooter(): string {
+  const w = Math.max(...CLI_ENV_HELP.map(([k]) => k.length));
+  const env = CLI_ENV_HELP.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`);
+  return [
+    '',
+    'Examples:',
+    '  jobdeck launch examples/seed-retry-pipeline.yaml   submit and follow; exit code = how it ended',
+    '  jobdeck launch -d --cmd "python train.py" -n train  submit only; prints "Job submitted, ID: N"',
+    '  jobdeck queue                                        jobs not finished (and finished in the last 24 h)',
+    '  jobdeck logs 7 1 --attempt 2                         task 1, attempt 2 of job 7',
+    '',
+    'Output: log bytes go to stdout exactly as the job wrote them; progress markers and errors go to stderr.',
+    '',
+    'Environment:',
+    ...env,
+    '',
+    exitCodesHelp(),
+  ].join('\n');
+}
+
+/**
+ * Builds the program. Every action reports its exit code through `setCode`; commander's own
+ * errors (unknown option, missing argument) exit USAGE.
+ */
+export function buildProgram(io: CliIO, setCode: (code: number) => void): Command {
+  const program = new Command();
+  let ctx: CliContext | null = null;
+  const getCtx = () => (ctx ??= new CliContext(io, () => program.opts<GlobalOptions>()));
+  const run = async (fn: () => Promise<number>) => setCode(await fn());
+  program
+    .name('jobdeck')
+    .description('jobdeck — submit, follow and manage jobs on a jobdeck server (managed jobs and pipelines with retries and live logs).')
+    .version(cliVersion(), '-V, --version')
+    .option('--url <url>', 'server address (default $JOBDECK_URL, or http://127.0.0.1:3000)')
+    .option('--token <token>', 'API token (default $JOBDECK_TOKEN, or the local server token file)')
+    .showHelpAfterError('(run `jobdeck --help` or `jobdeck <command> --help` for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s),
+    })
+    .addHelpText('after', helpFooter());
+  addLaunch(program, getCtx, run);
+  addQueue(program, getCtx, run);
+  addLogs(program, getCtx, run);
+  addManage(program, getCtx, run);
+  addServer(program, getCtx, run);
+  for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
+  return program;
+}
+
+/**
+ * Runs the CLI on `argv` (without node and script: `['logs', '7']`). Answers the exit code;
+ * never throws. Errors are printed to stderr as `error: <message>`.
+ */
+export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
+  let code: number = EXIT.OK;
+  const program = buildProgram(io, (c) => (code = c));
+  if (argv.length === 0) {
+    program.outputHelp();
+    return EXIT.USAGE;
+  }
+  const red = (s: string) => (new CliContext(io, () => ({})).errColors.red(s));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
+      return EXIT.USAGE;
+    }
+    if (err instanceof CliError) {
+      io.stderr.write(`${red('error:')} ${err.message}\n`);
+      for (const d of err.details) io.stderr.write(`  ${d}\n`);
+      return err.exitCode;
+    }
+    const e = err as Error;
+    io.stderr.write(`${red('error:')} ${e?.message ?? String(err)}\n`);
+    if (io.env.JOBDECK_DEBUG) io.stderr.write(`${e?.stack ?? ''}\n`);
+    return EXIT.INTERNAL;
+  }
+}
