@@ -26,7 +26,7 @@
  * `task` status messages, and for each attempt from the start position `attempt` start → binary
  * log chunks (≤ 256 KiB each, contiguous offsets) → `attempt` end (only once the log was read to
  * the size the finished attempt left); finally `end` and close 1000. A client sends nothing,
- * except optionally `{"type":"ping"}` (answered with `{"type":"pong"}`); anything else closes the
+ * except optionally `{"type":"ping"}` (answered with PongMessage `{"type":"pong"}`); anything else closes the
  * socket with 4400. Frames larger than 4 KiB from a client close it with 1009.
  *
  * Positions: after a log chunk, the client's position is (task, attempt, offset + data.length);
@@ -124,8 +124,6 @@ export type StreamMessage =
     }
   /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
   | { type: 'end'; status: JobStatus; follow: boolean }
-  /** Answer to a client's `{"type":"ping"}`. */
-  | { type: 'pong' }
   /**
    * The server is dropping this client (code in STREAM_ERROR_CODES); reconnect with `resume`
    * (`task`/`attempt`/`offset` as query parameters, `since` too when present) to continue
@@ -146,6 +144,12 @@ export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number];
 export type ClientMessage = { type: 'ping' };
 
 /**
+ * The server's answer to a ClientMessage ping, on both endpoints. Not part of StreamMessage /
+ * ListMessage: a client that never pings never sees it; one that pings checks for it first.
+ */
+export type PongMessage = { type: 'pong' };
+
+/**
  * Messages on the list endpoint `/ws/jobs` (dashboard jobs page). The server sends nothing on
  * connect: open the socket first, then GET /api/jobs, then apply messages (each carries the
  * whole JobSummary, so applying one twice is harmless). Bursts are coalesced: at most one
@@ -155,9 +159,7 @@ export type ClientMessage = { type: 'ping' };
 export type ListMessage =
   | { type: 'created'; job: JobSummary }
   | { type: 'updated'; job: JobSummary }
-  | { type: 'deleted'; jobId: number }
-  /** Answer to a client's `{"type":"ping"}`. */
-  | { type: 'pong' };
+  | { type: 'deleted'; jobId: number };
 
 /** WebSocket close codes used by jobdeck (4000–4999 are application codes). */
 export const CLOSE = {
