@@ -41,6 +41,9 @@ export interface Transition<E extends Entity = Entity> {
   data?: Omit<UpdateOf<E>, 'status' | 'id'>;
 }
 
+/** A guarded write of any entity (a discriminated union on `entity`). */
+export type AnyTransition = { [E in Entity]: Transition<E> }[Entity];
+
 /** The outcome of one guarded write. */
 export type TransitionOutcome<R> =
   | { outcome: 'applied'; row: R; event: JobEvent }
@@ -100,7 +103,7 @@ function delegate(tx: Prisma.TransactionClient, entity: Entity) {
   };
 }
 
-async function applyOne(tx: Prisma.TransactionClient, t: Transition, index: number): Promise<{ row: Job | Task | Attempt; event: JobEvent }> {
+async function applyOne(tx: Prisma.TransactionClient, t: AnyTransition, index: number): Promise<{ row: Job | Task | Attempt; event: JobEvent }> {
   const d = delegate(tx, t.entity);
   const data: Record<string, unknown> = { ...(t.data ?? {}), status: t.to };
   if (t.reason !== undefined) data.statusReason = t.reason;
@@ -132,7 +135,7 @@ async function applyOne(tx: Prisma.TransactionClient, t: Transition, index: numb
   return { row, event };
 }
 
-function logApplied(t: Transition, event: JobEvent): void {
+function logApplied(t: AnyTransition, event: JobEvent): void {
   const where = t.entity === 'job' ? '' : t.entity === 'task' ? ` task ${event.taskIndex}` : ` task ${event.taskIndex} attempt ${event.attemptNumber}`;
   logger().info(
     { jobId: event.jobId, entity: t.entity, id: t.id, from: t.from, to: t.to, reason: t.reason ?? undefined },
@@ -153,7 +156,7 @@ function isTx(db: Db): db is Prisma.TransactionClient {
  *
  * @throws IllegalTransitionError (before any query) when a write is not in the table.
  */
-export async function transitionMany(db: Db, transitions: Transition[]): Promise<BatchOutcome> {
+export async function transitionMany(db: Db, transitions: AnyTransition[]): Promise<BatchOutcome> {
   for (const t of transitions) assertTransition(t.entity, t.from, t.to);
   const run = async (tx: Prisma.TransactionClient) => {
     const rows: Array<Job | Task | Attempt> = [];
@@ -184,7 +187,7 @@ export async function transitionMany(db: Db, transitions: Transition[]): Promise
  * @throws IllegalTransitionError before any query when `from → to` is not allowed.
  */
 export async function transition<E extends Entity>(db: Db, t: Transition<E>): Promise<TransitionOutcome<RowOf<E>>> {
-  const r = await transitionMany(db, [t as unknown as Transition]);
+  const r = await transitionMany(db, [t as unknown as AnyTransition]);
   if (r.outcome === 'applied') return { outcome: 'applied', row: r.rows[0] as RowOf<E>, event: r.events[0] };
   if (r.reason === 'gone') return { outcome: 'lost', reason: 'gone' };
   return { outcome: 'lost', reason: r.reason, row: r.row as RowOf<E> };
@@ -269,17 +272,32 @@ export interface NewAttempt {
 /**
  * Starts a task attempt: moves the task `from → STARTING` (guarded) and creates the attempt in
  * STARTING, in one transaction, with a JobEvent for each. Loses like any guarded write — a
- * deleted or terminal task never gets an attempt.
- * @throws IllegalTransitionError when `from → STARTING` is not allowed.
+ * deleted or terminal task never gets an attempt. `before` / `after` add guarded writes to the
+ * same transaction (the monitor ends the previous attempt and moves the job with the new
+ * attempt, all or nothing); if any of them loses, nothing is written and the outcome is `lost`.
+ * @throws IllegalTransitionError when `from → STARTING` (or a `before`/`after` write) is not allowed.
  */
 export async function startAttempt(
   db: PrismaClient,
-  a: NewAttempt & { taskFrom: TaskStatus; reason?: string; taskData?: Transition<'task'>['data'] },
+  a: NewAttempt & {
+    taskFrom: TaskStatus;
+    reason?: string;
+    taskData?: Transition<'task'>['data'];
+    /** Guarded writes applied first, in the same transaction (e.g. the previous attempt's end). */
+    before?: AnyTransition[];
+    /** Guarded writes applied after the attempt is created, in the same transaction (e.g. the job's status). */
+    after?: AnyTransition[];
+  },
 ): Promise<TransitionOutcome<Attempt>> {
   assertTransition('task', a.taskFrom, 'STARTING');
+  const before = a.before ?? [];
+  const after = a.after ?? [];
+  for (const t of [...before, ...after]) assertTransition(t.entity, t.from, t.to);
   try {
     const res = await db.$transaction(async (tx) => {
-      const t = await applyOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, 0);
+      const pre: Array<{ t: AnyTransition; event: JobEvent }> = [];
+      for (let i = 0; i < before.length; i++) pre.push({ t: before[i], event: (await applyOne(tx, before[i], i)).event });
+      const t = await applyOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, before.length);
       const task = t.row as Task;
       const attempt = await tx.attempt.create({
         data: { jobId: task.jobId, taskId: task.id, number: a.number, cause: a.cause, executor: a.executor ?? 'local', logPath: a.logPath ?? null },
@@ -287,11 +305,17 @@ export async function startAttempt(
       const event = await tx.jobEvent.create({
         data: { jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause },
       });
-      return { taskEvent: t.event, attempt, event };
+      const post: Array<{ t: AnyTransition; event: JobEvent }> = [];
+      for (let i = 0; i < after.length; i++) post.push({ t: after[i], event: (await applyOne(tx, after[i], before.length + 1 + i)).event });
+      return { pre, taskEvent: t.event, attempt, event, post };
     });
+    for (const p of res.pre) logApplied(p.t, p.event);
     logApplied({ entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason }, res.taskEvent);
+    for (const p of res.post) logApplied(p.t, p.event);
+    for (const p of res.pre) emit({ type: 'event', jobId: p.event.jobId, event: p.event });
     emit({ type: 'event', jobId: res.event.jobId, event: res.taskEvent });
     emit({ type: 'event', jobId: res.event.jobId, event: res.event });
+    for (const p of res.post) emit({ type: 'event', jobId: p.event.jobId, event: p.event });
     return { outcome: 'applied', row: res.attempt, event: res.event };
   } catch (err) {
     if (err instanceof Lost) {
@@ -301,6 +325,68 @@ export async function startAttempt(
     }
     throw err;
   }
+}
+
+/** A set write over many jobs: see transitionJobsWhere(). */
+export interface JobsWhere {
+  ids: number[];
+  from: JobStatus;
+  to: JobStatus;
+  reason?: string | null;
+  data?: Omit<Prisma.JobUncheckedUpdateManyInput, 'status' | 'id'>;
+  /** Also move these jobs' tasks that are in `tasks.from` (same transaction). */
+  tasks?: { from: TaskStatus; to: TaskStatus; reason?: string | null; data?: Omit<Prisma.TaskUncheckedUpdateManyInput, 'status' | 'id'> };
+}
+
+/**
+ * Guarded set write over many jobs at once (batch cancel): every job of `ids` whose status is
+ * `from` moves to `to` — one `UPDATE … WHERE id IN (…) AND status = from RETURNING id` per chunk
+ * of 1000, the guard in the WHERE clause — and, with `tasks`, those jobs' tasks in `tasks.from`
+ * move to `tasks.to` in the same transaction. One JobEvent per row written (per job: its tasks'
+ * events, then the job's), announced after each commit. Jobs not in `from` (moved, terminal,
+ * gone) are simply not in `applied`: the caller re-reads them.
+ * @throws IllegalTransitionError before any query when a transition is not allowed.
+ */
+export async function transitionJobsWhere(db: PrismaClient, b: JobsWhere): Promise<{ applied: number[]; events: JobEvent[] }> {
+  assertTransition('job', b.from, b.to);
+  if (b.tasks) assertTransition('task', b.tasks.from, b.tasks.to);
+  const applied: number[] = [];
+  const events: JobEvent[] = [];
+  const ids = [...new Set(b.ids)];
+  for (let i = 0; i < ids.length; i += 1000) {
+    const chunk = ids.slice(i, i + 1000);
+    const res = await db.$transaction(async (tx) => {
+      const jobs = await tx.job.updateManyAndReturn({
+        where: { id: { in: chunk }, status: b.from },
+        data: { ...(b.data ?? {}), status: b.to, ...(b.reason !== undefined ? { statusReason: b.reason } : {}), updatedAt: new Date() },
+        select: { id: true },
+      });
+      const jobIds = jobs.map((j) => j.id).sort((x, y) => x - y);
+      if (jobIds.length === 0) return { jobIds, events: [] as JobEvent[] };
+      const byJob = new Map<number, Prisma.JobEventCreateManyInput[]>(jobIds.map((id) => [id, []]));
+      if (b.tasks) {
+        const t = b.tasks;
+        const rows = await tx.task.updateManyAndReturn({
+          where: { jobId: { in: jobIds }, status: t.from },
+          data: { ...(t.data ?? {}), status: t.to, ...(t.reason !== undefined ? { statusReason: t.reason } : {}) },
+          select: { jobId: true, index: true },
+        });
+        rows.sort((x, y) => x.jobId - y.jobId || x.index - y.index);
+        for (const r of rows) byJob.get(r.jobId)!.push({ jobId: r.jobId, entity: 'task', taskIndex: r.index, from: t.from, to: t.to, reason: t.reason ?? null });
+      }
+      const data: Prisma.JobEventCreateManyInput[] = [];
+      for (const id of jobIds) data.push(...byJob.get(id)!, { jobId: id, entity: 'job', from: b.from, to: b.to, reason: b.reason ?? null });
+      const evs = await tx.jobEvent.createManyAndReturn({ data });
+      return { jobIds, events: evs.sort((x, y) => x.id - y.id) };
+    });
+    applied.push(...res.jobIds);
+    events.push(...res.events);
+    if (res.jobIds.length) {
+      logger().info({ jobs: res.jobIds.length, from: b.from, to: b.to, reason: b.reason ?? undefined }, `${res.jobIds.length} jobs: ${b.from} → ${b.to}${b.reason ? ` (${b.reason})` : ''}`);
+    }
+    for (const e of res.events) emit({ type: 'event', jobId: e.jobId, event: e });
+  }
+  return { applied, events };
 }
 
 /**

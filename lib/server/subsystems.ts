@@ -3,3 +3,4 @@
  * routes). server.ts imports this once; add a line here when adding a subsystem.
  */
 export {};
+import '../monitor';

@@ -1,0 +1,147 @@
+/**
+ * Helpers shared by the monitor-* and recovery-* suites: submit a YAML job, run a monitor
+ * in-process against a real database and the real local executor, wait for a state, and read
+ * the story a job's JobEvents tell.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { createLocalExecutor } from '../../lib/executors/local';
+import type { Executor } from '../../lib/executors/types';
+import { submitJobSpec } from '../../lib/jobs/submit';
+import { createMonitor, type Monitor, type MonitorOptions } from '../../lib/monitor/monitor';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** An example from examples/ (the spec teammate's files), as text. */
+export function example(name: string): string {
+  return readFileSync(path.join(ROOT, 'examples', `${name}.yaml`), 'utf8');
+}
+
+/** Submits YAML through the real submit path (spec validation included); returns the job id. */
+export async function submit(db: PrismaClient, yaml: string): Promise<number> {
+  const r = await submitJobSpec(db, { source: { kind: 'yaml', text: yaml } });
+  return r.result.id;
+}
+
+/** Polls `fn` every 25 ms until it returns a truthy value; throws with `what` after `timeoutMs`. */
+export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The job with its tasks (by index) and all their attempts (by number). */
+export function jobTree(db: PrismaClient, id: number) {
+  return db.job.findUnique({
+    where: { id },
+    include: { tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'asc' } } } } },
+  });
+}
+
+const TERMINAL = ['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'];
+
+/** Waits until the job is terminal; returns its tree. */
+export async function waitTerminal(db: PrismaClient, id: number, timeoutMs = 30_000) {
+  return waitFor(async () => {
+    const j = await jobTree(db, id);
+    return j && TERMINAL.includes(j.status) ? j : null;
+  }, `job ${id} to end`, timeoutMs);
+}
+
+/** Waits until the job has status `status`. */
+export async function waitStatus(db: PrismaClient, id: number, status: string, timeoutMs = 20_000) {
+  return waitFor(async () => {
+    const j = await jobTree(db, id);
+    return j && j.status === status ? j : null;
+  }, `job ${id} to be ${status}`, timeoutMs);
+}
+
+/** The JobEvents as compact lines: "job PENDING>STARTING", "task0 RUNNING>FAILED", "t0a2 >STARTING". */
+export async function story(db: PrismaClient, id: number): Promise<string[]> {
+  const evs = await db.jobEvent.findMany({ where: { jobId: id }, orderBy: { id: 'asc' } });
+  return evs.map((e) => {
+    const who = e.entity === 'job' ? 'job' : e.entity === 'task' ? `t${e.taskIndex}` : `t${e.taskIndex}a${e.attemptNumber}`;
+    return `${who} ${e.from ?? ''}>${e.to}`;
+  });
+}
+
+/** A temporary data folder (attempt folders), removed by cleanup(). */
+export function tempHome(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'jobdeck-monitor-'));
+}
+
+/** True while any process of the process group `pgid` exists (kill(-pgid, 0)). */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Test fixture: monitors and homes to clean up, process groups to kill if a test left them. */
+export class Fixture {
+  monitors: Monitor[] = [];
+  homes: string[] = [];
+  home = tempHome();
+  executor = createLocalExecutor({ cpus: 4, pollMs: 200 });
+  constructor() {
+    this.homes.push(this.home);
+  }
+
+  /** A monitor on `db` with the real local executor and fast settings (overridable). */
+  monitor(db: PrismaClient, opts: Partial<MonitorOptions> = {}): Monitor {
+    const m = createMonitor({
+      db,
+      executor: this.executor,
+      home: this.home,
+      reconcileMs: 100,
+      lostConfirmMs: 100,
+      recoveryBackoffMs: 50,
+      cancelGraceMs: 2000,
+      ...opts,
+    });
+    this.monitors.push(m);
+    return m;
+  }
+
+  /** Stops every monitor, kills any process group of an attempt still alive, removes the homes. */
+  async cleanup(db?: PrismaClient): Promise<void> {
+    for (const m of this.monitors) await m.stop().catch(() => undefined);
+    if (db) {
+      const open = await db.attempt.findMany({ where: { pid: { not: null } }, select: { pid: true } }).catch(() => []);
+      for (const a of open) {
+        try {
+          if (a.pid) process.kill(-a.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    for (const h of this.homes) rmSync(h, { recursive: true, force: true });
+  }
+}
+
+/** An executor that delegates to `inner`, with overrides for some calls (probe faults…). */
+export function wrapExecutor(inner: Executor, over: Partial<Executor>): Executor {
+  return {
+    name: inner.name,
+    launch: over.launch ?? ((r) => inner.launch(r)),
+    probe: over.probe ?? ((h) => inner.probe(h)),
+    watch: over.watch ?? ((h, l) => inner.watch(h, l)),
+    cancel: over.cancel ?? ((h, o) => inner.cancel(h, o)),
+    capacity: over.capacity ?? (() => inner.capacity()),
+  };
+}
