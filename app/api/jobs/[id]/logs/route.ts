@@ -1,0 +1,17 @@
+import { apiRoute } from '@/lib/api/handler';
+import { parseJobId } from '@/lib/api/request';
+import { getDatabase } from '@/lib/db';
+import { getLogRange, parseLogRangeQuery } from '@/lib/logs/api';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * GET /api/jobs/:id/logs?task=&attempt=&offset=&limit= — one bounded byte range of an attempt's
+ * log (LogRange). 400 bad numbers, 404 unknown job/task/attempt, 416 offset past the end.
+ */
+export const GET = apiRoute<{ id: string }>(async (req, { id }) => {
+  const jobId = parseJobId(id);
+  const q = parseLogRangeQuery(new URL(req.url));
+  const range = await getLogRange((await getDatabase()).prisma, jobId, q);
+  return Response.json(range, { headers: { 'cache-control': 'no-store' } });
+});

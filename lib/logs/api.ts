@@ -1,0 +1,137 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import type { Attempt, PrismaClient, Task } from '../generated/prisma/client';
+import type { LogRange } from '../api/types';
+import { ApiError, notFound } from '../api/errors';
+import { validate } from '../api/request';
+import { isTerminal } from '../jobs/status';
+import { logSize, OffsetPastEndError, readLogRange } from './reader';
+
+/**
+ * The REST side of attempt logs:
+ * - `GET /api/jobs/:id/logs?task=&attempt=&offset=&limit=` → LogRange (one bounded byte range);
+ * - `GET /api/jobs/:id/logs/download?task=&attempt=` → the whole file, streamed.
+ * Defaults: task = the job's current task, attempt = that task's latest; offset 0; limit 256 KiB
+ * (at most 1 MiB). Neither loads a whole log in memory.
+ */
+
+/** Default bytes of one range read. */
+export const LOG_RANGE_DEFAULT_LIMIT = 256 * 1024;
+/** Most bytes one range read returns. */
+export const LOG_RANGE_MAX_LIMIT = 1024 * 1024;
+
+const uint = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/, { error: (iss) => `expected an integer ≥ ${min}, got "${String(iss.input)}"` })
+    .transform((s) => Number(s))
+    .refine((n) => n >= min && n <= max, { error: `${name} must be between ${min} and ${max}` });
+
+/** Query of GET /api/jobs/:id/logs (strings in, numbers out; for validation and OpenAPI). */
+export const LogRangeQuerySchema = z.object({
+  task: uint('task', 0).optional().meta({ description: '0-based task index (default: the current task).' }),
+  attempt: uint('attempt', 1).optional().meta({ description: '1-based attempt number (default: the latest attempt of the task).' }),
+  offset: uint('offset', 0).optional().meta({ description: 'Byte offset of the first byte (default 0).' }),
+  limit: uint('limit', 1, LOG_RANGE_MAX_LIMIT).optional().meta({ description: `Most bytes to return (default ${LOG_RANGE_DEFAULT_LIMIT}, at most ${LOG_RANGE_MAX_LIMIT}).` }),
+});
+
+/** Query of GET /api/jobs/:id/logs/download. */
+export const LogDownloadQuerySchema = LogRangeQuerySchema.pick({ task: true, attempt: true });
+
+/** Which attempt's log: absent fields take the defaults described above. */
+export interface LogTarget {
+  task?: number;
+  attempt?: number;
+}
+
+/** Parses a logs query. @throws ApiError 400 naming the parameter. */
+export function parseLogRangeQuery(url: URL): LogTarget & { offset: number; limit: number } {
+  const q = validate(LogRangeQuerySchema, Object.fromEntries(url.searchParams), 'query');
+  return { task: q.task, attempt: q.attempt, offset: q.offset ?? 0, limit: q.limit ?? LOG_RANGE_DEFAULT_LIMIT };
+}
+
+/** Parses a download query. @throws ApiError 400 naming the parameter. */
+export function parseLogDownloadQuery(url: URL): LogTarget {
+  return validate(LogDownloadQuerySchema, Object.fromEntries(url.searchParams), 'query');
+}
+
+/**
+ * Finds the attempt a logs request is about.
+ * @throws ApiError 404 saying which of job, task or attempt does not exist (or that the task has
+ *   not started yet when no attempt was named).
+ */
+export async function resolveLogAttempt(prisma: PrismaClient, jobId: number, target: LogTarget): Promise<{ task: Task; attempt: Attempt }> {
+  const job = await prisma.job.findUnique({ where: { id: jobId }, select: { id: true, currentTask: true, taskCount: true } });
+  if (!job) throw notFound(`job ${jobId} does not exist`);
+  const index = target.task ?? job.currentTask;
+  const task = await prisma.task.findUnique({ where: { jobId_index: { jobId, index } } });
+  if (!task) throw notFound(`job ${jobId} has ${job.taskCount} task${job.taskCount === 1 ? '' : 's'} (0–${job.taskCount - 1}): no task ${index}`);
+  let attempt: Attempt | null;
+  if (target.attempt !== undefined) {
+    attempt = await prisma.attempt.findUnique({ where: { taskId_number: { taskId: task.id, number: target.attempt } } });
+    if (!attempt) {
+      const n = await prisma.attempt.count({ where: { taskId: task.id } });
+      throw notFound(`job ${jobId} task ${index} has ${n === 0 ? 'no attempt yet' : `${n} attempt${n === 1 ? '' : 's'} (1–${n})`}: no attempt ${target.attempt}`);
+    }
+  } else {
+    attempt = await prisma.attempt.findFirst({ where: { taskId: task.id }, orderBy: { number: 'desc' } });
+    if (!attempt) throw notFound(`job ${jobId} task ${index} has not started: no attempt yet`);
+  }
+  return { task, attempt };
+}
+
+/**
+ * One bounded byte range of an attempt's log (see LogRange). An offset equal to the size
+ * answers an empty range (poll again later).
+ * @throws ApiError 404 (unknown job/task/attempt), 416 when offset is past the end (with `size`).
+ */
+export async function getLogRange(prisma: PrismaClient, jobId: number, q: LogTarget & { offset: number; limit: number }): Promise<LogRange> {
+  const { task, attempt } = await resolveLogAttempt(prisma, jobId, q);
+  const ended = isTerminal('attempt', attempt.status);
+  try {
+    const r = await readLogRange(attempt.logPath, q.offset, q.limit, { complete: ended });
+    return {
+      task: task.index,
+      attempt: attempt.number,
+      offset: r.offset,
+      nextOffset: r.nextOffset,
+      size: r.size,
+      complete: ended && r.nextOffset >= r.size,
+      data: r.data.toString('utf8'),
+    };
+  } catch (err) {
+    if (err instanceof OffsetPastEndError) {
+      throw new ApiError(416, 'Range Not Satisfiable', `offset ${q.offset} is past the end of the log of job ${jobId} task ${task.index} attempt ${attempt.number}: its size is ${err.size} bytes`, {
+        size: err.size,
+      });
+    }
+    throw err;
+  }
+}
+
+/** The download file name of an attempt's log. */
+export function logFileName(jobId: number, task: number, attempt: number): string {
+  return `job-${jobId}-task-${task}-attempt-${attempt}.log`;
+}
+
+/**
+ * The whole log of an attempt as a streamed response (the bytes that exist when asked; a
+ * missing file is an empty log). Read in 256 KiB pieces as the client takes them, never buffered
+ * whole. @throws ApiError 404 for an unknown job, task or attempt.
+ */
+export async function logDownloadResponse(prisma: PrismaClient, jobId: number, target: LogTarget): Promise<Response> {
+  const { task, attempt } = await resolveLogAttempt(prisma, jobId, target);
+  const size = await logSize(attempt.logPath);
+  const headers = {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': String(size),
+    'content-disposition': `attachment; filename="${logFileName(jobId, task.index, attempt.number)}"`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  };
+  if (size === 0 || !attempt.logPath) return new Response(null, { status: 200, headers: { ...headers, 'content-length': '0' } });
+  // A fixed range: a log still growing is sent up to the size it had, matching Content-Length.
+  const file = createReadStream(attempt.logPath, { start: 0, end: size - 1, highWaterMark: 256 * 1024 });
+  return new Response(Readable.toWeb(file) as ReadableStream<Uint8Array>, { status: 200, headers });
+}
