@@ -3,4 +3,5 @@
  * routes). server.ts imports this once; add a line here when adding a subsystem.
  */
 export {};
+import '../ws';
 import '../monitor';

@@ -1,0 +1,186 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { getDatabase } from '../db';
+import { storeBus, type StoreEvent } from '../jobs/store';
+import { logger } from '../log';
+import { CLOSE, type StreamMessage } from '../logs/protocol';
+import { shared } from '../shared';
+import { loadStreamLimits, type StreamLimits } from './config';
+import { JobStream, parseStreamStart, StreamQueryError } from './job-stream';
+import { ListStreams } from './list-stream';
+
+/**
+ * The process-wide WebSocket hub (kept on shared(), so the custom server and any route bundle
+ * see one): owns the `ws` server (noServer, no compression, small client frames), every open
+ * socket, one store-bus listener that routes each change to the streams of its job and to the
+ * list stream, a heartbeat, and the graceful stop (close 1001). Authentication happens before a
+ * route is called (lib/server/start.ts); the hub does none.
+ */
+export class WsHub {
+  readonly limits: StreamLimits;
+  private readonly wss: WebSocketServer;
+  private readonly sockets = new Set<WebSocket>();
+  private readonly alive = new WeakMap<WebSocket, boolean>();
+  private readonly byJob = new Map<number, Set<JobStream>>();
+  private readonly list: ListStreams;
+  private readonly heartbeat: NodeJS.Timeout;
+  private stopped = false;
+  private readonly onChange = (e: StoreEvent) => {
+    try {
+      const set = this.byJob.get(e.jobId);
+      if (set) for (const s of set) s.onStoreEvent(e);
+      this.list.onStoreEvent(e);
+    } catch (err) {
+      logger().error({ err, jobId: e.jobId }, 'ws hub listener failed');
+    }
+  };
+
+  constructor(limits: StreamLimits = loadStreamLimits()) {
+    this.limits = limits;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      // Clients send nothing but a tiny ping message.
+      maxPayload: 4096,
+      clientTracking: false,
+      // How long a closing socket may take to flush and answer (ws option; missing from @types/ws).
+      ...({ closeTimeout: limits.closeGraceMs } as object),
+    });
+    this.list = new ListStreams(async () => (await getDatabase()).prisma, limits);
+    storeBus().on('change', this.onChange);
+    this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Open sockets (job and list streams). */
+  get socketCount(): number {
+    return this.sockets.size;
+  }
+
+  /** Job streams open on one job. */
+  streamsOf(jobId: number): number {
+    return this.byJob.get(jobId)?.size ?? 0;
+  }
+
+  private beat(): void {
+    for (const ws of this.sockets) {
+      if (this.alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      this.alive.set(ws, false);
+      try {
+        ws.ping();
+      } catch {
+        // closing
+      }
+    }
+  }
+
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, then: (ws: WebSocket) => void): void {
+    if (this.stopped) {
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      this.alive.set(ws, true);
+      ws.on('pong', () => this.alive.set(ws, true));
+      ws.on('close', () => this.sockets.delete(ws));
+      then(ws);
+    });
+  }
+
+  private reject(ws: WebSocket, code: 'bad_request' | 'not_found' | 'internal', message: string, close: number): void {
+    const msg: StreamMessage = { type: 'error', code, message };
+    ws.send(JSON.stringify(msg));
+    ws.close(close, code);
+  }
+
+  /** Upgrade handler of `/ws/jobs/:id`. */
+  handleJob(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>): void {
+    this.accept(req, socket, head, (ws) => {
+      const raw = params.id ?? '';
+      if (!/^[1-9][0-9]{0,9}$/.test(raw)) return this.reject(ws, 'bad_request', `job id: expected a positive integer, got "${raw}"`, CLOSE.BAD_REQUEST);
+      const jobId = Number(raw);
+      let start;
+      try {
+        start = parseStreamStart(new URL(req.url ?? '/', 'http://x').searchParams);
+      } catch (err) {
+        if (err instanceof StreamQueryError) return this.reject(ws, 'bad_request', err.message, CLOSE.BAD_REQUEST);
+        throw err;
+      }
+      const begin = start;
+      getDatabase().then(
+        (db) => {
+          if (ws.readyState !== ws.OPEN) return;
+          const stream = new JobStream(ws, jobId, begin, {
+            prisma: db.prisma,
+            limits: this.limits,
+            onDone: (s) => {
+              const set = this.byJob.get(jobId);
+              set?.delete(s);
+              if (set && set.size === 0) this.byJob.delete(jobId);
+            },
+          });
+          let set = this.byJob.get(jobId);
+          if (!set) this.byJob.set(jobId, (set = new Set()));
+          set.add(stream);
+          void stream.run();
+        },
+        (err: unknown) => this.reject(ws, 'internal', `database unavailable: ${(err as Error).message}`, CLOSE.INTERNAL_ERROR),
+      );
+    });
+  }
+
+  /** Upgrade handler of `/ws/jobs`. */
+  handleList(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.accept(req, socket, head, (ws) => this.list.add(ws));
+  }
+
+  /**
+   * Stops: every job stream gets `error` going_away with its resume position, every socket is
+   * closed with 1001; sockets that have not closed after `graceMs` are destroyed.
+   */
+  async stop(graceMs = 1000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    storeBus().off('change', this.onChange);
+    clearInterval(this.heartbeat);
+    for (const set of this.byJob.values()) for (const s of [...set]) s.goAway();
+    this.list.closeAll(CLOSE.GOING_AWAY, 'server stopping');
+    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(CLOSE.GOING_AWAY, 'server stopping');
+    const deadline = Date.now() + graceMs;
+    while (this.sockets.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const ws of this.sockets) ws.terminate();
+    this.sockets.clear();
+    this.wss.close();
+  }
+}
+
+/** The process-wide hub, created on first use (with limits from the environment). */
+export function wsHub(): WsHub {
+  const s = shared();
+  if (!s.wsHub) s.wsHub = new WsHub();
+  return s.wsHub as WsHub;
+}
+
+/** Stops the process-wide hub (if any) and forgets it; the next wsHub() makes a fresh one. */
+export async function stopWsHub(): Promise<void> {
+  const s = shared();
+  const hub = s.wsHub as WsHub | undefined;
+  s.wsHub = undefined;
+  await hub?.stop();
+}
+
+/**
+ * Replaces the process-wide hub with one using these limits (in-process tests); the old one is
+ * stopped.
+ */
+export async function resetWsHub(limits: Partial<StreamLimits> = {}): Promise<WsHub> {
+  await stopWsHub();
+  const hub = new WsHub({ ...loadStreamLimits(), ...limits });
+  shared().wsHub = hub;
+  return hub;
+}
