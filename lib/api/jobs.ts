@@ -6,12 +6,13 @@
  */
 import type { PrismaClient } from '../generated/prisma/client';
 import { getDatabase } from '../db';
-import { getJobDetail, listJobs } from '../jobs/queries';
+import { deleteJobs, requestCancel } from '../jobs/controller';
+import { activeJobIds, getJobDetail, listJobs, type JobFilter } from '../jobs/queries';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { SubmissionConflictError, submitJobSpec, type SubmitInput, type SubmitOutcome } from '../jobs/submit';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
-import type { JobDetail, JobList } from './types';
+import type { CancelResult, JobDetail, JobList } from './types';
 
 /** How many spec issues the `detail` text of a spec problem spells out (all are in `issues`). */
 const DETAIL_ISSUES = 5;
@@ -65,4 +66,39 @@ export async function detail(db: PrismaClient, id: number): Promise<JobDetail> {
   const job = await getJobDetail(db, id);
   if (!job) throw notFound(`job ${id} not found`);
   return job;
+}
+
+/**
+ * Cancels one job (lib/jobs/controller.ts requestCancel): PENDING → CANCELLED at once, a running
+ * job → CANCELLING (the monitor stops it).
+ * @throws ApiError 404 "job 12 not found"; 409 "job 12 is already SUCCEEDED".
+ */
+export async function cancelOne(db: PrismaClient, id: number): Promise<CancelResult> {
+  const r = await requestCancel(db, [id]);
+  if (r.notFound.includes(id)) throw notFound(`job ${id} not found`);
+  const ended = r.alreadyTerminal.find((x) => x.id === id);
+  if (ended) throw conflict(`job ${id} is already ${ended.status}`, { jobId: id, jobStatus: ended.status });
+  return r;
+}
+
+/**
+ * Cancels the jobs named by `ids`, or the jobs a filter selects that are not terminal yet.
+ * Each id lands in exactly one list of the CancelResult. An empty selection cancels nothing.
+ */
+export async function cancelMany(db: PrismaClient, sel: { ids: number[] } | { filter: JobFilter }): Promise<CancelResult> {
+  const ids = 'ids' in sel ? sel.ids : await activeJobIds(db, sel.filter);
+  if (ids.length === 0) return { cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] };
+  return requestCancel(db, ids);
+}
+
+/**
+ * Deletes a terminal job: rows and its folder (attempt logs) — lib/jobs/controller.ts deleteJobs.
+ * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: cancel it first".
+ */
+export async function deleteOne(db: PrismaClient, id: number): Promise<void> {
+  const r = await deleteJobs(db, [id]);
+  if (r.deleted.includes(id)) return;
+  const refused = r.refused.find((x) => x.id === id);
+  if (!refused || refused.status === null) throw notFound(`job ${id} not found`);
+  throw conflict(`job ${id} is ${refused.status}: cancel it first (only a terminal job can be deleted)`, { jobId: id, jobStatus: refused.status });
 }

@@ -6,7 +6,8 @@
  * Only the paths (which route, which schema, which status) are written here, in one table.
  * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
  * the schemas lib/logs/api.ts exports. The login routes (`/api/auth/login|logout`,
- * lib/auth/login.ts) export no zod schema: they are described by hand in AUTH_PATHS below.
+ * lib/auth/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
+ * described by hand below (AUTH_PATHS, '/api/monitor').
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
@@ -306,6 +307,21 @@ ${WS_TEXT}`,
           tags: ['meta'],
           security: [],
           responses: { 200: { description: '{ ok, database, migrations, version }' }, 503: { description: 'The database failed.' } },
+        },
+      },
+      '/api/monitor': {
+        get: {
+          operationId: 'monitorState',
+          summary: "The monitor's state (lib/monitor/handle.ts MonitorState)",
+          tags: ['meta'],
+          responses: {
+            200: {
+              description:
+                'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }.',
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+            401: ERRORS[401],
+          },
         },
       },
       '/api/openapi.json': {

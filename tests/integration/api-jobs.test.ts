@@ -4,15 +4,16 @@
  * concurrent submits with one submissionId), list filters and keyset paging (3 pages, and a deep
  * page among 10,000 jobs), detail shape with attempts, log sizes, events and masked secrets.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ApiError } from '../../lib/api/errors';
-import { detail, list, submit, validateSpec } from '../../lib/api/jobs';
-import { parseListQuery, parseSubmitRequest } from '../../lib/api/request';
+import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec } from '../../lib/api/jobs';
+import { parseCancelRequest, parseListQuery, parseSubmitRequest } from '../../lib/api/request';
+import { jobDir } from '../../lib/jobs/paths';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
 import { decodeCursor, encodeCursor, getJobSummary, listJobs } from '../../lib/jobs/queries';
 import { startAttempt, transitionMany } from '../../lib/jobs/store';
@@ -53,14 +54,19 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   let t: TestDatabase;
   let db: PrismaClient;
   let tmp: string;
+  const savedHome = process.env.JOBDECK_HOME;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `api-jobs-${kind}`);
     db = t.db.prisma;
     tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-api-'));
+    // deleteJobs removes $JOBDECK_HOME/jobs/<id>: keep it inside this test's folder.
+    process.env.JOBDECK_HOME = tmp;
   });
   afterAll(async () => {
     await t?.dispose();
     rmSync(tmp, { recursive: true, force: true });
+    if (savedHome === undefined) delete process.env.JOBDECK_HOME;
+    else process.env.JOBDECK_HOME = savedHome;
   });
 
   it('submits a YAML pipeline: PENDING job, tasks stored as normalized specs, 201 semantics', async () => {
@@ -237,6 +243,68 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       const err = await apiError(detail(db, 999_999));
       expect(err.status).toBe(404);
       expect(err.detail).toBe('job 999999 not found');
+    });
+  });
+
+  describe('cancel and delete', () => {
+    const cancelBody = (body: unknown) =>
+      parseCancelRequest(new Request('http://x/api/jobs/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+
+    it('cancels a PENDING job at once, then answers 409 "already CANCELLED"; 404 for an unknown job', async () => {
+      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      expect(await cancelOne(db, result.id)).toEqual({ cancelled: [result.id], cancelling: [], alreadyTerminal: [], notFound: [] });
+      const again = await apiError(cancelOne(db, result.id));
+      expect(again.status).toBe(409);
+      expect(again.detail).toBe(`job ${result.id} is already CANCELLED`);
+      const unknown = await apiError(cancelOne(db, 999_998));
+      expect([unknown.status, unknown.detail]).toEqual([404, 'job 999998 not found']);
+    });
+
+    it('cancels a running job into CANCELLING (the monitor finishes it)', async () => {
+      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      const moved = await transitionMany(db, [{ entity: 'job', id: result.id, from: 'PENDING', to: 'RUNNING' }]);
+      expect(moved.outcome).toBe('applied');
+      expect(await cancelOne(db, result.id)).toEqual({ cancelled: [], cancelling: [result.id], alreadyTerminal: [], notFound: [] });
+      const d = await detail(db, result.id);
+      expect(d).toMatchObject({ status: 'CANCELLING', cancelRequested: true });
+    });
+
+    it('refuses to delete a job that is not terminal; deletes a terminal one with its folder (204 semantics)', async () => {
+      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      const refused = await apiError(deleteOne(db, result.id));
+      expect(refused.status).toBe(409);
+      expect(refused.detail).toMatch(new RegExp(`^job ${result.id} is PENDING: cancel it first`));
+      await cancelOne(db, result.id);
+      const folder = jobDir(result.id);
+      expect(folder.startsWith(tmp)).toBe(true);
+      mkdirSync(path.join(folder, 'task-0'), { recursive: true });
+      writeFileSync(path.join(folder, 'task-0', 'log'), 'bytes');
+      await deleteOne(db, result.id);
+      expect(existsSync(folder)).toBe(false);
+      expect((await apiError(detail(db, result.id))).status).toBe(404);
+      const gone = await apiError(deleteOne(db, result.id));
+      expect([gone.status, gone.detail]).toEqual([404, `job ${result.id} not found`]);
+    });
+
+    it('cancels by ids (each id in one list) and by filter (only matching jobs not yet terminal)', async () => {
+      const name = `filter-${kind}`;
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' }, name })).result.id);
+      const other = (await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' }, name: 'unrelated' })).result.id;
+      await cancelOne(db, ids[0]);
+      const byFilter = await cancelMany(db, await cancelBody({ q: name.toUpperCase() }));
+      expect(byFilter).toEqual({ cancelled: [ids[1], ids[2]], cancelling: [], alreadyTerminal: [], notFound: [] });
+      expect((await detail(db, other)).status).toBe('PENDING');
+      const byIds = await cancelMany(db, await cancelBody({ ids: [ids[0], other, 999_997] }));
+      expect(byIds).toEqual({ cancelled: [other], cancelling: [], alreadyTerminal: [{ id: ids[0], status: 'CANCELLED' }], notFound: [999_997] });
+      expect(await cancelMany(db, await cancelBody({ status: ['SUCCEEDED'] }))).toEqual({ cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] });
+    });
+
+    it('cancels every job not yet terminal with all: true', async () => {
+      const a = (await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } })).result.id;
+      const r = await cancelMany(db, await cancelBody({ all: true }));
+      expect(r.cancelled).toContain(a);
+      expect(await db.job.count({ where: { status: 'PENDING' } })).toBe(0);
     });
   });
 

@@ -1,5 +1,5 @@
 import { apiRoute } from '@/lib/api/handler';
-import { detail, prisma } from '@/lib/api/jobs';
+import { deleteOne, detail, prisma } from '@/lib/api/jobs';
 import { parseJobId } from '@/lib/api/request';
 
 export const dynamic = 'force-dynamic';
@@ -8,4 +8,10 @@ export const dynamic = 'force-dynamic';
 export const GET = apiRoute<{ id: string }>(async (_req, { id }) => {
   const job = await detail(await prisma(), parseJobId(id));
   return Response.json(job, { headers: { 'cache-control': 'no-store' } });
+});
+
+/** DELETE /api/jobs/:id — 204 for a terminal job (rows and logs); 409 when not terminal; 404 unknown. */
+export const DELETE = apiRoute<{ id: string }>(async (_req, { id }) => {
+  await deleteOne(await prisma(), parseJobId(id));
+  return new Response(null, { status: 204 });
 });
