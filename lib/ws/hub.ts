@@ -58,6 +58,13 @@ export class WsHub {
     return this.sockets.size;
   }
 
+  /** Bytes queued on all open sockets and not yet written out (bounded by backpressure). */
+  bufferedBytes(): number {
+    let n = 0;
+    for (const ws of this.sockets) n += ws.bufferedAmount;
+    return n;
+  }
+
   /** Job streams open on one job. */
   streamsOf(jobId: number): number {
     return this.byJob.get(jobId)?.size ?? 0;

@@ -395,6 +395,8 @@ export class JobStream {
    * of another attempt while one is still open.
    */
   private async processEvents(): Promise<void> {
+    // Nothing after an attempt's end may overtake its last log bytes and its end message.
+    if (this.open?.terminal) return;
     while (this.pending.length && !this.closed) {
       const e = this.pending[0];
       const t = e.taskIndex ?? -1;

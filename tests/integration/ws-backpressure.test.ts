@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeSync, closeSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOG_CHUNK_BYTES, type StreamMessage } from '../../lib/logs/protocol';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
+
+/**
+ * Backpressure: a client that stops reading makes the server stop reading the log (bounded
+ * buffer, bounded memory), is cut off after the stall timeout with a resume position, and
+ * resumes from it to get the rest exactly once.
+ */
+describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
+  let tdb: TestDatabase;
+  let srv: WsServer;
+  let logDir: string;
+  const HIGH_WATER = 1024 * 1024;
+  const STALL_MS = 1500;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase(kind, `ws-backpressure-${kind}`);
+    logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-bp-'));
+    srv = await startWsServer(tdb.db, { highWater: HIGH_WATER, stallMs: STALL_MS, closeGraceMs: 30_000 });
+  });
+  afterAll(async () => {
+    await srv?.close();
+    await tdb?.dispose();
+    rmSync(logDir, { recursive: true, force: true });
+  });
+
+  it('is cut off past the cap with a resume position, the server buffers a bounded amount, and resuming gets every byte once', async () => {
+    const d = await JobDriver.create(tdb.db.prisma, logDir);
+    const a = await d.startAttempt(0, 1);
+    const file = d.logPath(0, 1);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const total = 96 * 1024 * 1024;
+    const hash = createHash('sha256');
+    const fd = openSync(file, 'w');
+    for (let n = 0; n < total; n += 1024 * 1024) {
+      const piece = randomBytes(1024 * 1024);
+      hash.update(piece);
+      writeSync(fd, piece);
+    }
+    closeSync(fd);
+    await d.endAttempt(a, 'SUCCEEDED', 0);
+    await d.endTask(0, 'SUCCEEDED', 0);
+    await d.endJob('SUCCEEDED');
+
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    const ledger = new ByteLedger();
+    const slow = await StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}`, ledger);
+    const sock = (slow.ws as unknown as { _socket: Socket })._socket;
+    sock.pause(); // never reads: kernel buffers fill, then the server's socket buffer
+    let maxBuffered = 0;
+    let maxRss = 0;
+    const t0 = Date.now();
+    while (srv.hub.streamsOf(d.jobId) > 0 && Date.now() - t0 < 20_000) {
+      maxBuffered = Math.max(maxBuffered, srv.hub.bufferedBytes());
+      maxRss = Math.max(maxRss, process.memoryUsage().rss);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const cutAfter = Date.now() - t0;
+    expect(srv.hub.streamsOf(d.jobId), 'the stream was cut off').toBe(0);
+    expect(cutAfter).toBeGreaterThanOrEqual(STALL_MS - 100);
+    // Never more than the high-water mark plus one chunk (and the small control messages).
+    expect(maxBuffered).toBeLessThanOrEqual(HIGH_WATER + LOG_CHUNK_BYTES + 64 * 1024);
+    expect(maxRss - rssBefore).toBeLessThan(40 * 1024 * 1024);
+
+    // The client reads again: everything queued before the cut, then the error, then 4408.
+    sock.resume();
+    expect(await slow.done(30_000)).toMatchObject({ code: 4408 });
+    const err = slow.messages.at(-1) as Extract<StreamMessage, { type: 'error' }>;
+    expect(err).toMatchObject({ type: 'error', code: 'slow_consumer' });
+    const got = ledger.next.get('0/1') ?? 0;
+    expect(got).toBeGreaterThan(0);
+    expect(got).toBeLessThan(total);
+    expect(err.resume).toMatchObject({ task: 0, attempt: 1, offset: got });
+    expect(err.resume?.since).toBeGreaterThan(0);
+
+    const r = err.resume!;
+    const rest = await StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}?task=${r.task}&attempt=${r.attempt}&offset=${r.offset}&since=${r.since}`, ledger);
+    expect(await rest.done(60_000)).toMatchObject({ code: 1000 });
+    expect(ledger.next.get('0/1')).toBe(total);
+    expect(ledger.sha256(0, 1)).toBe(hash.digest('hex'));
+    // With `since`, the resumed stream repeats no status message.
+    expect(rest.messages.map((m) => m.type)).toEqual(['hello', 'attempt', 'attempt', 'task', 'job', 'end']);
+  }, 120_000);
+});
