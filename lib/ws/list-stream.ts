@@ -79,7 +79,6 @@ export class ListStreams {
 
   private async flush(): Promise<void> {
     this.flushing = true;
-    this.lastFlush = Date.now();
     const dirty = new Map(this.dirty);
     const deleted = [...this.deleted];
     this.dirty.clear();
@@ -94,6 +93,8 @@ export class ListStreams {
         // A job that vanished between its change and this read was deleted.
         for (const id of ids) if (!found.has(id) && !deleted.includes(id)) messages.push({ type: 'deleted', jobId: id });
       }
+      // Spacing is measured between sends, so a slow read never squeezes two messages together.
+      this.lastFlush = Date.now();
       for (const ws of this.clients) {
         if (ws.bufferedAmount > this.limits.listCap) {
           ws.send(JSON.stringify({ type: 'error', code: 'slow_consumer', message: 'the client did not keep up; refetch the list and reconnect' }));
@@ -104,6 +105,7 @@ export class ListStreams {
         for (const m of messages) this.send(ws, m);
       }
     } catch (err) {
+      this.lastFlush = Date.now();
       logger().error({ err }, 'list stream flush failed');
     } finally {
       this.flushing = false;
