@@ -25,7 +25,10 @@ export interface MonitorSettings {
   maxStepErrors: number;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
+/** Environment variables by name (process.env or a plain object in tests). */
+type Env = Readonly<Record<string, string | undefined>>;
+
+function int(env: Env, name: string, def: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
   const n = Number(raw);
@@ -37,7 +40,7 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number): nu
  * Reads the settings (see the module comment).
  * @throws Error naming the variable when a value is malformed.
  */
-export function monitorSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): MonitorSettings {
+export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings {
   const reconcileMs = int(env, 'JOBDECK_RECONCILE_MS', 1000, 10);
   const check = (env.JOBDECK_CAPACITY_CHECK ?? '1').trim();
   if (!['0', '1', 'true', 'false', ''].includes(check)) throw new Error(`JOBDECK_CAPACITY_CHECK: expected 0 or 1, got "${env.JOBDECK_CAPACITY_CHECK}"`);

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
+import { liveMembers } from '../../lib/executors/proc';
 import type { Executor } from '../../lib/executors/types';
 import { submitJobSpec } from '../../lib/jobs/submit';
 import { createMonitor, type Monitor, type MonitorOptions } from '../../lib/monitor/monitor';
@@ -81,14 +82,12 @@ export function tempHome(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'jobdeck-monitor-'));
 }
 
-/** True while any process of the process group `pgid` exists (kill(-pgid, 0)). */
+/**
+ * True while any live process (not a zombie: a killed child of this test process stays a zombie
+ * until Node reaps it) of the attempt's process group / session `pgid` exists (/proc scan).
+ */
 export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return liveMembers(pgid, 0).length > 0;
 }
 
 /** Test fixture: monitors and homes to clean up, process groups to kill if a test left them. */
