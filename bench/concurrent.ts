@@ -1,0 +1,83 @@
+/**
+ * Measure 2 — concurrent jobs. 1,000 `sleep` jobs (capacity check off: JOBDECK_CAPACITY_CHECK=0)
+ * submitted through 16 concurrent clients; time until all are RUNNING (list stream, confirmed by
+ * the REST list); then, while steady, the server's CPU (utime+stime from /proc/<pid>/stat over a
+ * window, % of one core) and RSS (/proc/<pid>/status VmRSS). Then cancel everything and check
+ * that no attempt process is left.
+ */
+import type { Measure, MeasureResult } from './lib/context';
+import { cancelEverything, submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
+import { cpuTimeMs, processesUnder, sampleRss } from './lib/proc';
+import { summarizeProfile } from './lib/profile';
+import { startBenchServer } from './lib/server';
+import { fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
+
+export const concurrent: Measure = {
+  name: 'concurrent',
+  title: 'Concurrent jobs',
+  async run(ctx): Promise<MeasureResult> {
+    const n = ctx.quick ? 100 : 1000;
+    const settleMs = ctx.quick ? 2000 : 5000;
+    const windowMs = ctx.quick ? 5000 : 15_000;
+    const server = await startBenchServer({ label: 'concurrent', env: { JOBDECK_CAPACITY_CHECK: '0' }, profile: ctx.profile });
+    const tracker = await trackStatuses(server);
+    const rssAll = sampleRss(server.pid, 200);
+    ctx.log(`concurrent: submitting ${n} × sleep 3600…`);
+    const t0 = nowMs();
+    const ids = await submitMany(server, n, 'sleep 3600', 16, 'concurrent');
+    const submittedMs = nowMs() - t0;
+    ctx.log(`concurrent: ${n} submitted in ${fmtMs(submittedMs)}; waiting for all RUNNING…`);
+    const allRunningAt = await waitAllStatus(server, tracker, ids, 'RUNNING', 120_000);
+    const allRunningMs = allRunningAt - t0;
+    const afterSubmitMs = allRunningAt - (t0 + submittedMs);
+
+    ctx.log(`concurrent: all RUNNING after ${fmtMs(allRunningMs)}; settling ${settleMs} ms, then a ${windowMs} ms steady window…`);
+    await sleep(settleMs);
+    const rssSteady = sampleRss(server.pid, 100);
+    const c0 = cpuTimeMs(server.pid)!;
+    const w0 = nowMs();
+    await sleep(windowMs);
+    const c1 = cpuTimeMs(server.pid)!;
+    const w1 = nowMs();
+    const steady = rssSteady.stop();
+    const cpuPct = ((c1 - c0) / (w1 - w0)) * 100;
+    const procs = processesUnder(server.home).length;
+    const stillRunning = tracker.count(ids, 'RUNNING');
+
+    ctx.log('concurrent: cancelling all…');
+    const stop = await cancelEverything(server, 90_000);
+    tracker.close();
+    const rss = rssAll.stop();
+    await server.stop();
+    const prof = server.profilePath();
+
+    const notes: string[] = [];
+    if (stillRunning !== n) notes.push(`${n - stillRunning} jobs left RUNNING during the steady window`);
+    if (stop.leftover) notes.push(`${stop.leftover} attempt processes survived the cancel (killed by the bench)`);
+    if (stop.allTerminalMs === null) notes.push(`${stop.notTerminal} jobs not terminal 90 s after the cancel`);
+    return {
+      rows: [
+        { metric: `time until all ${n} RUNNING (from first submit)`, value: fmtMs(allRunningMs), target: '≤ 30 s', pass: allRunningMs <= 30_000 },
+        { metric: 'steady server CPU (% of one core)', value: `${cpuPct.toFixed(1)} %`, target: '≤ 10 %', pass: cpuPct <= 10 },
+        { metric: 'steady server RSS (max)', value: fmtBytes(steady.maxBytes), target: '< 400 MB', pass: steady.maxBytes < 400e6 },
+        { metric: 'submit time / peak RSS overall', value: `${fmtMs(submittedMs)} / ${fmtBytes(rss.maxBytes)}` },
+        { metric: 'cancel all → terminal / no process left', value: `${stop.allTerminalMs === null ? 'timeout' : fmtMs(stop.allTerminalMs)} / ${stop.noProcessMs === null ? `${stop.leftover} left` : fmtMs(stop.noProcessMs)}`, pass: stop.leftover === 0 && stop.allTerminalMs !== null ? null : false },
+      ],
+      data: {
+        jobs: n,
+        submittedMs: round(submittedMs),
+        allRunningMs: round(allRunningMs),
+        allRunningAfterLastSubmitMs: round(afterSubmitMs),
+        steadyWindowMs: round(w1 - w0),
+        cpuMs: round(c1 - c0),
+        cpuPct: round(cpuPct, 2),
+        rssSteady: steady,
+        rssOverall: rss,
+        attemptProcesses: procs,
+        stop,
+        profile: prof ? summarizeProfile(prof) : undefined,
+      },
+      notes,
+    };
+  },
+};

@@ -1,0 +1,191 @@
+/**
+ * Measure 1 — exit → status latency. Jobs of `sleep 0.5; exit 0|1` (alternating); for each,
+ * a WebSocket subscriber on `/ws/jobs/:id` opened right after the submit (long before the exit),
+ * and one list-stream subscriber on `/ws/jobs` for all of them. Latency = arrival of the job's
+ * terminal status at the subscriber − the `endedAtMs` the attempt's wrapper recorded in its own
+ * exit file (`<attemptDir>/exit`, the process's own clock; same machine, same wall clock).
+ *
+ * Two servers, one after the other, in the same run: the normal one, and the baseline with the
+ * monitor forced to pure 1 s polling (Ray's monitor loop): JOBDECK_RECONCILE_MS=1000 and
+ * JOBDECK_EXIT_WATCH=0 (no executor.watch() exit notification).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { attemptDir } from '../lib/jobs/paths';
+import { isTerminal } from '../lib/jobs/status';
+import type { BenchContext, Measure, MeasureResult } from './lib/context';
+import { openJobStream, openListStream, submitCmd, type ListStreamClient } from './lib/client';
+import { ROOT, startBenchServer, type BenchServer } from './lib/server';
+import { summarizeProfile } from './lib/profile';
+import { dist, fmtMs, pool, round, sleep, type Dist } from './lib/util';
+
+interface JobSample {
+  id: number;
+  exitCode: number;
+  status: string | null;
+  /** Wrapper-recorded exit time (ms). */
+  endedAtMs: number | null;
+  /** Job stream: terminal `job` message arrival − endedAtMs. */
+  streamMs: number | null;
+  /** List stream: terminal `updated` message arrival − endedAtMs. */
+  listMs: number | null;
+  problem?: string;
+}
+
+interface Run {
+  label: string;
+  env: Record<string, string>;
+  samples: JobSample[];
+  stream: Dist;
+  list: Dist;
+  wrongStatus: number;
+  missed: number;
+  profile?: ReturnType<typeof summarizeProfile>;
+}
+
+function readEndedAt(home: string, id: number): number | null {
+  try {
+    const rec = JSON.parse(readFileSync(path.join(attemptDir(id, 0, 1, home), 'exit'), 'utf8')) as { endedAtMs?: number };
+    return typeof rec.endedAtMs === 'number' ? rec.endedAtMs : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The switch the monitor should read to skip executor.watch() (pure polling). */
+export const EXIT_WATCH_KNOB = 'JOBDECK_EXIT_WATCH';
+
+/** True when lib/monitor or lib/executors read EXIT_WATCH_KNOB. */
+export function monitorHasExitWatchKnob(): boolean {
+  for (const dir of ['lib/monitor', 'lib/executors']) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(path.join(ROOT, dir));
+    } catch {
+      continue;
+    }
+    for (const f of names) {
+      if (f.endsWith('.ts') && readFileSync(path.join(ROOT, dir, f), 'utf8').includes(EXIT_WATCH_KNOB)) return true;
+    }
+  }
+  return false;
+}
+
+async function runOne(ctx: BenchContext, label: string, env: Record<string, string>, jobs: number, inFlight: number, preload?: string[]): Promise<Run> {
+  const server: BenchServer = await startBenchServer({ label, env, profile: ctx.profile, preload });
+  const listArrival = new Map<number, number>();
+  const list = openListStream(server, (msg, t) => {
+    if ((msg.type === 'updated' || msg.type === 'created') && isTerminal('job', msg.job.status) && !listArrival.has(msg.job.id)) listArrival.set(msg.job.id, t);
+  });
+  await list.opened.catch((err: Error) => ctx.log(`  ${label}: list stream unavailable: ${err.message}`));
+
+  // Warm-up (not counted): the first requests compile routes and JIT the paths.
+  await pool(inFlight * 2, inFlight, (i) => measureJob(server, listArrival, list, i, -1));
+  const samples = await pool(jobs, inFlight, (i) => measureJob(server, listArrival, list, i, i));
+  list.close();
+  await server.stop();
+  const stream = dist(samples.map((s) => s.streamMs).filter((v): v is number => v !== null));
+  const listD = dist(samples.map((s) => s.listMs).filter((v): v is number => v !== null));
+  const wrongStatus = samples.filter((s) => s.status !== null && s.status !== (s.exitCode === 0 ? 'SUCCEEDED' : 'FAILED')).length;
+  const missed = samples.filter((s) => s.streamMs === null).length;
+  const run: Run = { label, env, samples, stream, list: listD, wrongStatus, missed };
+  const prof = server.profilePath();
+  if (prof) run.profile = summarizeProfile(prof);
+  return run;
+}
+
+/** One job: submit, subscribe, wait for its terminal status; `n` < 0 marks a warm-up job. */
+async function measureJob(server: BenchServer, listArrival: Map<number, number>, list: ListStreamClient, i: number, n: number): Promise<JobSample> {
+  const exitCode = i % 2;
+  // A little jitter so exits do not line up with each other or with a poll tick.
+  const sleepS = (0.4 + ((i * 37) % 100) / 500).toFixed(3);
+  const { id } = await submitCmd(server, `sleep ${sleepS}; exit ${exitCode}`, { name: n < 0 ? `warmup-${i}` : `latency-${n}` });
+  let terminalAt: number | null = null;
+  let status: string | null = null;
+  let problem: string | undefined;
+  const js = openJobStream(server, id, '', {
+    onMessage: (msg, t) => {
+      if (msg.type === 'hello' && isTerminal('job', msg.job.status)) problem = 'job was terminal before the subscriber connected';
+      if (msg.type === 'job' && isTerminal('job', msg.status) && terminalAt === null) {
+        terminalAt = t;
+        status = msg.status;
+      }
+    },
+  });
+  const closed = await Promise.race([js.closed, sleep(60_000).then(() => null)]);
+  if (!closed) {
+    js.close();
+    problem ??= 'no terminal status within 60 s';
+  } else if (closed.error) problem ??= `job stream: ${closed.error}`;
+  // The list stream coalesces (≤ 1 message per job per 100 ms): give it that long.
+  for (let k = 0; k < 20 && !listArrival.has(id) && list.ws.readyState === list.ws.OPEN; k++) await sleep(25);
+  const endedAtMs = readEndedAt(server.home, id);
+  const listAt = listArrival.get(id) ?? null;
+  return {
+    id,
+    exitCode,
+    status,
+    endedAtMs,
+    streamMs: terminalAt !== null && endedAtMs !== null ? terminalAt - endedAtMs : null,
+    listMs: listAt !== null && endedAtMs !== null ? listAt - endedAtMs : null,
+    problem,
+  };
+}
+
+const roundDist = (d: Dist) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 1)]));
+
+export const latency: Measure = {
+  name: 'latency',
+  title: 'Exit → status latency',
+  async run(ctx): Promise<MeasureResult> {
+    const jobs = ctx.quick ? 40 : 200;
+    const inFlight = 4;
+    // Capacity check off: the in-flight jobs start at once (admission is not what this measures).
+    const common = { JOBDECK_CAPACITY_CHECK: '0' };
+    ctx.log(`latency: ${jobs} jobs, ${inFlight} in flight, normal monitor…`);
+    const fast = await runOne(ctx, 'latency-normal', { ...common }, jobs, inFlight);
+    // The baseline: the monitor's knob when it has one, else the bench's preload shim.
+    const knob = monitorHasExitWatchKnob();
+    const how = knob ? `${EXIT_WATCH_KNOB}=0` : `bench/lib/no-exit-watch.ts preload (the monitor has no ${EXIT_WATCH_KNOB} switch)`;
+    ctx.log(`latency: same with the monitor forced to 1 s polling (${how})…`);
+    const poll = await runOne(ctx, 'latency-poll', { ...common, JOBDECK_RECONCILE_MS: '1000', [EXIT_WATCH_KNOB]: '0' }, jobs, inFlight, knob ? undefined : ['bench/lib/no-exit-watch.ts']);
+
+    const ratio = poll.stream.p50 / fast.stream.p50;
+    const notes: string[] = [];
+    if (!knob) notes.push(`baseline via ${how}; ask: the monitor should read ${EXIT_WATCH_KNOB}=0 to skip executor.watch()`);
+    for (const r of [fast, poll]) {
+      if (r.missed) notes.push(`${r.label}: ${r.missed} of ${jobs} jobs without a measured latency (${[...new Set(r.samples.map((s) => s.problem).filter(Boolean))].slice(0, 3).join('; ')})`);
+      if (r.wrongStatus) notes.push(`${r.label}: ${r.wrongStatus} jobs ended in an unexpected status (exit 0 → SUCCEEDED, exit 1 → FAILED)`);
+    }
+    if (poll.stream.p50 < 150) {
+      notes.push(`baseline invalid: its p50 is below 150 ms, so the monitor still learned of exits at once (${how})`);
+    }
+    return {
+      rows: [
+        { metric: 'p50 exit → job stream', value: fmtMs(fast.stream.p50), target: '< 50 ms', pass: fast.stream.p50 < 50 },
+        { metric: 'p99 exit → job stream', value: fmtMs(fast.stream.p99), target: '< 250 ms', pass: fast.stream.p99 < 250 },
+        { metric: 'p50 / p99 exit → list stream', value: `${fmtMs(fast.list.p50)} / ${fmtMs(fast.list.p99)}` },
+        { metric: 'baseline (1 s polling) p50 / p99', value: `${fmtMs(poll.stream.p50)} / ${fmtMs(poll.stream.p99)}` },
+        { metric: 'baseline p50 ÷ p50', value: `${ratio.toFixed(1)}×`, target: '≥ 10×', pass: ratio >= 10 },
+      ],
+      data: {
+        jobs,
+        inFlight,
+        job: 'sleep 0.4–0.6; exit (i % 2)',
+        baseline: how,
+        runs: [fast, poll].map((r) => ({
+          label: r.label,
+          env: r.env,
+          jobStreamMs: roundDist(r.stream),
+          listStreamMs: roundDist(r.list),
+          missed: r.missed,
+          wrongStatus: r.wrongStatus,
+          samples: r.samples.map((s) => ({ ...s, streamMs: s.streamMs === null ? null : round(s.streamMs, 2), listMs: s.listMs === null ? null : round(s.listMs, 2) })),
+          profile: r.profile,
+        })),
+        ratioP50: round(ratio, 2),
+      },
+      notes,
+    };
+  },
+};

@@ -1,0 +1,204 @@
+/**
+ * The bench's server launcher: `node [--cpu-prof] --import tsx server.ts` on a free loopback
+ * port with its own JOBDECK_HOME and JOBDECK_TOKEN, logs to a file (JSON lines at info level, as
+ * in production), the process id for /proc sampling, and kill -9 for the recovery measure.
+ * Every server registers its own cleanup (lib/cleanup.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onCleanup, tempDir } from './cleanup';
+import { nowMs } from './util';
+
+/** The project root (where server.ts is). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where results (and CPU profiles) are written. */
+export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+
+/** Options of startBenchServer(). */
+export interface BenchServerOptions {
+  /** Names the server in messages, logs and profile files ("latency-fast"). */
+  label: string;
+  /** Reuse a data folder (restart on the same data); default: a fresh temp folder. */
+  home?: string;
+  token?: string;
+  /** Extra environment: DATABASE_URL, JOBDECK_CAPACITY_CHECK, monitor knobs… */
+  env?: Record<string, string>;
+  /** Start with `--cpu-prof`; the profile is written when the server stops (SIGTERM). */
+  profile?: boolean;
+  /** Give up waiting for "listening" after this many ms (default 60 000). */
+  timeoutMs?: number;
+  /** Extra modules loaded with `--import` after tsx (paths relative to the project root). */
+  preload?: string[];
+}
+
+/** A running bench server. */
+export interface BenchServer {
+  label: string;
+  url: string;
+  /** ws://… base URL. */
+  wsUrl: string;
+  token: string;
+  home: string;
+  pid: number;
+  proc: ChildProcess;
+  /** ms from spawn to the "listening" log line. */
+  startupMs: number;
+  /** Wall-clock ms when the process was spawned. */
+  spawnedAtMs: number;
+  logFile: string;
+  /** fetch() against the server with the bearer token. */
+  api(pathname: string, init?: RequestInit): Promise<Response>;
+  /** JSON of a 2xx answer. @throws Error with status and body otherwise. */
+  json<T>(pathname: string, init?: RequestInit): Promise<T>;
+  /** SIGTERM and wait for the exit (running jobs keep running); writes the CPU profile if any. */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash). */
+  kill9(): Promise<void>;
+  /** True while the process runs. */
+  running(): boolean;
+  /** Path of the CPU profile after stop() (profile: true), else null. */
+  profilePath(): string | null;
+  /** The last `bytes` of the server's log. */
+  tail(bytes?: number): string;
+}
+
+/** Environment variables of the bench's own shell that must not leak into a bench server. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined) continue;
+    if (k.startsWith('JOBDECK_') && k !== 'JOBDECK_NEXT_DIST') continue;
+    if (k === 'DATABASE_URL' || k === 'NODE_OPTIONS' || k === 'VITEST') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+/**
+ * Starts a server and waits until it listens.
+ * @throws when it exits first or does not listen within `timeoutMs` (the log tail is in the message).
+ */
+export async function startBenchServer(opts: BenchServerOptions): Promise<BenchServer> {
+  const home = opts.home ?? tempDir(opts.label);
+  const token = opts.token ?? `jd_bench_${randomBytes(16).toString('hex')}`;
+  const logDir = tempDir(`${opts.label}-log`);
+  const logFile = path.join(logDir, 'server.log');
+  const profDir = path.join(logDir, 'prof');
+  if (opts.profile) mkdirSync(profDir, { recursive: true });
+  const args = [...(opts.profile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
+  const spawnedAtMs = nowMs();
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...cleanEnv(),
+      JOBDECK_NEXT_DIST: process.env.JOBDECK_NEXT_DIST || '.next-bench',
+      JOBDECK_HOME: home,
+      JOBDECK_TOKEN: token,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JOBDECK_LOG_PRETTY: '0',
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = createWriteStream(logFile);
+  let tailText = '';
+  let running = true;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => ((running = false), resolve())));
+  const onData = (d: Buffer) => {
+    log.write(d);
+    tailText = (tailText + d.toString()).slice(-64 * 1024);
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+
+  let savedProfile: string | null = null;
+  const stop = async () => {
+    if (running) proc.kill('SIGTERM');
+    const t = setTimeout(() => running && proc.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(t);
+    if (opts.profile && !savedProfile) {
+      const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
+      if (files.length) {
+        mkdirSync(RESULTS_DIR, { recursive: true });
+        // *.json: bench/results/*.json is gitignored; Chrome DevTools loads it as a .cpuprofile.
+        savedProfile = path.join(RESULTS_DIR, `${opts.label}.cpuprofile.json`);
+        rmSync(savedProfile, { force: true });
+        renameSync(path.join(profDir, files[0]), savedProfile);
+      }
+    }
+  };
+  const kill9 = async () => {
+    if (running) proc.kill('SIGKILL');
+    await exited;
+  };
+  const undo = onCleanup(`server ${opts.label}`, async () => {
+    await kill9();
+    log.end();
+  });
+
+  let url: string;
+  try {
+    url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server ${opts.label} did not listen within ${opts.timeoutMs ?? 60_000} ms:\n${tailText.slice(-4000)}`)), opts.timeoutMs ?? 60_000);
+      let carry = '';
+      const check = (d: Buffer) => {
+        const text = carry + d.toString();
+        carry = text.slice(-300);
+        const m = /jobdeck listening on (http:\/\/[^\s"]+)/.exec(text);
+        if (m) {
+          clearTimeout(timer);
+          proc.stdout!.off('data', check);
+          resolve(m[1]);
+        }
+      };
+      proc.stdout!.on('data', check);
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`server ${opts.label} exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${tailText.slice(-4000)}`));
+      });
+    });
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+  const startupMs = nowMs() - spawnedAtMs;
+
+  const api = (pathname: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    if (!headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+    return fetch(new URL(pathname, url), { ...init, headers });
+  };
+  return {
+    label: opts.label,
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    token,
+    home,
+    pid: proc.pid!,
+    proc,
+    startupMs,
+    spawnedAtMs,
+    logFile,
+    api,
+    json: async <T,>(pathname: string, init?: RequestInit): Promise<T> => {
+      const res = await api(pathname, init);
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${pathname} → ${res.status}: ${text.slice(0, 500)}`);
+      return JSON.parse(text) as T;
+    },
+    stop: async () => {
+      await stop();
+    },
+    kill9,
+    running: () => running,
+    profilePath: () => savedProfile,
+    tail: (bytes = 4000) => tailText.slice(-bytes),
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * Measure 5 — list at scale. `GET /api/jobs` pages with 10,000 and 100,000 jobs seeded straight
+ * into the database before the server starts (INSERT … SELECT generate_series: jobs with one task
+ * and one attempt each, terminal statuses so the monitor leaves them alone). PGlite: the data
+ * folder is opened in-process with lib/db/client.ts openDatabase (which migrates), seeded and
+ * closed; PostgreSQL: a fresh database, migrated and seeded the same way, dropped after.
+ *
+ * Pages (default size 50): the first page; a deep page (cursor near the oldest job); a middle
+ * page; a status-filtered deep page; a name search (`q`). Each: 5 warm-up requests, then
+ * ≥ 50 sequential requests timed at the client (request sent → body read).
+ */
+import path from 'node:path';
+import { openDatabase } from '../lib/db/client';
+import { encodeCursor } from '../lib/jobs/queries';
+import type { JobList } from '../lib/api/types';
+import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
+import { tempDir } from './lib/cleanup';
+import { createPgDatabase } from './lib/pg';
+import { summarizeProfile } from './lib/profile';
+import { startBenchServer, type BenchServer } from './lib/server';
+import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
+
+/** SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each. */
+export function seedSql(n: number): string[] {
+  const taskSpec = JSON.stringify({
+    name: null,
+    setup: null,
+    run: 'python train.py --epochs 3',
+    envs: { STAGE: 'bench' },
+    workdir: null,
+    resources: { cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false },
+    jobRecovery: { maxRestartsOnErrors: 1, recoverOnExitCodes: [] },
+  }).replace(/'/g, "''");
+  const status = `(CASE WHEN g % 10 < 7 THEN 'SUCCEEDED' WHEN g % 10 < 9 THEN 'FAILED' ELSE 'CANCELLED' END)`;
+  const name = `('bench-' || (ARRAY['train','eval','nightly','etl','report'])[1 + g % 5] || '-' || g)`;
+  return [
+    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
+     SELECT g, ${name}, ${status}::"JobStatus", NULL, 'run: python train.py --epochs 3\n', '{"name":"bench","tasks":[]}'::jsonb, md5(g::text), 1,
+            now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
+            now() - (${n} - g) * interval '10 seconds' + interval '9 seconds', now(), 1, 0
+     FROM generate_series(1, ${n}) AS g`,
+    `INSERT INTO "Task" ("id","jobId","index","name","status","spec","exitCode","startedAt","endedAt")
+     SELECT g, g, 0, NULL, ${status}::text::"TaskStatus", '${taskSpec}'::jsonb, CASE WHEN g % 10 < 7 THEN 0 ELSE 1 END,
+            now() - (${n} - g) * interval '10 seconds' + interval '1 second', now() - (${n} - g) * interval '10 seconds' + interval '9 seconds'
+     FROM generate_series(1, ${n}) AS g`,
+    `INSERT INTO "Attempt" ("id","jobId","taskId","number","status","cause","executor","exitCode","createdAt","startedAt","endedAt")
+     SELECT g, g, g, 1, (CASE WHEN g % 10 < 7 THEN 'SUCCEEDED' WHEN g % 10 < 9 THEN 'FAILED' ELSE 'CANCELLED' END)::"AttemptStatus", 'first', 'local',
+            CASE WHEN g % 10 < 7 THEN 0 ELSE 1 END, now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
+            now() - (${n} - g) * interval '10 seconds' + interval '9 seconds'
+     FROM generate_series(1, ${n}) AS g`,
+    `SELECT setval(pg_get_serial_sequence('"Job"', 'id'), ${n})`,
+    `SELECT setval(pg_get_serial_sequence('"Task"', 'id'), ${n})`,
+    `SELECT setval(pg_get_serial_sequence('"Attempt"', 'id'), ${n})`,
+    `ANALYZE`,
+  ];
+}
+
+async function seed(opts: { pgliteDir?: string; databaseUrl?: string }, n: number): Promise<number> {
+  const t0 = nowMs();
+  const db = await openDatabase(opts);
+  try {
+    for (const sql of seedSql(n)) await db.prisma.$executeRawUnsafe(sql);
+  } finally {
+    await db.close();
+  }
+  return nowMs() - t0;
+}
+
+interface PageResult {
+  page: string;
+  query: string;
+  ms: Dist;
+  jobs: number;
+  /** A name search (information only: the target is about pages of the list). */
+  search?: boolean;
+}
+
+async function timePage(s: BenchServer, page: string, query: string, reps: number, search = false): Promise<PageResult> {
+  const url = `/api/jobs${query ? `?${query}` : ''}`;
+  let jobs = 0;
+  for (let i = 0; i < 5; i++) await s.json<JobList>(url);
+  const ms: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = nowMs();
+    const body = await s.json<JobList>(url);
+    ms.push(nowMs() - t0);
+    jobs = body.jobs.length;
+  }
+  return { page, query, ms: dist(ms), jobs, ...(search ? { search } : {}) };
+}
+
+async function measureOne(ctx: BenchContext, kind: 'pglite' | 'postgresql', n: number, reps: number) {
+  const home = tempDir(`list-${kind}-${n}`);
+  const env: Record<string, string> = {};
+  let seedMs: number;
+  if (kind === 'postgresql') {
+    const db = await createPgDatabase(ctx.pgUrl, `list${n}`);
+    env.DATABASE_URL = db.url;
+    seedMs = await seed({ databaseUrl: db.url }, n);
+  } else {
+    seedMs = await seed({ pgliteDir: path.join(home, 'db') }, n);
+  }
+  ctx.log(`list: ${kind} ${n} jobs seeded in ${fmtMs(seedMs)}; timing pages…`);
+  const server = await startBenchServer({ label: `list-${kind}-${n}`, home, env, profile: ctx.profile });
+  const pages: PageResult[] = [];
+  pages.push(await timePage(server, 'first', '', reps));
+  pages.push(await timePage(server, 'deep (cursor near the oldest)', `cursor=${encodeCursor(60)}`, reps));
+  pages.push(await timePage(server, 'middle', `cursor=${encodeCursor(Math.floor(n / 2))}`, reps));
+  pages.push(await timePage(server, 'status=CANCELLED, deep', `status=CANCELLED&cursor=${encodeCursor(Math.floor(n / 20))}`, reps));
+  pages.push(await timePage(server, 'first, limit=200', 'limit=200', reps));
+  pages.push(await timePage(server, 'q=nightly (name search, 1 in 5 match)', 'q=nightly', reps, true));
+  pages.push(await timePage(server, 'q=nomatch (name search, full scan)', 'q=nomatch', reps, true));
+  await server.stop();
+  const prof = server.profilePath();
+  return { kind, n, seedMs: round(seedMs), pages, profile: prof ? summarizeProfile(prof) : undefined };
+}
+
+export const list: Measure = {
+  name: 'list',
+  title: 'List at scale',
+  async run(ctx): Promise<MeasureResult> {
+    const sizes = ctx.quick ? [10_000] : [10_000, 100_000];
+    const reps = 50;
+    const runs = [];
+    for (const kind of ['pglite', 'postgresql'] as const) for (const n of sizes) runs.push(await measureOne(ctx, kind, n, reps));
+    const rows: Row[] = [];
+    for (const r of runs) {
+      const worst = r.pages.filter((p) => !p.search).reduce((a, b) => (b.ms.p95 > a.ms.p95 ? b : a));
+      const searches = r.pages.filter((p) => p.search);
+      const first = r.pages[0];
+      const deep = r.pages[1];
+      const isTarget = r.n >= 100_000;
+      rows.push({
+        metric: `${r.kind} ${r.n.toLocaleString('en-US')}: first / deep page p50 (p95)`,
+        value: `${fmtMs(first.ms.p50)} (${fmtMs(first.ms.p95)}) / ${fmtMs(deep.ms.p50)} (${fmtMs(deep.ms.p95)})`,
+      });
+      rows.push({
+        metric: `${r.kind} ${r.n.toLocaleString('en-US')}: worst page p95 (${worst.page})`,
+        value: fmtMs(worst.ms.p95),
+        target: isTarget ? '< 50 ms' : undefined,
+        pass: isTarget ? worst.ms.p95 < 50 : null,
+      });
+      rows.push({ metric: `${r.kind} ${r.n.toLocaleString('en-US')}: name search p95 (match / no match)`, value: searches.map((p) => fmtMs(p.ms.p95)).join(' / ') });
+    }
+    const roundDist = (d: Dist) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 2)]));
+    return {
+      rows,
+      data: { reps, runs: runs.map((r) => ({ ...r, pages: r.pages.map((p) => ({ ...p, ms: roundDist(p.ms) })) })) },
+      notes: ctx.quick ? ['quick: 10,000 jobs only (the target is at 100,000)'] : [],
+    };
+  },
+};

@@ -1,0 +1,65 @@
+/**
+ * Measure 4 — submissions. Jobs/s accepted by `POST /api/jobs` with 16 concurrent clients
+ * (each sends its next request when the previous answered), on PGlite and on PostgreSQL (a
+ * fresh database, dropped after).
+ *
+ * So that running jobs do not skew it, the server gets JOBDECK_CPUS=1 and a first "blocker"
+ * job (`sleep 3600`) takes that CPU: every submitted job (`true`) stays PENDING. The monitor
+ * still sees each new job (admission runs; it just does not fit). 50 warm-up submits come first.
+ */
+import type { Measure, MeasureResult, Row } from './lib/context';
+import { submitCmd } from './lib/client';
+import { cancelEverything, waitAllStatus } from './lib/jobs';
+import { createPgDatabase } from './lib/pg';
+import { summarizeProfile } from './lib/profile';
+import { startBenchServer } from './lib/server';
+import { dist, fmtMs, nowMs, pool, round } from './lib/util';
+
+const CLIENTS = 16;
+
+async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parameters<Measure['run']>[0]) {
+  const env: Record<string, string> = { JOBDECK_CPUS: '1' };
+  if (kind === 'postgresql') env.DATABASE_URL = (await createPgDatabase(ctx.pgUrl, 'submit')).url;
+  const server = await startBenchServer({ label: `submit-${kind}`, env, profile: ctx.profile });
+  const blocker = await submitCmd(server, 'sleep 3600', { name: 'blocker' });
+  await waitAllStatus(server, null, [blocker.id], 'RUNNING', 30_000, 200);
+  await pool(50, CLIENTS, (i) => submitCmd(server, 'true', { name: `warmup-${i}` }));
+  ctx.log(`submit: ${kind}: ${n} submits through ${CLIENTS} clients…`);
+  const lat: number[] = [];
+  const t0 = nowMs();
+  let errors = 0;
+  await pool(n, CLIENTS, async (i) => {
+    const s = nowMs();
+    try {
+      await submitCmd(server, 'true', { name: `submit-${i}` });
+    } catch {
+      errors++;
+    }
+    lat.push(nowMs() - s);
+  });
+  const wallMs = nowMs() - t0;
+  const rate = (n - errors) / (wallMs / 1000);
+  const stop = await cancelEverything(server, 60_000);
+  await server.stop();
+  const prof = server.profilePath();
+  return { kind, n, errors, wallMs: round(wallMs), rate: round(rate, 1), latencyMs: dist(lat), stop, profile: prof ? summarizeProfile(prof) : undefined };
+}
+
+export const submit: Measure = {
+  name: 'submit',
+  title: 'Submissions',
+  async run(ctx): Promise<MeasureResult> {
+    const n = ctx.quick ? 300 : 2000;
+    const pg = await measureKind('postgresql', n, ctx);
+    const pl = await measureKind('pglite', n, ctx);
+    const rows: Row[] = [];
+    for (const r of [pg, pl]) {
+      const min = r.kind === 'postgresql' ? 300 : 150;
+      rows.push({ metric: `${r.kind}: jobs/s accepted (${CLIENTS} clients)`, value: `${r.rate}/s`, target: `≥ ${min}/s`, pass: r.rate >= min });
+      rows.push({ metric: `${r.kind}: request p50 / p99`, value: `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}` });
+    }
+    const notes: string[] = ['jobs stay PENDING: JOBDECK_CPUS=1 with a sleep job holding the CPU'];
+    for (const r of [pg, pl]) if (r.errors) notes.push(`${r.kind}: ${r.errors} submits failed`);
+    return { rows, data: { clients: CLIENTS, jobs: n, runs: [pg, pl] }, notes };
+  },
+};
