@@ -87,6 +87,24 @@ function loginWithUrlToken(req: IncomingMessage, res: ServerResponse, url: URL):
   redirect(res, `${LOGIN_PATH}?error=invalid${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`);
 }
 
+/** How much of a refused upload is read and discarded before the connection is cut (bytes). */
+export const LINGER_BYTES = 64 * 1024 * 1024;
+/** How long a refused upload may keep sending before the connection is cut (ms). */
+export const LINGER_MS = 5_000;
+
+function lingerThenCut(req: IncomingMessage): void {
+  let discarded = 0;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref();
+  req.on('data', (d: Buffer) => {
+    discarded += d.length;
+    if (discarded > LINGER_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+}
+
 /**
  * Builds the HTTP gate. Returns a function that either lets a request through (true: hand it to
  * Next) or answers it itself (false):
@@ -110,8 +128,11 @@ export function createHttpGate(opts: GateOptions = {}): (req: IncomingMessage, r
     }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (Number.isFinite(declared) && declared > maxBody) {
-      // Answer before reading: the rest of the upload is never buffered; the connection closes.
-      sendProblem(res, 413, 'Payload Too Large', `request body is ${declared} bytes; the limit is ${maxBody} bytes`, { connection: 'close' });
+      // Answer before reading a byte of the body. The rest of the upload is discarded as it
+      // arrives (never buffered) so the client reads the 413 instead of a connection reset;
+      // past LINGER_BYTES or LINGER_MS the connection is cut.
+      sendProblem(res, 413, 'Payload Too Large', `request body is ${declared} bytes; the limit is ${maxBody} bytes`);
+      lingerThenCut(req);
       return false;
     }
     const pathname = url.pathname;

@@ -1,7 +1,7 @@
 import { readBody } from '../api/body';
 import { ApiError, badRequest } from '../api/errors';
 import { logger } from '../log';
-import { authenticate } from './guard';
+import { authenticate, bearerToken } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH } from './policy';
 import { clearSessionCookie, issueSession, revokeSession, sessionSetCookie, viaHttps } from './session';
@@ -26,8 +26,10 @@ function isJson(req: Request): boolean {
   return ct === 'application/json';
 }
 
+/** The token and `next` of a login request body (form or JSON); an empty body has neither. */
 async function readCredentials(req: Request): Promise<{ token: string; next: string | null }> {
   const text = await readBody(req, MAX_LOGIN_BODY_BYTES);
+  if (!text.trim()) return { token: '', next: null };
   if (isForm(req)) {
     const p = new URLSearchParams(text);
     return { token: (p.get('token') ?? '').trim(), next: p.get('next') };
@@ -39,15 +41,17 @@ async function readCredentials(req: Request): Promise<{ token: string; next: str
     } catch {
       throw badRequest('the body is not valid JSON; send {"token": "…"}');
     }
-    if (!v || typeof v !== 'object' || typeof (v as { token?: unknown }).token !== 'string') throw badRequest('the JSON body must be an object with a string "token"');
-    const next = (v as { next?: unknown }).next;
-    return { token: (v as { token: string }).token.trim(), next: typeof next === 'string' ? next : null };
+    if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('the JSON body must be an object: {"token": "…"}');
+    const { token = '', next } = v as { token?: unknown; next?: unknown };
+    if (typeof token !== 'string') throw badRequest('"token" must be a string');
+    return { token: token.trim(), next: typeof next === 'string' ? next : null };
   }
   throw new ApiError(415, 'Unsupported Media Type', 'send the token as JSON ({"token": "…"}) or as a form field "token" (application/x-www-form-urlencoded)');
 }
 
 /**
- * Checks the token in a login request and answers: a new session cookie (HttpOnly,
+ * Checks the token in a login request (JSON `{token, next}`, a form, or — with an empty body —
+ * `Authorization: Bearer`) and answers: a new session cookie (HttpOnly,
  * SameSite=Strict, Path=/) and 200 JSON `{ ok: true, next, expiresAt }` — or, for an HTML form,
  * 303 to `next`. A wrong token: 401 problem+json, or 303 back to /login?error=invalid.
  *
@@ -56,7 +60,10 @@ async function readCredentials(req: Request): Promise<{ token: string; next: str
 export async function loginResponse(req: Request): Promise<Response> {
   const state = getAuth();
   const form = isForm(req);
-  const { token, next: rawNext } = await readCredentials(req);
+  const creds = await readCredentials(req);
+  // No token in the body: exchange the bearer token, if any, for a session.
+  const token = creds.token || (bearerToken(req.headers.get('authorization')) ?? '');
+  const rawNext = creds.next;
   const next = safeNextPath(rawNext);
   if (!verifyToken(token, state.tokenHash)) {
     logger().warn('login with a wrong token');

@@ -112,8 +112,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const addr = server.address();
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  log.info({ url, database: db.kind }, `jobdeck listening on ${url} (database: ${db.kind})`);
+  // The login URL first: whoever waits for "listening" has it already.
   auth.announce(log, actualPort);
+  log.info({ url, database: db.kind }, `jobdeck listening on ${url} (database: ${db.kind})`);
 
   let closed = false;
   return {
