@@ -217,9 +217,9 @@ export class StreamClient {
     );
   }
 
-  /** Connects to `url` (a full ws:// URL with path and query). */
-  static connect(url: string, ledger = new ByteLedger()): Promise<StreamClient> {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+  /** Connects to `url` (a full ws:// URL with path and query), with extra upgrade headers. */
+  static connect(url: string, ledger = new ByteLedger(), headers: Record<string, string> = {}): Promise<StreamClient> {
+    const ws = new WebSocket(url, { perMessageDeflate: false, headers });
     const c = new StreamClient(ws, ledger);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(c));
