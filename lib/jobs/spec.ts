@@ -31,6 +31,11 @@
  *   below (where older SkyPilot files put it). Other SkyPilot resource keys (see
  *   {@link SKYPILOT_RESOURCE_KEYS}) are accepted, recorded as written under `resources.other`,
  *   and not used by the local executor. `any_of`/`ordered` (lists of alternatives) are refused.
+ *   `infra` (SkyPilot's "where to run", case-insensitive) chooses the executor: `local` or `slurm`
+ *   → {@link PipelineSpec.executor}; the tasks of a pipeline must agree (a task without `infra`
+ *   follows the others); any other value (a cloud, `k8s`, `slurm/<cluster>/<partition>`) is an
+ *   error. Without it, the server's default applies ({@link jobExecutor}). Also recorded in
+ *   `resources.other` as written.
  * - `job_recovery` (top level, or under `resources`; both at once is an error): a map with
  *   `max_restarts_on_errors` (integer 0–1000, default 0), `recover_on_exit_codes` (an exit code
  *   0–255 or a list of them; normalized to a sorted list without duplicates: such an exit
@@ -125,7 +130,17 @@ export interface TaskSpec {
 export interface PipelineSpec {
   name: string;
   tasks: TaskSpec[];
+  /**
+   * Where the job runs, from its tasks' `resources.infra` (SkyPilot's key); absent when no task
+   * names one — then the server's default applies (see {@link jobExecutor}).
+   */
+  executor?: SpecExecutor;
 }
+
+/** Executors a spec may name with `resources.infra` (names of lib/executors getExecutor()). */
+export const SPEC_EXECUTORS = ['local', 'slurm'] as const;
+/** One of {@link SPEC_EXECUTORS}. */
+export type SpecExecutor = (typeof SPEC_EXECUTORS)[number];
 
 /** One problem in a spec. `line`/`column` are 1-based, null when unknown (JSON form). */
 export interface SpecIssue {
@@ -286,6 +301,19 @@ export function commandSpec(cmd: string, opts: SpecOverrides = {}): PipelineSpec
 /** sha256 (hex) of the canonical JSON (keys sorted, no spaces) of a normalized spec. */
 export function specHash(spec: PipelineSpec): string {
   return createHash('sha256').update(canonicalJson(spec)).digest('hex');
+}
+
+/**
+ * The executor a job runs on (stored as Job.executor): the spec's own (`resources.infra`), else
+ * the server's default `JOBDECK_EXECUTOR` (`local` | `slurm`, case-insensitive; default `local`).
+ * @throws Error when JOBDECK_EXECUTOR names no known executor.
+ */
+export function jobExecutor(spec: PipelineSpec, env: Record<string, string | undefined> = process.env): SpecExecutor {
+  if (spec.executor) return spec.executor;
+  const raw = (env.JOBDECK_EXECUTOR ?? '').trim().toLowerCase();
+  if (raw === '') return 'local';
+  if ((SPEC_EXECUTORS as readonly string[]).includes(raw)) return raw as SpecExecutor;
+  throw new Error(`JOBDECK_EXECUTOR must be one of ${SPEC_EXECUTORS.join(', ')}, got ${JSON.stringify(env.JOBDECK_EXECUTOR)}`);
 }
 
 /** The CPUs a job asks for: the max over its tasks (tasks run one at a time). */
@@ -825,12 +853,25 @@ const unsupported = (message: string) =>
 
 const recorded = z.unknown().optional();
 
+const INFRA_EXPECTED = 'expected where to run: "local" or "slurm"';
+/** `resources.infra`: validated here, normalized in validateTask (kept as written in `other`). */
+const InfraSchema = z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
+  const n = v.trim().toLowerCase();
+  if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
+  const shown = describe(v);
+  const message = n.startsWith('slurm/')
+    ? `infra ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write infra: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
+    : `infra ${shown} is not available: jobdeck runs tasks on this machine (infra: local) or on Slurm (infra: slurm)`;
+  ctx.addIssue({ code: 'custom', message, params: { full: true } });
+});
+
 const ResourcesSchema = z.strictObject(
   {
     cpus: CpusSchema.nullish(),
     memory: MemorySchema.nullish(),
     job_recovery: JobRecoverySchema.nullish(),
     ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
+    infra: InfraSchema.nullish(),
     any_of: unsupported('any_of (a list of alternative resources) is not supported: give one set of resources'),
     ordered: unsupported('ordered (a list of alternative resources) is not supported: give one set of resources'),
   },
@@ -916,6 +957,8 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 /** A task as validated, before overrides (envs may still hold nulls). */
 interface DraftTask extends Omit<TaskSpec, 'envs'> {
   envs: Record<string, string | null>;
+  /** `resources.infra`, normalized; null when not given. */
+  infra: SpecExecutor | null;
   doc: RawDoc;
   label: string;
 }
@@ -998,6 +1041,23 @@ function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefin
     }
   }
 
+  // One executor per pipeline: the first task naming `infra` decides; others must agree.
+  let executor: { value: SpecExecutor; label: string } | null = null;
+  for (const d of drafts) {
+    if (d.infra === null) continue;
+    if (!executor) executor = { value: d.infra, label: d.label };
+    else if (d.infra !== executor.value) {
+      issues.push(
+        issueAt(
+          file,
+          d.doc.locate(['resources', 'infra'], 'value'),
+          `${d.label}.resources.infra`,
+          `infra "${d.infra}" differs from ${executor.label}'s "${executor.value}": the tasks of a pipeline run on one executor`,
+        ),
+      );
+    }
+  }
+
   const tasks: TaskSpec[] = [];
   for (const d of drafts) {
     const envs: Array<[string, string]> = [];
@@ -1018,13 +1078,13 @@ function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefin
     if (total > SPEC_LIMITS.maxEnvTotalBytes) {
       issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
     }
-    const { doc: _doc, label: _label, ...rest } = d;
+    const { doc: _doc, label: _label, infra: _infra, ...rest } = d;
     tasks.push({ ...rest, envs: Object.fromEntries(envs) });
   }
 
   if (issues.length) return { spec: null, issues: sortIssues(issues) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor: executor.value } : {}) }, issues: [] };
 }
 
 function sortIssues(issues: SpecIssue[]): SpecIssue[] {
@@ -1108,6 +1168,7 @@ function validateTask(doc: RawDoc, label: string, file: string, issues: SpecIssu
       recoverOnExitCodes: [...new Set(jr?.recover_on_exit_codes ?? [])].sort((a, b) => a - b),
       strategy: jr?.strategy ?? null,
     },
+    infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
     doc,
     label,
   };
