@@ -1,0 +1,19 @@
+'use client';
+/** Header navigation with aria-current on the page you are on. */
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+
+export function NavLinks() {
+  const path = usePathname() ?? '/';
+  const jobs = path === '/' || (path.startsWith('/jobs') && !path.startsWith('/jobs/new'));
+  return (
+    <nav className="app-nav" aria-label="Main">
+      <Link href="/" aria-current={jobs ? 'page' : undefined}>
+        Jobs
+      </Link>
+      <Link href="/jobs/new" aria-current={path.startsWith('/jobs/new') ? 'page' : undefined}>
+        New job
+      </Link>
+    </nav>
+  );
+}

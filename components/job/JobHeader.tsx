@@ -1,0 +1,140 @@
+'use client';
+/**
+ * The job page header: name, status, times, restarts, and the actions — cancel, delete (finished
+ * jobs), re-run as a new job.
+ *
+ * Re-run and masked secrets: the API masks secret-looking env values in specYaml ("••••••"), so
+ * submitting it again would hand the job the mask instead of the secret. When the spec holds a
+ * masked value, "Re-run…" opens the New job editor with the spec, the masked values flagged,
+ * and submit refused until each is replaced; otherwise "Re-run" submits the same spec at once.
+ */
+import { useRouter } from 'next/navigation';
+import { useState } from 'react';
+import { MASKED_VALUE } from '@/lib/auth/secrets';
+import type { JobDetail } from '@/lib/api/types';
+import { canCancel, canDelete, formatDuration, elapsedMs } from '@/lib/ui/format';
+import { useCancelJob, useDeleteJob, useSubmitJob } from '@/lib/ui/hooks';
+import { ConfirmButton } from '../ConfirmButton';
+import { StatusBadge } from '../StatusBadge';
+import { Elapsed, RelativeTime } from '../Time';
+
+/** sessionStorage key under which "Re-run…" hands a spec to the New job page. */
+export const DRAFT_KEY = 'jobdeck:draft';
+
+export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
+  const router = useRouter();
+  const cancel = useCancelJob();
+  const del = useDeleteJob();
+  const submit = useSubmitJob();
+  const [error, setError] = useState<string | null>(null);
+  const masked = job.specYaml.includes(MASKED_VALUE);
+
+  const rerun = () => {
+    setError(null);
+    if (masked) {
+      sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ yaml: job.specYaml, from: job.id }));
+      router.push(`/jobs/new?from=${job.id}`);
+      return;
+    }
+    submit.mutate({ yaml: job.specYaml }, { onSuccess: (r) => router.push(`/jobs/${r.id}`), onError: (e) => setError(`Re-run failed: ${e.message}`) });
+  };
+
+  return (
+    <section className="card job-head" aria-labelledby="job-title" data-testid="job-header">
+      <div className="job-title">
+        <span className="job-id">#{job.id}</span>
+        <h1 id="job-title">{job.name}</h1>
+        <StatusBadge status={job.status} title={job.statusReason} />
+        <div className="job-actions">
+          {canCancel(job.status) && (
+            <ConfirmButton
+              className="btn btn-danger"
+              confirmLabel="Confirm cancel"
+              ariaLabel="Cancel job"
+              disabled={cancel.isPending}
+              onConfirm={() => cancel.mutate(job.id, { onError: (e) => setError(`Cancel failed: ${e.message}`) })}
+            >
+              Cancel job
+            </ConfirmButton>
+          )}
+          <button type="button" className="btn" onClick={rerun} disabled={submit.isPending} title={masked ? 'The spec has masked secret values: re-enter them in the editor' : 'Submit the same spec as a new job'}>
+            {masked ? 'Re-run…' : 'Re-run'}
+          </button>
+          {canDelete(job.status) && (
+            <ConfirmButton
+              className="btn btn-ghost"
+              confirmLabel="Confirm delete"
+              ariaLabel="Delete job"
+              disabled={del.isPending}
+              onConfirm={() => del.mutate(job.id, { onSuccess: () => router.push('/'), onError: (e) => setError(`Delete failed: ${e.message}`) })}
+            >
+              Delete
+            </ConfirmButton>
+          )}
+        </div>
+      </div>
+      {error && (
+        <div className="alert alert-error" role="alert" style={{ marginTop: 12, marginBottom: 0 }}>
+          {error}
+        </div>
+      )}
+      {job.statusReason && job.status !== 'SUCCEEDED' && (
+        <p className="job-reason muted" data-testid="job-reason">
+          {job.statusReason}
+        </p>
+      )}
+      {job.cancelRequested && !['CANCELLED', 'SUCCEEDED'].includes(job.status) && !job.status.startsWith('FAILED') && (
+        <p className="job-reason" role="status">
+          Cancel requested — stopping the running attempt…
+        </p>
+      )}
+      <dl className="meta">
+        <div>
+          <dt>Submitted</dt>
+          <dd>
+            <RelativeTime iso={job.submittedAt} now={now} />
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <RelativeTime iso={job.startedAt} now={now} />
+          </dd>
+        </div>
+        <div>
+          <dt>Ended</dt>
+          <dd>
+            <RelativeTime iso={job.endedAt} now={now} />
+          </dd>
+        </div>
+        <div>
+          <dt>Duration</dt>
+          <dd>
+            <Elapsed start={job.startedAt} end={job.endedAt} now={now} />
+            <span className="faint" title="Submitted → end, including time queued" style={{ fontWeight: 400 }}>
+              {' '}
+              / {formatDuration(elapsedMs(job.submittedAt, job.endedAt, now))} total
+            </span>
+          </dd>
+        </div>
+        <div>
+          <dt>Tasks</dt>
+          <dd>
+            {job.tasksSucceeded}/{job.taskCount} succeeded
+          </dd>
+        </div>
+        <div>
+          <dt>Restarts</dt>
+          <dd data-testid="job-restarts">
+            {job.restartCount}
+            {job.recoveryCount ? <span className="muted"> · {job.recoveryCount} recoveries</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Executor</dt>
+          <dd>{job.executor}</dd>
+        </div>
+      </dl>
+    </section>
+  );
+}

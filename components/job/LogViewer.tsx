@@ -1,0 +1,269 @@
+'use client';
+/**
+ * The log viewer: every attempt of every task in stream order with the story banners between
+ * them, virtualised (@tanstack/react-virtual, fixed row heights) so 100,000+ lines stay smooth.
+ * Follow mode sticks to the bottom while lines arrive, pauses when the user scrolls up, and
+ * resumes with "Jump to latest" (or by scrolling back to the bottom). Search within the log,
+ * line numbers per attempt, download of the raw file of the attempt in view.
+ */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { ansiToPlain } from '@/lib/ui/ansi';
+import { downloadUrl } from '@/lib/ui/api';
+import type { ConnectionState } from '@/lib/ui/connection';
+import type { LogBuffer, LogRow } from '@/lib/ui/log-buffer';
+import { LogText } from './LogLine';
+import type { AttemptRef } from './Pipeline';
+
+/** Row heights (px); must match the CSS line-height (20px) and banner layout. */
+const LINE_H = 20;
+const BANNER_H = 32;
+
+/** A request from the page to show an attempt (seq makes repeated clicks count). */
+export interface JumpRequest extends AttemptRef {
+  seq: number;
+}
+
+function rowAttempt(rows: LogRow[], from: number, dir: 1 | -1): AttemptRef | null {
+  for (let i = from; i >= 0 && i < rows.length; i += dir) {
+    const r = rows[i];
+    if (r.task !== null && r.attempt !== null) return { task: r.task, attempt: r.attempt };
+  }
+  return null;
+}
+
+export function LogViewer({
+  jobId,
+  buffer,
+  version,
+  streamState,
+  ended,
+  jobTerminal,
+  jump,
+  onViewing,
+  describe,
+}: {
+  jobId: number;
+  buffer: LogBuffer;
+  version: number;
+  streamState: ConnectionState | 'idle';
+  ended: boolean;
+  jobTerminal: boolean;
+  jump: JumpRequest | null;
+  onViewing: (r: AttemptRef | null) => void;
+  describe: (r: AttemptRef) => string;
+}) {
+  const rows = buffer.rows;
+  const count = rows.length;
+  const scroller = useRef<HTMLDivElement>(null);
+  const [following, setFollowing] = useState(true);
+  const followRef = useRef(true);
+  const lastTop = useRef(0);
+
+  const setFollow = useCallback((v: boolean) => {
+    followRef.current = v;
+    setFollowing(v);
+  }, []);
+
+  const virtualizer = useVirtualizer({
+    count,
+    getScrollElement: () => scroller.current,
+    estimateSize: (i) => (buffer.rows[i]?.kind === 'banner' ? BANNER_H : LINE_H),
+    overscan: 30,
+  });
+
+  // Rows dropped from the front (browser cap) shift every index: re-measure.
+  const dropped = buffer.dropped;
+  useEffect(() => {
+    virtualizer.measure();
+  }, [dropped, virtualizer]);
+
+  // Follow: after new rows render, stick to the bottom.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el || !followRef.current) return;
+    el.scrollTop = el.scrollHeight;
+    lastTop.current = el.scrollTop;
+  }, [version, count, following]);
+
+  const onScroll = useCallback(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const top = el.scrollTop;
+    const atBottom = el.scrollHeight - top - el.clientHeight < LINE_H;
+    if (followRef.current && top < lastTop.current - 1 && !atBottom) setFollow(false);
+    else if (!followRef.current && atBottom && top > lastTop.current) setFollow(true);
+    lastTop.current = top;
+  }, [setFollow]);
+
+  const jumpToLatest = useCallback(() => {
+    setFollow(true);
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [setFollow]);
+
+  // Page asked to show an attempt: put its first row at the top, pause follow.
+  useEffect(() => {
+    if (!jump) return;
+    const i = buffer.firstRowOf(jump.task, jump.attempt);
+    if (i < 0) return;
+    setFollow(false);
+    virtualizer.scrollToIndex(i, { align: 'start' });
+  }, [jump?.seq]);
+
+  // ── search ──
+  const [query, setQuery] = useState('');
+  const [q, setQ] = useState('');
+  useEffect(() => {
+    const t = setTimeout(() => setQ(query), 200);
+    return () => clearTimeout(t);
+  }, [query]);
+  // Recount matches as lines arrive, at most twice a second.
+  const [searchTick, setSearchTick] = useState(0);
+  useEffect(() => {
+    if (!q) return;
+    const t = setTimeout(() => setSearchTick(version), 500);
+    return () => clearTimeout(t);
+  }, [version, q]);
+  const matches = useMemo(() => buffer.search(q, ansiToPlain), [buffer, q, searchTick]);
+  const [mi, setMi] = useState(-1);
+  useEffect(() => setMi(-1), [q]);
+  const goMatch = useCallback(
+    (dir: 1 | -1) => {
+      if (!matches.length) return;
+      const next = mi < 0 ? (dir === 1 ? 0 : matches.length - 1) : (mi + dir + matches.length) % matches.length;
+      setMi(next);
+      setFollow(false);
+      virtualizer.scrollToIndex(matches[next], { align: 'center' });
+    },
+    [matches, mi, setFollow, virtualizer],
+  );
+  const currentMatchRow = mi >= 0 ? matches[mi] : -1;
+
+  // ── which attempt is in view ──
+  const items = virtualizer.getVirtualItems();
+  const viewing: AttemptRef | null = useMemo(() => {
+    if (!count) return null;
+    if (following) return rowAttempt(rows, count - 1, -1);
+    const first = items.find((it) => {
+      const el = scroller.current;
+      return !el || it.end > el.scrollTop + 1;
+    });
+    return first ? (rowAttempt(rows, first.index, 1) ?? rowAttempt(rows, first.index, -1)) : null;
+  }, [items[0]?.index, items.length, following, count, version]);
+  const viewingKey = viewing ? `${viewing.task}:${viewing.attempt}` : '';
+  useEffect(() => {
+    onViewing(viewing);
+  }, [viewingKey]);
+
+  const lineCount = useMemo(() => rows.reduce((n, r) => n + (r.kind === 'line' ? 1 : 0), 0), [rows, count]);
+
+  let status: string;
+  if (ended) status = 'Stream ended';
+  else if (streamState === 'live') status = 'Live';
+  else if (streamState === 'reconnecting') status = 'Reconnecting — will resume where it left off';
+  else if (streamState === 'failed') status = 'Disconnected';
+  else status = 'Connecting…';
+
+  return (
+    <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={following} data-rows={count}>
+      <div className="logs-bar">
+        <h2 id="logs-title">Logs</h2>
+        <span className="logs-scope" data-testid="log-scope">
+          {viewing ? `${following ? 'Following' : 'Viewing'} ${describe(viewing)}` : ''}
+        </span>
+        <span className="grow" />
+        <form
+          className="logs-search"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            goMatch(1);
+          }}
+        >
+          <label>
+            <span className="visually-hidden">Search the log</span>
+            <input
+              className="input"
+              type="search"
+              placeholder="Search log…"
+              value={query}
+              onChange={(e) => setQuery(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' && e.shiftKey) {
+                  e.preventDefault();
+                  goMatch(-1);
+                }
+              }}
+              data-testid="log-search"
+            />
+          </label>
+          <span className="match-count" aria-live="polite" data-testid="match-count">
+            {q ? (matches.length ? `${mi >= 0 ? mi + 1 : 0}/${matches.length}` : 'no match') : ''}
+          </span>
+          <button type="button" className="btn btn-sm btn-icon" aria-label="Previous match" disabled={!matches.length} onClick={() => goMatch(-1)}>
+            ↑
+          </button>
+          <button type="submit" className="btn btn-sm btn-icon" aria-label="Next match" disabled={!matches.length}>
+            ↓
+          </button>
+        </form>
+        <button type="button" className="btn btn-sm" aria-pressed={following} onClick={() => (following ? setFollow(false) : jumpToLatest())} title="Follow new lines as they arrive">
+          {following ? 'Following' : 'Follow'}
+        </button>
+        {viewing ? (
+          <a className="btn btn-sm" href={downloadUrl(jobId, viewing.task, viewing.attempt)} download data-testid="log-download" title={`Raw log file of ${describe(viewing)}`}>
+            Download raw
+          </a>
+        ) : (
+          <button type="button" className="btn btn-sm" disabled>
+            Download raw
+          </button>
+        )}
+      </div>
+      <div className="logs-wrap">
+        <div ref={scroller} className="log-scroller" onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Job log" data-testid="log-scroller">
+          {count === 0 ? (
+            <div className="log-empty">{jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…'}</div>
+          ) : (
+            <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
+              {items.map((it) => {
+                const r = rows[it.index];
+                if (!r) return null;
+                if (r.kind === 'banner') {
+                  return (
+                    <div key={it.key} className={`log-banner tone-${r.tone}`} style={{ transform: `translateY(${it.start}px)`, height: it.size }} data-testid="log-banner" data-key={r.key} title={r.text}>
+                      <span>{r.text}</span>
+                    </div>
+                  );
+                }
+                return (
+                  <div key={it.key} className={`log-row${it.index === currentMatchRow ? ' current-match' : ''}`} style={{ transform: `translateY(${it.start}px)`, height: it.size }} data-testid="log-line">
+                    <span className="log-ln" aria-hidden="true">
+                      {r.n}
+                    </span>
+                    <span className="log-text">
+                      <LogText text={r.text} query={q || null} />
+                    </span>
+                  </div>
+                );
+              })}
+            </div>
+          )}
+        </div>
+        {!following && count > 0 && (
+          <button type="button" className="btn btn-primary btn-sm jump" onClick={jumpToLatest} data-testid="jump-latest">
+            Jump to latest ↓
+          </button>
+        )}
+      </div>
+      <div className="logs-foot">
+        <span data-testid="stream-status" data-state={ended ? 'ended' : streamState}>
+          {status}
+        </span>
+        <span>{lineCount.toLocaleString('en-US')} lines</span>
+        {buffer.dropped > 0 && <span>{buffer.dropped.toLocaleString('en-US')} earlier rows not kept</span>}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,126 @@
+'use client';
+/**
+ * The pipeline: each task with its attempts as a timeline (status, exit code, start, duration,
+ * reason, and a bar placing the attempt within the job's time span). Clicking an attempt shows
+ * its log in the viewer.
+ */
+import { memo } from 'react';
+import type { AttemptView, JobDetail, TaskView } from '@/lib/api/types';
+import { elapsedMs, formatClock, formatDuration, formatExact, statusTone } from '@/lib/ui/format';
+import { StatusBadge } from '../StatusBadge';
+
+/** An attempt id (task index, attempt number). */
+export interface AttemptRef {
+  task: number;
+  attempt: number;
+}
+
+function Track({ a, span, now }: { a: AttemptView; span: { start: number; end: number }; now: number }) {
+  const s = a.startedAt ? Date.parse(a.startedAt) : NaN;
+  if (!Number.isFinite(s) || span.end <= span.start) return null;
+  const e = a.endedAt ? Date.parse(a.endedAt) : now;
+  const w = span.end - span.start;
+  const left = Math.max(0, Math.min(100, ((s - span.start) / w) * 100));
+  const width = Math.max(0, Math.min(100 - left, ((e - s) / w) * 100));
+  return (
+    <div className={`track tone-${statusTone(a.status)}`} aria-hidden="true">
+      <span style={{ left: `${left}%`, width: `${width}%` }} />
+    </div>
+  );
+}
+
+function AttemptItem({ task, a, selected, onSelect, span, now }: { task: TaskView; a: AttemptView; selected: boolean; onSelect: (r: AttemptRef) => void; span: { start: number; end: number }; now: number }) {
+  const exit = a.exitCode;
+  return (
+    <li>
+      <button
+        type="button"
+        className="attempt"
+        aria-current={selected ? 'true' : undefined}
+        onClick={() => onSelect({ task: task.index, attempt: a.number })}
+        data-testid={`attempt-${task.index}-${a.number}`}
+        data-status={a.status}
+        aria-label={`Task ${task.index + 1}, attempt ${a.number}: ${a.status}${exit === null ? '' : `, exit code ${exit}`}. Show its log`}
+      >
+        <span className="attempt-line">
+          <span className="attempt-name">Attempt {a.number}</span>
+          {a.cause !== 'first' && <span className="cause">{a.cause}</span>}
+          <StatusBadge status={a.status} />
+          {exit !== null && <span className={`exit ${exit === 0 ? 'exit-ok' : 'exit-bad'}`}>exit {exit}</span>}
+        </span>
+        <span className="attempt-facts">
+          <span title={formatExact(a.startedAt ?? a.createdAt)}>started {formatClock(a.startedAt)}</span>
+          <span>{a.startedAt ? formatDuration(elapsedMs(a.startedAt, a.endedAt, now)) : '—'}</span>
+          {a.executor && a.executor !== 'local' && <span>{a.executor}</span>}
+        </span>
+        {a.reason && <span className="attempt-reason">{a.reason}</span>}
+        <Track a={a} span={span} now={now} />
+      </button>
+    </li>
+  );
+}
+
+function TaskCard({ task, total, selected, onSelect, span, now }: { task: TaskView; total: number; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; span: { start: number; end: number }; now: number }) {
+  return (
+    <section className="task" aria-label={`Task ${task.index + 1}${task.name ? ` ${task.name}` : ''}`} data-testid={`task-${task.index}`} data-status={task.status}>
+      <div className="task-head">
+        <h3>
+          <span className="task-index">{total > 1 ? `${task.index + 1}/${total}` : 'task'}</span>
+          {task.name ?? <span className="muted">unnamed</span>}
+        </h3>
+        <StatusBadge status={task.status} title={task.statusReason} />
+      </div>
+      <div className="task-sub">
+        restarts {task.restarts}/{task.maxRestarts}
+        {task.recoveries ? ` · recoveries ${task.recoveries}` : ''}
+        {task.statusReason && task.status !== 'SUCCEEDED' ? ` · ${task.statusReason}` : ''}
+      </div>
+      {task.attemptList.length === 0 ? (
+        <div className="no-attempt" data-testid={`task-${task.index}-no-attempt`}>
+          {task.status === 'CANCELLED' ? 'No attempt — cancelled before it started.' : task.status === 'PENDING' ? 'Waiting for the tasks before it.' : 'No attempt yet.'}
+        </div>
+      ) : (
+        <ol className="attempts" aria-label="Attempts">
+          {task.attemptList.map((a) => (
+            <AttemptItem key={a.number} task={task} a={a} selected={!!selected && selected.task === task.index && selected.attempt === a.number} onSelect={onSelect} span={span} now={now} />
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+/** The tasks and attempts of a job. */
+export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }: { job: JobDetail; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; now: number }) {
+  const start = Date.parse(job.startedAt ?? job.submittedAt);
+  const end = job.endedAt ? Date.parse(job.endedAt) : now;
+  const span = { start, end: Math.max(end, start + 1) };
+  return (
+    <div className="card pipeline" data-testid="pipeline">
+      <h2>Pipeline</h2>
+      {job.tasks.map((t) => (
+        <TaskCard key={t.index} task={t} total={job.tasks.length} selected={selected} onSelect={onSelect} span={span} now={now} />
+      ))}
+      {job.events.length > 0 && (
+        <details>
+          <summary className="muted" style={{ cursor: 'pointer', fontSize: 12.5 }}>
+            Status history ({job.events.length})
+          </summary>
+          <ol className="attempts" style={{ fontSize: 12, marginTop: 6 }}>
+            {job.events.map((e) => (
+              <li key={e.id} style={{ padding: '3px 0', borderTop: '1px solid var(--border)' }}>
+                <span className="mono faint" title={formatExact(e.at)}>
+                  {formatClock(e.at)}
+                </span>{' '}
+                {e.entity}
+                {e.taskIndex !== null ? ` ${e.taskIndex + 1}` : ''}
+                {e.attemptNumber !== null ? `.${e.attemptNumber}` : ''}: {e.from ?? '∅'} → <strong>{e.to}</strong>
+                {e.reason ? <span className="muted"> — {e.reason}</span> : null}
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
+    </div>
+  );
+});

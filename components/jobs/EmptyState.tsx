@@ -1,0 +1,23 @@
+/** What a new user sees on an empty jobdeck: how to launch a first job. */
+import Link from 'next/link';
+
+export function EmptyState() {
+  return (
+    <section className="card empty" aria-labelledby="empty-title" data-testid="empty-state">
+      <h2 id="empty-title">No jobs yet</h2>
+      <p>jobdeck runs a command or a YAML pipeline of tasks, restarts failed tasks, and streams every log line here as it happens.</p>
+      <p style={{ marginBottom: 8 }}>Launch a first job from a terminal:</p>
+      <pre>
+        <code>{`npx jobdeck launch --cmd "echo hello from jobdeck"\nnpx jobdeck launch examples/hello.yaml`}</code>
+      </pre>
+      <div className="empty-actions">
+        <Link href="/jobs/new" className="btn btn-primary">
+          New job
+        </Link>
+        <Link href="/jobs/new?template=seed-retry-pipeline" className="btn">
+          Try the retry pipeline example
+        </Link>
+      </div>
+    </section>
+  );
+}

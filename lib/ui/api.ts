@@ -1,0 +1,103 @@
+/**
+ * The dashboard's REST client (same origin; the browser's session cookie authenticates).
+ * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
+ * Browser-safe.
+ */
+import type { CancelResult, JobDetail, JobList, SubmitResult } from '../api/types';
+import type { ListFilter } from './list-cache';
+
+/** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
+export interface SpecIssue {
+  file?: string | null;
+  /** 1-based line, when known. */
+  line?: number | null;
+  /** 1-based column, when known. */
+  column?: number | null;
+  /** Key path in the spec (`run`, `job_recovery.max_restarts_on_errors`…). */
+  path?: string | (string | number)[] | null;
+  message: string;
+}
+
+/** POST /api/validate answer. */
+export interface ValidateResult {
+  ok: boolean;
+  issues: SpecIssue[];
+}
+
+/** A failed API call: HTTP status plus the problem+json title/detail (and any extra members). */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(detail || title || `HTTP ${status}`);
+    this.name = 'ApiRequestError';
+  }
+
+  /** Spec issues carried by a 400/422 answer, if any. */
+  get issues(): SpecIssue[] {
+    return Array.isArray(this.body.issues) ? (this.body.issues as SpecIssue[]) : [];
+  }
+}
+
+/** Where the login page lives (the security engineer's route). */
+export const LOGIN_PATH = '/login';
+
+/** Sends the browser to the login page, coming back here afterwards. */
+export function redirectToLogin(): void {
+  const loc = globalThis.location;
+  if (!loc || loc.pathname === LOGIN_PATH) return;
+  loc.assign(`${LOGIN_PATH}?next=${encodeURIComponent(loc.pathname + loc.search)}`);
+}
+
+/**
+ * fetch() against the API; parses JSON answers. @throws ApiRequestError on a non-2xx answer
+ * (a 401 also sends the browser to the login page), TypeError on a network failure.
+ */
+export async function apiFetch<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(path, { credentials: 'same-origin', ...init, headers: { accept: 'application/json', ...(init.headers ?? {}) } });
+  const text = await res.text();
+  let body: unknown = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { detail: text.slice(0, 500) };
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401) redirectToLogin();
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    throw new ApiRequestError(res.status, String(b.title ?? res.statusText), String(b.detail ?? b.message ?? ''), b);
+  }
+  return body as T;
+}
+
+const json = (method: string, data: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) });
+
+/** The query string of GET /api/jobs for a filter. */
+export function listQuery(f: ListFilter): string {
+  const p = new URLSearchParams();
+  for (const s of f.status) p.append('status', s);
+  if (f.q) p.set('q', f.q);
+  if (f.cursor) p.set('cursor', f.cursor);
+  p.set('limit', String(f.limit));
+  return p.toString();
+}
+
+export const api = {
+  listJobs: (f: ListFilter, signal?: AbortSignal) => apiFetch<JobList>(`/api/jobs?${listQuery(f)}`, { signal }),
+  getJob: (id: number, signal?: AbortSignal) => apiFetch<JobDetail>(`/api/jobs/${id}`, { signal }),
+  submit: (yaml: string, extra: { name?: string; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra })),
+  cancel: (id: number) => apiFetch<CancelResult>(`/api/jobs/${id}/cancel`, { method: 'POST' }),
+  cancelMany: (ids: number[]) => apiFetch<CancelResult>('/api/jobs/cancel', json('POST', { ids })),
+  remove: (id: number) => apiFetch<unknown>(`/api/jobs/${id}`, { method: 'DELETE' }),
+  validate: (yaml: string, signal?: AbortSignal) => apiFetch<ValidateResult>('/api/validate', { ...json('POST', { yaml }), signal }),
+};
+
+/** URL of an attempt's whole raw log file. */
+export function downloadUrl(jobId: number, task: number, attempt: number): string {
+  return `/api/jobs/${jobId}/logs/download?task=${task}&attempt=${attempt}`;
+}

@@ -1,0 +1,99 @@
+/**
+ * Display formatting for the dashboard: durations, relative and exact times, status tones.
+ * Pure (the current time is passed in), browser-safe.
+ */
+import { format, formatDistanceStrict } from 'date-fns';
+import { isTerminal } from '../jobs/status';
+
+/**
+ * A compact duration: `850ms`, `4.2s`, `12s`, `3m 05s`, `2h 03m`, `3d 4h`. Negative → `0s`.
+ * @param ms duration in milliseconds
+ */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  if (ms < 0) ms = 0;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = ms / 1000;
+  if (s < 10) return `${s.toFixed(1)}s`;
+  const total = Math.floor(s);
+  if (total < 60) return `${total}s`;
+  const d = Math.floor(total / 86400);
+  const h = Math.floor((total % 86400) / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${two(m)}m`;
+  return `${m}m ${two(sec)}s`;
+}
+
+/** ms between two ISO times; `end` null means "still going" (uses `now`, ms epoch). Null when `start` is null. */
+export function elapsedMs(start: string | null, end: string | null, now: number): number | null {
+  if (!start) return null;
+  const a = Date.parse(start);
+  const b = end ? Date.parse(end) : now;
+  return Number.isFinite(a) && Number.isFinite(b) ? Math.max(0, b - a) : null;
+}
+
+/** "just now", "5 minutes ago", "in 2 seconds" (clock skew) relative to `now` (ms epoch). */
+export function formatRelative(iso: string | null, now: number): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return '—';
+  if (Math.abs(now - t) < 5000) return 'just now';
+  return formatDistanceStrict(t, now, { addSuffix: true });
+}
+
+/** Exact local time with the zone offset: `2025-01-31 14:03:07 +01:00`. */
+export function formatExact(iso: string | null): string {
+  if (!iso) return '';
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? format(t, 'yyyy-MM-dd HH:mm:ss xxx') : '';
+}
+
+/** Clock time only, for timelines: `14:03:07`. */
+export function formatClock(iso: string | null): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? format(t, 'HH:mm:ss') : '—';
+}
+
+/** How a status badge is coloured. */
+export type StatusTone = 'success' | 'error' | 'warning' | 'running' | 'pending' | 'neutral';
+
+/** Tone of any job, task or attempt status. */
+export function statusTone(status: string): StatusTone {
+  switch (status) {
+    case 'SUCCEEDED':
+      return 'success';
+    case 'CANCELLED':
+      return 'neutral';
+    case 'CANCELLING':
+    case 'RECOVERING':
+    case 'LOST':
+      return 'warning';
+    case 'RUNNING':
+      return 'running';
+    case 'PENDING':
+    case 'STARTING':
+      return 'pending';
+    default:
+      return status.startsWith('FAILED') ? 'error' : 'neutral';
+  }
+}
+
+/** A status as people read it: `FAILED_SETUP` → `Failed setup`. */
+export function statusLabel(status: string): string {
+  const s = status.toLowerCase().replace(/_/g, ' ');
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** True when a job can still be cancelled (not terminal, not already cancelling). */
+export function canCancel(status: string): boolean {
+  return !isTerminal('job', status) && status !== 'CANCELLING';
+}
+
+/** True when a job may be deleted (terminal jobs only; cancel first). */
+export function canDelete(status: string): boolean {
+  return isTerminal('job', status);
+}

@@ -1,0 +1,248 @@
+/**
+ * React hooks of the dashboard's data layer: @tanstack/react-query holds server data (job list
+ * pages, job details); WebSocket pushes (list stream, job stream) update that cache — no polling
+ * loops (after a reconnect, queries are invalidated once to catch up). Client components only.
+ */
+import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import type { JobDetail, JobList, JobSummary } from '../api/types';
+import type { ListMessage, StreamMessage } from '../logs/protocol';
+import { api } from './api';
+import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
+import { JobStream, pageWsBase } from './job-stream';
+import { applyListMessage, listKey, type ListFilter } from './list-cache';
+import { LogBuffer } from './log-buffer';
+import type { StreamPosition } from './resume';
+import { ReconnectingSocket } from './socket';
+
+/** Query key of a job's detail. */
+export const jobKey = (id: number) => ['jobs', 'detail', id] as const;
+
+/** One page of the jobs list (kept while the next page loads). */
+export function useJobList(filter: ListFilter) {
+  return useQuery({
+    queryKey: listKey(filter),
+    queryFn: ({ signal }) => api.listJobs(filter, signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** A job's detail (tasks, attempts, events, masked spec). */
+export function useJob(id: number) {
+  return useQuery({
+    queryKey: jobKey(id),
+    queryFn: ({ signal }) => api.getJob(id, signal),
+    retry: (n, err) => n < 2 && !(err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 404),
+  });
+}
+
+/** Patches a cached job detail with a job summary (status, times, counters) from a push. */
+function mergeSummary(old: JobDetail | undefined, job: JobSummary): JobDetail | undefined {
+  if (!old) return old;
+  const { tasks, ...rest } = job;
+  const byIndex = new Map(tasks.map((t) => [t.index, t]));
+  return { ...old, ...rest, tasks: old.tasks.map((t) => ({ ...t, ...(byIndex.get(t.index) ?? {}) })) };
+}
+
+/** Applies a list-stream message to every cached list page (and marks a cached detail stale). */
+export function applyListMessageToCache(qc: QueryClient, msg: ListMessage): void {
+  for (const [key, page] of qc.getQueriesData<JobList>({ queryKey: ['jobs', 'list'] })) {
+    if (!page) continue;
+    const filter = key[2] as ListFilter;
+    const next = applyListMessage(page, filter, msg);
+    if (next === 'refetch') void qc.invalidateQueries({ queryKey: key, exact: true });
+    else if (next !== page) qc.setQueryData(key, next);
+  }
+  const id = msg.type === 'deleted' ? msg.jobId : msg.job.id;
+  if (msg.type === 'updated') qc.setQueryData<JobDetail>(jobKey(id), (old) => mergeSummary(old, msg.job));
+  if (msg.type === 'deleted') void qc.invalidateQueries({ queryKey: jobKey(id) });
+}
+
+/**
+ * Keeps the list stream `/ws/jobs` open while mounted (once per app): created/updated/deleted
+ * jobs patch the cached list pages; a reconnect refetches the lists once.
+ */
+export function useListStream(): void {
+  const qc = useQueryClient();
+  useEffect(() => {
+    const sock = new ReconnectingSocket({
+      url: () => `${pageWsBase()}/ws/jobs`,
+      onMessage: (d) => {
+        if (typeof d !== 'string') return;
+        let msg: ListMessage;
+        try {
+          msg = JSON.parse(d) as ListMessage;
+        } catch {
+          return;
+        }
+        if (msg && (msg.type === 'created' || msg.type === 'updated' || msg.type === 'deleted')) applyListMessageToCache(qc, msg);
+      },
+      // The protocol: open the socket, then GET the list — so every (re)connection refetches
+      // the cached lists once; messages after that are applied on top.
+      onOpen: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+      onState: (state, info) => reportConnection('list', state, info),
+    });
+    sock.start();
+    const online = () => sock.reconnectNow();
+    window.addEventListener('online', online);
+    return () => {
+      window.removeEventListener('online', online);
+      sock.stop();
+      reportConnection('list', 'closed');
+    };
+  }, [qc]);
+}
+
+/** The connection indicator's state (all sockets of the page). */
+export function useConnection() {
+  return useSyncExternalStore(subscribeConnections, connectionSnapshot, serverConnectionSnapshot);
+}
+
+/** Applies a job-stream control message to the cached job detail. */
+function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail | undefined {
+  if (!old) return old;
+  switch (msg.type) {
+    case 'hello':
+      return mergeSummary(old, msg.job);
+    case 'job':
+      return { ...old, status: msg.status, statusReason: msg.reason };
+    case 'end':
+      return { ...old, status: msg.status };
+    case 'task':
+      return { ...old, tasks: old.tasks.map((t) => (t.index === msg.task ? { ...t, status: msg.status, statusReason: msg.reason } : t)) };
+    case 'attempt':
+      return {
+        ...old,
+        tasks: old.tasks.map((t) => {
+          if (t.index !== msg.task) return t;
+          const list = t.attemptList.slice();
+          const i = list.findIndex((a) => a.number === msg.attempt);
+          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, reason: null, exitCode: null, status: msg.status };
+          const next = { ...base, status: msg.status, exitCode: msg.exitCode ?? base.exitCode, reason: msg.reason ?? base.reason, endedAt: msg.phase === 'end' ? msg.at : base.endedAt };
+          if (i >= 0) list[i] = next;
+          else list.push(next);
+          return { ...t, attemptList: list, attempts: Math.max(t.attempts, list.length) };
+        }),
+      };
+    default:
+      return old;
+  }
+}
+
+/**
+ * Follows a job's live story over `/ws/jobs/:id` into a LogBuffer (one per job page), patching
+ * the cached detail from control messages and refetching it (coalesced) for the full picture.
+ * Returns the buffer, its version (re-render trigger, at most once per animation frame) and the
+ * stream (for its state). Mount once per job (key the component by job id).
+ */
+export function useJobStream(jobId: number): { buffer: LogBuffer; version: number; stream: JobStream | null; state: ConnectionState | 'idle'; ended: boolean } {
+  const qc = useQueryClient();
+  const [buffer] = useState(() => new LogBuffer());
+  const [version, setVersion] = useState(0);
+  const streamRef = useRef<JobStream | null>(null);
+  // Where a stopped stream left off (React may stop and restart effects): a new stream resumes
+  // there, so the buffer never receives a byte twice.
+  const posRef = useRef<StreamPosition | undefined>(undefined);
+  const [state, setState] = useState<ConnectionState | 'idle'>('idle');
+  const [ended, setEnded] = useState(false);
+
+  useEffect(() => {
+    let frame = 0;
+    const unsub = buffer.subscribe(() => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        setVersion(buffer.version);
+      });
+    });
+    let refetchTimer: ReturnType<typeof setTimeout> | null = null;
+    const refetchSoon = () => {
+      if (refetchTimer) return;
+      refetchTimer = setTimeout(() => {
+        refetchTimer = null;
+        void qc.invalidateQueries({ queryKey: jobKey(jobId) });
+      }, 150);
+    };
+    const stream = new JobStream({
+      jobId,
+      buffer,
+      start: posRef.current,
+      onControl: (msg) => {
+        qc.setQueryData<JobDetail>(jobKey(jobId), (old) => patchDetail(old, msg));
+        if (msg.type !== 'hello' && msg.type !== 'error') refetchSoon();
+        if (msg.type === 'end') setEnded(true);
+      },
+      onReconnect: () => refetchSoon(),
+      onState: setState,
+    });
+    streamRef.current = stream;
+    stream.start();
+    const online = () => stream.reconnectNow();
+    window.addEventListener('online', online);
+    return () => {
+      window.removeEventListener('online', online);
+      unsub();
+      if (frame) cancelAnimationFrame(frame);
+      if (refetchTimer) clearTimeout(refetchTimer);
+      stream.stop();
+      posRef.current = stream.tracker.position;
+      reportConnection(`job:${jobId}`, 'closed');
+      streamRef.current = null;
+    };
+  }, [jobId, buffer, qc]);
+
+  return { buffer, version, stream: streamRef.current, state, ended };
+}
+
+/** Cancel one job. */
+export function useCancelJob() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api.cancel(id),
+    onSettled: (_r, _e, id) => {
+      void qc.invalidateQueries({ queryKey: jobKey(id) });
+      void qc.invalidateQueries({ queryKey: ['jobs', 'list'] });
+    },
+  });
+}
+
+/** Cancel several jobs (bulk). */
+export function useCancelJobs() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (ids: number[]) => api.cancelMany(ids),
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs'] }),
+  });
+}
+
+/** Delete a terminal job. */
+export function useDeleteJob() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api.remove(id),
+    onSuccess: (_r, id) => {
+      qc.removeQueries({ queryKey: jobKey(id) });
+      applyListMessageToCache(qc, { type: 'deleted', jobId: id });
+    },
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+  });
+}
+
+/** Submit a spec (YAML text). */
+export function useSubmitJob() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (v: { yaml: string; name?: string }) => api.submit(v.yaml, v.name ? { name: v.name } : {}),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+  });
+}
+
+/** The current time (ms epoch), re-rendering every `everyMs` — for relative times and live durations. */
+export function useNow(everyMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
+}

@@ -1,0 +1,246 @@
+/**
+ * The dashboard's log model: the rows the log viewer draws for one job — log lines of every
+ * attempt of every task, in stream order, with banners between them (attempt started/failed,
+ * restart n of m, next task, job ended). Pure logic (no DOM, no React), browser-safe.
+ *
+ * Bytes arrive in chunks cut anywhere: a line, or a multi-byte UTF-8 character, may span chunks.
+ * Each attempt keeps its own streaming UTF-8 decoder and its unfinished last line, which is
+ * shown as a row and updated in place when the rest arrives (a log that does not end with a
+ * newline still shows its last line). Carriage returns follow a terminal's "rewrite the line"
+ * convention, simplified: a line shows the text after its last `\r` (a trailing `\r`, as in
+ * CRLF, is ignored), so progress bars show their latest state.
+ */
+
+/** How a banner reads: neutral, good news, a warning (restart) or a failure. */
+export type BannerTone = 'info' | 'success' | 'warning' | 'error';
+
+/** One row of the log viewer. */
+export type LogRow =
+  | {
+      kind: 'line';
+      task: number;
+      attempt: number;
+      /** 1-based line number within the attempt's log file. */
+      n: number;
+      /** The line as printed (ANSI codes kept, `\r` applied, no `\n`). */
+      text: string;
+    }
+  | {
+      kind: 'banner';
+      /** Dedup key: the same story event (after a reconnect) never shows twice. */
+      key: string;
+      tone: BannerTone;
+      text: string;
+      task: number | null;
+      attempt: number | null;
+    };
+
+/** Options of a LogBuffer. */
+export interface LogBufferOptions {
+  /**
+   * Rows kept before the oldest are dropped (10 % at a time, with a banner saying so).
+   * Default 1,000,000 — the browser stays responsive; the raw file has everything.
+   */
+  maxRows?: number;
+}
+
+interface AttemptState {
+  decoder: TextDecoder;
+  /** Text of the unfinished last line (no `\n` yet), CR-collapsed. */
+  partial: string;
+  /** Row index showing `partial`, or -1. */
+  partialRow: number;
+  /** Lines completed so far (the next line is number lines + 1). */
+  lines: number;
+  /** Bytes taken in for this attempt (after resume dedup). */
+  bytes: number;
+}
+
+const key = (task: number, attempt: number) => `${task}:${attempt}`;
+
+/**
+ * The text a terminal would leave on a line that contains carriage returns: trailing `\r`s are
+ * dropped (CRLF), then what follows the last `\r` wins.
+ */
+export function applyCarriageReturns(line: string): string {
+  if (!line.includes('\r')) return line;
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === 13) end--;
+  const s = line.slice(0, end);
+  const p = s.lastIndexOf('\r');
+  return p < 0 ? s : s.slice(p + 1);
+}
+
+/** Keeps the unfinished line small: everything before a `\r` that is not the last char is gone. */
+function collapsePartial(s: string): string {
+  const p = s.lastIndexOf('\r', s.length - 2);
+  return p < 0 ? s : s.slice(p + 1);
+}
+
+/** Rows of one job's log story; see the module comment. Not thread-safe (one UI thread). */
+export class LogBuffer {
+  readonly rows: LogRow[] = [];
+  /** Increments on every change (React re-renders on it). */
+  version = 0;
+  /** Rows dropped from the front so far (maxRows). */
+  dropped = 0;
+  private readonly maxRows: number;
+  private readonly attempts = new Map<string, AttemptState>();
+  private readonly firstRow = new Map<string, number>();
+  private readonly banners = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(opts: LogBufferOptions = {}) {
+    this.maxRows = Math.max(10, opts.maxRows ?? 1_000_000);
+  }
+
+  /** Calls `fn` after every change; returns the unsubscribe function. */
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private changed(): void {
+    this.version++;
+    this.trim();
+    for (const fn of this.listeners) fn();
+  }
+
+  private state(task: number, attempt: number): AttemptState {
+    const k = key(task, attempt);
+    let st = this.attempts.get(k);
+    if (!st) {
+      st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0 };
+      this.attempts.set(k, st);
+    }
+    return st;
+  }
+
+  private push(row: LogRow): number {
+    this.rows.push(row);
+    const idx = this.rows.length - 1;
+    if (row.task !== null && row.attempt !== null) {
+      const k = key(row.task, row.attempt);
+      if (!this.firstRow.has(k)) this.firstRow.set(k, idx);
+    }
+    return idx;
+  }
+
+  /** Appends raw log bytes of an attempt (decoded as UTF-8, streaming). */
+  appendBytes(task: number, attempt: number, bytes: Uint8Array): void {
+    const st = this.state(task, attempt);
+    st.bytes += bytes.byteLength;
+    const text = st.decoder.decode(bytes, { stream: true });
+    if (text) this.appendText(task, attempt, text);
+  }
+
+  /** Appends decoded text of an attempt (appendBytes decodes, then calls this). */
+  appendText(task: number, attempt: number, text: string): void {
+    const st = this.state(task, attempt);
+    let start = 0;
+    let idx: number;
+    while ((idx = text.indexOf('\n', start)) !== -1) {
+      const line = applyCarriageReturns(st.partial + text.slice(start, idx));
+      st.partial = '';
+      st.lines++;
+      if (st.partialRow >= 0) {
+        const row = this.rows[st.partialRow];
+        if (row && row.kind === 'line') row.text = line;
+        st.partialRow = -1;
+      } else {
+        this.push({ kind: 'line', task, attempt, n: st.lines, text: line });
+      }
+      start = idx + 1;
+    }
+    const rest = text.slice(start);
+    if (rest) {
+      st.partial = rest.includes('\r') ? collapsePartial(st.partial + rest) : st.partial + rest;
+      const shown = applyCarriageReturns(st.partial);
+      const row = st.partialRow >= 0 ? this.rows[st.partialRow] : undefined;
+      if (row && row.kind === 'line') row.text = shown;
+      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, text: shown });
+    }
+    this.changed();
+  }
+
+  /**
+   * The attempt's log is complete: flushes its decoder (a truncated multi-byte character shows
+   * as U+FFFD). Its unfinished last line stays as the last line.
+   */
+  endAttempt(task: number, attempt: number): void {
+    const st = this.attempts.get(key(task, attempt));
+    if (!st) return;
+    const tail = st.decoder.decode();
+    if (tail) this.appendText(task, attempt, tail);
+  }
+
+  /**
+   * Adds a banner unless one with the same key was added before (a resumed stream may repeat an
+   * event). Returns false for a repeat.
+   */
+  addBanner(b: { key: string; tone: BannerTone; text: string; task?: number | null; attempt?: number | null }): boolean {
+    if (this.banners.has(b.key)) return false;
+    this.banners.add(b.key);
+    const row: LogRow = { kind: 'banner', key: b.key, tone: b.tone, text: b.text, task: b.task ?? null, attempt: b.attempt ?? null };
+    // A banner after an unfinished line must not be overwritten by that line's rest: the
+    // line keeps its row (updated in place), the banner goes after it.
+    this.push(row);
+    this.changed();
+    return true;
+  }
+
+  /** True when a banner with this key exists. */
+  hasBanner(k: string): boolean {
+    return this.banners.has(k);
+  }
+
+  /** Index of the first row of an attempt (its start banner or first line), or -1. */
+  firstRowOf(task: number, attempt: number): number {
+    return this.firstRow.get(key(task, attempt)) ?? -1;
+  }
+
+  /** Lines and bytes received for an attempt. */
+  attemptStats(task: number, attempt: number): { lines: number; bytes: number } {
+    const st = this.attempts.get(key(task, attempt));
+    return st ? { lines: st.lines + (st.partial ? 1 : 0), bytes: st.bytes } : { lines: 0, bytes: 0 };
+  }
+
+  /**
+   * Row indices whose plain text contains `query` (case-insensitive unless `caseSensitive`).
+   * `toPlain` strips escape codes (pass ansiToPlain); banners are searched too.
+   */
+  search(query: string, toPlain: (s: string) => string, caseSensitive = false): number[] {
+    if (!query) return [];
+    const q = caseSensitive ? query : query.toLowerCase();
+    const out: number[] = [];
+    for (let i = 0; i < this.rows.length; i++) {
+      const r = this.rows[i];
+      let t = r.kind === 'line' ? toPlain(r.text) : r.text;
+      if (!caseSensitive) t = t.toLowerCase();
+      if (t.includes(q)) out.push(i);
+    }
+    return out;
+  }
+
+  /** Drops the oldest rows past maxRows, keeping every stored index consistent. */
+  private trim(): void {
+    if (this.rows.length <= this.maxRows) return;
+    const n = Math.max(1, Math.ceil(this.maxRows / 10)) + (this.rows.length - this.maxRows);
+    this.rows.splice(0, n);
+    this.dropped += n;
+    for (const st of this.attempts.values()) if (st.partialRow >= 0) st.partialRow = st.partialRow >= n ? st.partialRow - n : -1;
+    for (const [k, v] of this.firstRow) {
+      if (v >= n) this.firstRow.set(k, v - n);
+      else this.firstRow.set(k, 0);
+    }
+    const first = this.rows[0];
+    const noticeKey = 'dropped';
+    const text = `${this.dropped.toLocaleString('en-US')} earlier rows are not shown here (browser limit) — download the raw log for everything.`;
+    if (first && first.kind === 'banner' && first.key === noticeKey) first.text = text;
+    else {
+      this.rows.unshift({ kind: 'banner', key: noticeKey, tone: 'warning', text, task: null, attempt: null });
+      for (const st of this.attempts.values()) if (st.partialRow >= 0) st.partialRow++;
+      for (const [k, v] of this.firstRow) this.firstRow.set(k, v + 1);
+    }
+  }
+}

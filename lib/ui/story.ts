@@ -1,0 +1,109 @@
+/**
+ * The job's story as banners in the log viewer: where each attempt starts and how it ends, each
+ * restart ("restart 1 of 1"), the move to the next task, a task cancelled before it ever ran,
+ * and how the job ended. The same events the CLI prints (DESIGN.md §3 rule 11), drawn from the
+ * job stream's control messages. Pure, browser-safe.
+ */
+import type { StreamMessage } from '../logs/protocol';
+import type { BannerTone } from './log-buffer';
+
+/** What the story needs to know about the job besides the message itself. */
+export interface StoryContext {
+  /** Number of tasks in the pipeline (1 for a single command). */
+  taskCount: number;
+  /** Task names by index (null when unnamed). */
+  taskNames: (string | null)[];
+  /** Tasks that have had at least one attempt. */
+  tasksWithAttempts: Set<number>;
+  /** The job's last status reason (from `job` messages), shown with the final banner. */
+  jobReason: string | null;
+}
+
+/** A banner to add (the key dedups repeats after a resume). */
+export interface Banner {
+  key: string;
+  tone: BannerTone;
+  text: string;
+  task: number | null;
+  attempt: number | null;
+}
+
+/** "task 2 of 3 (train)" / "task 1 (train)" for a one-task job — 1-based for people. */
+export function taskLabel(ctx: StoryContext, task: number): string {
+  const name = ctx.taskNames[task];
+  const num = ctx.taskCount > 1 ? `Task ${task + 1} of ${ctx.taskCount}` : 'Task';
+  return name ? `${num} (${name})` : num === 'Task' ? 'Task' : num;
+}
+
+const withReason = (text: string, reason: string | null) => (reason ? `${text} — ${reason}` : text);
+
+/** Tone of a final job status. */
+export function toneOfStatus(status: string): BannerTone {
+  if (status === 'SUCCEEDED') return 'success';
+  if (status === 'CANCELLED' || status === 'CANCELLING') return 'warning';
+  if (status.startsWith('FAILED')) return 'error';
+  return 'info';
+}
+
+/**
+ * The banner a control message adds, or null. Also updates `ctx` (task names, tasks with
+ * attempts, the job's reason) from the message.
+ */
+export function bannerFor(msg: StreamMessage, ctx: StoryContext): Banner | null {
+  switch (msg.type) {
+    case 'hello': {
+      ctx.taskCount = msg.job.taskCount;
+      ctx.taskNames = msg.job.tasks.map((t) => t.name);
+      for (const t of msg.job.tasks) if (t.attempts > 0) ctx.tasksWithAttempts.add(t.index);
+      if (msg.job.statusReason) ctx.jobReason = msg.job.statusReason;
+      return null;
+    }
+    case 'job':
+      ctx.jobReason = msg.reason;
+      return null;
+    case 'task': {
+      if (msg.name !== undefined && msg.name !== null) ctx.taskNames[msg.task] = msg.name;
+      if (msg.status === 'CANCELLED' && !ctx.tasksWithAttempts.has(msg.task)) {
+        return { key: `task-cancelled:${msg.task}`, tone: 'warning', text: `${taskLabel(ctx, msg.task)} cancelled — it never started`, task: null, attempt: null };
+      }
+      return null;
+    }
+    case 'attempt': {
+      const { task, attempt } = msg;
+      const label = taskLabel(ctx, task);
+      if (msg.phase === 'start') {
+        ctx.tasksWithAttempts.add(task);
+        const key = `start:${task}:${attempt}`;
+        if (msg.cause === 'restart') {
+          const r = msg.restart ? `Restart ${msg.restart.n} of ${msg.restart.max}` : 'Restart';
+          return { key, tone: 'warning', text: `${r} — ${label}, attempt ${attempt} started`, task, attempt };
+        }
+        if (msg.cause === 'recovery') {
+          return { key, tone: 'warning', text: withReason(`Recovery — ${label}, attempt ${attempt} started (the previous attempt was lost)`, msg.reason), task, attempt };
+        }
+        const prefix = task > 0 ? 'Next task: ' : '';
+        return { key, tone: 'info', text: `${prefix}${label}, attempt ${attempt} started`, task, attempt };
+      }
+      const key = `end:${task}:${attempt}`;
+      const code = msg.exitCode === null ? '' : ` with exit code ${msg.exitCode}`;
+      switch (msg.status) {
+        case 'SUCCEEDED':
+          return { key, tone: 'success', text: `${label}, attempt ${attempt} succeeded${msg.exitCode === null ? '' : ` (exit code ${msg.exitCode})`}`, task, attempt };
+        case 'FAILED':
+          return { key, tone: 'error', text: withReason(`${label}, attempt ${attempt} failed${code}`, msg.reason), task, attempt };
+        case 'FAILED_SETUP':
+          return { key, tone: 'error', text: withReason(`${label}, attempt ${attempt}: setup failed${code}`, msg.reason), task, attempt };
+        case 'CANCELLED':
+          return { key, tone: 'warning', text: withReason(`${label}, attempt ${attempt} cancelled`, msg.reason), task, attempt };
+        case 'LOST':
+          return { key, tone: 'warning', text: withReason(`${label}, attempt ${attempt} lost`, msg.reason), task, attempt };
+        default:
+          return { key, tone: 'info', text: withReason(`${label}, attempt ${attempt} ended (${msg.status})${code}`, msg.reason), task, attempt };
+      }
+    }
+    case 'end':
+      return { key: 'job-end', tone: toneOfStatus(msg.status), text: withReason(`Job ended: ${msg.status}`, ctx.jobReason), task: null, attempt: null };
+    case 'error':
+      return null;
+  }
+}

@@ -1,0 +1,58 @@
+import { expect, expectNoReload, markNoReload, test } from './fixtures';
+
+/**
+ * The SkyPilot seed's pipeline submitted from the New job page: task 1 fails twice (exit 1,
+ * one restart allowed), task 2 never starts, the job ends FAILED — all drawn live on the job
+ * page without a reload.
+ */
+test('seed pipeline from the New job page: two failed attempts, the restart, task 2 cancelled, FAILED — live', async ({ app: page }) => {
+  await page.getByRole('link', { name: 'New job', exact: true }).first().click();
+  await expect(page).toHaveURL(/\/jobs\/new$/);
+  await markNoReload(page);
+
+  await page.locator('[data-template="seed-retry-pipeline"]').click();
+  await expect(page.getByTestId('yaml-editor')).toContainText('retry-each-task');
+  // The same validator as the API answers as the user types.
+  await expect(page.getByTestId('validity')).toHaveText('✓ Valid spec');
+  await page.getByTestId('submit-job').click();
+
+  await expect(page).toHaveURL(/\/jobs\/\d+$/);
+  // Client-side navigation: the document is the one we marked.
+  await expectNoReload(page);
+
+  const banners = page.getByTestId('log-banner');
+  const log = page.getByTestId('log-viewer');
+  await expect(log.getByText('attempt 1 failed with exit code 1')).toBeVisible();
+  await expect(log.getByText(/^Restart 1 of 1 — .*attempt 2 started$/)).toBeVisible();
+  await expect(log.getByText('attempt 2 failed with exit code 1')).toBeVisible();
+  await expect(log.getByText('Task 2 of 2 cancelled — it never started')).toBeVisible();
+  await expect(log.getByText(/^Job ended: FAILED/)).toBeVisible();
+  await expect(log.getByText('task 1, attempt 1', { exact: true })).toBeVisible();
+  await expect(log.getByText('task 1, attempt 2', { exact: true })).toBeVisible();
+  await expect(log.getByText('task 2 (should never run)')).toHaveCount(0);
+
+  // The banners tell the story in order.
+  const texts = await banners.allTextContents();
+  const order = ['attempt 1 started', 'attempt 1 failed with exit code 1', 'Restart 1 of 1', 'attempt 2 failed with exit code 1', 'Task 2 of 2 cancelled', 'Job ended: FAILED'];
+  const idx = order.map((o) => texts.findIndex((t) => t.includes(o)));
+  expect(idx.every((i) => i >= 0), `banners: ${JSON.stringify(texts)}`).toBe(true);
+  expect([...idx].sort((a, b) => a - b)).toEqual(idx);
+
+  // Header, pipeline and timeline.
+  await expect(page.getByTestId('job-header').locator('[data-status]').first()).toHaveAttribute('data-status', 'FAILED');
+  await expect(page.getByTestId('attempt-0-1')).toHaveAttribute('data-status', 'FAILED');
+  await expect(page.getByTestId('attempt-0-1')).toContainText('exit 1');
+  await expect(page.getByTestId('attempt-0-2')).toHaveAttribute('data-status', 'FAILED');
+  await expect(page.getByTestId('attempt-0-2')).toContainText('exit 1');
+  await expect(page.getByTestId('attempt-0-2')).toContainText('restart');
+  await expect(page.getByTestId('task-1')).toHaveAttribute('data-status', 'CANCELLED');
+  await expect(page.getByTestId('task-1-no-attempt')).toBeVisible();
+  await expect(page.getByTestId('job-restarts')).toContainText('1');
+  await expect(page.getByTestId('stream-status')).toHaveAttribute('data-state', 'ended');
+
+  // Selecting attempt 1 in the timeline shows its log (follow pauses).
+  await page.getByTestId('attempt-0-1').click();
+  await expect(page.getByTestId('log-scope')).toContainText('attempt 1');
+  await expect(page.getByTestId('log-download')).toHaveAttribute('href', /task=0&attempt=1$/);
+  await expectNoReload(page);
+});

@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { backoffDelay } from '../../lib/ui/backoff';
+import { defaultShouldReconnect, ReconnectingSocket, type SocketLike } from '../../lib/ui/socket';
+
+describe('backoffDelay', () => {
+  const mid = () => 0.5; // no jitter
+  it('grows exponentially from the initial delay up to the cap', () => {
+    const ds = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelay(n, {}, mid));
+    expect(ds).toEqual([500, 1000, 2000, 4000, 8000, 15000, 15000, 15000]);
+  });
+  it('jitter spreads ±20% and never exceeds the cap', () => {
+    expect(backoffDelay(1, {}, () => 0)).toBe(400);
+    expect(backoffDelay(1, {}, () => 0.999999)).toBe(600);
+    expect(backoffDelay(10, {}, () => 0.999999)).toBe(15000);
+  });
+  it('honours custom options', () => {
+    expect(backoffDelay(3, { initialMs: 100, factor: 3, maxMs: 10_000, jitter: 0 })).toBe(900);
+  });
+});
+
+class FakeSocket implements SocketLike {
+  static all: FakeSocket[] = [];
+  binaryType = 'blob';
+  readyState = 0;
+  onopen: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  closed = false;
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  message(data: unknown) {
+    this.onmessage?.({ data });
+  }
+  drop(code = 1006, reason = '') {
+    this.readyState = 3;
+    this.onclose?.({ code, reason });
+  }
+  close() {
+    this.closed = true;
+  }
+}
+
+describe('ReconnectingSocket', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeSocket.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const make = (over: Partial<ConstructorParameters<typeof ReconnectingSocket>[0]> = {}) => {
+    const states: string[] = [];
+    const opens: number[] = [];
+    let n = 0;
+    const s = new ReconnectingSocket({
+      url: () => `ws://x/${n++}`,
+      onMessage: () => {},
+      onOpen: (k) => opens.push(k),
+      onState: (st) => states.push(st),
+      createSocket: (u) => new FakeSocket(u),
+      random: () => 0.5,
+      ...over,
+    });
+    return { s, states, opens };
+  };
+
+  it('reconnects after a drop with growing delays, computing the URL again each time', () => {
+    const { s, states } = make();
+    s.start();
+    expect(FakeSocket.all).toHaveLength(1);
+    FakeSocket.all[0].drop();
+    expect(s.state).toBe('reconnecting');
+    vi.advanceTimersByTime(499);
+    expect(FakeSocket.all).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(FakeSocket.all[1].url).toBe('ws://x/1');
+    FakeSocket.all[1].drop();
+    vi.advanceTimersByTime(999);
+    expect(FakeSocket.all).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    expect(FakeSocket.all).toHaveLength(3);
+    expect(states).toContain('reconnecting');
+    s.stop();
+  });
+
+  it('a connection that delivered a message resets the backoff', () => {
+    const { s, opens } = make();
+    s.start();
+    FakeSocket.all[0].drop();
+    vi.advanceTimersByTime(500);
+    FakeSocket.all[1].drop();
+    vi.advanceTimersByTime(1000);
+    const third = FakeSocket.all[2];
+    third.open();
+    third.message('hello');
+    expect(s.failures).toBe(0);
+    third.drop();
+    vi.advanceTimersByTime(500);
+    expect(FakeSocket.all).toHaveLength(4);
+    FakeSocket.all[3].open();
+    expect(opens).toEqual([0, 1]);
+    s.stop();
+  });
+
+  it('does not reconnect after a normal close or an application refusal, but does after 4408', () => {
+    expect(defaultShouldReconnect(1000)).toBe(false);
+    expect(defaultShouldReconnect(4401)).toBe(false);
+    expect(defaultShouldReconnect(4404)).toBe(false);
+    expect(defaultShouldReconnect(4408)).toBe(true);
+    expect(defaultShouldReconnect(1006)).toBe(true);
+    expect(defaultShouldReconnect(1001)).toBe(true);
+    const { s } = make();
+    s.start();
+    FakeSocket.all[0].open();
+    FakeSocket.all[0].drop(4401, 'unauthorized');
+    expect(s.state).toBe('failed');
+    vi.advanceTimersByTime(60_000);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('stop() cancels a pending retry and closes the socket', () => {
+    const { s } = make();
+    s.start();
+    FakeSocket.all[0].drop();
+    s.stop();
+    vi.advanceTimersByTime(60_000);
+    expect(FakeSocket.all).toHaveLength(1);
+    expect(s.state).toBe('closed');
+  });
+
+  it('reconnectNow() skips the wait', () => {
+    const { s } = make();
+    s.start();
+    FakeSocket.all[0].drop();
+    s.reconnectNow();
+    expect(FakeSocket.all).toHaveLength(2);
+    s.stop();
+  });
+});

@@ -1,0 +1,187 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { JobSummary } from '../../lib/api/types';
+import { encodeLogChunk, type StreamMessage } from '../../lib/logs/protocol';
+import { JobStream } from '../../lib/ui/job-stream';
+import { LogBuffer } from '../../lib/ui/log-buffer';
+import type { SocketLike } from '../../lib/ui/socket';
+
+class FakeSocket implements SocketLike {
+  static all: FakeSocket[] = [];
+  binaryType = 'blob';
+  readyState = 0;
+  onopen: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+  }
+  close() {}
+  json(m: StreamMessage) {
+    this.onmessage?.({ data: JSON.stringify(m) });
+  }
+  bytes(task: number, attempt: number, offset: number, text: string) {
+    const f = encodeLogChunk({ task, attempt, offset, data: new TextEncoder().encode(text) });
+    this.onmessage?.({ data: f.buffer.slice(f.byteOffset, f.byteOffset + f.byteLength) });
+  }
+}
+
+const at = '2025-01-01T00:00:00.000Z';
+const job = (over: Partial<JobSummary> = {}): JobSummary => ({
+  id: 7,
+  name: 'retry-each-task',
+  status: 'RUNNING',
+  statusReason: null,
+  submissionId: null,
+  submittedAt: at,
+  startedAt: at,
+  endedAt: null,
+  totalDurationMs: 0,
+  jobDurationMs: 0,
+  taskCount: 2,
+  currentTask: 0,
+  tasksSucceeded: 0,
+  restartCount: 0,
+  recoveryCount: 0,
+  cancelRequested: false,
+  tasks: [
+    { index: 0, name: 'retry-each-task', status: 'RUNNING', attempts: 0, restarts: 0, maxRestarts: 1, recoveries: 0, startedAt: at, endedAt: null },
+    { index: 1, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null },
+  ],
+  ...over,
+});
+const start = (task: number, attempt: number, cause: 'first' | 'restart' = 'first', restart?: { n: number; max: number }): StreamMessage => ({
+  type: 'attempt',
+  phase: 'start',
+  task,
+  attempt,
+  status: 'RUNNING',
+  cause,
+  exitCode: null,
+  reason: null,
+  at,
+  ...(restart ? { restart } : {}),
+});
+const end = (task: number, attempt: number, exitCode: number): StreamMessage => ({ type: 'attempt', phase: 'end', task, attempt, status: exitCode ? 'FAILED' : 'SUCCEEDED', cause: 'first', exitCode, reason: null, at });
+
+describe('JobStream', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeSocket.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const make = () => {
+    const buffer = new LogBuffer();
+    const controls: string[] = [];
+    const s = new JobStream({
+      jobId: 7,
+      buffer,
+      wsBase: 'ws://h',
+      connectionName: null,
+      onControl: (m) => controls.push(m.type),
+      socket: { createSocket: (u) => new FakeSocket(u), random: () => 0.5 },
+    });
+    return { s, buffer, controls };
+  };
+  const story = (b: LogBuffer) => b.rows.map((r) => (r.kind === 'line' ? `${r.task}.${r.attempt}:${r.n} ${r.text}` : `== ${r.text}`));
+
+  it('tells the seed pipeline story: two failed attempts, the restart, task 2 never started, the end', () => {
+    const { s, buffer } = make();
+    s.start();
+    const ws = FakeSocket.all[0];
+    expect(ws.url).toBe('ws://h/ws/jobs/7?task=0&attempt=1&offset=0&follow=1');
+    ws.json({ type: 'hello', protocol: 1, job: job() });
+    ws.json(start(0, 1));
+    ws.bytes(0, 1, 0, 'task 1, attempt 1\n');
+    ws.json(end(0, 1, 1));
+    ws.json(start(0, 2, 'restart', { n: 1, max: 1 }));
+    ws.bytes(0, 2, 0, 'task 1, attempt 2\n');
+    ws.json(end(0, 2, 1));
+    ws.json({ type: 'task', task: 1, name: null, status: 'CANCELLED', reason: 'an earlier task failed', at });
+    ws.json({ type: 'job', status: 'FAILED', reason: 'task 1 failed with exit code 1', at });
+    ws.json({ type: 'end', status: 'FAILED', follow: true });
+    expect(story(buffer)).toEqual([
+      '== Task 1 of 2 (retry-each-task), attempt 1 started',
+      '0.1:1 task 1, attempt 1',
+      '== Task 1 of 2 (retry-each-task), attempt 1 failed with exit code 1',
+      '== Restart 1 of 1 — Task 1 of 2 (retry-each-task), attempt 2 started',
+      '0.2:1 task 1, attempt 2',
+      '== Task 1 of 2 (retry-each-task), attempt 2 failed with exit code 1',
+      '== Task 2 of 2 cancelled — it never started',
+      '== Job ended: FAILED — task 1 failed with exit code 1',
+    ]);
+    expect(s.ended).toBe(true);
+    // The server closes normally after `end`: no reconnect.
+    ws.onclose?.({ code: 1000, reason: '' });
+    vi.advanceTimersByTime(60_000);
+    expect(FakeSocket.all).toHaveLength(1);
+  });
+
+  it('resumes after a drop from the last byte: nothing lost, nothing twice', () => {
+    const { s, buffer, controls } = make();
+    s.start();
+    const a = FakeSocket.all[0];
+    a.json({ type: 'hello', protocol: 1, job: job() });
+    a.json(start(0, 1));
+    a.bytes(0, 1, 0, 'one\ntw');
+    a.onclose?.({ code: 1006, reason: '' });
+    vi.advanceTimersByTime(500);
+    const b = FakeSocket.all[1];
+    expect(b.url).toBe('ws://h/ws/jobs/7?task=0&attempt=1&offset=6&follow=1');
+    // A server may repeat the attempt start and overlap bytes; the client keeps each once.
+    b.json({ type: 'hello', protocol: 1, job: job() });
+    b.json(start(0, 1));
+    b.bytes(0, 1, 4, 'two\nthree\n');
+    b.json(end(0, 1, 0));
+    b.json({ type: 'end', status: 'SUCCEEDED', follow: true });
+    expect(story(buffer)).toEqual([
+      '== Task 1 of 2 (retry-each-task), attempt 1 started',
+      '0.1:1 one',
+      '0.1:2 two',
+      '0.1:3 three',
+      '== Task 1 of 2 (retry-each-task), attempt 1 succeeded (exit code 0)',
+      '== Job ended: SUCCEEDED',
+    ]);
+    expect(controls.filter((c) => c === 'hello')).toHaveLength(2);
+  });
+
+  it('a drop between attempts resumes after the ended attempt, with the last status event id', () => {
+    const { s } = make();
+    s.start();
+    const a = FakeSocket.all[0];
+    a.json(start(0, 1));
+    a.bytes(0, 1, 0, 'x\n');
+    a.json({ ...end(0, 1, 1), eventId: 41 } as StreamMessage);
+    a.onclose?.({ code: 1001, reason: 'going away' });
+    vi.advanceTimersByTime(500);
+    expect(FakeSocket.all[1].url).toBe('ws://h/ws/jobs/7?task=0&attempt=2&offset=0&since=41&follow=1');
+    const b = FakeSocket.all[1];
+    b.json({ ...start(0, 2, 'restart', { n: 1, max: 1 }), eventId: 43 } as StreamMessage);
+    b.json({ type: 'job', status: 'RUNNING', reason: null, at, eventId: 42 });
+    b.onclose?.({ code: 1006, reason: '' });
+    vi.advanceTimersByTime(500);
+    expect(FakeSocket.all[2].url).toBe('ws://h/ws/jobs/7?task=0&attempt=2&offset=0&since=43&follow=1');
+  });
+
+  it('a refusal (job deleted: 4404) stops for good', () => {
+    const { s } = make();
+    s.start();
+    const a = FakeSocket.all[0];
+    a.json({ type: 'error', code: 'deleted', message: 'job 7 was deleted' });
+    a.onclose?.({ code: 4404, reason: 'deleted' });
+    vi.advanceTimersByTime(60_000);
+    expect(FakeSocket.all).toHaveLength(1);
+    expect(s.state).toBe('failed');
+  });
+
+  it('malformed frames are counted, never shown', () => {
+    const { s, buffer } = make();
+    s.start();
+    const a = FakeSocket.all[0];
+    a.onmessage?.({ data: 'not json' });
+    a.onmessage?.({ data: new Uint8Array([9, 9, 9]).buffer });
+    expect(s.badFrames).toBe(2);
+    expect(buffer.rows).toHaveLength(0);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { JobList, JobSummary } from '../../lib/api/types';
+import { applyListMessage, type ListFilter } from '../../lib/ui/list-cache';
+import { issuesToDiagnostics, lineOf, maskedDiagnostics } from '../../lib/ui/spec-lint';
+import { formatDuration } from '../../lib/ui/format';
+
+const j = (id: number, status: JobSummary['status'] = 'RUNNING'): JobSummary =>
+  ({ id, name: `job-${id}`, status, tasks: [] }) as unknown as JobSummary;
+const page = (...ids: number[]): JobList => ({ jobs: ids.map((i) => j(i)), nextCursor: null });
+const f = (over: Partial<ListFilter> = {}): ListFilter => ({ status: [], q: '', cursor: null, limit: 50, ...over });
+
+describe('applyListMessage', () => {
+  it('updates a job in place', () => {
+    const p = page(3, 2, 1);
+    const next = applyListMessage(p, f(), { type: 'updated', job: j(2, 'SUCCEEDED') }) as JobList;
+    expect(next.jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['3:RUNNING', '2:SUCCEEDED', '1:RUNNING']);
+    expect(applyListMessage(p, f(), { type: 'updated', job: j(9) })).toBe(p);
+  });
+  it('prepends a created job on the first page only, when its status matches the filter', () => {
+    expect((applyListMessage(page(2, 1), f(), { type: 'created', job: j(3) }) as JobList).jobs.map((x) => x.id)).toEqual([3, 2, 1]);
+    const p = page(2, 1);
+    expect(applyListMessage(p, f({ cursor: 'c' }), { type: 'created', job: j(3) })).toBe(p);
+    expect(applyListMessage(p, f({ status: ['SUCCEEDED'] }), { type: 'created', job: j(3, 'PENDING') })).toBe(p);
+    expect(applyListMessage(p, f({ q: 'abc' }), { type: 'created', job: j(3) })).toBe('refetch');
+  });
+  it('removes a deleted job', () => {
+    expect((applyListMessage(page(3, 2, 1), f(), { type: 'deleted', jobId: 2 }) as JobList).jobs.map((x) => x.id)).toEqual([3, 1]);
+  });
+});
+
+describe('spec diagnostics', () => {
+  const text = 'name: x\nresources:\n  cpus: lots\nrun: echo\n';
+  it('places an issue at its line and column, with the key path', () => {
+    const [d] = issuesToDiagnostics(text, [{ line: 3, column: 9, path: ['resources', 'cpus'], message: 'expected a number' }]);
+    expect(text.slice(d.from, d.to)).toBe('lots');
+    expect(d.message).toBe('resources.cpus: expected a number');
+  });
+  it('without a column: from the first non-blank character; without a line: line 1; past the end: last line', () => {
+    const [a, b, c] = issuesToDiagnostics(text, [{ line: 3, message: 'm' }, { message: 'n' }, { line: 99, message: 'o' }]);
+    expect(text.slice(a.from, a.to)).toBe('cpus: lots');
+    expect(text.slice(b.from, b.to)).toBe('name: x');
+    expect(lineOf(text, c.from)).toBe(5);
+  });
+  it('flags masked secret values', () => {
+    const spec = 'envs:\n  API_TOKEN: ••••••\n  B: ok\n';
+    const ds = maskedDiagnostics(spec);
+    expect(ds).toHaveLength(1);
+    expect(lineOf(spec, ds[0].from)).toBe(2);
+  });
+});
+
+describe('formatDuration', () => {
+  it('is compact', () => {
+    expect([850, 4200, 12_000, 185_000, 7_380_000, 3 * 86_400_000 + 4 * 3_600_000].map(formatDuration)).toEqual(['850ms', '4.2s', '12s', '3m 05s', '2h 03m', '3d 4h']);
+    expect(formatDuration(null)).toBe('—');
+  });
+});
