@@ -21,7 +21,9 @@ import { readTaskSpec } from './taskspec';
  * - start-up recovery: every non-terminal job is re-adopted before the server accepts requests;
  * - an admission pass (lib/jobs/capacity) starts PENDING jobs in submission order while their CPUs
  *   fit, and ends FAILED_NO_RESOURCE the ones that never can / waited too long;
- * - a reconcile pass every `reconcileMs` runs one *step* for every admitted non-terminal job;
+ * - a reconcile pass every `reconcileMs` runs one *step* for every admitted non-terminal job
+ *   (jobs whose attempt has a live executor.watch subscription: every 10th pass — the watch wakes
+ *   them at once; the pass is the safety net);
  * - an exit seen at once (executor.watch, when this process is the parent), a submission or a
  *   cancel (storeBus events, wake()) run a job's step immediately.
  * Steps of one job never overlap (per-job serialization: a queue of one); steps of different jobs
@@ -146,6 +148,9 @@ type JobRow = Job & { tasks: TaskRow[] };
 
 type Next = 'again' | 'idle';
 
+/** Every this many reconcile passes, jobs with a live exit subscription are stepped too. */
+const FULL_PASS_EVERY = 10;
+
 interface Entry {
   tail: Promise<void>;
   queued: Promise<void> | null;
@@ -211,6 +216,7 @@ class MonitorImpl implements Monitor {
   private admitErrors = 0;
   private readonly busListener = (e: StoreEvent) => this.onStoreEvent(e);
 
+  private passes = 0;
   private lastReconcileEnd: number | null = null;
   private lastReconcileDuration: number | null = null;
   private jobsWaiting = 0;
@@ -358,7 +364,12 @@ class MonitorImpl implements Monitor {
         this.unwatchJob(id);
       }
     }
-    const steps = ids.map((id) => this.kick(id));
+    // Jobs whose attempt has a live exit subscription (executor.watch) are woken by it; the pass
+    // still steps them every FULL_PASS_EVERY passes as a safety net. All others every pass.
+    const full = awaitSteps || this.passes++ % FULL_PASS_EVERY === 0;
+    const watched = new Set<number>();
+    if (!full) for (const w of this.watches.values()) watched.add(w.jobId);
+    const steps = ids.filter((id) => full || !watched.has(id)).map((id) => this.kick(id));
     if (awaitSteps) await Promise.all(steps);
     const t1 = this.clock.now();
     this.lastReconcileEnd = t1;
