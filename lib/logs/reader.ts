@@ -267,6 +267,21 @@ export class LogFollower {
   }
 
   /**
+   * Bytes that can be read now from the offset (0 when the file does not exist yet). Opens the
+   * file (and its watcher) when it appears.
+   * @throws LogTruncatedError when the file is shorter than the offset.
+   */
+  async available(): Promise<number> {
+    if (!(await this.ensureOpen())) {
+      if (this.offset > 0) throw new LogTruncatedError(this.file, 0, this.offset);
+      return 0;
+    }
+    const size = (await this.fh!.stat()).size;
+    if (size < this.offset) throw new LogTruncatedError(this.file, size, this.offset);
+    return size - this.offset;
+  }
+
+  /**
    * Resolves when the file may have changed since the last read (at once if it already did),
    * after `pollMs` at the latest, or when `also` resolves.
    */

@@ -143,7 +143,6 @@ export class JobStream {
   private reached: boolean;
   private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number }>();
   private progressFn: ((progressed: boolean) => void) | null = null;
-  private spare: Buffer | null = null;
   private readonly onSent = () => {
     const f = this.progressFn;
     this.progressFn = null;
@@ -567,28 +566,25 @@ export class JobStream {
     }
     const f = o.follower;
     let sent = 0;
+    let avail = 0;
     while (sent < sliceBytes) {
       if (!(await this.backpressure())) return 'closed';
-      const room = Math.min(chunkBytes, o.limit - f.offset);
-      if (room <= 0) return 'eof';
-      const buf = this.spare && this.spare.length >= LOG_HEADER_BYTES + room ? this.spare : Buffer.allocUnsafe(LOG_HEADER_BYTES + chunkBytes);
-      this.spare = null;
-      const at = f.offset;
-      const n = await f.readInto(buf, LOG_HEADER_BYTES, room);
-      if (this.closed) return 'closed';
-      if (n === 0) {
-        this.spare = buf;
-        return 'eof';
+      if (avail <= 0) {
+        // Sized reads: a buffer is only as big as the bytes there are (idle followers stay small).
+        avail = Math.min(await f.available(), o.limit - f.offset);
+        if (this.closed) return 'closed';
+        if (avail <= 0) return 'eof';
       }
+      const want = Math.min(chunkBytes, avail);
+      const buf = Buffer.allocUnsafe(LOG_HEADER_BYTES + want);
+      const at = f.offset;
+      const n = await f.readInto(buf, LOG_HEADER_BYTES, want);
+      if (this.closed) return 'closed';
+      if (n === 0) return 'eof';
       writeLogHeader(buf, o.task, o.number, at);
-      let frame: Buffer;
-      if (n < 64 * 1024) {
-        // A small read is copied out so the big buffer is reused (idle followers stay small).
-        frame = Buffer.from(buf.subarray(0, LOG_HEADER_BYTES + n));
-        this.spare = buf;
-      } else frame = buf.subarray(0, LOG_HEADER_BYTES + n);
-      this.ws.send(frame, { binary: true }, this.onSent);
+      this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, this.onSent);
       this.pos.offset = f.offset;
+      avail -= n;
       sent += n;
     }
     return 'more';

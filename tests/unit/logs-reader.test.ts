@@ -127,6 +127,19 @@ describe('LogFollower', () => {
     await f.close();
   });
 
+  it('says how many bytes are there to read', async () => {
+    const p = file(null);
+    const f = new LogFollower(p, 0);
+    expect(await f.available()).toBe(0);
+    writeFileSync(p, '0123456789');
+    expect(await f.available()).toBe(10);
+    await f.readInto(Buffer.alloc(4), 0, 4);
+    expect(await f.available()).toBe(6);
+    truncateSync(p, 2);
+    await expect(f.available()).rejects.toThrow(LogTruncatedError);
+    await f.close();
+  });
+
   it('reports a file that shrank under it', async () => {
     const p = file('0123456789');
     const f = new LogFollower(p, 0);
