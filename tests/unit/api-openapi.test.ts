@@ -34,6 +34,7 @@ function routes(): Array<[string, string]> {
 
 function ajv() {
   const a = new Ajv2020({ strict: false, allErrors: true });
+  a.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
   a.addSchema({ $id: 'doc', components: doc.components } as Json);
   return a;
 }
