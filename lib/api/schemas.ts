@@ -82,7 +82,7 @@ export const EnvsSchema = z
   .meta({ description: 'Env overrides applied to every task (override the YAML envs).' });
 
 const JobNameSchema = z.string().min(1).max(200).meta({ description: 'Overrides the job name from the spec.' });
-const FilenameSchema = z.string().min(1).max(255).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
+const FilenameSchema = z.string().min(1).max(1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
 
 // ─── requests ───────────────────────────────────────────────────────────────────────────────
 
