@@ -1,0 +1,153 @@
+/**
+ * Survive kill -9 of the real server (DESIGN.md §3 rule 8, issue 3): a real `node server.ts`
+ * process (tests/helpers/server.ts) runs a 2-task pipeline; while task 2 runs, the server is
+ * killed with SIGKILL (or stopped with SIGTERM) and started again on the same data folder (and,
+ * for PostgreSQL, the same database). Jobs are submitted through POST /api/jobs and read through
+ * GET /api/jobs/:id on both kinds (PGlite: one process owns the folder), and additionally from the
+ * shared database on PostgreSQL. Needs a built app: run with JOBDECK_NEXT_DIST set to a built dist.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { startServerProcess, type ServerProcess } from '../helpers/server';
+import type { JobDetail } from '../../lib/api/types';
+import { groupAlive, waitFor } from './monitor-helpers';
+
+const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '4' };
+
+describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
+  let t: TestDatabase | undefined;
+  const servers: ServerProcess[] = [];
+  let home: string | undefined;
+  beforeAll(async () => {
+    if (kind === 'postgresql') t = await createTestDatabase(kind, `recovery-server-${kind}`);
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.dispose({ keepHome: true });
+    if (home) {
+      // kill whatever attempt is left, then remove the folder
+      const { readdirSync, rmSync } = await import('node:fs');
+      const jobs = path.join(home, 'jobs');
+      if (existsSync(jobs)) {
+        for (const j of readdirSync(jobs)) {
+          for (const tk of readdirSync(path.join(jobs, j))) {
+            for (const at of readdirSync(path.join(jobs, j, tk))) {
+              const hf = path.join(jobs, j, tk, at, 'handle.json');
+              if (existsSync(hf)) {
+                try {
+                  process.kill(-JSON.parse(readFileSync(hf, 'utf8')).pid, 'SIGKILL');
+                } catch {
+                  /* gone */
+                }
+              }
+            }
+          }
+        }
+      }
+      rmSync(home, { recursive: true, force: true });
+      home = undefined;
+    }
+  });
+
+  async function start(h?: string): Promise<ServerProcess> {
+    const env: Record<string, string> = { ...ENV };
+    if (t?.url) env.DATABASE_URL = t.url;
+    const s = await startServerProcess({ home: h, env });
+    servers.push(s);
+    home = s.home;
+    return s;
+  }
+
+  async function detail(s: ServerProcess, id: number): Promise<JobDetail> {
+    const r = await s.api(`/api/jobs/${id}`);
+    expect(r.status).toBe(200);
+    return (await r.json()) as JobDetail;
+  }
+
+  async function submitPipeline(s: ServerProcess, gate: string): Promise<number> {
+    const yaml = `name: survive\n---\nname: one\nrun: echo one\n---\nname: two\nrun: |\n  while [ ! -f ${gate} ]; do sleep 0.05; done\n  echo two done\n`;
+    const r = await s.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
+    expect(r.status).toBe(201);
+    return ((await r.json()) as { id: number }).id;
+  }
+
+  async function task2Running(s: ServerProcess, id: number): Promise<number> {
+    await waitFor(async () => {
+      const d = await detail(s, id);
+      return d.tasks[1].status === 'RUNNING' && d.tasks[1].attemptList[0]?.status === 'RUNNING';
+    }, 'task 2 running', 30_000);
+    const hf = path.join(s.home, 'jobs', String(id), 'task-1', 'attempt-1', 'handle.json');
+    return JSON.parse(readFileSync(hf, 'utf8')).pid as number;
+  }
+
+  const story = (d: JobDetail) => d.events.map((e) => `${e.entity === 'job' ? 'job' : e.entity === 'task' ? `t${e.taskIndex}` : `t${e.taskIndex}a${e.attemptNumber}`} ${e.from ?? ''}>${e.to}`);
+
+  it('kill -9 while task 2 runs: the restarted server reattaches it, task 1 is not re-run, the job SUCCEEDS', async () => {
+    const s1 = await start();
+    const gate = path.join(s1.home, 'gate');
+    const id = await submitPipeline(s1, gate);
+    const pid = await task2Running(s1, id);
+    const before = story(await detail(s1, id));
+    await s1.kill9();
+    expect(groupAlive(pid)).toBe(true); // the attempt outlived the server
+
+    const s2 = await start(s1.home);
+    const mon = (await (await s2.api('/api/monitor')).json()) as { running: boolean; readopted: number };
+    expect(mon).toMatchObject({ running: true, readopted: 1 });
+    writeFileSync(gate, '');
+    const d = await waitFor(async () => {
+      const x = await detail(s2, id);
+      return x.status === 'SUCCEEDED' ? x : null;
+    }, 'job to succeed', 30_000);
+    expect(d.tasks.map((x) => x.attemptList.length)).toEqual([1, 1]);
+    expect(d.tasks[1].attemptList[0]).toMatchObject({ status: 'SUCCEEDED', exitCode: 0, cause: 'first' });
+    // the story: everything before the crash, then task 2's end and the job's — nothing re-run
+    expect(story(d)).toEqual([...before, 't1a1 RUNNING>SUCCEEDED', 't1 RUNNING>SUCCEEDED', 'job RUNNING>SUCCEEDED']);
+    expect(before).toEqual(expect.arrayContaining(['t0a1 RUNNING>SUCCEEDED', 't1a1 >STARTING', 't1a1 STARTING>RUNNING']));
+    if (t) {
+      const attempts = await t.db.prisma.attempt.findMany({ where: { jobId: id } });
+      expect(attempts).toHaveLength(2);
+      expect(attempts.find((a) => a.number === 1 && a.pid === pid)).toBeTruthy();
+    }
+    expect(s2.output()).toContain('re-adopting 1 non-terminal job');
+  });
+
+  it('a task that exited 0 while the server was down ends SUCCEEDED after the restart', async () => {
+    const s1 = await start();
+    const gate = path.join(s1.home, 'gate');
+    const id = await submitPipeline(s1, gate);
+    const pid = await task2Running(s1, id);
+    await s1.kill9();
+    writeFileSync(gate, '');
+    await waitFor(async () => existsSync(path.join(s1.home, 'jobs', String(id), 'task-1', 'attempt-1', 'exit')), 'exit file while down');
+    await waitFor(async () => !groupAlive(pid), 'the attempt to be gone while the server is down');
+    const s2 = await start(s1.home);
+    const d = await waitFor(async () => {
+      const x = await detail(s2, id);
+      return x.status === 'SUCCEEDED' ? x : null;
+    }, 'job to succeed', 30_000);
+    expect(d.tasks.map((x) => x.attemptList.length)).toEqual([1, 1]);
+    expect(d.recoveryCount).toBe(0);
+  });
+
+  it('SIGTERM stops the server but leaves the job running; the next start re-adopts it', async () => {
+    const s1 = await start();
+    const gate = path.join(s1.home, 'gate');
+    const id = await submitPipeline(s1, gate);
+    const pid = await task2Running(s1, id);
+    await s1.stop();
+    expect(s1.proc.exitCode).toBe(0);
+    expect(groupAlive(pid)).toBe(true);
+    const s2 = await start(s1.home);
+    writeFileSync(gate, '');
+    const d = await waitFor(async () => {
+      const x = await detail(s2, id);
+      return x.status === 'SUCCEEDED' ? x : null;
+    }, 'job to succeed', 30_000);
+    expect(d.tasks.map((x) => x.attemptList.length)).toEqual([1, 1]);
+  });
+}, 180_000);
