@@ -176,7 +176,17 @@ export class JobStream {
       return;
     }
     if (!this.start.follow) return;
-    this.eventsDirty = true;
+    const ev = e.event;
+    if (ev && ev.jobId === this.jobId) {
+      // The bus carries the committed row: take it as is (no query on the latency path). The
+      // poll fetch stays as the safety net for anything the bus did not bring.
+      if (ev.id > this.floor && !this.seen.has(ev.id)) {
+        this.seen.add(ev.id);
+        let i = this.pending.length;
+        while (i > 0 && this.pending[i - 1].id > ev.id) i--;
+        this.pending.splice(i, 0, ev);
+      }
+    } else this.eventsDirty = true;
     this.waker.wake();
   }
 
@@ -318,11 +328,9 @@ export class JobStream {
     if (this.closed) return;
     if (!summary) return this.fail('deleted', `job ${this.jobId} was deleted`, CLOSE.NOT_FOUND);
     this.send({ type: 'hello', protocol: PROTOCOL_VERSION, job: summary });
-    if (!this.start.follow) {
-      // follow=0: one snapshot of the events; nothing later is looked at.
-      await this.fetchEvents();
-      this.eventsDirty = false;
-    }
+    // The history so far (for follow=0 the only read: nothing later is looked at). Changes the
+    // bus brought meanwhile are merged in id order.
+    await this.fetchEvents();
 
     for (;;) {
       if (this.closed) return;
@@ -376,7 +384,10 @@ export class JobStream {
       else break;
     }
     for (const id of this.seen) if (id <= this.floor) this.seen.delete(id);
-    if (fresh.length) this.pending.push(...fresh);
+    if (fresh.length) {
+      this.pending.push(...fresh);
+      this.pending.sort((x, y) => x.id - y.id);
+    }
     return fresh.length;
   }
 
