@@ -10,8 +10,8 @@
  * - a job printing an XSS payload renders as text.
  *
  * Needs a built app (`JOBDECK_NEXT_DIST=.next-security npx next build`) and Debian's Chromium.
- * Runs standalone: `JOBDECK_NEXT_DIST=.next-security npx playwright test tests/e2e/login.spec.ts`
- * (the launch options are set here, so it does not depend on playwright.config.ts).
+ * Run: `JOBDECK_NEXT_DIST=.next-security npx playwright test tests/e2e/login.spec.ts` (starts
+ * its own server; the launch options are repeated here so it also runs without the config).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +20,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/server';
 
 test.use({
   launchOptions: {
-    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    executablePath: process.env.JOBDECK_CHROMIUM || '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   },
 });
@@ -46,16 +46,21 @@ test.beforeAll(async () => {
   loginUrl = m[1];
   token = new URL(loginUrl).searchParams.get('token')!;
 
-  // A hostile page on the same host, another port: same SITE as jobdeck (cookies are sent),
-  // different ORIGIN. It tries a CSRF job submission (a "simple" request: no preflight) and a
+  // A hostile site on the same host, another port: same SITE as jobdeck (so even a
+  // SameSite=Strict cookie is sent), different ORIGIN. /form auto-submits a job with a plain
+  // HTML form (a CSRF: no preflight, text/plain body that parses as job YAML); /ws opens a
   // cross-site WebSocket with whatever cookie the browser attaches.
-  attacker = http.createServer((_req, res) => {
+  attacker = http.createServer((req, res) => {
     res.setHeader('content-type', 'text/html');
-    res.end(`<!doctype html><title>evil</title><script>
+    if (req.url === '/form') {
+      res.end(`<!doctype html><title>evil form</title>
+        <form id="f" method="post" action="${server.url}/api/jobs" enctype="text/plain">
+          <input type="hidden" name="run: echo pwned-by-csrf" value="1"></form>
+        <script>document.getElementById('f').submit()</script>`);
+      return;
+    }
+    res.end(`<!doctype html><title>evil ws</title><script>
       window.results = {};
-      fetch(${JSON.stringify(server.url)} + '/api/jobs', { method: 'POST', mode: 'no-cors', credentials: 'include',
-        headers: { 'content-type': 'text/plain' }, body: 'run: echo pwned-by-csrf' })
-        .then(() => (window.results.post = 'sent'), () => (window.results.post = 'error'));
       const ws = new WebSocket(${JSON.stringify(server.url.replace(/^http/, 'ws'))} + '/ws/jobs');
       ws.onopen = () => (window.results.ws = 'open');
       ws.onerror = () => (window.results.ws = 'refused');
@@ -105,22 +110,32 @@ test('the printed login URL logs in with an HttpOnly, SameSite=Strict cookie; lo
 });
 
 test('the login form logs in and returns to the page asked for', async ({ page }) => {
-  await page.goto(`${server.url}/jobs`);
+  await page.goto(`${server.url}/jobs/new`);
+  await expect(page).toHaveURL(`${server.url}/login?next=%2Fjobs%2Fnew`);
   await page.getByTestId('login-token').fill(token);
   await page.getByTestId('login-submit').click();
-  await expect(page).toHaveURL(`${server.url}/jobs`);
+  await expect(page).toHaveURL(`${server.url}/jobs/new`);
 });
 
 test('a page on another origin cannot submit a job or open a WebSocket with the session', async ({ page }) => {
   await page.goto(loginUrl);
   await expect(page).toHaveURL(`${server.url}/`);
   const before = await jobCount();
-  await page.goto(attackerUrl);
-  await expect.poll(() => page.evaluate(() => (window as unknown as { results: Record<string, string> }).results), { timeout: 15_000 }).toEqual({ post: 'sent', ws: 'refused' });
-  // Give a (wrongly) accepted submission time to land, then check nothing was created.
-  await new Promise((r) => setTimeout(r, 500));
-  expect(await jobCount()).toBe(before);
+
+  // The CSRF form post reaches jobdeck WITH the cookie and is refused by the Origin check.
+  await page.goto(`${attackerUrl}form`);
+  await expect(page).toHaveURL(`${server.url}/api/jobs`);
+  await expect(page.locator('body')).toContainText('cross-origin request refused');
+  await expect(page.locator('body')).toContainText('"status":403');
+
+  await page.goto(`${attackerUrl}ws`);
+  await expect.poll(() => page.evaluate(() => (window as unknown as { results: Record<string, string> }).results)).toEqual({ ws: 'refused' });
   expect(server.output()).toMatch(/WebSocket upgrade refused: cross-origin request refused/);
+
+  expect(await jobCount()).toBe(before);
+  // The session itself still works from jobdeck's own pages.
+  await page.goto(`${server.url}/jobs/new`);
+  await expect(page).toHaveURL(`${server.url}/jobs/new`);
 });
 
 test('a job printing an XSS payload renders as text', async ({ page }) => {
@@ -134,8 +149,8 @@ test('a job printing an XSS payload renders as text', async ({ page }) => {
   expect(submit.status).toBe(201);
   const { id } = (await submit.json()) as { id: number };
   await expect
-    .poll(async () => ((await (await fetch(`${server.url}/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status, { timeout: 30_000 })
-    .toSatisfy((s: string) => TERMINAL.has(s));
+    .poll(async () => TERMINAL.has(((await (await fetch(`${server.url}/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status), { timeout: 30_000 })
+    .toBe(true);
 
   await page.goto(loginUrl);
   await page.goto(`${server.url}/jobs/${id}`);
