@@ -95,6 +95,8 @@ export class WsHub {
       this.alive.set(ws, true);
       ws.on('pong', () => this.alive.set(ws, true));
       ws.on('close', () => this.sockets.delete(ws));
+      // Protocol errors (bad frames, frames over maxPayload) end in a close; never crash on them.
+      ws.on('error', (err) => logger().debug({ err: err.message }, 'WebSocket error'));
       then(ws);
     });
   }
