@@ -8,7 +8,6 @@
 import type { Measure, MeasureResult } from './lib/context';
 import { cancelEverything, submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
 import { cpuTimeMs, processesUnder, sampleRss } from './lib/proc';
-import { summarizeProfile } from './lib/profile';
 import { startBenchServer } from './lib/server';
 import { fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
 
@@ -24,10 +23,14 @@ export const concurrent: Measure = {
     const rssAll = sampleRss(server.pid, 200);
     ctx.log(`concurrent: submitting ${n} × sleep 3600…`);
     const t0 = nowMs();
-    const ids = await submitMany(server, n, 'sleep 3600', 16, 'concurrent');
-    const submittedMs = nowMs() - t0;
-    ctx.log(`concurrent: ${n} submitted in ${fmtMs(submittedMs)}; waiting for all RUNNING…`);
-    const allRunningAt = await waitAllStatus(server, tracker, ids, 'RUNNING', 120_000);
+    let submittedMs = 0;
+    const start = await server.profileWindow('start', async () => {
+      const ids = await submitMany(server, n, 'sleep 3600', 16, 'concurrent');
+      submittedMs = nowMs() - t0;
+      ctx.log(`concurrent: ${n} submitted in ${fmtMs(submittedMs)}; waiting for all RUNNING…`);
+      return { ids, allRunningAt: await waitAllStatus(server, tracker, ids, 'RUNNING', 120_000) };
+    });
+    const { ids, allRunningAt } = start.value;
     const allRunningMs = allRunningAt - t0;
     const afterSubmitMs = allRunningAt - (t0 + submittedMs);
 
@@ -36,7 +39,7 @@ export const concurrent: Measure = {
     const rssSteady = sampleRss(server.pid, 100);
     const c0 = cpuTimeMs(server.pid)!;
     const w0 = nowMs();
-    await sleep(windowMs);
+    const steadyProf = await server.profileWindow('steady', () => sleep(windowMs));
     const c1 = cpuTimeMs(server.pid)!;
     const w1 = nowMs();
     const steady = rssSteady.stop();
@@ -49,9 +52,9 @@ export const concurrent: Measure = {
     tracker.close();
     const rss = rssAll.stop();
     await server.stop();
-    const prof = server.profilePath();
 
     const notes: string[] = [];
+    if (ctx.profile) notes.push('profiled run: the inspector adds CPU to the steady window');
     if (stillRunning !== n) notes.push(`${n - stillRunning} jobs left RUNNING during the steady window`);
     if (stop.leftover) notes.push(`${stop.leftover} attempt processes survived the cancel (killed by the bench)`);
     if (stop.allTerminalMs === null) notes.push(`${stop.notTerminal} jobs not terminal 90 s after the cancel`);
@@ -75,7 +78,7 @@ export const concurrent: Measure = {
         rssOverall: rss,
         attemptProcesses: procs,
         stop,
-        profile: prof ? summarizeProfile(prof) : undefined,
+        profile: ctx.profile ? { start: start.profile, steady: steadyProf.profile } : undefined,
       },
       notes,
     };

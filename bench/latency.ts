@@ -16,7 +16,7 @@ import { isTerminal } from '../lib/jobs/status';
 import type { BenchContext, Measure, MeasureResult } from './lib/context';
 import { openJobStream, openListStream, submitCmd, type ListStreamClient } from './lib/client';
 import { ROOT, startBenchServer, type BenchServer } from './lib/server';
-import { summarizeProfile } from './lib/profile';
+import type { ProfileSummary } from './lib/profile';
 import { dist, fmtMs, pool, round, sleep, type Dist } from './lib/util';
 
 interface JobSample {
@@ -40,7 +40,7 @@ interface Run {
   list: Dist;
   wrongStatus: number;
   missed: number;
-  profile?: ReturnType<typeof summarizeProfile>;
+  profile?: ProfileSummary;
 }
 
 function readEndedAt(home: string, id: number): number | null {
@@ -81,7 +81,7 @@ async function runOne(ctx: BenchContext, label: string, env: Record<string, stri
 
   // Warm-up (not counted): the first requests compile routes and JIT the paths.
   await pool(inFlight * 2, inFlight, (i) => measureJob(server, listArrival, list, i, -1));
-  const samples = await pool(jobs, inFlight, (i) => measureJob(server, listArrival, list, i, i));
+  const { value: samples, profile } = await server.profileWindow('jobs', () => pool(jobs, inFlight, (i) => measureJob(server, listArrival, list, i, i)));
   list.close();
   await server.stop();
   const stream = dist(samples.map((s) => s.streamMs).filter((v): v is number => v !== null));
@@ -89,8 +89,7 @@ async function runOne(ctx: BenchContext, label: string, env: Record<string, stri
   const wrongStatus = samples.filter((s) => s.status !== null && s.status !== (s.exitCode === 0 ? 'SUCCEEDED' : 'FAILED')).length;
   const missed = samples.filter((s) => s.streamMs === null).length;
   const run: Run = { label, env, samples, stream, list: listD, wrongStatus, missed };
-  const prof = server.profilePath();
-  if (prof) run.profile = summarizeProfile(prof);
+  if (profile) run.profile = profile;
   return run;
 }
 

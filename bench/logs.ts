@@ -14,7 +14,6 @@ import { isTerminal } from '../lib/jobs/status';
 import type { Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, submitCmd, type JobStreamClient } from './lib/client';
 import { sampleRss } from './lib/proc';
-import { summarizeProfile } from './lib/profile';
 import { startBenchServer, type BenchServer } from './lib/server';
 import { fmtBytes, fmtMs, fmtRate, nowMs, percentile, round } from './lib/util';
 
@@ -121,12 +120,13 @@ export const logs: Measure = {
 
     const rssReplay = sampleRss(server.pid, 100);
     ctx.log(`logs: replay (follow=0) to 1 client…`);
-    const one = await replay(server, id, 1, fileBytes);
+    const oneW = await server.profileWindow('replay-1', () => replay(server, id, 1, fileBytes));
+    const one = oneW.value;
     ctx.log(`logs: replay to ${fanout} clients at once…`);
-    const many = await replay(server, id, fanout, fileBytes);
+    const manyW = await server.profileWindow(`replay-${fanout}`, () => replay(server, id, fanout, fileBytes));
+    const many = manyW.value;
     const rssR = rssReplay.stop();
     await server.stop();
-    const prof = server.profilePath();
 
     const maxRss = Math.max(rssLive.maxBytes, rssR.maxBytes);
     const oneRatio = one.rate / catRate;
@@ -154,7 +154,7 @@ export const logs: Measure = {
         one: { ...one, bytesEach: undefined, ratioToCat: round(oneRatio, 3) },
         many: { ...many, bytesEach: undefined, ratioToCat: round(manyRatio, 3) },
         rss: { live: rssLive, replay: rssR },
-        profile: prof ? summarizeProfile(prof) : undefined,
+        profile: ctx.profile ? { one: oneW.profile, many: manyW.profile } : undefined,
       },
       notes,
     };

@@ -17,7 +17,6 @@ import type { Measure, MeasureResult } from './lib/context';
 import { listAll } from './lib/client';
 import { cancelEverything, submitMany, waitAllStatus } from './lib/jobs';
 import { procStart } from './lib/proc';
-import { summarizeProfile } from './lib/profile';
 import { startBenchServer, type BenchServer } from './lib/server';
 import { fmtMs, nowMs, round, sleep } from './lib/util';
 
@@ -75,7 +74,7 @@ export const recovery: Measure = {
     await first.kill9();
     await sleep(200);
     const aliveAfterKill = ids.filter((id) => alive(handles.get(id)!)).length;
-    const second = await startBenchServer({ label: 'recovery-after', home: first.home, token: first.token, env, profile: ctx.profile });
+    const second = await startBenchServer({ label: 'recovery-after', home: first.home, token: first.token, env, lifeProfile: ctx.profile });
     const t0 = second.spawnedAtMs;
     const listenMs = second.startupMs;
     let adoptedMs: number | null = null;
@@ -101,7 +100,6 @@ export const recovery: Measure = {
     ctx.log('recovery: cancelling all through the new server…');
     const stop = await cancelEverything(second, 90_000);
     await second.stop();
-    const prof = second.profilePath();
 
     const notes: string[] = [];
     if (aliveBefore !== n) notes.push(`only ${aliveBefore} of ${n} attempt processes found alive (handle.json pid + start time) before the kill`);
@@ -130,7 +128,7 @@ export const recovery: Measure = {
         monitorBefore,
         monitorAfter,
         stop,
-        profile: prof ? summarizeProfile(prof) : undefined,
+        profile: second.lifeProfile(),
       },
       notes,
     };

@@ -11,8 +11,8 @@ import type { Measure, MeasureResult, Row } from './lib/context';
 import { submitCmd } from './lib/client';
 import { cancelEverything, waitAllStatus } from './lib/jobs';
 import { createPgDatabase } from './lib/pg';
-import { summarizeProfile } from './lib/profile';
 import { startBenchServer } from './lib/server';
+import { cpuTimeMs } from './lib/proc';
 import { dist, fmtMs, nowMs, pool, round } from './lib/util';
 
 const CLIENTS = 16;
@@ -26,23 +26,48 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
   await pool(50, CLIENTS, (i) => submitCmd(server, 'true', { name: `warmup-${i}` }));
   ctx.log(`submit: ${kind}: ${n} submits through ${CLIENTS} clients…`);
   const lat: number[] = [];
-  const t0 = nowMs();
   let errors = 0;
-  await pool(n, CLIENTS, async (i) => {
-    const s = nowMs();
-    try {
-      await submitCmd(server, 'true', { name: `submit-${i}` });
-    } catch {
-      errors++;
-    }
-    lat.push(nowMs() - s);
+  let wallMs = 0;
+  let cpuMs = 0;
+  const doneAt: number[] = [];
+  const { profile } = await server.profileWindow('submit', async () => {
+    const c0 = cpuTimeMs(server.pid)!;
+    const t0 = nowMs();
+    await pool(n, CLIENTS, async (i) => {
+      const s = nowMs();
+      try {
+        await submitCmd(server, 'true', { name: `submit-${i}` });
+      } catch {
+        errors++;
+      }
+      const e = nowMs();
+      lat.push(e - s);
+      doneAt.push(e - t0);
+    });
+    wallMs = nowMs() - t0;
+    cpuMs = cpuTimeMs(server.pid)! - c0;
   });
-  const wallMs = nowMs() - t0;
+  // Rate over the first and the last quarter of the submits: does it degrade as PENDING jobs pile up?
+  doneAt.sort((a, b) => a - b);
+  const q = Math.floor(n / 4);
+  const firstQuarter = q / (doneAt[q - 1] / 1000);
+  const lastQuarter = q / ((doneAt[n - 1] - doneAt[n - 1 - q]) / 1000);
   const rate = (n - errors) / (wallMs / 1000);
   const stop = await cancelEverything(server, 60_000);
   await server.stop();
-  const prof = server.profilePath();
-  return { kind, n, errors, wallMs: round(wallMs), rate: round(rate, 1), latencyMs: dist(lat), stop, profile: prof ? summarizeProfile(prof) : undefined };
+  return {
+    kind,
+    n,
+    errors,
+    wallMs: round(wallMs),
+    rate: round(rate, 1),
+    rateFirstQuarter: round(firstQuarter, 1),
+    rateLastQuarter: round(lastQuarter, 1),
+    serverCpuMsPerSubmit: round(cpuMs / n, 2),
+    latencyMs: dist(lat),
+    stop,
+    profile,
+  };
 }
 
 export const submit: Measure = {
@@ -56,7 +81,11 @@ export const submit: Measure = {
     for (const r of [pg, pl]) {
       const min = r.kind === 'postgresql' ? 300 : 150;
       rows.push({ metric: `${r.kind}: jobs/s accepted (${CLIENTS} clients)`, value: `${r.rate}/s`, target: `≥ ${min}/s`, pass: r.rate >= min });
-      rows.push({ metric: `${r.kind}: request p50 / p99`, value: `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}` });
+      rows.push({
+        metric: `${r.kind}: request p50 / p99; server CPU per submit`,
+        value: `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}; ${r.serverCpuMsPerSubmit} ms`,
+      });
+      rows.push({ metric: `${r.kind}: rate first / last quarter`, value: `${r.rateFirstQuarter}/s / ${r.rateLastQuarter}/s` });
     }
     const notes: string[] = ['jobs stay PENDING: JOBDECK_CPUS=1 with a sleep job holding the CPU'];
     for (const r of [pg, pl]) if (r.errors) notes.push(`${r.kind}: ${r.errors} submits failed`);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './server';
+import { ROOT } from './root';
 
 interface ProfileNode {
   id: number;
@@ -42,6 +42,25 @@ export interface ProfileSummary {
   gcMs: number;
   topSelf: HotFunction[];
   topTotal: HotFunction[];
+  /**
+   * Self time by area — a project file, a package (`node_modules/pg`), a Node module
+   * (`node:zlib`), wasm, GC — with native frames (no URL, e.g. a write syscall) charged to the
+   * nearest caller that has one. ms, busiest first.
+   */
+  byArea: { area: string; ms: number; pct: number }[];
+}
+
+function area(url: string): string {
+  if (!url) return '';
+  if (url.startsWith('wasm://')) return 'wasm';
+  if (url.startsWith('node:internal/')) return url.split('/').slice(0, 2).join('/');
+  if (url.startsWith('node:')) return url.replace(/\/.*$/, '');
+  if (url.startsWith('file://')) url = url.slice(7);
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return `node_modules/${nm[1]}`;
+  if (url.startsWith(ROOT)) url = path.relative(ROOT, url);
+  if (url.startsWith('.next')) return 'next route bundles';
+  return url;
 }
 
 function where(cf: ProfileNode['callFrame']): string {
@@ -61,6 +80,7 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
   for (const n of prof.nodes) byId.set(n.id, n);
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<string, number>();
+  const areas = new Map<string, number>();
   const total = new Map<string, number>();
   let busy = 0;
   let gc = 0;
@@ -74,6 +94,10 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
     if (name === '(garbage collector)') gc += dt;
     const key = where(node.callFrame);
     self.set(key, (self.get(key) ?? 0) + dt);
+    let a = name === '(garbage collector)' ? 'GC' : name === '(program)' ? '(program)' : '';
+    for (let id: number | undefined = node.id; !a && id !== undefined; id = parent.get(id)) a = area(byId.get(id)!.callFrame.url);
+    a ||= '(native, no caller)';
+    areas.set(a, (areas.get(a) ?? 0) + dt);
     const seen = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const k = where(byId.get(id)!.callFrame);
@@ -94,5 +118,9 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([k]) => mk(k));
-  return { file: path.relative(ROOT, file), wallMs: Math.round((prof.endTime - prof.startTime) / 1000), busyMs: Math.round(busy), gcMs: Math.round(gc), topSelf, topTotal };
+  const byArea = [...areas.entries()]
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, top)
+    .map(([a, ms]) => ({ area: a, ms: Math.round(ms), pct: busy ? Math.round((ms / busy) * 1000) / 10 : 0 }));
+  return { file: path.relative(ROOT, file), wallMs: Math.round((prof.endTime - prof.startTime) / 1000), busyMs: Math.round(busy), gcMs: Math.round(gc), byArea, topSelf, topTotal };
 }

@@ -6,16 +6,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { RESULTS_DIR, ROOT } from './root';
 import { onCleanup, tempDir } from './cleanup';
+import { connectInspector, inspectorUrl, type Inspector } from './inspector';
+import { summarizeProfile, type ProfileSummary } from './profile';
 import { nowMs } from './util';
 
-/** The project root (where server.ts is). */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Where results (and CPU profiles) are written. */
-export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+export { ROOT, RESULTS_DIR };
 
 /** Options of startBenchServer(). */
 export interface BenchServerOptions {
@@ -26,8 +25,16 @@ export interface BenchServerOptions {
   token?: string;
   /** Extra environment: DATABASE_URL, JOBDECK_CAPACITY_CHECK, monitor knobs… */
   env?: Record<string, string>;
-  /** Start with `--cpu-prof`; the profile is written when the server stops (SIGTERM). */
+  /**
+   * Start with `--inspect=127.0.0.1:0` so that profileWindow() can record CPU profiles of chosen
+   * phases (without it, profileWindow() just runs the phase).
+   */
   profile?: boolean;
+  /**
+   * Start with `--cpu-prof` (the whole life of the process, start-up included); the profile is
+   * written when the server stops (SIGTERM) and lifeProfile() summarises it.
+   */
+  lifeProfile?: boolean;
   /** Give up waiting for "listening" after this many ms (default 60 000). */
   timeoutMs?: number;
   /** Extra modules loaded with `--import` after tsx (paths relative to the project root). */
@@ -59,8 +66,13 @@ export interface BenchServer {
   kill9(): Promise<void>;
   /** True while the process runs. */
   running(): boolean;
-  /** Path of the CPU profile after stop() (profile: true), else null. */
-  profilePath(): string | null;
+  /**
+   * Runs `fn`; with `profile: true`, records a CPU profile of the server meanwhile, writes it to
+   * bench/results/<label>-<name>.cpuprofile.json and returns its summary.
+   */
+  /** After stop(), with `lifeProfile: true`: the whole-life profile, saved and summarised. */
+  lifeProfile(): ProfileSummary | undefined;
+  profileWindow<T>(name: string, fn: () => Promise<T>): Promise<{ value: T; profile?: ProfileSummary }>;
   /** The last `bytes` of the server's log. */
   tail(bytes?: number): string;
 }
@@ -87,8 +99,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   const logDir = tempDir(`${opts.label}-log`);
   const logFile = path.join(logDir, 'server.log');
   const profDir = path.join(logDir, 'prof');
-  if (opts.profile) mkdirSync(profDir, { recursive: true });
-  const args = [...(opts.profile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
+  const args = [...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
   const spawnedAtMs = nowMs();
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -117,22 +128,13 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
 
-  let savedProfile: string | null = null;
+  let inspector: Inspector | null = null;
   const stop = async () => {
+    inspector?.close();
     if (running) proc.kill('SIGTERM');
     const t = setTimeout(() => running && proc.kill('SIGKILL'), 30_000);
     await exited;
     clearTimeout(t);
-    if (opts.profile && !savedProfile) {
-      const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
-      if (files.length) {
-        mkdirSync(RESULTS_DIR, { recursive: true });
-        // *.json: bench/results/*.json is gitignored; Chrome DevTools loads it as a .cpuprofile.
-        savedProfile = path.join(RESULTS_DIR, `${opts.label}.cpuprofile.json`);
-        rmSync(savedProfile, { force: true });
-        renameSync(path.join(profDir, files[0]), savedProfile);
-      }
-    }
   };
   const kill9 = async () => {
     if (running) proc.kill('SIGKILL');
@@ -198,7 +200,34 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
     },
     kill9,
     running: () => running,
-    profilePath: () => savedProfile,
+    lifeProfile: () => {
+      if (!opts.lifeProfile || running) return undefined;
+      let files: string[] = [];
+      try {
+        files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
+      } catch {
+        return undefined;
+      }
+      if (!files.length) return undefined;
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      const file = path.join(RESULTS_DIR, `${opts.label}-life.cpuprofile.json`);
+      copyFileSync(path.join(profDir, files[0]), file);
+      return summarizeProfile(file);
+    },
+    profileWindow: async <T,>(name: string, fn: () => Promise<T>) => {
+      if (!opts.profile) return { value: await fn() };
+      if (!inspector) {
+        const wsUrl = inspectorUrl(tailText) ?? inspectorUrl(readFileSync(logFile, 'utf8'));
+        if (!wsUrl) throw new Error(`server ${opts.label}: no inspector URL in its output`);
+        inspector = await connectInspector(wsUrl);
+      }
+      await inspector.start();
+      const value = await fn();
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      // *.json: bench/results/*.json is gitignored; Chrome DevTools loads it as a .cpuprofile.
+      const file = await inspector.stop(path.join(RESULTS_DIR, `${opts.label}-${name}.cpuprofile.json`));
+      return { value, profile: summarizeProfile(file) };
+    },
     tail: (bytes = 4000) => tailText.slice(-bytes),
   };
 }
