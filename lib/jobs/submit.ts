@@ -10,7 +10,7 @@
 import { stringify } from 'yaml';
 import type { Job, PrismaClient } from '../generated/prisma/client';
 import type { SubmitResult } from '../api/types';
-import { commandSpec, jobCpus, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from './spec';
+import { commandSpec, jobCpus, jobExecutor, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from './spec';
 import { submitJob } from './store';
 
 /** Where a spec comes from. */
@@ -85,11 +85,12 @@ function isUniqueViolation(err: unknown): boolean {
 const resultOf = (job: Job): SubmitResult => ({ id: job.id, submissionId: job.submissionId, status: job.status });
 
 /**
- * Submits a job: validates it, then creates it in PENDING (the monitor picks it up from the
- * store's 'created' event) — or, for a repeated submissionId with the same spec, answers the
+ * Submits a job: validates it, then creates it in PENDING on its executor (the spec's
+ * `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec.ts jobExecutor) — the monitor picks it
+ * up from the store's 'created' event — or, for a repeated submissionId with the same spec, answers the
  * existing job with `created: false`.
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
- *   taken by a job with a different spec.
+ *   taken by a job with a different spec; Error when JOBDECK_EXECUTOR names no executor.
  */
 export async function submitJobSpec(db: PrismaClient, input: SubmitInput): Promise<SubmitOutcome> {
   const { spec, specYaml } = buildSpec(input.source, { name: input.name, envs: input.envs });
@@ -114,6 +115,7 @@ export async function submitJobSpec(db: PrismaClient, input: SubmitInput): Promi
       spec: spec as never,
       specHash: hash,
       cpus: jobCpus(spec),
+      executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });

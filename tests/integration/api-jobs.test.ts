@@ -99,7 +99,9 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     expect(row.specYaml).toContain('echo hi');
 
     const spec = await submit(db, { source: { kind: 'spec', value: [{ name: 'hdr' }, { run: 'echo a' }, { run: 'echo b' }] } });
-    expect((await db.job.findUniqueOrThrow({ where: { id: spec.result.id } })).taskCount).toBe(2);
+    expect(await db.job.findUniqueOrThrow({ where: { id: spec.result.id } })).toMatchObject({ taskCount: 2, executor: 'local' });
+    const slurm = await submit(db, { source: { kind: 'yaml', text: 'resources:\n  infra: slurm\nrun: echo s\n' } });
+    expect((await db.job.findUniqueOrThrow({ where: { id: slurm.result.id } })).executor).toBe('slurm');
   });
 
   it('answers a spec error with 400, every issue with line and key path, and a formatted detail', async () => {
