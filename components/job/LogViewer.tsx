@@ -7,7 +7,7 @@
  * line numbers per attempt, download of the raw file of the attempt in view.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { ansiToPlain } from '@/lib/ui/ansi';
 import { downloadUrl } from '@/lib/ui/api';
 import type { ConnectionState } from '@/lib/ui/connection';
@@ -32,7 +32,28 @@ function rowAttempt(rows: LogRow[], from: number, dir: 1 | -1): AttemptRef | nul
   return null;
 }
 
-export function LogViewer({
+/** One drawn row; memoised so scrolling re-renders only rows that enter the window. */
+const Row = memo(function Row({ row, text, start, size, current, query }: { row: LogRow; text: string; start: number; size: number; current: boolean; query: string | null }) {
+  if (row.kind === 'banner') {
+    return (
+      <div className={`log-banner tone-${row.tone}`} style={{ transform: `translateY(${start}px)`, height: size }} data-testid="log-banner" data-key={row.key} title={text}>
+        <span>{text}</span>
+      </div>
+    );
+  }
+  return (
+    <div className={`log-row${current ? ' current-match' : ''}`} style={{ transform: `translateY(${start}px)`, height: size }} data-testid="log-line">
+      <span className="log-ln" aria-hidden="true">
+        {row.n}
+      </span>
+      <span className="log-text">
+        <LogText text={text} query={query} />
+      </span>
+    </div>
+  );
+});
+
+export const LogViewer = memo(function LogViewer({
   jobId,
   buffer,
   version,
@@ -69,7 +90,7 @@ export function LogViewer({
     count,
     getScrollElement: () => scroller.current,
     estimateSize: (i) => (buffer.rows[i]?.kind === 'banner' ? BANNER_H : LINE_H),
-    overscan: 30,
+    overscan: 12,
   });
 
   // Rows dropped from the front (browser cap) shift every index: re-measure.
@@ -156,7 +177,7 @@ export function LogViewer({
     onViewing(viewing);
   }, [viewingKey]);
 
-  const lineCount = useMemo(() => rows.reduce((n, r) => n + (r.kind === 'line' ? 1 : 0), 0), [rows, count]);
+  const lineCount = buffer.lineCount;
 
   let status: string;
   if (ended) status = 'Stream ended';
@@ -229,24 +250,7 @@ export function LogViewer({
             <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
               {items.map((it) => {
                 const r = rows[it.index];
-                if (!r) return null;
-                if (r.kind === 'banner') {
-                  return (
-                    <div key={it.key} className={`log-banner tone-${r.tone}`} style={{ transform: `translateY(${it.start}px)`, height: it.size }} data-testid="log-banner" data-key={r.key} title={r.text}>
-                      <span>{r.text}</span>
-                    </div>
-                  );
-                }
-                return (
-                  <div key={it.key} className={`log-row${it.index === currentMatchRow ? ' current-match' : ''}`} style={{ transform: `translateY(${it.start}px)`, height: it.size }} data-testid="log-line">
-                    <span className="log-ln" aria-hidden="true">
-                      {r.n}
-                    </span>
-                    <span className="log-text">
-                      <LogText text={r.text} query={q || null} />
-                    </span>
-                  </div>
-                );
+                return r ? <Row key={it.key} row={r} text={r.text} start={it.start} size={it.size} current={it.index === currentMatchRow} query={q || null} /> : null;
               })}
             </div>
           )}
@@ -266,4 +270,4 @@ export function LogViewer({
       </div>
     </section>
   );
-}
+});

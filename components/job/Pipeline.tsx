@@ -65,16 +65,19 @@ function TaskCard({ task, total, selected, onSelect, span, now }: { task: TaskVi
     <section className="task" aria-label={`Task ${task.index + 1}${task.name ? ` ${task.name}` : ''}`} data-testid={`task-${task.index}`} data-status={task.status}>
       <div className="task-head">
         <h3>
-          <span className="task-index">{total > 1 ? `${task.index + 1}/${total}` : 'task'}</span>
+          {total > 1 && <span className="task-index">{`${task.index + 1}/${total}`}</span>}
           {task.name ?? <span className="muted">unnamed</span>}
         </h3>
         <StatusBadge status={task.status} title={task.statusReason} />
       </div>
-      <div className="task-sub">
-        restarts {task.restarts}/{task.maxRestarts}
-        {task.recoveries ? ` · recoveries ${task.recoveries}` : ''}
-        {task.statusReason && task.status !== 'SUCCEEDED' ? ` · ${task.statusReason}` : ''}
-      </div>
+      {(() => {
+        const facts = [
+          task.maxRestarts > 0 || task.restarts > 0 ? `restarts ${task.restarts}/${task.maxRestarts}` : null,
+          task.recoveries ? `recoveries ${task.recoveries}` : null,
+          task.statusReason && task.status !== 'SUCCEEDED' ? task.statusReason : null,
+        ].filter(Boolean);
+        return facts.length ? <div className="task-sub">{facts.join(' · ')}</div> : null;
+      })()}
       {task.attemptList.length === 0 ? (
         <div className="no-attempt" data-testid={`task-${task.index}-no-attempt`}>
           {task.status === 'CANCELLED' ? 'No attempt — cancelled before it started.' : task.status === 'PENDING' ? 'Waiting for the tasks before it.' : 'No attempt yet.'}

@@ -191,9 +191,9 @@ export function JobsPage() {
                         }
                       />
                     </th>
-                    <th scope="col" className="col-id">ID</th>
+                    <th scope="col" className="col-idh">ID</th>
                     <th scope="col">Name</th>
-                    <th scope="col">Tasks</th>
+                    <th scope="col" className="hide-sm">Tasks</th>
                     <th scope="col">Status</th>
                     <th scope="col" className="hide-sm">Submitted</th>
                     <th scope="col" className="hide-sm">Duration</th>
@@ -234,7 +234,7 @@ export function JobsPage() {
                           </span>
                         )}
                       </td>
-                      <td>
+                      <td className="hide-sm">
                         <span className="progress" title={`${j.tasksSucceeded} of ${j.taskCount} tasks succeeded`}>
                           <span className="progress-bar" aria-hidden="true">
                             <span style={{ width: `${j.taskCount ? (100 * j.tasksSucceeded) / j.taskCount : 0}%` }} />

@@ -84,6 +84,8 @@ export class LogBuffer {
   version = 0;
   /** Rows dropped from the front so far (maxRows). */
   dropped = 0;
+  /** Line rows held now (banners not counted). */
+  lineCount = 0;
   private readonly maxRows: number;
   private readonly attempts = new Map<string, AttemptState>();
   private readonly firstRow = new Map<string, number>();
@@ -118,6 +120,7 @@ export class LogBuffer {
 
   private push(row: LogRow): number {
     this.rows.push(row);
+    if (row.kind === 'line') this.lineCount++;
     const idx = this.rows.length - 1;
     if (row.task !== null && row.attempt !== null) {
       const k = key(row.task, row.attempt);
@@ -226,6 +229,7 @@ export class LogBuffer {
   private trim(): void {
     if (this.rows.length <= this.maxRows) return;
     const n = Math.max(1, Math.ceil(this.maxRows / 10)) + (this.rows.length - this.maxRows);
+    for (let i = 0; i < n; i++) if (this.rows[i].kind === 'line') this.lineCount--;
     this.rows.splice(0, n);
     this.dropped += n;
     for (const st of this.attempts.values()) if (st.partialRow >= 0) st.partialRow = st.partialRow >= n ? st.partialRow - n : -1;

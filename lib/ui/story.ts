@@ -28,14 +28,26 @@ export interface Banner {
   attempt: number | null;
 }
 
-/** "task 2 of 3 (train)" / "task 1 (train)" for a one-task job — 1-based for people. */
+/** "Task 2 of 3 (train)" — 1-based for people; "Task (train)" in a one-task job. */
 export function taskLabel(ctx: StoryContext, task: number): string {
   const name = ctx.taskNames[task];
   const num = ctx.taskCount > 1 ? `Task ${task + 1} of ${ctx.taskCount}` : 'Task';
-  return name ? `${num} (${name})` : num === 'Task' ? 'Task' : num;
+  return name ? `${num} (${name})` : num;
+}
+
+/** "Task 2 of 3 (train), attempt 1" in a pipeline; just "Attempt 1" in a one-task job. */
+export function attemptLabel(ctx: StoryContext, task: number, attempt: number): string {
+  return ctx.taskCount > 1 ? `${taskLabel(ctx, task)}, attempt ${attempt}` : `Attempt ${attempt}`;
 }
 
 const withReason = (text: string, reason: string | null) => (reason ? `${text} — ${reason}` : text);
+
+/** A reason that only restates the exit code ("run exited with code 3") adds nothing to "failed with exit code 3". */
+function extraReason(reason: string | null, exitCode: number | null): string | null {
+  if (!reason) return null;
+  if (exitCode !== null && /^(run|setup)?\s*exited with (exit )?code -?\d+$/i.test(reason.trim())) return null;
+  return reason;
+}
 
 /** Tone of a final job status. */
 export function toneOfStatus(status: string): BannerTone {
@@ -70,35 +82,36 @@ export function bannerFor(msg: StreamMessage, ctx: StoryContext): Banner | null 
     }
     case 'attempt': {
       const { task, attempt } = msg;
-      const label = taskLabel(ctx, task);
+      const label = attemptLabel(ctx, task, attempt);
+      const reason = extraReason(msg.reason, msg.exitCode);
       if (msg.phase === 'start') {
         ctx.tasksWithAttempts.add(task);
         const key = `start:${task}:${attempt}`;
         if (msg.cause === 'restart') {
           const r = msg.restart ? `Restart ${msg.restart.n} of ${msg.restart.max}` : 'Restart';
-          return { key, tone: 'warning', text: `${r} — ${label}, attempt ${attempt} started`, task, attempt };
+          return { key, tone: 'warning', text: `${r} — ${ctx.taskCount > 1 ? label : label.toLowerCase()} started`, task, attempt };
         }
         if (msg.cause === 'recovery') {
-          return { key, tone: 'warning', text: withReason(`Recovery — ${label}, attempt ${attempt} started (the previous attempt was lost)`, msg.reason), task, attempt };
+          return { key, tone: 'warning', text: withReason(`Recovery — ${ctx.taskCount > 1 ? label : label.toLowerCase()} started (the previous attempt was lost)`, msg.reason), task, attempt };
         }
         const prefix = task > 0 ? 'Next task: ' : '';
-        return { key, tone: 'info', text: `${prefix}${label}, attempt ${attempt} started`, task, attempt };
+        return { key, tone: 'info', text: `${prefix}${label} started`, task, attempt };
       }
       const key = `end:${task}:${attempt}`;
       const code = msg.exitCode === null ? '' : ` with exit code ${msg.exitCode}`;
       switch (msg.status) {
         case 'SUCCEEDED':
-          return { key, tone: 'success', text: `${label}, attempt ${attempt} succeeded${msg.exitCode === null ? '' : ` (exit code ${msg.exitCode})`}`, task, attempt };
+          return { key, tone: 'success', text: `${label} succeeded${msg.exitCode === null ? '' : ` (exit code ${msg.exitCode})`}`, task, attempt };
         case 'FAILED':
-          return { key, tone: 'error', text: withReason(`${label}, attempt ${attempt} failed${code}`, msg.reason), task, attempt };
+          return { key, tone: 'error', text: withReason(`${label} failed${code}`, reason), task, attempt };
         case 'FAILED_SETUP':
-          return { key, tone: 'error', text: withReason(`${label}, attempt ${attempt}: setup failed${code}`, msg.reason), task, attempt };
+          return { key, tone: 'error', text: withReason(`${label}: setup failed${code}`, reason), task, attempt };
         case 'CANCELLED':
-          return { key, tone: 'warning', text: withReason(`${label}, attempt ${attempt} cancelled`, msg.reason), task, attempt };
+          return { key, tone: 'warning', text: withReason(`${label} cancelled`, reason), task, attempt };
         case 'LOST':
-          return { key, tone: 'warning', text: withReason(`${label}, attempt ${attempt} lost`, msg.reason), task, attempt };
+          return { key, tone: 'warning', text: withReason(`${label} lost`, reason), task, attempt };
         default:
-          return { key, tone: 'info', text: withReason(`${label}, attempt ${attempt} ended (${msg.status})${code}`, msg.reason), task, attempt };
+          return { key, tone: 'info', text: withReason(`${label} ended (${msg.status})${code}`, reason), task, attempt };
       }
     }
     case 'end':

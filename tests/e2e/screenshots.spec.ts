@@ -23,7 +23,7 @@ async function shoot(page: Page, name: string) {
 
 test('screenshots: jobs list, job page, new job — light and dark, laptop and phone', async ({ app: page }) => {
   const seed = await submitSpec(example('seed-retry-pipeline'));
-  const colours = await submitSpec(example('training-like').replace('EPOCHS: "30"', 'EPOCHS: "3"').replace('sleep 1', 'sleep 0.2'));
+  const colours = await submitSpec(example('training-like').replace(/sleep 1\b/, 'sleep 0.1'));
   const middle = await submitSpec(example('middle-task-retry'));
   const running = await submitSpec('name: long-sleeper\nrun: |\n  echo "waiting for a while"\n  sleep 120\n');
   await Promise.all([waitForStatus(seed, ['FAILED']), waitForStatus(colours, ['SUCCEEDED']), waitForStatus(middle, ['SUCCEEDED']), waitForStatus(running, ['RUNNING'])]);
@@ -48,7 +48,7 @@ test('screenshots: jobs list, job page, new job — light and dark, laptop and p
   const editor = page.locator('.cm-content');
   await editor.click();
   await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.type('name: broken\nresources:\n  cpus: lots\nrun: echo hi\n');
+  await page.keyboard.insertText('name: broken\nresources:\n  cpus: lots\nrun: echo hi\n');
   await expect(page.getByTestId('issues')).toBeVisible();
   await shoot(page, 'new-error');
 

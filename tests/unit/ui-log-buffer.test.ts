@@ -15,6 +15,7 @@ describe('LogBuffer', () => {
     b.appendText(0, 1, 'ld\n\nlast');
     expect(lines(b.rows)).toEqual(['hello', 'world', '', 'last']);
     expect(b.rows.map((r) => (r.kind === 'line' ? r.n : 0))).toEqual([1, 2, 3, 4]);
+    expect(b.lineCount).toBe(4);
   });
 
   it('decodes a multi-byte character split between chunks', () => {
@@ -109,5 +110,6 @@ describe('LogBuffer', () => {
     const last = b.rows[b.rows.length - 1];
     expect(last.kind === 'line' && last.text).toBe('partial finished');
     expect(last.kind === 'line' && last.n).toBe(151);
+    expect(b.lineCount).toBe(b.rows.filter((r) => r.kind === 'line').length);
   });
 });
