@@ -155,4 +155,13 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
     const unknown = await connect('/ws/jobs/999999');
     expect(await unknown.done(5000)).toMatchObject({ code: 4404 });
   }, 90_000);
+
+  it('on SIGTERM, followers are told where to resume and closed with 1001', async () => {
+    const id = await submit('run: |\n  echo started\n  sleep 4\n');
+    const c = await connect(`/ws/jobs/${id}`);
+    await c.until(() => c.ledger.text(0, 1).includes('started'), 30_000, 'the first line');
+    await srv.stop();
+    expect(await c.done(10_000)).toMatchObject({ code: 1001 });
+    expect(c.messages.at(-1)).toMatchObject({ type: 'error', code: 'going_away', resume: { task: 0, attempt: 1, offset: 8 } });
+  }, 60_000);
 });
