@@ -20,7 +20,8 @@ export interface Config {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT ? Number(env.PORT) : 3000;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT: expected an integer 0–65535, got "${env.PORT}"`);
-  const home = path.resolve(env.JOBDECK_HOME || path.join(os.homedir(), '.jobdeck'));
+  // A runtime data folder, not a project file: keep the bundler from tracing it.
+  const home = path.resolve(/*turbopackIgnore: true*/ env.JOBDECK_HOME || path.join(os.homedir(), '.jobdeck'));
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new Error(`DATABASE_URL: expected postgresql://…, got "${databaseUrl.replace(/:[^:@/]*@/, ':***@')}"`);
