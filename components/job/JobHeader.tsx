@@ -6,7 +6,8 @@
  * Re-run and masked secrets: the API masks secret-looking env values in specYaml ("••••••"), so
  * submitting it again would hand the job the mask instead of the secret. When the spec holds a
  * masked value, "Re-run…" opens the New job editor with the spec, the masked values flagged,
- * and submit refused until each is replaced; otherwise "Re-run" submits the same spec at once.
+ * and submit refused until each is replaced; otherwise "Re-run" submits the same spec at once
+ * and opens the new job.
  */
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
@@ -17,9 +18,6 @@ import { useCancelJob, useDeleteJob, useSubmitJob } from '@/lib/ui/hooks';
 import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
-
-/** sessionStorage key under which "Re-run…" hands a spec to the New job page. */
-export const DRAFT_KEY = 'jobdeck:draft';
 
 export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
   const router = useRouter();
@@ -32,7 +30,6 @@ export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
   const rerun = () => {
     setError(null);
     if (masked) {
-      sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ yaml: job.specYaml, from: job.id }));
       router.push(`/jobs/new?from=${job.id}`);
       return;
     }

@@ -26,7 +26,7 @@ export function JobView({ id }: { id: number }) {
       const t = data?.tasks[r.task];
       const total = data?.tasks.length ?? 1;
       const name = t?.name ? ` (${t.name})` : '';
-      return total > 1 ? `task ${r.task + 1} of ${total}${name}, attempt ${r.attempt}` : `attempt ${r.attempt}${name}`;
+      return total > 1 ? `task ${r.task + 1}/${total}${name} · attempt ${r.attempt}` : `attempt ${r.attempt}${name}`;
     },
     [data],
   );

@@ -9,25 +9,14 @@ import { useRouter } from 'next/navigation';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiRequestError, type SpecIssue } from '@/lib/ui/api';
 import { api } from '@/lib/ui/api';
-import { useSubmitJob } from '@/lib/ui/hooks';
+import { useJob, useSubmitJob } from '@/lib/ui/hooks';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics, type TextDiagnostic } from '@/lib/ui/spec-lint';
 import type { JobTemplate } from '@/lib/ui/templates';
-import { DRAFT_KEY } from '../job/JobHeader';
 import { YamlEditor, type YamlEditorHandle } from './YamlEditor';
 
 type Validity =
   | { state: 'idle' | 'checking' | 'ok' | 'unavailable' }
   | { state: 'error'; problems: { line: number; message: string }[] };
-
-function readDraft(from: number | null): string | null {
-  if (from === null) return null;
-  try {
-    const d = JSON.parse(sessionStorage.getItem(DRAFT_KEY) ?? 'null') as { yaml?: string; from?: number } | null;
-    return d && d.from === from && typeof d.yaml === 'string' ? d.yaml : null;
-  } catch {
-    return null;
-  }
-}
 
 export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { templates: JobTemplate[]; starter: string; initialTemplate: string | null; fromJob: number | null }) {
   const router = useRouter();
@@ -41,17 +30,21 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
   const submit = useSubmitJob();
   const masked = maskedDiagnostics(text);
 
-  // "Re-run…" of a job with masked secrets hands its spec over in sessionStorage.
+  // "Re-run…" (/jobs/new?from=ID): the editor starts from that job's spec (as the API shows it,
+  // secrets masked), unless the user already typed something.
+  const source = useJob(fromJob ?? 0, fromJob !== null);
+  const loadedFrom = useRef(false);
   useEffect(() => {
-    const draft = readDraft(fromJob);
-    if (draft !== null) {
-      editor.current?.setValue(draft);
-      setText(draft);
-      setPristine(draft);
-      setTemplateId(null);
-      setDraftFrom(fromJob);
-    }
-  }, [fromJob]);
+    const spec = source.data?.specYaml;
+    if (fromJob === null || spec === undefined || loadedFrom.current) return;
+    loadedFrom.current = true;
+    if (text !== pristine) return;
+    editor.current?.setValue(spec);
+    setText(spec);
+    setPristine(spec);
+    setTemplateId(null);
+    setDraftFrom(fromJob);
+  }, [source.data, fromJob, text, pristine]);
 
   const lint = useCallback(async (yamlText: string, signal: AbortSignal): Promise<TextDiagnostic[]> => {
     const maskedHere = maskedDiagnostics(yamlText);
@@ -120,8 +113,19 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
         </Link>
       </div>
       {draftFrom !== null && (
-        <div className="alert alert-warning" role="status">
-          Re-running job {draftFrom}: its spec holds secret values the API never shows back (<code>••••••</code>). Type each one again, then submit.
+        <div className={`alert ${masked.length ? 'alert-warning' : 'alert-info'}`} role="status" data-testid="rerun-note">
+          {masked.length ? (
+            <>
+              Re-running job {draftFrom}: its spec holds secret values the API never shows back (<code>••••••</code>). Type each one again, then submit.
+            </>
+          ) : (
+            <>Re-running job {draftFrom} with its spec; edit it if you like, then submit.</>
+          )}
+        </div>
+      )}
+      {fromJob !== null && source.isError && (
+        <div className="alert alert-error" role="alert">
+          Could not load job {fromJob}&apos;s spec: {source.error.message}
         </div>
       )}
       <div className="new-job">

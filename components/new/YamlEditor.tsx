@@ -134,7 +134,7 @@ export function YamlEditor({
       view.current = null;
     };
     // The editor is created once; `initial` only seeds it.
-  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  }, []);
 
   useImperativeHandle(ref, () => ({
     getValue: () => view.current?.state.doc.toString() ?? '',

@@ -27,11 +27,12 @@ export function useJobList(filter: ListFilter) {
   });
 }
 
-/** A job's detail (tasks, attempts, events, masked spec). */
-export function useJob(id: number) {
+/** A job's detail (tasks, attempts, events, masked spec); `enabled` false skips the fetch. */
+export function useJob(id: number, enabled = true) {
   return useQuery({
     queryKey: jobKey(id),
     queryFn: ({ signal }) => api.getJob(id, signal),
+    enabled,
     retry: (n, err) => n < 2 && !(err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 404),
   });
 }
