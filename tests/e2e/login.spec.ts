@@ -17,6 +17,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from '@playwright/test';
 import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { E2E_SERVER_ENV } from './global-setup';
 
 test.use({
   launchOptions: {
@@ -40,7 +41,8 @@ async function jobCount(): Promise<number> {
 }
 
 test.beforeAll(async () => {
-  server = await startServerProcess({ env: { JOBDECK_TOKEN: '' } });
+  // Its own server, without JOBDECK_TOKEN: a first start that generates the token.
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_TOKEN: '' }, timeoutMs: 120_000 });
   const m = /to log in, open (http:\/\/127\.0\.0\.1:\d+\/login\?token=[^\s"]+)/.exec(server.output());
   if (!m) throw new Error(`no login URL printed:\n${server.output()}`);
   loginUrl = m[1];
