@@ -1,0 +1,50 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { startServerProcess, type ServerProcess } from '../helpers/server';
+
+describe('server start-up and /api/health', () => {
+  const servers: ServerProcess[] = [];
+  let pgdb: TestDatabase | undefined;
+  afterAll(async () => {
+    for (const s of servers) await s.dispose();
+    await pgdb?.dispose();
+  });
+
+  it('serves health on the embedded database and keeps its data across a restart', async () => {
+    const first = await startServerProcess();
+    servers.push(first);
+    const res = await fetch(`${first.url}/api/health`); // public: no token
+    expect(res.status).toBe(200);
+    const h = await res.json();
+    expect(h).toMatchObject({ ok: true, database: 'pglite', version: expect.any(String) });
+    expect(h.migrations.length).toBeGreaterThan(0);
+    const submitted = await first.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'name: persist-me\nrun: "true"\n' });
+    expect(submitted.status).toBe(201);
+    const { id } = await submitted.json();
+    await first.stop();
+    expect(first.proc.exitCode).toBe(0);
+
+    const second = await startServerProcess({ home: first.home, token: first.token });
+    servers.push(second);
+    const job = await second.api(`/api/jobs/${id}`);
+    expect(job.status).toBe(200);
+    expect(await job.json()).toMatchObject({ id, name: 'persist-me' });
+    // One line per state change, with the job id, in the server log.
+    await second.stop();
+    const lines = (first.output() + second.output()).split('\n').filter((l) => l.includes(`"jobId":${id}`));
+    expect(lines.some((l) => l.includes('submitted'))).toBe(true);
+  });
+
+  it('reports postgresql when DATABASE_URL is set', async () => {
+    pgdb = await createTestDatabase('postgresql', 'server-health');
+    const srv = await startServerProcess({ env: { DATABASE_URL: pgdb.url! } });
+    servers.push(srv);
+    const h = await (await fetch(`${srv.url}/api/health`)).json();
+    expect(h).toMatchObject({ ok: true, database: 'postgresql' });
+    await srv.stop();
+  });
+
+  it('refuses to start on a malformed DATABASE_URL with a message that says so', async () => {
+    await expect(startServerProcess({ env: { DATABASE_URL: 'mysql://nope' } })).rejects.toThrow(/DATABASE_URL: expected postgresql/);
+  });
+});
