@@ -3,7 +3,8 @@
  * refusal is a clear 4xx / close code, the server keeps serving, and no job is created.
  * - a 50 MB body (declared, and streamed chunked) → 413, answered long before the upload ends
  *   (the body is never buffered);
- * - JSON nested 500 000 deep → 400;
+ * - JSON nested 500 000 deep → 400; a YAML alias bomb, deep YAML, a name with control
+ *   characters → 400 (limits owned by lib/jobs/spec.ts); a log range past the end → 416;
  * - WebSocket: a malformed client message and an oversized one close the socket with a code and
  *   reason (limits owned by lib/ws; tested here);
  * - secret-looking env values are masked in the API but the job's process gets the real value.
@@ -119,6 +120,49 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     expect((await res.json()).detail).toMatch(/nested deeper than 64 levels/);
     await stillServing();
     expect(await jobCount()).toBe(before);
+  });
+
+  it('refuses a YAML alias bomb, deep YAML, a name with control characters and a log range past the end; nothing changes', async () => {
+    const ok = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'name: steady\nrun: echo steady\n' });
+    expect(ok.status).toBe(201);
+    const { id } = (await ok.json()) as { id: number };
+    const waitDone = async () => {
+      const until = Date.now() + 45_000;
+      for (;;) {
+        const j = (await (await server.api(`/api/jobs/${id}`)).json()) as { status: string };
+        if (TERMINAL.has(j.status) || Date.now() > until) return j;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    expect((await waitDone()).status).toBe('SUCCEEDED');
+    const snapshot = await (await server.api(`/api/jobs/${id}`)).text();
+    const before = await jobCount();
+
+    const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const [i, n] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries()) {
+      const prev = i === 0 ? 'a' : ['b', 'c', 'd', 'e', 'f', 'g', 'h'][i - 1];
+      lol.push(`${n}: &${n} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    const hostile: Array<[string, string]> = [
+      ['alias bomb', `${lol.join('\n')}\nrun: echo boom\n`],
+      ['deep YAML', `run: echo deep\nenvs: ${'['.repeat(5000)}${']'.repeat(5000)}\n`],
+      ['control characters in the name', 'name: "evil\\u001b[31mname\\u0007"\nrun: echo hi\n'],
+    ];
+    for (const [what, yaml] of hostile) {
+      const t0 = Date.now();
+      const res = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
+      const body = await res.text();
+      expect(res.status, `${what}: ${body}`).toBe(400);
+      expect(JSON.parse(body).detail, what).toEqual(expect.any(String));
+      expect(Date.now() - t0, what).toBeLessThan(10_000);
+    }
+    const past = await server.api(`/api/jobs/${id}/logs?task=0&attempt=1&offset=999999999`);
+    expect(past.status).toBe(416);
+    expect((await past.json()).detail).toEqual(expect.any(String));
+
+    await stillServing();
+    expect(await jobCount()).toBe(before);
+    expect(await (await server.api(`/api/jobs/${id}`)).text()).toBe(snapshot);
   });
 
   it('closes a WebSocket on a malformed or oversized client message with a code and reason, and keeps serving', async () => {
