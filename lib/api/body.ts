@@ -26,7 +26,8 @@ export async function readBody(req: Request, limit: number = MAX_BODY_BYTES): Pr
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
-      await reader.cancel().catch(() => undefined);
+      // Release, don't cancel: cancelling destroys the connection before the 413 is sent.
+      reader.releaseLock();
       throw payloadTooLarge(`request body exceeds the limit of ${limit} bytes`);
     }
     chunks.push(value);
