@@ -39,7 +39,7 @@ export type LogRow =
 export interface LogBufferOptions {
   /**
    * Rows kept before the oldest are dropped (10 % at a time, with a banner saying so).
-   * Default 1,000,000 — the browser stays responsive; the raw file has everything.
+   * Default 500,000 — the browser stays responsive; the raw file has everything.
    */
   maxRows?: number;
 }
@@ -93,7 +93,7 @@ export class LogBuffer {
   private readonly listeners = new Set<() => void>();
 
   constructor(opts: LogBufferOptions = {}) {
-    this.maxRows = Math.max(10, opts.maxRows ?? 1_000_000);
+    this.maxRows = Math.max(10, opts.maxRows ?? 500_000);
   }
 
   /** Calls `fn` after every change; returns the unsubscribe function. */

@@ -39,6 +39,7 @@ test('hostile output renders as text and colour, executing nothing', async ({ ap
   expect(await page.title()).not.toContain('pwned');
   expect(dialogs).toEqual([]);
   expect(requests.filter((u) => u.includes('example.invalid') || /\/x$/.test(u))).toEqual([]);
+  await page.screenshot({ path: 'test-results/screenshots/hostile-light.png' });
 
   // ANSI colours become coloured spans.
   await page.goto(`${e2eServer().url}/jobs/${colours}`);
