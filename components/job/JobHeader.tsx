@@ -106,13 +106,13 @@ export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
         </div>
         <div>
           <dt>Duration</dt>
-          <dd>
+          <dd title={`${formatDuration(elapsedMs(job.submittedAt, job.endedAt, now))} from submission to the end`}>
             <Elapsed start={job.startedAt} end={job.endedAt} now={now} />
-            <span className="faint" title="Submitted → end, including time queued" style={{ fontWeight: 400 }}>
-              {' '}
-              / {formatDuration(elapsedMs(job.submittedAt, job.endedAt, now))} total
-            </span>
           </dd>
+        </div>
+        <div>
+          <dt>Queued</dt>
+          <dd>{formatDuration(elapsedMs(job.submittedAt, job.startedAt ?? job.endedAt, now))}</dd>
         </div>
         <div>
           <dt>Tasks</dt>

@@ -185,3 +185,16 @@ describe('JobStream', () => {
     expect(buffer.rows).toHaveLength(0);
   });
 });
+
+describe('story wording', () => {
+  it('a one-task job says "Attempt n"; a reason that only repeats the exit code is dropped, others kept', async () => {
+    const { bannerFor } = await import('../../lib/ui/story');
+    const ctx = { taskCount: 1, taskNames: ['train'], tasksWithAttempts: new Set<number>(), jobReason: null };
+    expect(bannerFor(start(0, 1), ctx)?.text).toBe('Attempt 1 started');
+    expect(bannerFor({ ...end(0, 1, 3), reason: 'run exited with code 3' } as StreamMessage, ctx)?.text).toBe('Attempt 1 failed with exit code 3');
+    expect(bannerFor(start(0, 2, 'restart', { n: 1, max: 2 }), ctx)?.text).toBe('Restart 1 of 2 — attempt 2 started');
+    expect(bannerFor({ ...end(0, 2, 137), reason: 'killed by SIGKILL (out of memory?)' } as StreamMessage, ctx)?.text).toBe('Attempt 2 failed with exit code 137 — killed by SIGKILL (out of memory?)');
+    expect(bannerFor({ type: 'attempt', phase: 'end', task: 0, attempt: 3, status: 'FAILED_SETUP', cause: 'restart', exitCode: 2, reason: null, at }, ctx)?.tone).toBe('error');
+    expect(bannerFor({ type: 'attempt', phase: 'start', task: 0, attempt: 4, status: 'STARTING', cause: 'recovery', exitCode: null, reason: 'process vanished', at }, ctx)?.text).toBe('Recovery — attempt 4 started (the previous attempt was lost) — process vanished');
+  });
+});
