@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay } from '../../lib/ui/backoff';
-import { defaultShouldReconnect, ReconnectingSocket, type SocketLike } from '../../lib/ui/socket';
+import { defaultShouldReconnect, ReconnectingSocket } from '../../lib/ui/socket';
+import { FakeSocket } from './ui-fake-socket';
 
 describe('backoffDelay', () => {
   const mid = () => 0.5; // no jitter
@@ -17,34 +18,6 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, { initialMs: 100, factor: 3, maxMs: 10_000, jitter: 0 })).toBe(900);
   });
 });
-
-class FakeSocket implements SocketLike {
-  static all: FakeSocket[] = [];
-  binaryType = 'blob';
-  readyState = 0;
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  closed = false;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  message(data: unknown) {
-    this.onmessage?.({ data });
-  }
-  drop(code = 1006, reason = '') {
-    this.readyState = 3;
-    this.onclose?.({ code, reason });
-  }
-  close() {
-    this.closed = true;
-  }
-}
 
 describe('ReconnectingSocket', () => {
   beforeEach(() => {

@@ -1,30 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { JobSummary } from '../../lib/api/types';
-import { encodeLogChunk, type StreamMessage } from '../../lib/logs/protocol';
+import type { StreamMessage } from '../../lib/logs/protocol';
 import { JobStream } from '../../lib/ui/job-stream';
 import { LogBuffer } from '../../lib/ui/log-buffer';
-import type { SocketLike } from '../../lib/ui/socket';
-
-class FakeSocket implements SocketLike {
-  static all: FakeSocket[] = [];
-  binaryType = 'blob';
-  readyState = 0;
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  close() {}
-  json(m: StreamMessage) {
-    this.onmessage?.({ data: JSON.stringify(m) });
-  }
-  bytes(task: number, attempt: number, offset: number, text: string) {
-    const f = encodeLogChunk({ task, attempt, offset, data: new TextEncoder().encode(text) });
-    this.onmessage?.({ data: f.buffer.slice(f.byteOffset, f.byteOffset + f.byteLength) });
-  }
-}
+import { FakeSocket } from './ui-fake-socket';
 
 const at = '2025-01-01T00:00:00.000Z';
 const job = (over: Partial<JobSummary> = {}): JobSummary => ({
@@ -113,7 +92,7 @@ describe('JobStream', () => {
     ]);
     expect(s.ended).toBe(true);
     // The server closes normally after `end`: no reconnect.
-    ws.onclose?.({ code: 1000, reason: '' });
+    ws.drop(1000);
     vi.advanceTimersByTime(60_000);
     expect(FakeSocket.all).toHaveLength(1);
   });
@@ -125,7 +104,7 @@ describe('JobStream', () => {
     a.json({ type: 'hello', protocol: 1, job: job() });
     a.json(start(0, 1));
     a.bytes(0, 1, 0, 'one\ntw');
-    a.onclose?.({ code: 1006, reason: '' });
+    a.drop(1006);
     vi.advanceTimersByTime(500);
     const b = FakeSocket.all[1];
     expect(b.url).toBe('ws://h/ws/jobs/7?task=0&attempt=1&offset=6&follow=1');
@@ -153,13 +132,13 @@ describe('JobStream', () => {
     a.json(start(0, 1));
     a.bytes(0, 1, 0, 'x\n');
     a.json({ ...end(0, 1, 1), eventId: 41 } as StreamMessage);
-    a.onclose?.({ code: 1001, reason: 'going away' });
+    a.drop(1001, 'going away');
     vi.advanceTimersByTime(500);
     expect(FakeSocket.all[1].url).toBe('ws://h/ws/jobs/7?task=0&attempt=2&offset=0&since=41&follow=1');
     const b = FakeSocket.all[1];
     b.json({ ...start(0, 2, 'restart', { n: 1, max: 1 }), eventId: 43 } as StreamMessage);
     b.json({ type: 'job', status: 'RUNNING', reason: null, at, eventId: 42 });
-    b.onclose?.({ code: 1006, reason: '' });
+    b.drop(1006);
     vi.advanceTimersByTime(500);
     expect(FakeSocket.all[2].url).toBe('ws://h/ws/jobs/7?task=0&attempt=2&offset=0&since=43&follow=1');
   });
@@ -169,7 +148,7 @@ describe('JobStream', () => {
     s.start();
     const a = FakeSocket.all[0];
     a.json({ type: 'error', code: 'deleted', message: 'job 7 was deleted' });
-    a.onclose?.({ code: 4404, reason: 'deleted' });
+    a.drop(4404, 'deleted');
     vi.advanceTimersByTime(60_000);
     expect(FakeSocket.all).toHaveLength(1);
     expect(s.state).toBe('failed');
@@ -179,8 +158,8 @@ describe('JobStream', () => {
     const { s, buffer } = make();
     s.start();
     const a = FakeSocket.all[0];
-    a.onmessage?.({ data: 'not json' });
-    a.onmessage?.({ data: new Uint8Array([9, 9, 9]).buffer });
+    a.message('not json');
+    a.message(new Uint8Array([9, 9, 9]).buffer);
     expect(s.badFrames).toBe(2);
     expect(buffer.rows).toHaveLength(0);
   });
