@@ -40,6 +40,8 @@ export interface FollowOptions {
   reconnectTimeoutMs?: number;
   /** Called with each connect URL (tests observe resumes). */
   onConnect?: (url: string) => void;
+  /** Prints each connection and how it ended to stderr (JOBDECK_DEBUG). */
+  debug?: boolean;
 }
 
 /** What followJob ended with. */
@@ -50,9 +52,18 @@ export interface FollowResult {
   connections: number;
 }
 
+/** Send `{"type":"ping"}` after this long without a message from the server (ms). */
+export const PING_AFTER_MS = 10_000;
+/** Give the connection up (and reconnect) after this long without any message (ms). */
+export const DEAD_AFTER_MS = 25_000;
+/** After the server said it is stopping (`going_away`), wait this long before reconnecting (ms). */
+export const GOING_AWAY_WAIT_MS = 1000;
+/** Give a new connection up when its `hello` has not come within this long (ms). */
+export const HELLO_WITHIN_MS = 10_000;
+
 type Attempt =
   | { kind: 'done' }
-  | { kind: 'dropped'; reason: string; progressed: boolean; opened: boolean; refused: boolean }
+  | { kind: 'dropped'; reason: string; progressed: boolean; opened: boolean; refused: boolean; retryAfterMs?: number }
   | { kind: 'fatal'; error: CliError }
   | { kind: 'aborted' };
 
@@ -105,7 +116,13 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
     const url = streamUrl(opts.conn.url, opts.jobId, r.position(), opts.follow, r.since());
     connections++;
     opts.onConnect?.(url);
-    const res = await connectOnce(url, opts, r);
+    const resumeAt = r.position();
+    const res = await connectOnce(url, opts, r, () => {
+      if (!warned) return;
+      warned = false;
+      opts.stderr.write(`${c.dim(`↻ reconnected to jobdeck; resuming at task ${resumeAt.task}, attempt ${resumeAt.attempt}, byte ${resumeAt.offset}`)}\n`);
+    });
+    if (opts.debug) opts.stderr.write(`[jobdeck debug] ${url} → ${JSON.stringify(res.kind === 'fatal' ? { kind: 'fatal', message: res.error.message } : res)}\n`);
     if (res.kind === 'done') break;
     if (res.kind === 'aborted') return stopped('');
     if (res.kind === 'fatal') throw res.error;
@@ -114,7 +131,7 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
     if (res.progressed) {
       outageSince = null;
       backoff = 250;
-      if (warned) warned = false;
+      warned = false;
     }
     const now = Date.now();
     outageSince ??= now;
@@ -123,7 +140,7 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
       warned = true;
       opts.stderr.write(`${c.yellow(`⚠ lost the connection to jobdeck (${res.reason}); reconnecting…`)}\n`);
     }
-    await sleep(res.progressed ? 0 : backoff, opts.signal);
+    await sleep(res.progressed ? (res.retryAfterMs ?? 0) : Math.max(backoff, res.retryAfterMs ?? 0), opts.signal);
     if (!res.progressed) backoff = Math.min(backoff * 2, 5000);
   }
   const outcome = r.outcome();
@@ -131,20 +148,52 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   return { exitCode, outcome, connections };
 }
 
-function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer): Promise<Attempt> {
+function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer, onHello: () => void): Promise<Attempt> {
   return new Promise<Attempt>((resolve) => {
     let settled = false;
     let opened = false;
     let progressed = false;
     let lastError: string | null = null;
     let lastErrorMessage: string | null = null;
+    let goingAway = false;
     const headers: Record<string, string> = {};
     if (opts.conn.token) headers.authorization = `Bearer ${opts.conn.token}`;
     const ws = new WebSocket(url, { headers, handshakeTimeout: 10_000, perMessageDeflate: false });
 
+    const createdAt = Date.now();
+    let lastMessage = Date.now();
+    let helloSeen = false;
+    const openedAt = { t: 0 };
+    // Heartbeat: a server that stops answering (half-open TCP, a server stuck while stopping)
+    // must not hang the follow forever.
+    const beat = setInterval(() => {
+      if (settled) return;
+      if (!opened) {
+        if (Date.now() - createdAt > HELLO_WITHIN_MS) finish({ kind: 'dropped', reason: `the server did not answer the connection within ${HELLO_WITHIN_MS / 1000} s`, progressed, opened, refused: false });
+        return;
+      }
+      const idle = Date.now() - lastMessage;
+      if (!helloSeen && Date.now() - openedAt.t > HELLO_WITHIN_MS) {
+        finish({ kind: 'dropped', reason: `no hello from the server within ${HELLO_WITHIN_MS / 1000} s`, progressed, opened, refused: false });
+      } else if (idle > DEAD_AFTER_MS) {
+        finish({ kind: 'dropped', reason: `no answer from the server for ${Math.round(idle / 1000)} s`, progressed, opened, refused: false });
+      } else if (idle > PING_AFTER_MS && ws.readyState === WebSocket.OPEN) {
+        ws.send('{"type":"ping"}');
+      }
+    }, 1000);
+    beat.unref?.();
+
     const finish = (a: Attempt) => {
       if (settled) return;
       settled = true;
+      clearInterval(beat);
+      // A connection that delivered something, or stood with its hello for a while, was a good
+      // one: the outage (and the backoff) start again from the next drop.
+      if (a.kind === 'dropped') {
+        a.progressed = progressed || (helloSeen && Date.now() - openedAt.t > 5000);
+        // A stopping server is not back yet: give it a moment before knocking again.
+        if (goingAway) a.retryAfterMs = GOING_AWAY_WAIT_MS;
+      }
       opts.signal?.removeEventListener('abort', onAbort);
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) {
         if (a.kind === 'done') ws.close(1000);
@@ -169,6 +218,8 @@ function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer): Promi
 
     ws.on('open', () => {
       opened = true;
+      openedAt.t = Date.now();
+      lastMessage = Date.now();
     });
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
@@ -192,15 +243,23 @@ function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer): Promi
     });
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       if (settled) return;
-      progressed = true;
+      lastMessage = Date.now();
       try {
         if (isBinary) {
           const buf = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+          progressed = true;
           write(r.chunk(decodeLogChunk(buf)));
         } else {
-          const msg = JSON.parse(data.toString()) as StreamMessage;
+          const msg = JSON.parse(data.toString()) as StreamMessage | { type: 'pong' };
+          if (msg.type === 'pong') return;
+          if (msg.type === 'hello') {
+            helloSeen = true;
+            onHello();
+          }
+          else if (msg.type !== 'error') progressed = true;
           if (msg.type === 'error') {
             lastError = `${msg.code}: ${msg.message}`;
+            if (msg.code === 'going_away') goingAway = true;
             lastErrorMessage = msg.code === 'deleted' ? `job ${opts.jobId} was deleted while following it${msg.message ? ` (${msg.message})` : ''}` : msg.message;
           }
           write(r.message(msg));

@@ -18,7 +18,8 @@ export type QueueRow = [string, string, string, string, string, string, string, 
 function ms(from: string | null, to: string | null, now: Date): number | null {
   if (!from) return null;
   const end = to ? new Date(to).getTime() : now.getTime();
-  return end - new Date(from).getTime();
+  // Clocks of different writers may put an end a few ms before its start: that is 0, not "-".
+  return Math.max(0, end - new Date(from).getTime());
 }
 
 /** Restarts as `n` or `n (+r recovered)` when the executor lost attempts too. */

@@ -30,6 +30,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       colors: ctx.errColors,
       signal: ac.signal,
       reconnectTimeoutMs: Number.isFinite(raw) && raw > 0 ? raw : undefined,
+      debug: !!ctx.io.env.JOBDECK_DEBUG,
     });
   } finally {
     off();

@@ -108,7 +108,8 @@ const PLAIN_CHARS = {
 
 function ms(from: string | null, to: string | null, now: Date): number | null {
   if (!from) return null;
-  return (to ? new Date(to).getTime() : now.getTime()) - new Date(from).getTime();
+  // Clocks of different writers may put an end a few ms before its start: that is 0, not "-".
+  return Math.max(0, (to ? new Date(to).getTime() : now.getTime()) - new Date(from).getTime());
 }
 
 /** `jobdeck status` text for one job: a header, then one row per attempt of each task. */

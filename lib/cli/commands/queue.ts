@@ -59,7 +59,7 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
     const r = await client.listAll({ status: statuses.length ? statuses : undefined }, limit);
     jobs = r.jobs;
     more = r.more;
-    view = statuses.length ? `jobs with status ${statuses.join(', ')}` : 'all jobs';
+    view = statuses.length ? `jobs with status ${statuses.join(', ')}` : 'jobs (all)';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
     const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, limit);
@@ -77,7 +77,7 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   }
   const dim = ctx.errColors.dim;
   if (!jobs.length) {
-    ctx.err(dim(`No ${view.replace(/^jobs /, 'jobs ')}.`));
+    ctx.err(dim(`No ${view}.`));
     return EXIT.OK;
   }
   ctx.out(renderQueueTable(jobs, now, ctx.outColors));
