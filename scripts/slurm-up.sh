@@ -46,7 +46,7 @@ SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
-ProctrackType=proctrack/linuxproc
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
@@ -74,7 +74,7 @@ fi
 [ "$(id -u)" = 0 ] || die "Slurm is not up and starting it needs root (run: sudo $0)"
 
 exec 9>"$LOCK"
-flock -w 600 9 || die "another slurm-up.sh holds $LOCK"
+flock -w 120 9 || die "another slurm-up.sh holds $LOCK"
 
 alive() { # alive PIDFILE COMM -> true if the pidfile names a live process with that comm
   local pid
@@ -105,7 +105,7 @@ chmod 0600 /etc/munge/munge.key
 # 3. munged
 if ! alive /run/munge/munged.pid munged; then
   rm -f /run/munge/munged.pid
-  runuser -u munge -- /usr/sbin/munged # daemonizes itself
+  runuser -u munge -- /usr/sbin/munged 9>&- # daemonizes itself; never inherits the lock
 fi
 for _ in $(seq 50); do munge -n </dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 munge -n </dev/null | unmunge >/dev/null 2>&1 || die "munge does not work (see /var/log/munge/munged.log)"
@@ -119,23 +119,37 @@ if [ ! -f "$CONF" ] || [ "$(cat "$CONF")" != "$(desired_conf)" ]; then
   CHANGED=1
 fi
 
-# 5. daemons (a controller answering ping without a pidfile is not started twice)
+# 5. daemons. A changed configuration restarts the daemons this script can stop (plugin changes
+# such as ProctrackType need a restart; running jobs survive it, measured); a controller answering
+# ping without a pidfile is never started twice (it gets `scontrol reconfigure`).
+stop_daemon() { # stop_daemon PIDFILE COMM
+  local pid
+  alive "$1" "$2" || return 0
+  pid=$(cat "$1")
+  kill -TERM "$pid"
+  for _ in $(seq 100); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+  [ -e "/proc/$pid" ] && kill -KILL "$pid"
+  rm -f "$1"
+}
+if [ $CHANGED = 1 ]; then
+  say "configuration changed: restarting the Slurm daemons"
+  stop_daemon /run/slurmd.pid slurmd
+  stop_daemon /run/slurmctld.pid slurmctld
+fi
 CTLD_RUNNING=0
 if alive /run/slurmctld.pid slurmctld || scontrol ping >/dev/null 2>&1; then CTLD_RUNNING=1; fi
 if [ $CTLD_RUNNING = 0 ]; then
   rm -f /run/slurmctld.pid
   # daemonizes; configuration/state errors go to its log file, not stderr
-  slurmctld || { tail -5 /var/log/slurm/slurmctld.log >&2; die "slurmctld failed to start"; }
+  slurmctld 9>&- || { tail -5 /var/log/slurm/slurmctld.log >&2; die "slurmctld failed to start"; }
+elif [ $CHANGED = 1 ]; then
+  scontrol reconfigure
 fi
 for _ in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.1; done
 scontrol ping >/dev/null 2>&1 || { tail -5 /var/log/slurm/slurmctld.log >&2; die "slurmctld does not answer ping"; }
 if ! alive /run/slurmd.pid slurmd; then
   rm -f /run/slurmd.pid
-  slurmd || { tail -5 /var/log/slurm/slurmd.log >&2; die "slurmd failed to start"; }
-fi
-if [ $CHANGED = 1 ] && [ $CTLD_RUNNING = 1 ]; then
-  say "configuration changed: scontrol reconfigure"
-  scontrol reconfigure
+  slurmd 9>&- || { tail -5 /var/log/slurm/slurmd.log >&2; die "slurmd failed to start"; }
 fi
 
 # 6. wait until the node is usable; resume it if it came back DOWN/DRAIN

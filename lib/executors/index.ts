@@ -1,5 +1,6 @@
 import { shared } from '../shared';
 import { createLocalExecutor } from './local';
+import { createSlurmExecutor } from './slurm';
 import type { Executor } from './types';
 
 export type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
@@ -10,6 +11,7 @@ export type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
  */
 const FACTORIES: Record<string, () => Executor> = {
   local: () => createLocalExecutor(),
+  slurm: () => createSlurmExecutor(),
 };
 
 /** Names getExecutor() accepts. */

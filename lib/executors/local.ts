@@ -103,7 +103,8 @@ export function isServerOnlyEnv(name: string): boolean {
 // SHELLOPTS/BASHOPTS are not passed on). External commands are called by absolute path because
 // the task's envs may change PATH. Names starting with __jobdeck_ are reserved. (No dollar-brace
 // in this text: it is a template literal.)
-const WRAPPER = String.raw`# jobdeck attempt wrapper (generated; do not edit)
+/** The attempt wrapper (bash; arguments above). Exported for the Slurm executor, which runs the same text. */
+export const WRAPPER = String.raw`# jobdeck attempt wrapper (generated; do not edit)
 set +p
 __jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_mv=$4 __jobdeck_sync=$5
 __jobdeck_term=0
@@ -174,7 +175,11 @@ export function resolveWorkdir(workdir: string | null, attemptDir: string): stri
   return dir;
 }
 
-function validateEnvs(envs: Record<string, string>): void {
+/**
+ * Checks a LaunchRequest's envs (shared with the Slurm executor).
+ * @throws TypeError for an empty name, a name with "=" or NUL, a non-string value or a value with NUL.
+ */
+export function validateEnvs(envs: Record<string, string>): void {
   for (const [key, value] of Object.entries(envs)) {
     if (key === '' || key.includes('=') || key.includes('\0')) {
       throw new TypeError(`envs: invalid variable name ${JSON.stringify(key)} (must be non-empty, without "=" or NUL)`);
