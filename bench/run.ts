@@ -7,6 +7,7 @@
  *   npm run bench -- --profile             servers run with --cpu-prof; hottest functions in the JSON
  *   npm run bench -- --no-build            use the existing build as is
  *   npm run bench -- --full-build          plain `next build` (with Next's type check) when rebuilding
+ *   npm run bench -- --keep-logs           copy each server's log to bench/results/<server>.log
  *   npm run bench -- --pg-url=postgresql://…  PostgreSQL admin URL (default JOBDECK_TEST_PG_URL or the local one)
  *
  * Measures: latency, concurrent, logs, submit, list, recovery (see bench/README.md). Each prints
@@ -30,7 +31,7 @@ import { submit } from './submit';
 import { ensureBuild } from './lib/build';
 import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
-import { RESULTS_DIR, ROOT } from './lib/server';
+import { RESULTS_DIR, ROOT, setKeepLogs } from './lib/server';
 
 const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, recovery];
 
@@ -40,11 +41,12 @@ interface Args {
   profile: boolean;
   build: boolean;
   fullBuild: boolean;
+  keepLogs: boolean;
   pgUrl: string;
 }
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--pg-url=URL]`;
+  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--pg-url=URL]`;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -54,6 +56,7 @@ function parseArgs(argv: string[]): Args {
     profile: false,
     build: true,
     fullBuild: false,
+    keepLogs: false,
     pgUrl: process.env.JOBDECK_TEST_PG_URL || 'postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck',
   };
   for (const arg of argv) {
@@ -62,6 +65,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--profile') a.profile = true;
     else if (k === '--no-build') a.build = false;
     else if (k === '--full-build') a.fullBuild = true;
+    else if (k === '--keep-logs') a.keepLogs = true;
     else if (k === '--pg-url' && v) a.pgUrl = v;
     else if (k === '--only' && v) {
       a.only = v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -112,6 +116,7 @@ async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const log = (msg: string) => process.stderr.write(`${pc.dim(new Date().toISOString().slice(11, 19))} ${msg}\n`);
   const ctx: BenchContext = { quick: args.quick, profile: args.profile, pgUrl: args.pgUrl, log };
+  setKeepLogs(args.keepLogs);
   const selected = MEASURES.filter((m) => !args.only || args.only.includes(m.name));
   mkdirSync(RESULTS_DIR, { recursive: true });
   const startedAt = new Date().toISOString();

@@ -77,6 +77,8 @@ export async function waitAllStatus(s: BenchServer, tracker: StatusTracker | nul
 
 /** What stopping every job found. */
 export interface StopReport {
+  /** ms the cancel request itself took to answer. */
+  requestMs: number;
   /** ms from the cancel request until every job was terminal (null: timed out). */
   allTerminalMs: number | null;
   /** ms until no process was left under the server's home (null: some survived the timeout). */
@@ -93,9 +95,10 @@ export interface StopReport {
 export async function cancelEverything(s: BenchServer, timeoutMs = 60_000): Promise<StopReport> {
   const t0 = nowMs();
   await cancelAll(s);
+  const requestMs = nowMs() - t0;
   let allTerminalMs: number | null = null;
   let notTerminal = -1;
-  while (nowMs() - t0 < timeoutMs) {
+  while (nowMs() - t0 < timeoutMs + requestMs) {
     const jobs = await listAll(s);
     notTerminal = jobs.filter((j) => !isTerminal('job', j.status)).length;
     if (notTerminal === 0) {
@@ -106,7 +109,7 @@ export async function cancelEverything(s: BenchServer, timeoutMs = 60_000): Prom
   }
   let noProcessMs: number | null = null;
   let leftover = 0;
-  while (nowMs() - t0 < timeoutMs + 15_000) {
+  while (nowMs() - t0 < timeoutMs + requestMs + 15_000) {
     leftover = processesUnder(s.home).length;
     if (leftover === 0) {
       noProcessMs = nowMs() - t0;
@@ -114,5 +117,5 @@ export async function cancelEverything(s: BenchServer, timeoutMs = 60_000): Prom
     }
     await sleep(100);
   }
-  return { allTerminalMs, noProcessMs, leftover, notTerminal };
+  return { requestMs, allTerminalMs, noProcessMs, leftover, notTerminal };
 }

@@ -77,6 +77,12 @@ export interface BenchServer {
   tail(bytes?: number): string;
 }
 
+let keepLogs = false;
+/** Copy every server's log to bench/results/<label>.log when it is cleaned up (`--keep-logs`). */
+export function setKeepLogs(on: boolean): void {
+  keepLogs = on;
+}
+
 /** Environment variables of the bench's own shell that must not leak into a bench server. */
 function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -142,7 +148,11 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   };
   const undo = onCleanup(`server ${opts.label}`, async () => {
     await kill9();
-    log.end();
+    await new Promise<void>((resolve) => log.end(() => resolve()));
+    if (keepLogs) {
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      copyFileSync(logFile, path.join(RESULTS_DIR, `${opts.label}.log`));
+    }
   });
 
   let url: string;
