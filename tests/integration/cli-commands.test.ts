@@ -209,7 +209,9 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(missing.code).toBe(EXIT.USAGE);
     expect(missing.stderr).toContain('file not found: nope/missing.yaml');
     expect((await runCli(server, ['launch'])).code).toBe(EXIT.USAGE);
-    expect((await runCli(server, ['cancel', '-a'])).code).toBe(EXIT.USAGE); // no TTY, no -y
+    const all = await runCli(server, ['cancel', '-a']); // no TTY, no -y
+    expect(all.code, show(all)).toBe(EXIT.USAGE);
+    expect(all.stderr).toContain('add -y/--yes');
 
     const tok = await runCli(server, ['queue'], { env: { JOBDECK_TOKEN: 'jd_definitely-not-the-token' } });
     expect(tok.code, show(tok)).toBe(EXIT.UNAUTHORIZED);

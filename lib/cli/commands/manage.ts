@@ -61,6 +61,8 @@ export async function cancelAction(ctx: CliContext, ids: string[], opts: CancelO
     if (!r.cancelled.length && !r.cancelling.length) ctx.out('No unfinished jobs to cancel.');
     return reportCancel(ctx, r);
   }
+  // Refuse before looking, so a script gets the same answer whatever is running.
+  if (!ctx.io.stdin.isTTY) throw usageError('refusing to cancel every unfinished job without confirmation: stdin is not a terminal; add -y/--yes');
   const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, 10_000);
   if (!live.jobs.length) {
     ctx.out('No unfinished jobs to cancel.');
@@ -68,9 +70,6 @@ export async function cancelAction(ctx: CliContext, ids: string[], opts: CancelO
   }
   const n = live.jobs.length;
   const shown = live.jobs.slice(0, 20).map((j) => `${j.id} (${j.name}, ${j.status})`).join(', ');
-  if (!ctx.io.stdin.isTTY) {
-    throw usageError(`refusing to cancel ${n} job${n === 1 ? '' : 's'} without confirmation: not a terminal; add -y/--yes`);
-  }
   ctx.err(`Jobs to cancel: ${shown}${n > 20 ? ` … and ${n - 20} more` : ''}`);
   if (!(await confirm(ctx, `Cancel ${n} unfinished job${n === 1 ? '' : 's'}? [y/N] `))) {
     ctx.err('Aborted; nothing was cancelled.');
