@@ -39,4 +39,9 @@ if [ "${JOBDECK_SKIP_E2E:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 [ -x /usr/bin/chromium ] && echo "ensure-services: chromium ready"
+
+# A one-node Slurm cluster for the Slurm executor's tests (idempotent; ~50 ms when already up).
+if [ "${JOBDECK_SKIP_SLURM:-0}" != "1" ]; then
+  bash "$(dirname "$0")/slurm-up.sh" || { echo "ensure-services: Slurm could not be started (see above; or JOBDECK_SKIP_SLURM=1)" >&2; exit 1; }
+fi
 exit 0
