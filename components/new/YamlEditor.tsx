@@ -4,9 +4,10 @@
  * Enter keeps (and after `key:` deepens) indentation, Mod-Enter submits, and problems from the
  * lint source are underlined at their line with a gutter marker as the user types.
  *
- * Not here (needs @codemirror/commands, not installed): undo history and the default keymap
- * (Tab moves focus — keyboard users can leave the editor).
+ * Undo history and CodeMirror's default keymap (@codemirror/commands); Tab is left to move
+ * focus, so keyboard users can leave the editor.
  */
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { bracketMatching, HighlightStyle, indentUnit, syntaxHighlighting } from '@codemirror/language';
 import { yaml } from '@codemirror/lang-yaml';
 import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
@@ -93,6 +94,7 @@ export function YamlEditor({
           indentUnit.of('  '),
           yaml(),
           syntaxHighlighting(highlight),
+          history(),
           keymap.of([
             { key: 'Enter', run: newlineKeepIndent },
             {
@@ -102,6 +104,8 @@ export function YamlEditor({
                 return true;
               },
             },
+            ...historyKeymap,
+            ...defaultKeymap,
           ]),
           lintGutter(),
           linter(
