@@ -458,14 +458,17 @@ export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
       /* no such folder or no inotify: the poll alone decides */
     }
     let probing = false;
+    let failures = 0;
     const poll = async () => {
       if (done || probing) return;
       probing = true;
       try {
         const r = await probe(handle);
+        failures = 0;
         if (r.state !== 'running') fire(r);
       } catch (err) {
-        logger().warn({ err, ref: handle.ref }, 'slurm executor: probe failed in watch; will retry');
+        // A controller outage fails every poll: say so once, then every 100th time.
+        if (failures++ % 100 === 0) logger().warn({ err, ref: handle.ref, failures }, 'slurm executor: probe failed in watch; will retry');
       } finally {
         probing = false;
       }
