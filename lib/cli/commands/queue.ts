@@ -54,12 +54,13 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   const now = ctx.io.now();
   let jobs: JobSummary[];
   let more = false;
+  /** What the list holds, for the footer ("Showing 3 jobs: …") and the empty case. */
   let view: string;
   if (statuses.length || opts.all) {
     const r = await client.listAll({ status: statuses.length ? statuses : undefined }, limit);
     jobs = r.jobs;
     more = r.more;
-    view = statuses.length ? `jobs with status ${statuses.join(', ')}` : 'jobs (all)';
+    view = statuses.length ? `with status ${statuses.join(', ')}` : 'all';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
     const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, limit);
@@ -69,7 +70,7 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
     const merged = [...byId.values()].sort((a, b) => b.id - a.id);
     jobs = merged.slice(0, limit);
     more = live.more || merged.length > limit;
-    view = 'jobs not finished, and jobs that finished in the last 24 h (-a: all jobs)';
+    view = 'unfinished, or finished in the last 24 h (-a: all jobs)';
   }
   if (opts.json) {
     ctx.out(queueJson(jobs));
@@ -77,11 +78,11 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   }
   const dim = ctx.errColors.dim;
   if (!jobs.length) {
-    ctx.err(dim(`No ${view}.`));
+    ctx.err(dim(`No jobs (${view}).`));
     return EXIT.OK;
   }
   ctx.out(renderQueueTable(jobs, now, ctx.outColors));
-  ctx.err(dim(`Showing ${jobs.length} ${view}${more ? `; more exist (--limit ${limit * 2})` : ''}.`));
+  ctx.err(dim(`Showing ${jobs.length} job${jobs.length === 1 ? '' : 's'} (${view})${more ? `; more exist: --limit ${limit * 2}` : ''}.`));
   return EXIT.OK;
 }
 
