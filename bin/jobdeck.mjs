@@ -12,6 +12,13 @@ import { register as registerCjs } from 'tsx/cjs/api';
 registerEsm();
 registerCjs();
 
+// A closed stdout (`jobdeck queue | head -1`) ends the command quietly. While a job is being
+// followed, the follower has its own listener and stops with "stopped following" (exit 5).
+process.stdout.on('error', (err) => {
+  if (err.code !== 'EPIPE') throw err;
+  if (process.stdout.listenerCount('error') === 1) process.exit(0);
+});
+
 const mod = await import(new URL('../lib/cli/main.ts', import.meta.url).href);
 // The project has no "type": "module", so tsx loads .ts as CommonJS: exports sit on `default`.
 const main = mod.main ?? mod.default?.main;

@@ -9,6 +9,7 @@
  * Ctrl-C (the `signal`) stops following; the job keeps running.
  */
 import WebSocket from 'ws';
+import { isTerminal } from '../jobs/status';
 import { decodeLogChunk, type StreamMessage } from '../logs/protocol';
 import type { Connection } from './config';
 import { CliError } from './errors';
@@ -51,6 +52,9 @@ export interface FollowResult {
   /** How many times it connected (1 = no reconnect). */
   connections: number;
 }
+
+/** Abort reason meaning "stdout was closed" (e.g. `jobdeck logs 7 | head`): stop without a word. */
+export const OUTPUT_CLOSED = 'output-closed';
 
 /** Send `{"type":"ping"}` after this long without a message from the server (ms). */
 export const PING_AFTER_MS = 10_000;
@@ -106,8 +110,14 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const c = opts.colors;
 
   const stopped = (why: string): FollowResult => {
-    const tail = `Stopped following job ${opts.jobId}${why}; it keeps running (\`jobdeck logs ${opts.jobId}\` follows it again, \`jobdeck cancel ${opts.jobId}\` stops it).`;
-    opts.stderr.write(`\n${c.yellow(tail)}\n`);
+    // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so.
+    if (opts.signal?.reason !== OUTPUT_CLOSED) {
+      const ended = r.jobSummary() && isTerminal('job', r.jobSummary()!.status);
+      const tail = ended
+        ? `Stopped following job ${opts.jobId}${why}.`
+        : `Stopped following job ${opts.jobId}${why}; it keeps running (\`jobdeck logs ${opts.jobId}\` follows it again, \`jobdeck cancel ${opts.jobId}\` stops it).`;
+      opts.stderr.write(`\n${c.yellow(tail)}\n`);
+    }
     return { exitCode: EXIT.STOPPED_FOLLOWING, outcome: r.outcome(), connections };
   };
 

@@ -1,5 +1,5 @@
 import type { CliContext } from '../context';
-import { followJob, type FollowResult } from '../follow';
+import { followJob, OUTPUT_CLOSED, type FollowResult } from '../follow';
 
 /** Options of runFollow. */
 export interface RunFollowOptions {
@@ -15,7 +15,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
   const conn = await ctx.connection();
   const ac = new AbortController();
   const off = ctx.io.onInterrupt(() => ac.abort());
-  const onOutError = () => ac.abort();
+  const onOutError = () => ac.abort(OUTPUT_CLOSED);
   ctx.io.stdout.on?.('error', onOutError);
   const raw = Number(ctx.io.env.JOBDECK_RECONNECT_TIMEOUT_MS);
   let res: FollowResult;
