@@ -518,6 +518,7 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     watch,
     cancel,
     capacity,
+    findHandle: readHandleFile,
     isParentOf: (handle) => childOf(handle) !== null,
   };
 }

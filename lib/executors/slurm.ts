@@ -563,5 +563,5 @@ export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
     }
   }
 
-  return { name: 'slurm', launch, probe, watch, cancel, capacity };
+  return { name: 'slurm', launch, probe, watch, cancel, capacity, findHandle: readSlurmHandleFile };
 }

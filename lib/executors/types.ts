@@ -59,7 +59,11 @@ export type ProbeResult =
 /** Notification that an attempt ended (only when this process can observe it directly). */
 export type ExitListener = (result: Exclude<ProbeResult, { state: 'running' }>) => void;
 
-/** An execution backend. Methods never throw for a merely finished attempt. */
+/**
+ * An execution backend. Methods never throw for a merely finished attempt. When the backend is
+ * only temporarily unreachable (a cluster controller down), they throw an error with
+ * `transient: true`: the monitor retries later and spends no restart or recovery budget.
+ */
 export interface Executor {
   readonly name: string;
   /** Starts the attempt detached (it outlives jobdeck). @throws when it cannot be started. */
@@ -77,6 +81,11 @@ export interface Executor {
    * once no process of the attempt remains.
    */
   cancel(handle: AttemptHandle, opts?: { graceMs?: number }): Promise<void>;
+  /**
+   * The handle the executor itself recorded in `attemptDir` at launch, if it keeps one — for a
+   * crash between the launch and the database write of the handle. Null when none is there.
+   */
+  findHandle?(attemptDir: string): AttemptHandle | null;
   /** CPUs this executor can run at once (the admission budget). */
   capacity(): { cpus: number };
 }

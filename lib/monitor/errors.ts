@@ -62,3 +62,25 @@ export function isTransientDbError(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when an executor says its backend is only temporarily unavailable: the error (or its
+ * cause chain) carries `transient: true` (lib/executors/types.ts contract; e.g. the Slurm
+ * controller does not answer `scontrol ping`). Like a database outage, it is retried and never
+ * turns a healthy job into a lost attempt or FAILED_CONTROLLER.
+ */
+export function isTransientExecutorError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e: unknown = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    if ((e as { transient?: unknown }).transient === true) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** A temporary failure of either the database or an executor's backend. */
+export function isTransientError(err: unknown): boolean {
+  return isTransientDbError(err) || isTransientExecutorError(err);
+}

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Attempt, Job, Prisma, PrismaClient, Task } from '../generated/prisma/client';
 import type { AttemptHandle, Executor, ProbeResult } from '../executors/types';
-import { readHandleFile } from '../executors/local';
 import { logger } from '../log';
 import { ACTIVE_JOB_STATUSES, planAdmission } from '../jobs/capacity';
 import { attemptLogPath } from '../jobs/paths';
@@ -9,7 +8,7 @@ import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs, type Reco
 import { deriveJobStatus, isTerminal, JOB_TERMINAL, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
 import { startAttempt, storeBus, transitionMany, type AnyTransition, type BatchOutcome, type StoreEvent, type Transition, type TransitionOutcome } from '../jobs/store';
 import { monitorSettingsFromEnv, type MonitorSettings } from './config';
-import { isTransientDbError, TransientDatabaseError } from './errors';
+import { isTransientDbError, isTransientError, isTransientExecutorError, TransientDatabaseError } from './errors';
 import { type MonitorHandle, type MonitorState } from './handle';
 import { readTaskSpec } from './taskspec';
 
@@ -166,6 +165,8 @@ interface Entry {
   lost: Map<number, { at: number; status: string; reason: string }>;
   /** Attempts whose launch threw, by attempt id → reason. */
   launchErrors: Map<number, string>;
+  /** Attempts to launch again (the executor was temporarily unavailable): tries, and not before `at` (clock ms). */
+  relaunch: Map<number, { tries: number; at: number }>;
 }
 
 function errMessage(err: unknown): string {
@@ -516,6 +517,7 @@ class MonitorImpl implements Monitor {
         handles: new Map(),
         lost: new Map(),
         launchErrors: new Map(),
+        relaunch: new Map(),
       };
       this.entries.set(id, e);
     }
@@ -570,6 +572,7 @@ class MonitorImpl implements Monitor {
       e.handles.clear();
       e.lost.clear();
       e.launchErrors.clear();
+      e.relaunch.clear();
     }
     this.admitted.delete(id);
     this.noResource.delete(id);
@@ -603,9 +606,9 @@ class MonitorImpl implements Monitor {
 
   private noteError(err: unknown, where: string): void {
     if (this.stopped) return;
-    if (isTransientDbError(err)) {
+    if (isTransientError(err)) {
       this.counters.transientRetries++;
-      this.log.warn({ err: errMessage(err) }, `${where}: temporary database failure; retrying`);
+      this.log.warn({ err: errMessage(err) }, `${where}: temporary failure (database or executor); retrying`);
     } else {
       this.log.error({ err }, `${where} failed`);
     }
@@ -620,12 +623,12 @@ class MonitorImpl implements Monitor {
       e.transient = 0;
     } catch (err) {
       if (this.stopped) return;
-      if (isTransientDbError(err)) {
-        // Rule 6: a temporary database failure is retried; it never fails the job.
+      if (isTransientError(err)) {
+        // Rule 6: a temporary database (or executor backend) failure is retried; it never fails the job.
         e.transient++;
         this.counters.transientRetries++;
         const delay = Math.min(this.s.reconcileMs * 2 ** Math.min(e.transient - 1, 10), 30_000);
-        this.log.warn({ jobId: id, err: errMessage(err), retryInMs: delay }, `job ${id}: temporary database failure; retrying in ${delay} ms`);
+        this.log.warn({ jobId: id, err: errMessage(err), retryInMs: delay }, `job ${id}: temporary failure; retrying in ${delay} ms`);
         this.later(id, delay);
         return;
       }
@@ -811,13 +814,25 @@ class MonitorImpl implements Monitor {
     }
     if (res.outcome !== 'applied') return this.outcome(job, phase, res);
     if (a.cause === 'restart') this.counters.restarts++;
-    const attempt = res.row;
-    const executor = this.resolve(job.executor);
+    await this.launchAttempt(job, task, res.row, e);
+    return 'again';
+  }
+
+  /**
+   * Starts an attempt row (STARTING) on its executor. A launch that throws is a lost attempt
+   * (recovery, not the user's restart) — unless the executor says its backend is only
+   * temporarily unavailable (`transient`, e.g. the Slurm controller is down): then the same
+   * attempt is launched again after a backoff, spending no budget (DESIGN.md §3 rule 6).
+   */
+  private async launchAttempt(job: Job, task: Task, attempt: Attempt, e: Entry): Promise<void> {
+    const spec = readTaskSpec(task.spec, job.cpus);
+    const logPath = attempt.logPath ?? attemptLogPath(job.id, task.index, attempt.number, this.home);
+    const executor = this.resolve(attempt.executor);
     try {
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,
-        attempt: a.number,
+        attempt: attempt.number,
         setup: spec.setup,
         run: spec.run,
         envs: spec.envs,
@@ -826,15 +841,25 @@ class MonitorImpl implements Monitor {
         attemptDir: path.dirname(logPath),
         logPath,
       });
+      e.relaunch.delete(attempt.id);
       e.handles.set(attempt.id, handle);
       this.ensureWatch(job.id, attempt.id, executor, handle);
     } catch (err) {
+      if (isTransientExecutorError(err)) {
+        const tries = (e.relaunch.get(attempt.id)?.tries ?? 0) + 1;
+        const delay = Math.min(this.s.reconcileMs * 2 ** Math.min(tries - 1, 10), 60_000);
+        e.relaunch.set(attempt.id, { tries, at: this.clock.now() + delay });
+        this.counters.transientRetries++;
+        this.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err), retryInMs: delay }, `job ${job.id}: executor unavailable; launching again in ${delay} ms`);
+        this.later(job.id, delay);
+        return;
+      }
       // The executor could not start it: a lost attempt (recovery, not the user's restart).
+      e.relaunch.delete(attempt.id);
       const reason = `launch failed: ${errMessage(err)}`;
-      this.log.warn({ jobId: job.id, task: task.index, attempt: a.number, err: errMessage(err) }, `job ${job.id}: ${reason}`);
+      this.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err) }, `job ${job.id}: ${reason}`);
       e.launchErrors.set(attempt.id, reason);
     }
-    return 'again';
   }
 
   private ensureWatch(jobId: number, attemptId: number, executor: Executor, handle: AttemptHandle): void {
@@ -859,17 +884,19 @@ class MonitorImpl implements Monitor {
     if (att.executorRef) {
       return { executor: att.executor, ref: att.executorRef, pid: att.pid, pidStartTime: att.pidStartTime, attemptDir: dir };
     }
-    // Crash between the spawn and the RUNNING write: the local executor left handle.json.
-    if (att.executor === 'local') {
-      const h = readHandleFile(dir);
-      if (h) return h;
-    }
-    return null;
+    // Crash between the launch and the RUNNING write: the executor's own record, if it keeps one.
+    return this.resolve(att.executor).findHandle?.(dir) ?? null;
   }
 
   // ───────────── watching a STARTING / RUNNING attempt ─────────────
 
   private async watchAttempt(job: JobRow, cur: TaskRow, att: Attempt, e: Entry): Promise<Next> {
+    const relaunch = e.relaunch.get(att.id);
+    if (relaunch && att.status === 'STARTING' && !e.handles.has(att.id)) {
+      if (this.clock.now() < relaunch.at) return 'idle';
+      await this.launchAttempt(job, cur, att, e);
+      return 'again';
+    }
     const launchError = e.launchErrors.get(att.id);
     if (launchError !== undefined) {
       e.launchErrors.delete(att.id);

@@ -142,5 +142,6 @@ export function wrapExecutor(inner: Executor, over: Partial<Executor>): Executor
     watch: over.watch ?? ((h, l) => inner.watch(h, l)),
     cancel: over.cancel ?? ((h, o) => inner.cancel(h, o)),
     capacity: over.capacity ?? (() => inner.capacity()),
+    findHandle: over.findHandle ?? inner.findHandle,
   };
 }
