@@ -1,5 +1,5 @@
 /**
- * Measure 1 — exit → status latency. Jobs of `sleep 0.5; exit 0|1` (alternating); for each,
+ * Measure 1 — exit → status latency. Jobs of `sleep 0.3–1.3; exit 0|1` (alternating); for each,
  * a WebSocket subscriber on `/ws/jobs/:id` opened right after the submit (long before the exit),
  * and one list-stream subscriber on `/ws/jobs` for all of them. Latency = arrival of the job's
  * terminal status at the subscriber − the `endedAtMs` the attempt's wrapper recorded in its own
@@ -103,8 +103,10 @@ async function runOne(ctx: BenchContext, label: string, env: Record<string, stri
 /** One job: submit, subscribe, wait for its terminal status; `n` < 0 marks a warm-up job. */
 async function measureJob(server: BenchServer, listArrival: Map<number, number>, list: ListStreamClient, i: number, n: number): Promise<JobSample> {
   const exitCode = i % 2;
-  // A little jitter so exits do not line up with each other or with a poll tick.
-  const sleepS = (0.4 + ((i * 37) % 100) / 500).toFixed(3);
+  // Run time 0.3 s + a fraction spread evenly over [0, 1) s (golden-ratio sequence): a new job is
+  // submitted right after the previous one ended — i.e. right after a poll tick in the baseline —
+  // so a fixed run time would put every exit at the same phase of the 1 s poll and bias it.
+  const sleepS = (0.3 + ((i * 0.6180339887) % 1)).toFixed(3);
   const { id } = await submitCmd(server, `sleep ${sleepS}; exit ${exitCode}`, { name: n < 0 ? `warmup-${i}` : `latency-${n}` });
   let terminalAt: number | null = null;
   let status: string | null = null;
@@ -186,7 +188,7 @@ export const latency: Measure = {
       data: {
         jobs,
         inFlight,
-        job: 'sleep 0.4–0.6; exit (i % 2)',
+        job: 'sleep 0.3–1.3 (evenly spread); exit (i % 2)',
         baseline: how,
         runs: [fast, poll].map((r) => ({
           label: r.label,

@@ -13,9 +13,9 @@ import { attemptDir } from '../lib/jobs/paths';
 import { isTerminal } from '../lib/jobs/status';
 import type { Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, submitCmd, type JobStreamClient } from './lib/client';
-import { sampleRss } from './lib/proc';
+import { cpuTimeMs, rssBytes, sampleRss } from './lib/proc';
 import { startBenchServer, type BenchServer } from './lib/server';
-import { fmtBytes, fmtMs, fmtRate, nowMs, percentile, round } from './lib/util';
+import { fmtBytes, fmtMs, fmtRate, nowMs, percentile, round, sleep } from './lib/util';
 
 /** Times `cat file > /dev/null` (ms). */
 function catMs(file: string): number {
@@ -33,6 +33,10 @@ function catMs(file: string): number {
 
 interface Replay {
   clients: number;
+  /** Server CPU during the replay, % of one core (/proc utime+stime). */
+  serverCpuPct: number;
+  /** This bench process's CPU during the replay (the clients), % of one core. */
+  clientCpuPct: number;
   bytesEach: number[];
   totalBytes: number;
   wallMs: number;
@@ -44,6 +48,8 @@ interface Replay {
 
 /** Opens `clients` follow=0 streams at once and waits for all to end. */
 async function replay(server: BenchServer, id: number, clients: number, expectBytes: number): Promise<Replay> {
+  const s0 = cpuTimeMs(server.pid)!;
+  const b0 = process.cpuUsage();
   const t0 = nowMs();
   const streams: { c: JobStreamClient; endAt: number }[] = [];
   for (let i = 0; i < clients; i++) {
@@ -57,6 +63,10 @@ async function replay(server: BenchServer, id: number, clients: number, expectBy
   }
   const closed = await Promise.all(streams.map((s) => s.c.closed));
   const t1 = Math.max(...streams.map((s) => s.endAt || nowMs()));
+  const wall = nowMs() - t0;
+  const serverCpuPct = ((cpuTimeMs(server.pid)! - s0) / wall) * 100;
+  const b1 = process.cpuUsage(b0);
+  const clientCpuPct = ((b1.user + b1.system) / 1000 / wall) * 100;
   const bytesEach = streams.map((s) => s.c.logBytes());
   const totalBytes = bytesEach.reduce((a, b) => a + b, 0);
   const rates = streams.map((s) => s.c.logBytes() / (((s.endAt || t1) - t0) / 1000));
@@ -65,6 +75,8 @@ async function replay(server: BenchServer, id: number, clients: number, expectBy
   if (short) problems.push(`${short} of ${clients} clients received a byte count other than the log's ${expectBytes}: ${[...new Set(bytesEach)].slice(0, 5).join(', ')}`);
   return {
     clients,
+    serverCpuPct: round(serverCpuPct),
+    clientCpuPct: round(clientCpuPct),
     bytesEach,
     totalBytes,
     wallMs: t1 - t0,
@@ -84,6 +96,8 @@ export const logs: Measure = {
     // base64 writes 4 bytes per 3 read, plus a newline every 76 characters.
     const inputBytes = Math.round(((target * 3) / 4) * (76 / 77));
     const server = await startBenchServer({ label: 'logs', profile: ctx.profile });
+    await sleep(1000);
+    const idleRss = rssBytes(server.pid) ?? 0;
     const rss = sampleRss(server.pid, 100);
 
     ctx.log(`logs: one job writing ~${fmtBytes(target)}, followed live…`);
@@ -141,8 +155,9 @@ export const logs: Measure = {
         { metric: `cat of the ${fmtBytes(fileBytes)} log to /dev/null`, value: fmtRate(catRate) },
         { metric: '1 client, replay (follow=0)', value: `${fmtRate(one.rate)} = ${(oneRatio * 100).toFixed(0)} % of cat`, target: '≥ 50 %', pass: oneRatio >= 0.5 },
         { metric: `${fanout} clients at once, together`, value: `${fmtRate(many.rate)} = ${(manyRatio * 100).toFixed(0)} % of cat`, target: '≥ 25 %', pass: manyRatio >= 0.25 },
+        { metric: 'CPU % of a core, server / bench clients: 1 client; many', value: `${one.serverCpuPct} / ${one.clientCpuPct}; ${many.serverCpuPct} / ${many.clientCpuPct}` },
         { metric: 'live follow (writer-bound) / end after exit', value: `${fmtRate(liveRate)} in ${fmtMs(liveMs)}, job ran ${fmtMs(jobRunMs)} / +${fmtMs(endLagMs)}` },
-        { metric: 'server RSS max (live + replays)', value: fmtBytes(maxRss), target: '< 300 MB', pass: maxRss < 300e6 },
+        { metric: 'server RSS max (live + replays); idle before', value: `${fmtBytes(maxRss)}; ${fmtBytes(idleRss)}`, target: '< 300 MB', pass: maxRss < 300e6 },
       ],
       data: {
         jobId: id,
@@ -153,7 +168,7 @@ export const logs: Measure = {
         live: { bytes: live.logBytes(), ms: round(liveMs), rate: Math.round(liveRate), jobRunMs: round(jobRunMs), endAfterExitMs: round(endLagMs), close: liveClosed },
         one: { ...one, bytesEach: undefined, ratioToCat: round(oneRatio, 3) },
         many: { ...many, bytesEach: undefined, ratioToCat: round(manyRatio, 3) },
-        rss: { live: rssLive, replay: rssR },
+        rss: { idleBytes: idleRss, live: rssLive, replay: rssR },
         profile: ctx.profile ? { one: oneW.profile, many: manyW.profile } : undefined,
       },
       notes,
