@@ -39,8 +39,6 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** Give up reconnecting after this many ms without a working connection (default 60 000). */
   reconnectTimeoutMs?: number;
-  /** Called with each connect URL (tests observe resumes). */
-  onConnect?: (url: string) => void;
   /** Prints each connection and how it ended to stderr (JOBDECK_DEBUG). */
   debug?: boolean;
 }
@@ -125,7 +123,6 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
     if (opts.signal?.aborted) return stopped('');
     const url = streamUrl(opts.conn.url, opts.jobId, r.position(), opts.follow, r.since());
     connections++;
-    opts.onConnect?.(url);
     const resumeAt = r.position();
     const res = await connectOnce(url, opts, r, () => {
       if (!warned) return;
