@@ -165,6 +165,8 @@ interface Entry {
   lost: Map<number, { at: number; status: string; reason: string }>;
   /** Attempts whose launch threw, by attempt id → reason. */
   launchErrors: Map<number, string>;
+  /** When each attempt launched here was handed to its executor (its startedAt: never after its end). */
+  launchedAt: Map<number, Date>;
   /** Attempts to launch again (the executor was temporarily unavailable): tries, and not before `at` (clock ms). */
   relaunch: Map<number, { tries: number; at: number }>;
 }
@@ -518,6 +520,7 @@ class MonitorImpl implements Monitor {
         lost: new Map(),
         launchErrors: new Map(),
         relaunch: new Map(),
+        launchedAt: new Map(),
       };
       this.entries.set(id, e);
     }
@@ -573,6 +576,7 @@ class MonitorImpl implements Monitor {
       e.lost.clear();
       e.launchErrors.clear();
       e.relaunch.clear();
+      e.launchedAt.clear();
     }
     this.admitted.delete(id);
     this.noResource.delete(id);
@@ -829,6 +833,7 @@ class MonitorImpl implements Monitor {
     const logPath = attempt.logPath ?? attemptLogPath(job.id, task.index, attempt.number, this.home);
     const executor = this.resolve(attempt.executor);
     try {
+      e.launchedAt.set(attempt.id, this.now());
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,
@@ -937,11 +942,11 @@ class MonitorImpl implements Monitor {
           from: 'STARTING',
           to: 'RUNNING',
           reason: reattached ? 'found running after a restart of jobdeck' : null,
-          data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, startedAt: att.startedAt ?? this.now() },
+          data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, startedAt: att.startedAt ?? e.launchedAt.get(att.id) ?? this.now() },
         });
       }
       if (cur.status === 'STARTING') {
-        tr.push({ entity: 'task', id: cur.id, from: 'STARTING', to: 'RUNNING', data: cur.startedAt ? {} : { startedAt: this.now() } });
+        tr.push({ entity: 'task', id: cur.id, from: 'STARTING', to: 'RUNNING', data: cur.startedAt ? {} : { startedAt: e.launchedAt.get(att.id) ?? this.now() } });
         after.set(cur.id, 'RUNNING');
       }
       const jt = this.jobTransition(job, after, null);

@@ -84,7 +84,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       res.end();
     });
   });
+  // Set when close() begins: no new WebSocket is accepted while subsystems stop (a client that
+  // reconnects during shutdown would otherwise get a fresh stream and hold the stop open).
+  let closing = false;
   server.on('upgrade', (req, socket, head) => {
+    if (closing) return refuseUpgrade(socket, 503, 'Service Unavailable', 'jobdeck is stopping');
     let pathname: string;
     try {
       pathname = new URL(req.url ?? '/', 'http://x').pathname;
@@ -123,6 +127,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     close: async () => {
       if (closed) return;
       closed = true;
+      closing = true;
       for (const l of [...lifecycles].reverse()) await l.stop().catch((err: unknown) => log.error({ err, subsystem: l.name }, 'stop failed'));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,3 +1,4 @@
+import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { startServerProcess, type ServerProcess } from '../helpers/server';
@@ -42,6 +43,37 @@ describe('server start-up and /api/health', () => {
     const h = await (await fetch(`${srv.url}/api/health`)).json();
     expect(h).toMatchObject({ ok: true, database: 'postgresql' });
     await srv.stop();
+  });
+
+  it('stops on SIGTERM even while a client keeps reconnecting its WebSocket (new upgrades refused with 503)', async () => {
+    const srv = await startServerProcess();
+    servers.push(srv);
+    const wsUrl = srv.url.replace('http', 'ws') + '/ws/jobs';
+    const statuses: number[] = [];
+    let stopping = false;
+    let opened = 0;
+    const connect = () => {
+      const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${srv.token}` } });
+      ws.on('open', () => opened++);
+      ws.on('unexpected-response', (_req, res) => {
+        statuses.push(res.statusCode ?? 0);
+        res.resume();
+      });
+      ws.on('error', () => undefined);
+      ws.on('close', () => {
+        if (stopping) setTimeout(connect, 5); // a client that reconnects at once, as the CLI does
+      });
+    };
+    connect();
+    await expect.poll(() => opened, { timeout: 10_000 }).toBe(1);
+    stopping = true;
+    const t0 = Date.now();
+    await srv.stop();
+    stopping = false;
+    expect(srv.proc.exitCode).toBe(0);
+    // Not a speed target: a hang here used to last as long as the client kept reconnecting.
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    if (statuses.length) expect(new Set(statuses)).toEqual(new Set([503]));
   });
 
   it('refuses to start on a malformed DATABASE_URL with a message that says so', async () => {
