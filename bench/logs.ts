@@ -1,12 +1,15 @@
 /**
- * Measure 3 — log throughput. One job writes ~200 MB (`head -c … /dev/urandom | base64`: fast,
+ * Measure 3 — log throughput. On a data folder used before (lib/server.ts warmHome), one job
+ * writes ~200 MB (`head -c … /dev/urandom | base64`: fast,
  * incompressible, 77-byte lines). A live client follows it while it runs; once it ended, the
  * finished log is replayed (`follow=0`) to one client, then to 50 clients at once. Rates are log
- * bytes delivered ÷ wall time from opening the socket(s) to the last `end`; the limit is `cat`
+ * bytes delivered ÷ wall time from opening the socket(s) to the last `end`, received by the bench's
+ * minimal frame counter (lib/rawws.ts: no payload copies, so the rate is the server's; one run
+ * through the `ws` client library is shown for comparison); the limit is `cat`
  * of the same file to /dev/null, timed in the same run (file in the page cache, median of 3).
  * Server RSS is sampled every 100 ms throughout.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { attemptDir } from '../lib/jobs/paths';
@@ -14,7 +17,10 @@ import { isTerminal } from '../lib/jobs/status';
 import type { Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, submitCmd, type JobStreamClient } from './lib/client';
 import { cpuTimeMs, rssBytes, sampleRss } from './lib/proc';
-import { startBenchServer, type BenchServer } from './lib/server';
+import { onCleanup } from './lib/cleanup';
+import { rawJobStream } from './lib/rawws';
+import { createPgDatabase } from './lib/pg';
+import { idleRss, ROOT, startBenchServer, warmHome, type BenchServer } from './lib/server';
 import { fmtBytes, fmtMs, fmtRate, nowMs, percentile, round, sleep } from './lib/util';
 
 /** Times `cat file > /dev/null` (ms). */
@@ -33,6 +39,7 @@ function catMs(file: string): number {
 
 interface Replay {
   clients: number;
+  client: 'raw' | 'ws';
   /** Server CPU during the replay, % of one core (/proc utime+stime). */
   serverCpuPct: number;
   /** This bench process's CPU during the replay (the clients), % of one core. */
@@ -43,38 +50,65 @@ interface Replay {
   rate: number;
   perClientRate: { min: number; p50: number; max: number };
   problems: string[];
-  closeCodes: number[];
+  closeCodes: (number | null)[];
 }
 
-/** Opens `clients` follow=0 streams at once and waits for all to end. */
-async function replay(server: BenchServer, id: number, clients: number, expectBytes: number): Promise<Replay> {
+/** Starts bench/lib/ws-reference-server.ts on `file` (cleaned up with the measure). */
+async function startReference(file: string): Promise<{ url: string; token: string; pid: number; wsUrl: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/ws-reference-server.ts', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  onCleanup('ws reference server', () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once('exit', (code) => reject(new Error(`ws reference server exited (${code}) before listening`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return { url, wsUrl: url.replace(/^http/, 'ws'), token: 'none', pid: proc.pid! };
+}
+
+/**
+ * Opens `clients` follow=0 streams at once and waits for all to end. `client`: 'raw' = the
+ * bench's minimal frame counter (lib/rawws.ts, no payload copies), 'ws' = the `ws` library.
+ */
+async function replay(server: Pick<BenchServer, 'url' | 'token' | 'pid' | 'wsUrl'>, id: number, clients: number, expectBytes: number, client: 'raw' | 'ws'): Promise<Replay> {
   const s0 = cpuTimeMs(server.pid)!;
   const b0 = process.cpuUsage();
   const t0 = nowMs();
-  const streams: { c: JobStreamClient; endAt: number }[] = [];
+  const runs: Promise<{ bytes: number; endAt: number; code: number | null; problems: string[] }>[] = [];
   for (let i = 0; i < clients; i++) {
-    const entry = { c: null as unknown as JobStreamClient, endAt: 0 };
-    entry.c = openJobStream(server, id, 'follow=0', {
-      onMessage: (m, t) => {
-        if (m.type === 'end') entry.endAt = t;
-      },
-    });
-    streams.push(entry);
+    if (client === 'raw') {
+      runs.push(rawJobStream(server, id, 'follow=0').then((r) => ({ bytes: r.logBytes, endAt: r.endAt, code: r.closeCode, problems: r.problems })));
+    } else {
+      let endAt = 0;
+      const c: JobStreamClient = openJobStream(server as BenchServer, id, 'follow=0', {
+        onMessage: (m, t) => {
+          if (m.type === 'end') endAt = t;
+        },
+      });
+      runs.push(c.closed.then((cl) => ({ bytes: c.logBytes(), endAt, code: cl.code, problems: [...c.problems, ...(cl.error ? [cl.error] : [])] })));
+    }
   }
-  const closed = await Promise.all(streams.map((s) => s.c.closed));
-  const t1 = Math.max(...streams.map((s) => s.endAt || nowMs()));
+  const done = await Promise.all(runs);
+  const t1 = Math.max(...done.map((d) => d.endAt || nowMs()));
   const wall = nowMs() - t0;
   const serverCpuPct = ((cpuTimeMs(server.pid)! - s0) / wall) * 100;
   const b1 = process.cpuUsage(b0);
   const clientCpuPct = ((b1.user + b1.system) / 1000 / wall) * 100;
-  const bytesEach = streams.map((s) => s.c.logBytes());
+  const bytesEach = done.map((d) => d.bytes);
   const totalBytes = bytesEach.reduce((a, b) => a + b, 0);
-  const rates = streams.map((s) => s.c.logBytes() / (((s.endAt || t1) - t0) / 1000));
-  const problems = streams.flatMap((s) => s.c.problems);
+  const rates = done.map((d) => d.bytes / (((d.endAt || t1) - t0) / 1000));
+  const problems = done.flatMap((d) => d.problems);
   const short = bytesEach.filter((b) => b !== expectBytes).length;
   if (short) problems.push(`${short} of ${clients} clients received a byte count other than the log's ${expectBytes}: ${[...new Set(bytesEach)].slice(0, 5).join(', ')}`);
   return {
     clients,
+    client,
     serverCpuPct: round(serverCpuPct),
     clientCpuPct: round(clientCpuPct),
     bytesEach,
@@ -83,7 +117,7 @@ async function replay(server: BenchServer, id: number, clients: number, expectBy
     rate: totalBytes / ((t1 - t0) / 1000),
     perClientRate: { min: Math.min(...rates), p50: percentile(rates, 50), max: Math.max(...rates) },
     problems,
-    closeCodes: [...new Set(closed.map((c) => c.code))],
+    closeCodes: [...new Set(done.map((d) => d.code))],
   };
 }
 
@@ -95,9 +129,10 @@ export const logs: Measure = {
     const fanout = ctx.quick ? 10 : 50;
     // base64 writes 4 bytes per 3 read, plus a newline every 76 characters.
     const inputBytes = Math.round(((target * 3) / 4) * (76 / 77));
-    const server = await startBenchServer({ label: 'logs', profile: ctx.profile });
+    const warm = await warmHome('logs');
+    const server = await startBenchServer({ label: 'logs', ...warm, profile: ctx.profile });
     await sleep(1000);
-    const idleRss = rssBytes(server.pid) ?? 0;
+    const idleRssBytes = rssBytes(server.pid) ?? 0;
     const rss = sampleRss(server.pid, 100);
 
     ctx.log(`logs: one job writing ~${fmtBytes(target)}, followed live…`);
@@ -134,19 +169,27 @@ export const logs: Measure = {
 
     const rssReplay = sampleRss(server.pid, 100);
     ctx.log(`logs: replay (follow=0) to 1 client…`);
-    const oneW = await server.profileWindow('replay-1', () => replay(server, id, 1, fileBytes));
+    const oneW = await server.profileWindow('replay-1', () => replay(server, id, 1, fileBytes, 'raw'));
     const one = oneW.value;
+    const oneWs = await replay(server, id, 1, fileBytes, 'ws');
     ctx.log(`logs: replay to ${fanout} clients at once…`);
-    const manyW = await server.profileWindow(`replay-${fanout}`, () => replay(server, id, fanout, fileBytes));
+    const manyW = await server.profileWindow(`replay-${fanout}`, () => replay(server, id, fanout, fileBytes, 'raw'));
     const many = manyW.value;
     const rssR = rssReplay.stop();
     await server.stop();
+
+    ctx.log(`logs: the same file from a bare ws sender (the transport's limit), 1 and ${fanout} clients…`);
+    // Context for the RSS target: the same server idle on PostgreSQL (no PGlite in the process).
+    const pgIdleRss = await idleRss('logs-pg-idle', { DATABASE_URL: (await createPgDatabase(ctx.pgUrl, 'logsidle')).url });
+    const ref = await startReference(logFile);
+    const refOne = await replay(ref, 1, 1, fileBytes, 'raw');
+    const refMany = await replay(ref, 1, fanout, fileBytes, 'raw');
 
     const maxRss = Math.max(rssLive.maxBytes, rssR.maxBytes);
     const oneRatio = one.rate / catRate;
     const manyRatio = many.rate / catRate;
     const notes: string[] = [];
-    const problems = [...live.problems, ...one.problems, ...many.problems];
+    const problems = [...live.problems, ...one.problems, ...oneWs.problems, ...many.problems, ...refOne.problems, ...refMany.problems];
     if (problems.length) notes.push(`stream problems: ${problems.slice(0, 5).join('; ')}`);
     if (live.logBytes() !== fileBytes) notes.push(`live client received ${live.logBytes()} of ${fileBytes} bytes (closed ${liveClosed.code} ${liveClosed.error ?? ''})`);
     if (logBytes !== fileBytes) notes.push(`API logBytes ${logBytes} ≠ file size ${fileBytes}`);
@@ -155,9 +198,18 @@ export const logs: Measure = {
         { metric: `cat of the ${fmtBytes(fileBytes)} log to /dev/null`, value: fmtRate(catRate) },
         { metric: '1 client, replay (follow=0)', value: `${fmtRate(one.rate)} = ${(oneRatio * 100).toFixed(0)} % of cat`, target: '≥ 50 %', pass: oneRatio >= 0.5 },
         { metric: `${fanout} clients at once, together`, value: `${fmtRate(many.rate)} = ${(manyRatio * 100).toFixed(0)} % of cat`, target: '≥ 25 %', pass: manyRatio >= 0.25 },
-        { metric: 'CPU % of a core, server / bench clients: 1 client; many', value: `${one.serverCpuPct} / ${one.clientCpuPct}; ${many.serverCpuPct} / ${many.clientCpuPct}` },
+        {
+          metric: `bare ws sender, same file (transport limit): 1 / ${fanout} clients`,
+          value: `${fmtRate(refOne.rate)} / ${fmtRate(refMany.rate)} → jobdeck at ${((one.rate / refOne.rate) * 100).toFixed(0)} % / ${((many.rate / refMany.rate) * 100).toFixed(0)} %`,
+        },
+        { metric: '1 client through the `ws` library client (for comparison)', value: `${fmtRate(oneWs.rate)} = ${((oneWs.rate / catRate) * 100).toFixed(0)} % of cat` },
+        {
+          metric: 'CPU % of a core, server / bench client(s): 1 raw; 1 ws; many raw',
+          value: `${one.serverCpuPct} / ${one.clientCpuPct}; ${oneWs.serverCpuPct} / ${oneWs.clientCpuPct}; ${many.serverCpuPct} / ${many.clientCpuPct}`,
+        },
         { metric: 'live follow (writer-bound) / end after exit', value: `${fmtRate(liveRate)} in ${fmtMs(liveMs)}, job ran ${fmtMs(jobRunMs)} / +${fmtMs(endLagMs)}` },
-        { metric: 'server RSS max (live + replays); idle before', value: `${fmtBytes(maxRss)}; ${fmtBytes(idleRss)}`, target: '< 300 MB', pass: maxRss < 300e6 },
+        { metric: 'server RSS max (live + replays); idle before', value: `${fmtBytes(maxRss)}; ${fmtBytes(idleRssBytes)}`, target: '< 300 MB', pass: maxRss < 300e6 },
+        { metric: 'idle server RSS on PostgreSQL instead (no PGlite)', value: fmtBytes(pgIdleRss) },
       ],
       data: {
         jobId: id,
@@ -167,8 +219,13 @@ export const logs: Measure = {
         catRate: Math.round(catRate),
         live: { bytes: live.logBytes(), ms: round(liveMs), rate: Math.round(liveRate), jobRunMs: round(jobRunMs), endAfterExitMs: round(endLagMs), close: liveClosed },
         one: { ...one, bytesEach: undefined, ratioToCat: round(oneRatio, 3) },
+        oneWs: { ...oneWs, bytesEach: undefined, ratioToCat: round(oneWs.rate / catRate, 3) },
+        reference: {
+          one: { ...refOne, bytesEach: undefined, ratioToCat: round(refOne.rate / catRate, 3) },
+          many: { ...refMany, bytesEach: undefined, ratioToCat: round(refMany.rate / catRate, 3) },
+        },
         many: { ...many, bytesEach: undefined, ratioToCat: round(manyRatio, 3) },
-        rss: { idleBytes: idleRss, live: rssLive, replay: rssR },
+        rss: { idleBytes: idleRssBytes, live: rssLive, replay: rssR, postgresqlIdleBytes: pgIdleRss },
         profile: ctx.profile ? { one: oneW.profile, many: manyW.profile } : undefined,
       },
       notes,

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { RESULTS_DIR, ROOT } from './root';
 import { onCleanup, tempDir } from './cleanup';
 import { connectInspector, inspectorUrl, type Inspector } from './inspector';
+import { rssBytes } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { nowMs } from './util';
 
@@ -240,4 +241,24 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
     },
     tail: (bytes = 4000) => tailText.slice(-bytes),
   };
+}
+
+/**
+ * A data folder that has been used before: a server is started on a fresh home and stopped, so
+ * the next start opens an existing database, as a long-running installation does (PGlite's first
+ * start — initdb — leaves the process ~90 MB bigger than a restart on the same folder).
+ */
+export async function warmHome(label: string, env: Record<string, string> = {}): Promise<{ home: string; token: string }> {
+  const s = await startBenchServer({ label: `${label}-init`, env });
+  await s.stop();
+  return { home: s.home, token: s.token };
+}
+
+/** RSS (bytes) of an idle server `settleMs` after it listens (then stopped). */
+export async function idleRss(label: string, env: Record<string, string>, home?: string, settleMs = 1500): Promise<number> {
+  const s = await startBenchServer({ label, env, home });
+  await new Promise((r) => setTimeout(r, settleMs));
+  const rss = rssBytes(s.pid) ?? 0;
+  await s.stop();
+  return rss;
 }
