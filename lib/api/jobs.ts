@@ -100,5 +100,6 @@ export async function deleteOne(db: PrismaClient, id: number): Promise<void> {
   if (r.deleted.includes(id)) return;
   const refused = r.refused.find((x) => x.id === id);
   if (!refused || refused.status === null) throw notFound(`job ${id} not found`);
-  throw conflict(`job ${id} is ${refused.status}: cancel it first (only a terminal job can be deleted)`, { jobId: id, jobStatus: refused.status });
+  const advice = refused.status === 'CANCELLING' ? 'it is being cancelled; delete it once it is CANCELLED' : 'cancel it first';
+  throw conflict(`job ${id} is ${refused.status}: ${advice} (only a terminal job can be deleted)`, { jobId: id, jobStatus: refused.status });
 }

@@ -37,7 +37,7 @@ const SECRET_SUFFIXES = [
   'CERT',
 ];
 /** Whole words that are secret only when exact (as suffixes they would catch BYPASS, COMPASS). */
-const SECRET_WORDS = new Set(['PASS', 'PW', 'PIN', 'OTP', 'SALT', 'JWT', 'BEARER']);
+const SECRET_WORDS = new Set(['PASS', 'PW', 'PIN', 'OTP', 'SALT', 'JWT', 'BEARER', 'PAT']);
 /** Names that match a rule above but are well-known non-secrets. */
 const NOT_SECRET = new Set(['PWD', 'OLDPWD']);
 
@@ -57,7 +57,7 @@ function words(name: string): string[] {
  * True when an env name looks like it holds a secret: one of its words is or ends with TOKEN,
  * SECRET, PASSWORD, PASSWD, PASSPHRASE, PWD, KEY, APIKEY, CREDENTIAL(S), CRED(S), AUTH,
  * AUTHORIZATION, COOKIE, SESSION, PRIVATE, SIGNATURE, DSN or CERT (plurals too), or is exactly PASS,
- * PW, PIN, OTP, SALT, JWT or BEARER. `PWD` and `OLDPWD` themselves (directories) are not secret.
+ * PW, PIN, OTP, SALT, JWT, BEARER or PAT (a personal access token: `GITHUB_PAT`). `PWD` and `OLDPWD` themselves (directories) are not secret.
  * Case-insensitive. Errs on the side of masking: a false positive only hides a value from view.
  */
 export function isSecretName(name: string): boolean {

@@ -269,6 +269,8 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       expect(await cancelOne(db, result.id)).toEqual({ cancelled: [], cancelling: [result.id], alreadyTerminal: [], notFound: [] });
       const d = await detail(db, result.id);
       expect(d).toMatchObject({ status: 'CANCELLING', cancelRequested: true });
+      const refused = await apiError(deleteOne(db, result.id));
+      expect([refused.status, refused.detail]).toEqual([409, `job ${result.id} is CANCELLING: it is being cancelled; delete it once it is CANCELLED (only a terminal job can be deleted)`]);
     });
 
     it('refuses to delete a job that is not terminal; deletes a terminal one with its folder (204 semantics)', async () => {

@@ -31,9 +31,11 @@ describe('isSecretName', () => {
     'secret',
     'my-secret-value',
     'WANDB_API_KEY2',
+    'GITHUB_PAT',
+    'GITLAB_PAT',
   ])('%s is secret', (name) => expect(isSecretName(name)).toBe(true));
 
-  it.each(['PATH', 'HOME', 'PWD', 'OLDPWD', 'TOKENIZERS_PARALLELISM', 'KEYBOARD_LAYOUT', 'AUTHOR', 'BYPASS_CACHE', 'CUDA_VISIBLE_DEVICES', 'EPOCHS', 'LR', 'PASSES', 'COMPASS_DIR'])(
+  it.each(['PATH', 'HOME', 'PWD', 'OLDPWD', 'TOKENIZERS_PARALLELISM', 'KEYBOARD_LAYOUT', 'AUTHOR', 'BYPASS_CACHE', 'CUDA_VISIBLE_DEVICES', 'EPOCHS', 'LR', 'PASSES', 'COMPASS_DIR', 'PATH_PREFIX', 'PATIENCE'])(
     '%s is not secret',
     (name) => expect(isSecretName(name)).toBe(false),
   );
