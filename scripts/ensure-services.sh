@@ -12,7 +12,24 @@ pg_ready() {
   node -e "const c=new (require('pg').Client)({connectionString:process.argv[1]});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))" "$PG_URL" 2>/dev/null
 }
 
+apt_install() {
+  [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1 || return 1
+  # Only reached when something is missing; lists may be stale on a fresh machine.
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 if ! pg_ready; then
+  if ! command -v pg_lsclusters >/dev/null 2>&1 || [ -z "$(pg_lsclusters --no-header 2>/dev/null)" ]; then
+    if ! command -v pg_lsclusters >/dev/null 2>&1; then
+      echo "ensure-services: installing PostgreSQL"
+      apt_install postgresql || { echo "ensure-services: PostgreSQL is not installed and cannot be (apt-get install postgresql as root)" >&2; exit 1; }
+    fi
+    if [ -z "$(pg_lsclusters --no-header 2>/dev/null)" ]; then
+      ver=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+      echo "ensure-services: creating PostgreSQL cluster $ver/main"
+      pg_createcluster "$ver" main >/dev/null
+    fi
+  fi
   if command -v pg_lsclusters >/dev/null 2>&1; then
     read -r ver name _ < <(pg_lsclusters --no-header | head -n 1) || true
     if [ -n "${ver:-}" ]; then
@@ -30,10 +47,8 @@ fi
 echo "ensure-services: PostgreSQL ready"
 
 if [ "${JOBDECK_SKIP_E2E:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-services: installing Debian's chromium for the browser tests"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
+  echo "ensure-services: installing Debian's chromium for the browser tests"
+  if ! apt_install chromium; then
     echo "ensure-services: /usr/bin/chromium is missing: apt-get install -y chromium (or JOBDECK_SKIP_E2E=1)" >&2
     exit 1
   fi
