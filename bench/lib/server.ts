@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { RESULTS_DIR, ROOT } from './root';
 import { onCleanup, tempDir } from './cleanup';
@@ -84,6 +85,19 @@ export function setKeepLogs(on: boolean): void {
   keepLogs = on;
 }
 
+/** A free loopback port (bound and released; another process could take it in between — rare). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /** Environment variables of the bench's own shell that must not leak into a bench server. */
 function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -107,6 +121,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   const logFile = path.join(logDir, 'server.log');
   const profDir = path.join(logDir, 'prof');
   const args = [...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
+  const port = await freePort();
   const spawnedAtMs = nowMs();
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -115,7 +130,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
       JOBDECK_NEXT_DIST: process.env.JOBDECK_NEXT_DIST || '.next-bench',
       JOBDECK_HOME: home,
       JOBDECK_TOKEN: token,
-      PORT: '0',
+      PORT: String(port),
       HOST: '127.0.0.1',
       JOBDECK_LOG_PRETTY: '0',
       NODE_ENV: 'production',
@@ -156,26 +171,35 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
     }
   });
 
-  let url: string;
+  // Ready: the "listening" log line, or (at a log level that hides it) GET /api/health answering.
+  const url = `http://127.0.0.1:${port}`;
   try {
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server ${opts.label} did not listen within ${opts.timeoutMs ?? 60_000} ms:\n${tailText.slice(-4000)}`)), opts.timeoutMs ?? 60_000);
+    await new Promise<void>((resolve, reject) => {
+      let done = false;
+      const finish = (err?: Error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        clearInterval(poll);
+        proc.stdout!.off('data', check);
+        if (err) reject(err);
+        else resolve();
+      };
+      const timer = setTimeout(() => finish(new Error(`server ${opts.label} did not listen within ${opts.timeoutMs ?? 60_000} ms:\n${tailText.slice(-4000)}`)), opts.timeoutMs ?? 60_000);
       let carry = '';
       const check = (d: Buffer) => {
         const text = carry + d.toString();
         carry = text.slice(-300);
-        const m = /jobdeck listening on (http:\/\/[^\s"]+)/.exec(text);
-        if (m) {
-          clearTimeout(timer);
-          proc.stdout!.off('data', check);
-          resolve(m[1]);
-        }
+        if (/jobdeck listening on http/.test(text)) finish();
       };
       proc.stdout!.on('data', check);
-      void exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`server ${opts.label} exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${tailText.slice(-4000)}`));
-      });
+      const poll = setInterval(() => {
+        fetch(`${url}/api/health`).then(
+          (r) => r.ok && finish(),
+          () => undefined,
+        );
+      }, 250);
+      void exited.then(() => finish(new Error(`server ${opts.label} exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${tailText.slice(-4000)}`)));
     });
   } catch (err) {
     await undo();
