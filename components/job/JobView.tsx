@@ -10,7 +10,7 @@ import { ApiRequestError } from '@/lib/ui/api';
 import { useJob, useJobStream, useNow } from '@/lib/ui/hooks';
 import { JobHeader } from './JobHeader';
 import { LogViewer, type JumpRequest } from './LogViewer';
-import { Pipeline, type AttemptRef } from './Pipeline';
+import { Pipeline, taskDisplayName, type AttemptRef } from './Pipeline';
 
 export function JobView({ id }: { id: number }) {
   const job = useJob(id);
@@ -21,12 +21,15 @@ export function JobView({ id }: { id: number }) {
 
   const onSelect = useCallback((r: AttemptRef) => setJump((j) => ({ ...r, seq: (j?.seq ?? 0) + 1 })), []);
   const data = job.data;
+  // "task 1 (train) · attempt 2" in a pipeline (0-based task index, as everywhere in jobdeck);
+  // "attempt 2" in a one-task job.
   const describe = useCallback(
     (r: AttemptRef) => {
       const t = data?.tasks[r.task];
       const total = data?.tasks.length ?? 1;
-      const name = t?.name ? ` (${t.name})` : '';
-      return total > 1 ? `task ${r.task + 1}/${total}${name} · attempt ${r.attempt}` : `attempt ${r.attempt}${name}`;
+      if (total <= 1) return `attempt ${r.attempt}`;
+      const name = t ? taskDisplayName(t, { name: data!.name, taskCount: total }) : null;
+      return `task ${r.task}${name ? ` (${name})` : ''} · attempt ${r.attempt}`;
     },
     [data],
   );

@@ -40,7 +40,7 @@ function AttemptItem({ task, a, selected, onSelect, span, now }: { task: TaskVie
         onClick={() => onSelect({ task: task.index, attempt: a.number })}
         data-testid={`attempt-${task.index}-${a.number}`}
         data-status={a.status}
-        aria-label={`Task ${task.index + 1}, attempt ${a.number}: ${a.status}${exit === null ? '' : `, exit code ${exit}`}. Show its log`}
+        aria-label={`Task ${task.index}, attempt ${a.number}: ${a.status}${exit === null ? '' : `, exit code ${exit}`}. Show its log`}
       >
         <span className="attempt-line">
           <span className="attempt-name">Attempt {a.number}</span>
@@ -60,13 +60,21 @@ function AttemptItem({ task, a, selected, onSelect, span, now }: { task: TaskVie
   );
 }
 
-function TaskCard({ task, total, selected, onSelect, span, now }: { task: TaskView; total: number; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; span: { start: number; end: number }; now: number }) {
+/**
+ * The name a task is shown with: its own; in a one-task job without one (a `--cmd` job named
+ * with `-n`), the job's name; otherwise null (unnamed).
+ */
+export function taskDisplayName(task: { name: string | null }, job: { name: string; taskCount: number }): string | null {
+  return task.name ?? (job.taskCount === 1 ? job.name : null);
+}
+
+function TaskCard({ task, total, name, selected, onSelect, span, now }: { task: TaskView; total: number; name: string | null; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; span: { start: number; end: number }; now: number }) {
   return (
-    <section className="task" aria-label={`Task ${task.index + 1}${task.name ? ` ${task.name}` : ''}`} data-testid={`task-${task.index}`} data-status={task.status}>
+    <section className="task" aria-label={`Task ${task.index}${name ? ` (${name})` : ''}`} data-testid={`task-${task.index}`} data-status={task.status}>
       <div className="task-head">
-        <h3>
-          {total > 1 && <span className="task-index">{`${task.index + 1}/${total}`}</span>}
-          {task.name ?? <span className="muted">unnamed</span>}
+        <h3 title={`task ${task.index} · ${task.index + 1} of ${total}`}>
+          <span className="task-index">{`Task ${task.index}`}</span>
+          {name ?? <span className="muted">unnamed</span>}
         </h3>
         <StatusBadge status={task.status} title={task.statusReason} />
       </div>
@@ -93,6 +101,12 @@ function TaskCard({ task, total, selected, onSelect, span, now }: { task: TaskVi
   );
 }
 
+/** "job", "task 0", "task 0 attempt 2" — what a status event is about (0-based task index). */
+function eventSubject(e: { entity: string; taskIndex: number | null; attemptNumber: number | null }): string {
+  if (e.taskIndex === null) return e.entity;
+  return e.attemptNumber !== null ? `task ${e.taskIndex} attempt ${e.attemptNumber}` : `task ${e.taskIndex}`;
+}
+
 /** The tasks and attempts of a job. */
 export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }: { job: JobDetail; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; now: number }) {
   const start = Date.parse(job.startedAt ?? job.submittedAt);
@@ -102,7 +116,7 @@ export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }:
     <div className="card pipeline" data-testid="pipeline">
       <h2>Pipeline</h2>
       {job.tasks.map((t) => (
-        <TaskCard key={t.index} task={t} total={job.tasks.length} selected={selected} onSelect={onSelect} span={span} now={now} />
+        <TaskCard key={t.index} task={t} total={job.tasks.length} name={taskDisplayName(t, { name: job.name, taskCount: job.tasks.length })} selected={selected} onSelect={onSelect} span={span} now={now} />
       ))}
       {job.events.length > 0 && (
         <details>
@@ -115,9 +129,7 @@ export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }:
                 <span className="mono faint" title={formatExact(e.at)}>
                   {formatClock(e.at)}
                 </span>{' '}
-                {e.entity}
-                {e.taskIndex !== null ? ` ${e.taskIndex + 1}` : ''}
-                {e.attemptNumber !== null ? `.${e.attemptNumber}` : ''}: {e.from ?? '∅'} → <strong>{e.to}</strong>
+                {eventSubject(e)}: {e.from ?? '∅'} → <strong>{e.to}</strong>
                 {e.reason ? <span className="muted"> — {e.reason}</span> : null}
               </li>
             ))}

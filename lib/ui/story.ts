@@ -28,14 +28,16 @@ export interface Banner {
   attempt: number | null;
 }
 
-/** "Task 2 of 3 (train)" — 1-based for people; "Task (train)" in a one-task job. */
+/**
+ * "Task 1 (train)" — the task's 0-based index, as everywhere in jobdeck (server reasons, CLI,
+ * API `index`; SkyPilot's queue numbers tasks the same way). "Task 0" alone when unnamed.
+ */
 export function taskLabel(ctx: StoryContext, task: number): string {
   const name = ctx.taskNames[task];
-  const num = ctx.taskCount > 1 ? `Task ${task + 1} of ${ctx.taskCount}` : 'Task';
-  return name ? `${num} (${name})` : num;
+  return name ? `Task ${task} (${name})` : `Task ${task}`;
 }
 
-/** "Task 2 of 3 (train), attempt 1" in a pipeline; just "Attempt 1" in a one-task job. */
+/** "Task 1 (train), attempt 1" in a pipeline; just "Attempt 1" in a one-task job. */
 export function attemptLabel(ctx: StoryContext, task: number, attempt: number): string {
   return ctx.taskCount > 1 ? `${taskLabel(ctx, task)}, attempt ${attempt}` : `Attempt ${attempt}`;
 }

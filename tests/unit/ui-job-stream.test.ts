@@ -65,7 +65,7 @@ describe('JobStream', () => {
   };
   const story = (b: LogBuffer) => b.rows.map((r) => (r.kind === 'line' ? `${r.task}.${r.attempt}:${r.n} ${r.text}` : `== ${r.text}`));
 
-  it('tells the seed pipeline story: two failed attempts, the restart, task 2 never started, the end', () => {
+  it('tells the seed pipeline story: two failed attempts, the restart, task 1 never started, the end', () => {
     const { s, buffer } = make();
     s.start();
     const ws = FakeSocket.all[0];
@@ -78,17 +78,17 @@ describe('JobStream', () => {
     ws.bytes(0, 2, 0, 'task 1, attempt 2\n');
     ws.json(end(0, 2, 1));
     ws.json({ type: 'task', task: 1, name: null, status: 'CANCELLED', reason: 'an earlier task failed', at });
-    ws.json({ type: 'job', status: 'FAILED', reason: 'task 1 failed with exit code 1', at });
+    ws.json({ type: 'job', status: 'FAILED', reason: 'task 0: run exited with code 1; restarts spent (1 of 1)', at });
     ws.json({ type: 'end', status: 'FAILED', follow: true });
     expect(story(buffer)).toEqual([
-      '== Task 1 of 2 (retry-each-task), attempt 1 started',
+      '== Task 0 (retry-each-task), attempt 1 started',
       '0.1:1 task 1, attempt 1',
-      '== Task 1 of 2 (retry-each-task), attempt 1 failed with exit code 1',
-      '== Restart 1 of 1 — Task 1 of 2 (retry-each-task), attempt 2 started',
+      '== Task 0 (retry-each-task), attempt 1 failed with exit code 1',
+      '== Restart 1 of 1 — Task 0 (retry-each-task), attempt 2 started',
       '0.2:1 task 1, attempt 2',
-      '== Task 1 of 2 (retry-each-task), attempt 2 failed with exit code 1',
-      '== Task 2 of 2 cancelled — it never started',
-      '== Job ended: FAILED — task 1 failed with exit code 1',
+      '== Task 0 (retry-each-task), attempt 2 failed with exit code 1',
+      '== Task 1 cancelled — it never started',
+      '== Job ended: FAILED — task 0: run exited with code 1; restarts spent (1 of 1)',
     ]);
     expect(s.ended).toBe(true);
     // The server closes normally after `end`: no reconnect.
@@ -115,11 +115,11 @@ describe('JobStream', () => {
     b.json(end(0, 1, 0));
     b.json({ type: 'end', status: 'SUCCEEDED', follow: true });
     expect(story(buffer)).toEqual([
-      '== Task 1 of 2 (retry-each-task), attempt 1 started',
+      '== Task 0 (retry-each-task), attempt 1 started',
       '0.1:1 one',
       '0.1:2 two',
       '0.1:3 three',
-      '== Task 1 of 2 (retry-each-task), attempt 1 succeeded (exit code 0)',
+      '== Task 0 (retry-each-task), attempt 1 succeeded (exit code 0)',
       '== Job ended: SUCCEEDED',
     ]);
     expect(controls.filter((c) => c === 'hello')).toHaveLength(2);
