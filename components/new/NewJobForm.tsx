@@ -6,13 +6,18 @@
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiRequestError, type SpecIssue } from '@/lib/ui/api';
 import { api } from '@/lib/ui/api';
 import { useJob, useSubmitJob } from '@/lib/ui/hooks';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics, type TextDiagnostic } from '@/lib/ui/spec-lint';
 import type { JobTemplate } from '@/lib/ui/templates';
 import { YamlEditor, type YamlEditorHandle } from './YamlEditor';
+
+/** Text with `backticked` parts as <code> (the examples' comments quote commands that way). */
+function withCode(text: string): ReactNode[] {
+  return text.split('`').map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part));
+}
 
 type Validity =
   | { state: 'idle' | 'checking' | 'ok' | 'unavailable' }
@@ -192,9 +197,9 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
             <ul className="template-list">
               {templates.map((t) => (
                 <li key={t.id}>
-                  <button type="button" className="template-btn" aria-pressed={t.id === templateId} onClick={() => chooseTemplate(t)} title={t.description} data-template={t.id}>
+                  <button type="button" className="template-btn" aria-pressed={t.id === templateId} onClick={() => chooseTemplate(t)} title={t.description || undefined} data-template={t.id}>
                     <strong>{t.id}</strong>
-                    <span>{t.description || t.name}</span>
+                    <span className="template-summary">{withCode(t.summary || t.name)}</span>
                   </button>
                 </li>
               ))}

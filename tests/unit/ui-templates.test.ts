@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { loadTemplates, summarise, toTemplate } from '../../lib/ui/templates';
+import { ROOT } from '../helpers/server';
+
+describe('New job templates', () => {
+  it('summary: the first comment line, continued while its sentence goes on, cut at the sentence end', () => {
+    expect(summarise(['One line.', 'More detail.'])).toBe('One line.');
+    expect(summarise(['', 'Starts after a blank line.'])).toBe('Starts after a blank line.');
+    expect(summarise(['Output that must show as text:', 'tags, colours, and no', 'newline at the end. Expected: fine', 'x'])).toBe(
+      'Output that must show as text: tags, colours, and no newline at the end.',
+    );
+    expect(summarise(['A job (with a note)', 'Expected: nothing'])).toBe('A job (with a note)');
+    expect(summarise([])).toBe('');
+  });
+
+  it('a summary longer than 200 characters is cut at a word with an ellipsis', () => {
+    const long = summarise([`${'word '.repeat(60)}end`]);
+    expect(long.length).toBeLessThanOrEqual(200);
+    expect(long).toMatch(/word…$/);
+  });
+
+  it('toTemplate keeps the whole comment as the description and reads the name', () => {
+    const t = toTemplate('x', '# First line,\n# second line. Then more.\nname: "demo"\nrun: echo hi\n');
+    expect(t).toMatchObject({ id: 'x', name: 'demo', summary: 'First line, second line.', description: 'First line, second line. Then more.' });
+  });
+
+  it("every example in the project has a useful summary (not a 30-character stub)", () => {
+    const all = loadTemplates(ROOT);
+    expect(all.length).toBeGreaterThan(3);
+    for (const t of all) {
+      expect(t.summary.length, t.id).toBeGreaterThan(30);
+      expect(t.summary.length, t.id).toBeLessThanOrEqual(200);
+      expect(t.summary, t.id).toMatch(/[.:)!?…]$/);
+    }
+  });
+});
