@@ -24,9 +24,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
     <main className={styles.page}>
       <section className={styles.card} aria-labelledby="login-title">
         <div className={styles.brand}>
-          <span className={styles.logo} aria-hidden="true">
-            j
-          </span>
+          <span className={styles.logo} aria-hidden="true" />
           <h1 id="login-title" className={styles.title}>
             Log in to jobdeck
           </h1>
