@@ -59,7 +59,7 @@ export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
           </button>
           {canDelete(job.status) && (
             <ConfirmButton
-              className="btn btn-ghost"
+              className="btn btn-danger"
               confirmLabel="Confirm delete"
               ariaLabel="Delete job"
               disabled={del.isPending}

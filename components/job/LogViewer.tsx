@@ -3,8 +3,13 @@
  * The log viewer: every attempt of every task in stream order with the story banners between
  * them, virtualised (@tanstack/react-virtual, fixed row heights) so 100,000+ lines stay smooth.
  * Follow mode sticks to the bottom while lines arrive, pauses when the user scrolls up, and
- * resumes with "Jump to latest" (or by scrolling back to the bottom). Search within the log,
- * line numbers per attempt, download of the raw file of the attempt in view.
+ * resumes with "Jump to latest" (or by scrolling back to the bottom); once the stream ended it
+ * says so instead. Search within the log (Enter: next match, Shift+Enter: previous), download
+ * of the raw file of the attempt in view.
+ *
+ * Line numbers run across the whole view (every attempt of every task, in stream order), so a
+ * number names one line of what is on screen; hovering one tells its task, attempt and line in
+ * that attempt's raw file. Banners wrap (measured rows); log lines keep a fixed height.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
@@ -15,7 +20,7 @@ import type { LogBuffer, LogRow } from '@/lib/ui/log-buffer';
 import { LogText } from './LogLine';
 import type { AttemptRef } from './Pipeline';
 
-/** Row heights (px); must match the CSS line-height (20px) and banner layout. */
+/** Row heights (px); must match the CSS line-height (20px) and a one-line banner (wrapped banners are measured). */
 const LINE_H = 20;
 const BANNER_H = 32;
 
@@ -32,19 +37,40 @@ function rowAttempt(rows: LogRow[], from: number, dir: 1 | -1): AttemptRef | nul
   return null;
 }
 
-/** One drawn row; memoised so scrolling re-renders only rows that enter the window. */
-const Row = memo(function Row({ row, text, start, size, current, query }: { row: LogRow; text: string; start: number; size: number; current: boolean; query: string | null }) {
+/**
+ * One drawn row; memoised so scrolling re-renders only rows that enter the window. Banners
+ * wrap: their height is measured (`measure`, keyed by `data-index`).
+ */
+const Row = memo(function Row({
+  row,
+  text,
+  index,
+  start,
+  size,
+  current,
+  query,
+  measure,
+}: {
+  row: LogRow;
+  text: string;
+  index: number;
+  start: number;
+  size: number;
+  current: boolean;
+  query: string | null;
+  measure: (el: Element | null) => void;
+}) {
   if (row.kind === 'banner') {
     return (
-      <div className={`log-banner tone-${row.tone}`} style={{ transform: `translateY(${start}px)`, height: size }} data-testid="log-banner" data-key={row.key} title={text}>
+      <div ref={measure} data-index={index} className={`log-banner tone-${row.tone}${current ? ' current-match' : ''}`} style={{ transform: `translateY(${start}px)`, minHeight: BANNER_H }} data-testid="log-banner" data-key={row.key}>
         <span>{text}</span>
       </div>
     );
   }
   return (
     <div className={`log-row${current ? ' current-match' : ''}`} style={{ transform: `translateY(${start}px)`, height: size }} data-testid="log-line">
-      <span className="log-ln" aria-hidden="true">
-        {row.n}
+      <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt} · line ${row.n} of its raw log`}>
+        {row.seq}
       </span>
       <span className="log-text">
         <LogText text={text} query={query} />
@@ -99,13 +125,14 @@ export const LogViewer = memo(function LogViewer({
     virtualizer.measure();
   }, [dropped, virtualizer]);
 
-  // Follow: after new rows render, stick to the bottom.
+  // Follow: after new rows render (or a wrapped banner was measured), stick to the bottom.
+  const totalSize = virtualizer.getTotalSize();
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el || !followRef.current) return;
     el.scrollTop = el.scrollHeight;
     lastTop.current = el.scrollTop;
-  }, [version, count, following]);
+  }, [version, count, following, totalSize]);
 
   const onScroll = useCallback(() => {
     const el = scroller.current;
@@ -148,16 +175,35 @@ export const LogViewer = memo(function LogViewer({
   }, [version, q]);
   const matches = useMemo(() => buffer.search(q, ansiToPlain), [buffer, q, searchTick]);
   const [mi, setMi] = useState(-1);
-  useEffect(() => setMi(-1), [q]);
+  const showMatch = useCallback(
+    (i: number) => {
+      setMi(i);
+      setFollow(false);
+      virtualizer.scrollToIndex(matches[i], { align: 'center' });
+    },
+    [matches, setFollow, virtualizer],
+  );
+  // Enter pressed before the typing debounce ran: search now, then jump (below).
+  const pendingJump = useRef<0 | 1 | -1>(0);
+  useEffect(() => {
+    const dir = pendingJump.current;
+    pendingJump.current = 0;
+    if (dir && matches.length) showMatch(dir === 1 ? 0 : matches.length - 1);
+    else setMi(-1);
+    // Only a new query resets the position (new lines re-count matches, keeping it).
+  }, [q]);
+  /** Next (1) or previous (-1) match; from no position, the first or the last. */
   const goMatch = useCallback(
     (dir: 1 | -1) => {
+      if (query !== q) {
+        pendingJump.current = dir;
+        setQ(query);
+        return;
+      }
       if (!matches.length) return;
-      const next = mi < 0 ? (dir === 1 ? 0 : matches.length - 1) : (mi + dir + matches.length) % matches.length;
-      setMi(next);
-      setFollow(false);
-      virtualizer.scrollToIndex(matches[next], { align: 'center' });
+      showMatch(mi < 0 ? (dir === 1 ? 0 : matches.length - 1) : (mi + dir + matches.length) % matches.length);
     },
-    [matches, mi, setFollow, virtualizer],
+    [query, q, matches, mi, showMatch],
   );
   const currentMatchRow = mi >= 0 ? matches[mi] : -1;
 
@@ -191,7 +237,7 @@ export const LogViewer = memo(function LogViewer({
       <div className="logs-bar">
         <h2 id="logs-title">Logs</h2>
         <span className="logs-scope" data-testid="log-scope">
-          {viewing ? `${following ? 'Following' : 'Viewing'} ${describe(viewing)}` : ''}
+          {viewing ? `${following && !ended ? 'Following ' : ''}${describe(viewing)}` : ''}
         </span>
         <span className="grow" />
         <form
@@ -211,27 +257,45 @@ export const LogViewer = memo(function LogViewer({
               value={query}
               onChange={(e) => setQuery(e.target.value)}
               onKeyDown={(e) => {
-                if (e.key === 'Enter' && e.shiftKey) {
+                if (e.key === 'Enter') {
                   e.preventDefault();
-                  goMatch(-1);
+                  goMatch(e.shiftKey ? -1 : 1);
                 }
               }}
+              aria-describedby="log-search-help"
               data-testid="log-search"
             />
           </label>
-          <span className="match-count" aria-live="polite" data-testid="match-count">
-            {q ? (matches.length ? `${mi >= 0 ? mi + 1 : 0}/${matches.length}` : 'no match') : ''}
+          <span id="log-search-help" className="visually-hidden">
+            Enter: next match. Shift+Enter: previous match.
           </span>
-          <button type="button" className="btn btn-sm btn-icon" aria-label="Previous match" disabled={!matches.length} onClick={() => goMatch(-1)}>
+          <span className="match-count" aria-live="polite" data-testid="match-count" title={q && matches.length && mi < 0 ? 'Press Enter to go to the first match' : undefined}>
+            {q ? (matches.length ? (mi >= 0 ? `${mi + 1}/${matches.length}` : `${matches.length.toLocaleString('en-US')} found`) : 'no match') : ''}
+          </span>
+          <button type="button" className="btn btn-sm btn-icon" aria-label="Previous match" title="Previous match (Shift+Enter)" disabled={!matches.length} onClick={() => goMatch(-1)}>
             ↑
           </button>
-          <button type="submit" className="btn btn-sm btn-icon" aria-label="Next match" disabled={!matches.length}>
+          <button type="submit" className="btn btn-sm btn-icon" aria-label="Next match" title="Next match (Enter)" disabled={!matches.length}>
             ↓
           </button>
         </form>
-        <button type="button" className="btn btn-sm" aria-pressed={following} onClick={() => (following ? setFollow(false) : jumpToLatest())} title="Follow new lines as they arrive">
-          {following ? 'Following' : 'Follow'}
-        </button>
+        {ended ? (
+          <span className="follow-state" data-state="ended" data-testid="follow" title="The job finished: every line has arrived, nothing more to follow">
+            Ended
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="btn btn-sm follow-btn"
+            aria-pressed={following}
+            data-testid="follow"
+            data-state={following ? 'following' : 'paused'}
+            onClick={() => (following ? setFollow(false) : jumpToLatest())}
+            title={following ? 'Following new lines as they arrive (click to pause)' : 'Follow new lines as they arrive'}
+          >
+            {following ? 'Following' : 'Follow'}
+          </button>
+        )}
         {viewing ? (
           <a className="btn btn-sm" href={downloadUrl(jobId, viewing.task, viewing.attempt)} download data-testid="log-download" title={`Raw log file of ${describe(viewing)}`}>
             Download raw
@@ -250,14 +314,14 @@ export const LogViewer = memo(function LogViewer({
             <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
               {items.map((it) => {
                 const r = rows[it.index];
-                return r ? <Row key={it.key} row={r} text={r.text} start={it.start} size={it.size} current={it.index === currentMatchRow} query={q || null} /> : null;
+                return r ? <Row key={it.key} row={r} text={r.text} index={it.index} start={it.start} size={it.size} current={it.index === currentMatchRow} query={q || null} measure={virtualizer.measureElement} /> : null;
               })}
             </div>
           )}
         </div>
         {!following && count > 0 && (
           <button type="button" className="btn btn-primary btn-sm jump" onClick={jumpToLatest} data-testid="jump-latest">
-            Jump to latest ↓
+            {ended ? 'Jump to end ↓' : 'Jump to latest ↓'}
           </button>
         )}
       </div>

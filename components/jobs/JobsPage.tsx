@@ -171,7 +171,7 @@ export function JobsPage() {
 
           <div className="card">
             <div className="table-wrap">
-              <table className="table" aria-busy={list.isFetching} data-testid="jobs-table">
+              <table className="table jobs-table" aria-busy={list.isFetching} data-testid="jobs-table">
                 <caption className="visually-hidden">Jobs, newest first</caption>
                 <thead>
                   <tr>
@@ -192,9 +192,9 @@ export function JobsPage() {
                       />
                     </th>
                     <th scope="col" className="col-idh">ID</th>
-                    <th scope="col">Name</th>
+                    <th scope="col" className="col-nameh">Name</th>
                     <th scope="col" className="hide-sm">Tasks</th>
-                    <th scope="col">Status</th>
+                    <th scope="col" className="col-statush">Status</th>
                     <th scope="col" className="hide-sm">Submitted</th>
                     <th scope="col" className="hide-sm">Duration</th>
                     <th scope="col" className="col-num hide-sm">Restarts</th>
@@ -244,7 +244,7 @@ export function JobsPage() {
                           </span>
                         </span>
                       </td>
-                      <td>
+                      <td className="col-status">
                         <StatusBadge status={j.status} title={j.statusReason} />
                       </td>
                       <td className="hide-sm">
@@ -271,7 +271,7 @@ export function JobsPage() {
                             </ConfirmButton>
                           )}
                           {canDelete(j.status) && (
-                            <ConfirmButton className="btn btn-sm btn-ghost" ariaLabel={`Delete job ${j.id}`} confirmLabel="Confirm delete" onConfirm={() => onDelete(j)} disabled={del.isPending && del.variables === j.id}>
+                            <ConfirmButton className="btn btn-sm btn-danger" ariaLabel={`Delete job ${j.id}`} confirmLabel="Confirm delete" onConfirm={() => onDelete(j)} disabled={del.isPending && del.variables === j.id}>
                               Delete
                             </ConfirmButton>
                           )}

@@ -20,8 +20,13 @@ export type LogRow =
       kind: 'line';
       task: number;
       attempt: number;
-      /** 1-based line number within the attempt's log file. */
+      /** 1-based line number within the attempt's log file (its raw download). */
       n: number;
+      /**
+       * 1-based line number across the whole view — every attempt of every task, in stream
+       * order — what the viewer's gutter shows, so numbers never restart at an attempt.
+       */
+      seq: number;
       /** The line as printed (ANSI codes kept, `\r` applied, no `\n`). */
       text: string;
     }
@@ -86,6 +91,8 @@ export class LogBuffer {
   dropped = 0;
   /** Line rows held now (banners not counted). */
   lineCount = 0;
+  /** Line rows ever added (the last line's `seq`; rows dropped by maxRows still count). */
+  lineSeq = 0;
   private readonly maxRows: number;
   private readonly attempts = new Map<string, AttemptState>();
   private readonly firstRow = new Map<string, number>();
@@ -151,7 +158,7 @@ export class LogBuffer {
         if (row && row.kind === 'line') row.text = line;
         st.partialRow = -1;
       } else {
-        this.push({ kind: 'line', task, attempt, n: st.lines, text: line });
+        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line });
       }
       start = idx + 1;
     }
@@ -161,7 +168,7 @@ export class LogBuffer {
       const shown = applyCarriageReturns(st.partial);
       const row = st.partialRow >= 0 ? this.rows[st.partialRow] : undefined;
       if (row && row.kind === 'line') row.text = shown;
-      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, text: shown });
+      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown });
     }
     this.changed();
   }

@@ -12,12 +12,12 @@ import { e2eServer, example, expect, login, submitSpec, test, waitForStatus } fr
 const DIR = path.join('test-results', 'screenshots');
 const SCHEMES = ['light', 'dark'] as const;
 
-async function shoot(page: Page, name: string) {
+async function shoot(page: Page, name: string, fullPage = false) {
   mkdirSync(DIR, { recursive: true });
   for (const scheme of SCHEMES) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(DIR, `${name}-${scheme}.png`), fullPage: false });
+    await page.screenshot({ path: path.join(DIR, `${name}-${scheme}.png`), fullPage });
   }
 }
 
@@ -55,10 +55,13 @@ test('screenshots: jobs list, job page, new job — light and dark, laptop and p
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${e2eServer().url}/`);
   await expect(page.getByTestId('jobs-table')).toContainText('long-sleeper');
-  await shoot(page, 'phone-jobs');
+  await shoot(page, 'phone-jobs', true);
   await page.goto(`${e2eServer().url}/jobs/${seed}`);
   await expect(page.getByText(/^Job ended: FAILED/)).toBeVisible();
-  await shoot(page, 'phone-job');
+  await shoot(page, 'phone-job', true);
+  await page.goto(`${e2eServer().url}/jobs/${middle}`);
+  await expect(page.getByText(/^Job ended: SUCCEEDED/)).toBeVisible();
+  await shoot(page, 'phone-job4', true);
 });
 
 test('screenshot: the empty state of a fresh server tells how to launch a first job', async ({ page }) => {

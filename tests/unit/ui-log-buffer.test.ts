@@ -72,6 +72,18 @@ describe('LogBuffer', () => {
     expect(b.firstRowOf(1, 1)).toBe(-1);
   });
 
+  it('numbers lines across the whole view too (seq): never restarting at an attempt or a task', () => {
+    const b = new LogBuffer();
+    b.appendText(0, 1, 'a1\na2\n');
+    b.addBanner({ key: 'start:0:2', tone: 'warning', text: 'restart', task: 0, attempt: 2 });
+    b.appendText(0, 2, 'b1\nunfinished');
+    b.appendText(1, 1, 'c1\n');
+    b.appendText(0, 2, ' now finished\n');
+    const nums = b.rows.filter((r) => r.kind === 'line').map((r) => (r.kind === 'line' ? `${r.task}.${r.attempt}:${r.n}/${r.seq}:${r.text}` : ''));
+    expect(nums).toEqual(['0.1:1/1:a1', '0.1:2/2:a2', '0.2:1/3:b1', '0.2:2/4:unfinished now finished', '1.1:1/5:c1']);
+    expect(b.lineSeq).toBe(5);
+  });
+
   it('a repeated banner (after a resume) is ignored', () => {
     const b = new LogBuffer();
     expect(b.addBanner({ key: 'k', tone: 'info', text: 'x' })).toBe(true);
@@ -110,6 +122,7 @@ describe('LogBuffer', () => {
     const last = b.rows[b.rows.length - 1];
     expect(last.kind === 'line' && last.text).toBe('partial finished');
     expect(last.kind === 'line' && last.n).toBe(151);
+    expect(last.kind === 'line' && last.seq).toBe(151);
     expect(b.lineCount).toBe(b.rows.filter((r) => r.kind === 'line').length);
   });
 });
