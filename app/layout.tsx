@@ -9,6 +9,14 @@ import './globals.css';
 export const metadata: Metadata = {
   title: 'jobdeck',
   description: 'Managed jobs: run, watch, retry, recover.',
+  // public/favicon.svg (the header's mark) for browsers that take SVG; public/favicon.ico
+  // (16 and 32 px, scripts/make-favicon-ico.mjs) for the rest and for /favicon.ico requests.
+  icons: {
+    icon: [
+      { url: '/favicon.ico', sizes: '16x16 32x32' },
+      { url: '/favicon.svg', type: 'image/svg+xml' },
+    ],
+  },
 };
 
 export const viewport: Viewport = { width: 'device-width', initialScale: 1 };

@@ -6,7 +6,8 @@ import { ROOT } from '../helpers/server';
 /**
  * Shared pieces of the dashboard's browser tests: the server the global setup started, logging a
  * page in with the login URL (`/login?token=…`, lib/auth), submitting specs over the API, and a
- * guard that fails a test on any uncaught page error.
+ * guard that fails a test on any uncaught page error or console error (a 404 favicon, a failed
+ * fetch, a React warning…), except the known-harmless ones in HARMLESS_CONSOLE.
  */
 
 /** The server of this run (tests/e2e/global-setup.ts). */
@@ -62,14 +63,35 @@ export async function expectNoReload(page: Page): Promise<void> {
   expect(await page.evaluate(() => (window as unknown as { __jdMark?: number }).__jdMark)).toBe(42);
 }
 
-/** `test` with a logged-in `app` page; fails the test on uncaught errors in the page. */
+/**
+ * Console errors that are not the page's fault, each with why:
+ * - Chromium logs every non-2xx fetch as "Failed to load resource: … status of 404": the
+ *   dashboard asks for a job right after it was deleted (the list/detail cache refetches) —
+ *   an expected answer the page handles; only 404s/409s of /api/ are excused, never a page
+ *   or asset.
+ */
+export const HARMLESS_CONSOLE: { text: RegExp; url?: RegExp }[] = [{ text: /^Failed to load resource: the server responded with a status of (404|409)\b/, url: /\/api\/jobs\/\d+(\/|$|\?)/ }];
+
+/** Collects uncaught page errors and console errors (minus HARMLESS_CONSOLE) of a page. */
+export function watchPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${String(e)}`));
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const url = m.location().url ?? '';
+    if (HARMLESS_CONSOLE.some((h) => h.text.test(m.text()) && (!h.url || h.url.test(url)))) return;
+    errors.push(`console.error: ${m.text()}${url ? ` (${url})` : ''}`);
+  });
+  return errors;
+}
+
+/** `test` with a logged-in `app` page; fails the test on uncaught errors or console errors in the page. */
 export const test = base.extend<{ app: Page }>({
   app: async ({ page }, use) => {
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
+    const errors = watchPageErrors(page);
     await login(page);
     await use(page);
-    expect(errors, 'uncaught errors in the page').toEqual([]);
+    expect(errors, 'errors in the page (uncaught or console.error)').toEqual([]);
   },
 });
 
