@@ -72,7 +72,7 @@ export const concurrent: Measure = {
         { metric: 'submit time / peak RSS overall', value: `${fmtMs(submittedMs)} / ${fmtBytes(rss.maxBytes)}` },
         {
           metric: 'cancel all: request answered / all terminal / no process left',
-          value: `${fmtMs(stop.requestMs)} / ${stop.allTerminalMs === null ? 'timeout' : fmtMs(stop.allTerminalMs)} / ${stop.noProcessMs === null ? `${stop.leftover} left` : fmtMs(stop.noProcessMs)}`,
+          value: `${stop.requestMs === null ? 'no answer' : fmtMs(stop.requestMs)} / ${stop.allTerminalMs === null ? 'timeout' : fmtMs(stop.allTerminalMs)} / ${stop.noProcessMs === null ? `${stop.leftover} left` : fmtMs(stop.noProcessMs)}`,
           pass: stop.leftover === 0 && stop.allTerminalMs !== null ? null : false,
         },
       ],

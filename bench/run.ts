@@ -8,6 +8,7 @@
  *   npm run bench -- --no-build            use the existing build as is
  *   npm run bench -- --full-build          plain `next build` (with Next's type check) when rebuilding
  *   npm run bench -- --keep-logs           copy each server's log to bench/results/<server>.log
+ *   npm run bench -- --max-minutes=20      give up (cleaning up) after this long
  *   npm run bench -- --pg-url=postgresql://…  PostgreSQL admin URL (default JOBDECK_TEST_PG_URL or the local one)
  *
  * Measures: latency, concurrent, logs, submit, list, recovery (see bench/README.md). Each prints
@@ -42,11 +43,12 @@ interface Args {
   build: boolean;
   fullBuild: boolean;
   keepLogs: boolean;
+  maxMinutes: number;
   pgUrl: string;
 }
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--pg-url=URL]`;
+  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--max-minutes=20] [--pg-url=URL]`;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -57,6 +59,7 @@ function parseArgs(argv: string[]): Args {
     build: true,
     fullBuild: false,
     keepLogs: false,
+    maxMinutes: 20,
     pgUrl: process.env.JOBDECK_TEST_PG_URL || 'postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck',
   };
   for (const arg of argv) {
@@ -66,6 +69,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--no-build') a.build = false;
     else if (k === '--full-build') a.fullBuild = true;
     else if (k === '--keep-logs') a.keepLogs = true;
+    else if (k === '--max-minutes' && v && Number(v) > 0) a.maxMinutes = Number(v);
     else if (k === '--pg-url' && v) a.pgUrl = v;
     else if (k === '--only' && v) {
       a.only = v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -117,6 +121,11 @@ async function main(): Promise<number> {
   const log = (msg: string) => process.stderr.write(`${pc.dim(new Date().toISOString().slice(11, 19))} ${msg}\n`);
   const ctx: BenchContext = { quick: args.quick, profile: args.profile, pgUrl: args.pgUrl, log };
   setKeepLogs(args.keepLogs);
+  // The bench stops by itself whatever happens: past the budget, clean up and exit 1.
+  setTimeout(() => {
+    console.error(pc.red(`bench: still running after ${args.maxMinutes} min — giving up`));
+    void runCleanups().finally(() => process.exit(1));
+  }, args.maxMinutes * 60_000).unref();
   const selected = MEASURES.filter((m) => !args.only || args.only.includes(m.name));
   mkdirSync(RESULTS_DIR, { recursive: true });
   const startedAt = new Date().toISOString();

@@ -38,9 +38,10 @@ export async function listAll(s: BenchServer, query = ''): Promise<JobSummary[]>
 }
 
 /** POST /api/jobs/cancel for every job that is not terminal. */
-export function cancelAll(s: BenchServer): Promise<CancelResult> {
+export function cancelAll(s: BenchServer, signal?: AbortSignal): Promise<CancelResult> {
   return s.json<CancelResult>('/api/jobs/cancel', {
     method: 'POST',
+    signal,
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ all: true }),
   });

@@ -77,8 +77,8 @@ export async function waitAllStatus(s: BenchServer, tracker: StatusTracker | nul
 
 /** What stopping every job found. */
 export interface StopReport {
-  /** ms the cancel request itself took to answer. */
-  requestMs: number;
+  /** ms the cancel request itself took to answer (null: no answer within the timeout). */
+  requestMs: number | null;
   /** ms from the cancel request until every job was terminal (null: timed out). */
   allTerminalMs: number | null;
   /** ms until no process was left under the server's home (null: some survived the timeout). */
@@ -94,11 +94,17 @@ export interface StopReport {
  */
 export async function cancelEverything(s: BenchServer, timeoutMs = 60_000): Promise<StopReport> {
   const t0 = nowMs();
-  await cancelAll(s);
-  const requestMs = nowMs() - t0;
+  let requestMs: number | null = null;
+  try {
+    await cancelAll(s, AbortSignal.timeout(timeoutMs));
+    requestMs = nowMs() - t0;
+  } catch (err) {
+    if ((err as Error).name !== 'TimeoutError') throw err;
+  }
+  const spent = () => nowMs() - t0;
   let allTerminalMs: number | null = null;
   let notTerminal = -1;
-  while (nowMs() - t0 < timeoutMs + requestMs) {
+  while (spent() < timeoutMs + (requestMs ?? 0)) {
     const jobs = await listAll(s);
     notTerminal = jobs.filter((j) => !isTerminal('job', j.status)).length;
     if (notTerminal === 0) {
@@ -109,7 +115,7 @@ export async function cancelEverything(s: BenchServer, timeoutMs = 60_000): Prom
   }
   let noProcessMs: number | null = null;
   let leftover = 0;
-  while (nowMs() - t0 < timeoutMs + requestMs + 15_000) {
+  while (spent() < timeoutMs + (requestMs ?? 0) + 15_000) {
     leftover = processesUnder(s.home).length;
     if (leftover === 0) {
       noProcessMs = nowMs() - t0;
