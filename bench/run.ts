@@ -141,6 +141,7 @@ async function main(): Promise<number> {
   for (const m of selected) {
     const markPos = cleanupMark();
     const mt0 = Date.now();
+    const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
     let result: MeasureResult | null = null;
     let error: string | undefined;
     log(`── ${m.title} ──`);
@@ -154,12 +155,12 @@ async function main(): Promise<number> {
     }
     const durationMs = Date.now() - mt0;
     const rows: Row[] = result ? result.rows : [{ metric: 'error', value: (error ?? '').split('\n')[0].slice(0, 120), pass: false }];
-    printRows(`${m.title} (${(durationMs / 1000).toFixed(1)} s)`, rows);
+    printRows(`${m.title} (${(durationMs / 1000).toFixed(1)} s, load ${loadBefore[0]})`, rows);
     for (const n of result?.notes ?? []) console.log(pc.yellow(`  note: ${n}`));
     if (error) console.log(pc.red(error.split('\n').slice(0, 12).join('\n')));
     writeFileSync(
       path.join(RESULTS_DIR, `${m.name}.json`),
-      JSON.stringify({ measure: m.name, title: m.title, quick: args.quick, startedAt: new Date(mt0).toISOString(), durationMs, machine: env, rows, notes: result?.notes ?? [], error, data: result?.data ?? null }, null, 2) + '\n',
+      JSON.stringify({ measure: m.name, title: m.title, quick: args.quick, startedAt: new Date(mt0).toISOString(), durationMs, machine: env, loadavg: { before: loadBefore, after: os.loadavg().map((x) => Math.round(x * 100) / 100) }, rows, notes: result?.notes ?? [], error, data: result?.data ?? null }, null, 2) + '\n',
     );
     summary.push({ name: m.name, title: m.title, rows, error, durationMs });
   }
