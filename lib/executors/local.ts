@@ -15,7 +15,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { logger } from '../log';
-import { liveMembers, readProcStat, sendSignal, isLiveState } from './proc';
+import { liveMembers, liveMembersFresh, readProcStat, sendSignal, isLiveState } from './proc';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -43,7 +43,10 @@ import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
  * Limits: a process that calls setsid() itself leaves the attempt's session and escapes cancel
  * (as with Ray and SkyPilot, which also kill by process group). When the wrapper alone dies
  * (OOM killer, kill -9 of its pid) the attempt is `lost` while its children may still run: call
- * cancel(handle) on a lost attempt to stop them before starting a recovery.
+ * cancel(handle) on a lost attempt to stop them before starting a recovery. The monitor calls
+ * cancel() after every attempt's end for that reason (leftovers such as `sleep 300 &`): on a
+ * finished attempt it costs one shared, non-blocking /proc scan and sends no signal when nothing
+ * is left.
  *
  * Nothing essential is kept in memory: a fresh executor (after a jobdeck restart) can probe,
  * watch and cancel an attempt from its AttemptHandle alone (even from `ref` alone). Model: Ray's
@@ -472,6 +475,15 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     // Alive and ours, but not the leader of its own group: not something launch() started.
     if (leader && (leader.pgrp !== pid || pid === process.pid)) {
       throw new Error(`local executor: refusing to cancel ${handle.ref}: process ${pid} does not lead its own process group`);
+    }
+    // A finished attempt (the wrapper gone or a zombie) — the common case when the monitor reaps
+    // leftovers after every attempt's end: ask a shared, non-blocking scan first, and send
+    // nothing when no process of the group or session is left.
+    if (!leader || !isLiveState(leader.state)) {
+      if ((await liveMembersFresh(pid)).length === 0) return;
+      // The number may have been reused meanwhile (only possible once the group was empty).
+      const again = readProcStat(pid);
+      if (again && again.startTime !== startTime) return;
     }
 
     const signalAll = (signal: NodeJS.Signals): number => {

@@ -1,8 +1,12 @@
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import type { PrismaClient } from '../generated/prisma/client';
+import { getExecutor } from '../executors';
+import type { AttemptHandle, Executor } from '../executors/types';
 import { logger } from '../log';
+import { monitorSettingsFromEnv } from '../monitor/config';
 import { wakeMonitor } from '../monitor/handle';
-import { jobDir } from './paths';
+import { attemptDir, jobDir } from './paths';
 import { isTerminal, JOB_TERMINAL, type JobStatus } from './status';
 import { deleteTerminalJobs, transitionJobsWhere } from './store';
 
@@ -106,15 +110,65 @@ export interface DeleteOutcome {
   refused: { id: number; status: string | null }[];
 }
 
+/** Options of deleteJobs(). */
+export interface DeleteOptions {
+  /** Data folder (default `$JOBDECK_HOME`). */
+  home?: string;
+  /** Executors by name (default: the process-wide ones, lib/executors getExecutor). */
+  executor?: (name: string) => Executor;
+  /** SIGTERM → SIGKILL grace for what the jobs' attempts left running (ms; default JOBDECK_LEFTOVER_GRACE_MS, 2000). */
+  leftoverGraceMs?: number;
+}
+
+/** How many attempts deleteJobs() checks for leftovers at once (a Slurm check runs a command). */
+const LEFTOVER_CONCURRENCY = 32;
+
 /**
- * Deletes terminal jobs: their rows (job, tasks, attempts, events — store.deleteTerminalJobs)
- * and their folder `$JOBDECK_HOME/jobs/<id>` (attempt folders and log files). A job that is not
- * terminal is refused with its status — cancel it first; an unknown id is refused with status
- * null. A folder that cannot be removed is logged, not an error (the rows are gone).
- * @param opts.home data folder (default `$JOBDECK_HOME`)
+ * Stops whatever the attempts of these (terminal) jobs left running — the monitor does it when an
+ * attempt ends, but not if jobdeck died between the status write and that reap. executor.cancel()
+ * on an attempt with nothing left sends nothing. Failures are logged; the delete goes on.
  */
-export async function deleteJobs(db: PrismaClient, ids: number[], opts: { home?: string } = {}): Promise<DeleteOutcome> {
+async function stopLeftovers(db: PrismaClient, jobIds: number[], opts: DeleteOptions): Promise<void> {
+  if (jobIds.length === 0) return;
+  const terminal = [...JOB_TERMINAL];
+  // Attempts of jobs that are terminal now: a terminal job never gets a new attempt.
+  const rows = await db.attempt.findMany({
+    where: { jobId: { in: jobIds }, task: { job: { status: { in: terminal } } } },
+    select: { jobId: true, number: true, executor: true, executorRef: true, pid: true, pidStartTime: true, logPath: true, task: { select: { index: true } } },
+  });
+  if (rows.length === 0) return;
+  const resolve = opts.executor ?? getExecutor;
+  const graceMs = opts.leftoverGraceMs ?? monitorSettingsFromEnv().leftoverGraceMs;
+  const work = rows.map((a) => async () => {
+    try {
+      const executor = resolve(a.executor);
+      const dir = a.logPath ? path.dirname(a.logPath) : attemptDir(a.jobId, a.task.index, a.number, opts.home);
+      const handle: AttemptHandle | null = a.executorRef
+        ? { executor: a.executor, ref: a.executorRef, pid: a.pid, pidStartTime: a.pidStartTime, attemptDir: dir }
+        : (executor.findHandle?.(dir) ?? null);
+      if (handle) await executor.cancel(handle, { graceMs });
+    } catch (err) {
+      logger().error({ jobId: a.jobId, task: a.task.index, attempt: a.number, err: (err as Error).message }, `job ${a.jobId}: could not stop what attempt ${a.number} of task ${a.task.index} left running`);
+    }
+  });
+  let next = 0;
+  const lane = async () => {
+    while (next < work.length) await work[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.min(LEFTOVER_CONCURRENCY, work.length) }, lane));
+}
+
+/**
+ * Deletes terminal jobs: first stops anything their attempts left running (processes started in
+ * the background; see lib/monitor "Leftovers"), then their rows (job, tasks, attempts, events —
+ * store.deleteTerminalJobs) and their folder `$JOBDECK_HOME/jobs/<id>` (attempt folders and log
+ * files). A job that is not terminal is refused with its status — cancel it first; an unknown id
+ * is refused with status null. A folder that cannot be removed is logged, not an error (the rows
+ * are gone); so is a leftover that cannot be stopped.
+ */
+export async function deleteJobs(db: PrismaClient, ids: number[], opts: DeleteOptions = {}): Promise<DeleteOutcome> {
   const unique = [...new Set(ids)].filter((id) => Number.isInteger(id) && id > 0);
+  await stopLeftovers(db, unique, opts);
   const { deleted } = await deleteTerminalJobs(db, unique);
   for (const id of deleted) {
     try {

@@ -9,6 +9,8 @@
  *   probe at least this much later says "lost" again.
  * - `JOBDECK_START_TIMEOUT_MS` (3 600 000): a job that cannot start within this ends FAILED_NO_RESOURCE.
  * - `JOBDECK_CANCEL_GRACE_MS` (10 000): SIGTERM → SIGKILL grace on cancel.
+ * - `JOBDECK_LEFTOVER_GRACE_MS` (2 000): SIGTERM → SIGKILL grace for processes an attempt left
+ *   behind when it ended (`sleep 300 &`), and for what a deleted job left.
  * - `JOBDECK_CAPACITY_CHECK` (1): `0` admits every job at once (benchmarks).
  * - `JOBDECK_MONITOR_MAX_ERRORS` (3): consecutive unexpected errors of one job's step before the
  *   exception path ends the job FAILED_CONTROLLER (temporary database failures never count).
@@ -21,6 +23,7 @@ export interface MonitorSettings {
   lostConfirmMs: number;
   startTimeoutMs: number;
   cancelGraceMs: number;
+  leftoverGraceMs: number;
   capacityCheck: boolean;
   maxStepErrors: number;
 }
@@ -52,6 +55,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     lostConfirmMs: int(env, 'JOBDECK_LOST_CONFIRM_MS', Math.min(500, reconcileMs), 0),
     startTimeoutMs: int(env, 'JOBDECK_START_TIMEOUT_MS', 3_600_000, 0),
     cancelGraceMs: int(env, 'JOBDECK_CANCEL_GRACE_MS', 10_000, 0),
+    leftoverGraceMs: int(env, 'JOBDECK_LEFTOVER_GRACE_MS', 2000, 0),
     capacityCheck: !(check === '0' || check === 'false'),
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
   };

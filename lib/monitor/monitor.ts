@@ -58,6 +58,20 @@ import { readTaskSpec } from './taskspec';
  * Recoveries are bounded per task (maxRecoveries, JOBDECK_MAX_RECOVERIES) with exponential backoff;
  * past the bound the task and the job end FAILED_CONTROLLER ("jobdeck could not keep it running").
  *
+ * Leftovers. An attempt may leave processes behind (`sleep 300 &`, a daemon it started): when the
+ * monitor sees an attempt end (exited, or lost) it stops what is left of it — executor.cancel()
+ * with the leftover grace (JOBDECK_LEFTOVER_GRACE_MS: SIGTERM to the attempt's process group and
+ * session, SIGKILL after the grace; on a finished attempt with nothing left it sends nothing) —
+ * right AFTER the status write (the exit → status latency is not delayed), in the background but
+ * tracked (`reaps`). Nothing of attempt N remains when anything new starts: every launch of the
+ * job (restart, recovery, next task) first awaits the job's reaps, and the admission pass counts
+ * the CPUs of a terminal job as used until its reaps are done, so the next job never starts
+ * beside the previous one's leftovers. Model: Ray's job supervisor and Slurm end every process of
+ * a job when the job ends. A reap that fails is logged and does not block the next launch
+ * forever. Limits: a crash of jobdeck between the status write and the reap leaves the leftovers
+ * running (the job is terminal: nothing re-adopts it) until the job is deleted (deleteJobs stops
+ * them) — or they end by themselves.
+ *
  * Cancel. A job in CANCELLING (or with cancelRequestedAt set): the active attempt and its task go
  * CANCELLING, executor.cancel() sends SIGTERM to the process group and SIGKILL after the grace
  * period, and once no process remains the attempt, the task, the later tasks and the job end
@@ -147,6 +161,17 @@ type JobRow = Job & { tasks: TaskRow[] };
 
 type Next = 'again' | 'idle';
 
+/** Stopping what an ended attempt left behind (see "Leftovers" above). */
+interface Reap {
+  jobId: number;
+  attemptId: number;
+  /** Starts the reap (no-op once started). Reaps are noted before the status write, started after it. */
+  start(): void;
+  started: boolean;
+  /** Resolves when the reap finished (never rejects). */
+  done: Promise<void>;
+}
+
 /** Every this many reconcile passes, jobs with a live exit subscription are stepped too. */
 const FULL_PASS_EVERY = 10;
 
@@ -203,6 +228,8 @@ class MonitorImpl implements Monitor {
 
   private readonly entries = new Map<number, Entry>();
   private readonly watches = new Map<number, { jobId: number; unsubscribe: () => void }>();
+  /** Reaps of ended attempts' leftovers, noted or running, by attempt id. */
+  private readonly reaps = new Map<number, Reap>();
   /** Jobs the admission pass admitted, consumed by their next step. */
   private readonly admitted = new Set<number>();
   /** Admission verdicts "no resource", consumed by the job's next step. */
@@ -241,6 +268,7 @@ class MonitorImpl implements Monitor {
       lostConfirmMs: opts.lostConfirmMs ?? (opts.reconcileMs !== undefined ? Math.min(500, opts.reconcileMs) : env.lostConfirmMs),
       startTimeoutMs: opts.startTimeoutMs ?? env.startTimeoutMs,
       cancelGraceMs: opts.cancelGraceMs ?? env.cancelGraceMs,
+      leftoverGraceMs: opts.leftoverGraceMs ?? env.leftoverGraceMs,
       capacityCheck: opts.capacityCheck ?? env.capacityCheck,
       maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
     };
@@ -280,7 +308,14 @@ class MonitorImpl implements Monitor {
     for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([...this.entries.values()].map((e) => e.tail)).then(() => this.admitting),
+      Promise.all([...this.entries.values()].map((e) => e.tail))
+        .then(() => this.admitting)
+        .then(() => {
+          // Ended attempts' leftovers are stopped even now (running attempts keep running).
+          const reaps = [...this.reaps.values()];
+          for (const r of reaps) r.start();
+          return Promise.all(reaps.map((r) => r.done));
+        }),
       new Promise<void>((r) => (timer = setTimeout(r, 5000))),
     ]);
     clearTimeout(timer);
@@ -323,8 +358,9 @@ class MonitorImpl implements Monitor {
   async idle(): Promise<void> {
     for (let i = 0; i < 100; i++) {
       const busy = [...this.entries.values()].filter((e) => e.running || e.queued);
-      if (busy.length === 0 && !this.admitting) return;
-      await Promise.all([...busy.map((e) => e.tail), this.admitting]);
+      const reaps = [...this.reaps.values()].filter((r) => r.started).map((r) => r.done);
+      if (busy.length === 0 && !this.admitting && reaps.length === 0) return;
+      await Promise.all([...busy.map((e) => e.tail), this.admitting, ...reaps]);
     }
   }
 
@@ -470,6 +506,15 @@ class MonitorImpl implements Monitor {
     });
     const used: Record<string, number> = {};
     for (const r of usedRows) used[r.executor] = r._sum.cpus ?? 0;
+    // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
+    const reaping = [...new Set([...this.reaps.values()].map((r) => r.jobId))];
+    if (reaping.length > 0 && this.s.capacityCheck) {
+      const rows = await this.db.job.findMany({
+        where: { id: { in: reaping }, status: { notIn: [...ACTIVE_JOB_STATUSES] } },
+        select: { cpus: true, executor: true },
+      });
+      for (const r of rows) used[r.executor] = (used[r.executor] ?? 0) + r.cpus;
+    }
     const names = new Set<string>([...pending.map((p) => p.executor), ...Object.keys(used), 'local']);
     const total: Record<string, number> = {};
     for (const n of names) {
@@ -543,6 +588,8 @@ class MonitorImpl implements Monitor {
         await this.safeStep(id, e);
       } finally {
         e.running = false;
+        // Whatever happened, an attempt seen ended has its leftovers stopped.
+        this.startReaps(id);
       }
     })();
     e.queued = p;
@@ -567,6 +614,7 @@ class MonitorImpl implements Monitor {
 
   /** The job is gone or terminal: drop everything this monitor holds for it. */
   private forget(id: number): void {
+    this.startReaps(id);
     const e = this.entries.get(id);
     if (e) {
       e.done = true;
@@ -816,6 +864,7 @@ class MonitorImpl implements Monitor {
       }
       throw err;
     }
+    this.startReaps(job.id);
     if (res.outcome !== 'applied') return this.outcome(job, phase, res);
     if (a.cause === 'restart') this.counters.restarts++;
     await this.launchAttempt(job, task, res.row, e);
@@ -832,6 +881,8 @@ class MonitorImpl implements Monitor {
     const spec = readTaskSpec(task.spec, job.cpus);
     const logPath = attempt.logPath ?? attemptLogPath(job.id, task.index, attempt.number, this.home);
     const executor = this.resolve(attempt.executor);
+    // Nothing of an earlier attempt of this job may run beside the new one.
+    await this.awaitReaps(job.id);
     try {
       e.launchedAt.set(attempt.id, this.now());
       const handle = await executor.launch({
@@ -879,6 +930,70 @@ class MonitorImpl implements Monitor {
     } catch (err) {
       this.log.warn({ jobId, attemptId, err: errMessage(err) }, 'executor.watch failed; relying on the reconcile pass');
     }
+  }
+
+  // ───────────── leftovers of ended attempts ─────────────
+
+  /**
+   * Notes that `att` ended: what it left behind is stopped once startReaps() runs (right after
+   * the status write). Its job's CPUs count as used until then (admission).
+   */
+  private noteEnded(job: Job, task: Task, att: Attempt, e: Entry): void {
+    if (this.reaps.has(att.id)) return;
+    let handle: AttemptHandle | null;
+    let executor: Executor;
+    try {
+      handle = this.handleFor(job, task, att, e);
+      executor = this.resolve(att.executor);
+    } catch (err) {
+      this.log.warn({ jobId: job.id, attemptId: att.id, err: errMessage(err) }, `job ${job.id}: cannot look for leftovers of attempt ${att.number}`);
+      return;
+    }
+    if (!handle) return;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const rec: Reap = {
+      jobId: job.id,
+      attemptId: att.id,
+      started: false,
+      start: () => {
+        if (rec.started) return;
+        rec.started = true;
+        open();
+      },
+      done: Promise.resolve(),
+    };
+    const h = handle;
+    rec.done = gate
+      .then(async () => {
+        const t0 = Date.now();
+        try {
+          await executor.cancel(h, { graceMs: this.s.leftoverGraceMs });
+        } catch (err) {
+          this.log.error({ jobId: job.id, task: task.index, attempt: att.number, err: errMessage(err) }, `job ${job.id}: could not stop what attempt ${att.number} of task ${task.index} left running`);
+          return;
+        }
+        this.log.debug({ jobId: job.id, task: task.index, attempt: att.number, ms: Date.now() - t0 }, `job ${job.id}: nothing of attempt ${att.number} of task ${task.index} is left`);
+      })
+      .finally(() => {
+        if (this.reaps.get(att.id) === rec) this.reaps.delete(att.id);
+        // Its CPUs are free now.
+        this.scheduleAdmission();
+      });
+    this.reaps.set(att.id, rec);
+  }
+
+  /** Starts the noted reaps of the job (in the background; tracked in `reaps`). */
+  private startReaps(jobId: number): void {
+    for (const r of this.reaps.values()) if (r.jobId === jobId) r.start();
+  }
+
+  /** Starts and awaits every reap of the job: called before any launch of the job. */
+  private async awaitReaps(jobId: number): Promise<void> {
+    const mine = [...this.reaps.values()].filter((r) => r.jobId === jobId);
+    if (mine.length === 0) return;
+    for (const r of mine) r.start();
+    await Promise.all(mine.map((r) => r.done));
   }
 
   /** The attempt's handle: launched here (memory), recorded (row), or the executor's own copy. */
@@ -970,12 +1085,15 @@ class MonitorImpl implements Monitor {
       data: { exitCode: observed.exitCode, endedAt: observed.endedAt },
     };
     this.unwatchAttempt(att.id);
+    this.noteEnded(job, cur, att, e);
     return this.afterEnd(job, cur, att, e, status, observed.exitCode, observed.endedAt, endAttempt, observed);
   }
 
   /** The task's latest attempt is already terminal in the row (a write that ended it alone). */
   private async settleRecorded(job: JobRow, cur: TaskRow, att: Attempt, e: Entry): Promise<Next> {
     const st = att.status as AttemptStatus;
+    // Ended in an earlier step (or before a restart of jobdeck): make sure nothing of it is left.
+    this.noteEnded(job, cur, att, e);
     if (st === 'SUCCEEDED' || st === 'FAILED' || st === 'FAILED_SETUP') {
       return this.afterEnd(job, cur, att, e, st, att.exitCode, att.endedAt ?? this.now(), null);
     }
@@ -1046,6 +1164,8 @@ class MonitorImpl implements Monitor {
   private async lostAttempt(job: JobRow, cur: TaskRow, att: Attempt, e: Entry, reason: string, observed?: ProbeResult, recorded = false): Promise<Next> {
     e.lost.delete(att.id);
     this.unwatchAttempt(att.id);
+    // The wrapper is gone but what it started may not be (kill -9 of the wrapper, OOM killer).
+    this.noteEnded(job, cur, att, e);
     const policy: RecoveryPolicy = { maxRecoveries: this.s.maxRecoveries, backoffMs: this.s.recoveryBackoffMs, maxBackoffMs: this.s.maxRecoveryBackoffMs };
     const decision = decideRecovery(reason, cur.recoveries, policy);
     const tr: AnyTransition[] = [];
@@ -1074,6 +1194,7 @@ class MonitorImpl implements Monitor {
   private async advanceRecovering(job: JobRow, cur: TaskRow, att: Attempt | undefined, e: Entry): Promise<Next> {
     if (att && !isTerminal('attempt', att.status)) {
       // An attempt still open under a RECOVERING task: settle it as lost first.
+      this.noteEnded(job, cur, att, e);
       return this.writeMany(job, 'lost', [{ entity: 'attempt', id: att.id, from: att.status as AttemptStatus, to: 'LOST', reason: 'its task is recovering', data: { endedAt: this.now() } }]);
     }
     const n = Math.max(1, cur.recoveries);
@@ -1281,7 +1402,13 @@ class MonitorImpl implements Monitor {
   /** One guarded transaction; the hook runs first. Always 'again': the next read decides. */
   private async writeMany(job: JobRow, phase: StepPhase, tr: AnyTransition[], observed?: ProbeResult, onApplied?: () => void): Promise<Next> {
     if (tr.length === 0) return 'idle';
-    const res = await this.guarded({ jobId: job.id, phase, job, observed }, () => transitionMany(this.db, tr));
+    let res: BatchOutcome;
+    try {
+      res = await this.guarded({ jobId: job.id, phase, job, observed }, () => transitionMany(this.db, tr));
+    } finally {
+      // The status write first, then the leftovers of an attempt it ended (not awaited).
+      this.startReaps(job.id);
+    }
     if (res.outcome === 'applied') onApplied?.();
     return this.outcome(job, phase, res);
   }
