@@ -4,6 +4,7 @@ import { PrismaClient } from '../generated/prisma/client';
 import { loadConfig } from '../config';
 import { logger } from '../log';
 import { shared } from '../shared';
+import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
 
 /** Which engine holds the data: the embedded PGlite (default) or a PostgreSQL server. */
@@ -31,9 +32,11 @@ export interface OpenOptions {
 
 /**
  * Opens a database and applies pending migrations. PGlite when no URL is given (one process owns
- * a PGlite folder at a time), else PostgreSQL through @prisma/adapter-pg.
+ * a PGlite folder at a time: the folder is locked until close(), lib/db/lock.ts), else PostgreSQL
+ * through @prisma/adapter-pg.
  *
- * @throws MigrationError when migrations cannot be applied; driver errors when the database is
+ * @throws DataFolderInUseError when another live process (or this one) has the PGlite folder
+ *   open; MigrationError when migrations cannot be applied; driver errors when the database is
  *   unreachable.
  */
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
@@ -45,8 +48,19 @@ async function openPglite(dir: string, runMigrations: boolean): Promise<Database
   const { PGlite } = await import('@electric-sql/pglite');
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
   const memory = dir.startsWith('memory://');
-  if (!memory) mkdirSync(dir, { recursive: true });
-  const pglite = await PGlite.create(memory ? undefined : dir);
+  let lock: DataFolderLock | null = null;
+  if (!memory) {
+    mkdirSync(dir, { recursive: true });
+    // One process owns a PGlite folder at a time (lib/db/lock.ts); refuses a second one.
+    lock = await lockDataFolder(dir);
+  }
+  let pglite: InstanceType<typeof PGlite>;
+  try {
+    pglite = await PGlite.create(memory ? undefined : dir);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const raw: RawSql = {
     exec: async (sql) => {
       await pglite.exec(sql);
@@ -58,6 +72,7 @@ async function openPglite(dir: string, runMigrations: boolean): Promise<Database
     if (runMigrations) migrations = (await migrate(raw)).all;
   } catch (err) {
     await pglite.close().catch(() => undefined);
+    lock?.release();
     throw err;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
@@ -66,8 +81,12 @@ async function openPglite(dir: string, runMigrations: boolean): Promise<Database
     kind: 'pglite',
     migrations,
     close: async () => {
-      await prisma.$disconnect().catch(() => undefined);
-      if (!pglite.closed) await pglite.close();
+      try {
+        await prisma.$disconnect().catch(() => undefined);
+        if (!pglite.closed) await pglite.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }
