@@ -1,0 +1,63 @@
+/**
+ * The QA scenario for a clean stop: `jobdeck logs ID` follows a running job, the server gets
+ * SIGTERM — it must exit promptly (exit 0) even though the CLI keeps reconnecting (new WebSocket
+ * upgrades are refused with 503 while it stops) — then a new server starts on the same data
+ * folder and port: the CLI reconnects, keeps following, and ends with the job's last line, the
+ * final status and exit 0; nothing lost, nothing twice. (kill -9 mid-follow: cli-follow.test.ts.)
+ * Real server processes, a real job, the real CLI process; PGlite and PostgreSQL.
+ *
+ * Needs a built app: `JOBDECK_NEXT_DIST=<dir> npx next build`, and the same JOBDECK_NEXT_DIST.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../lib/cli/exit-codes';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { runCli, show, startCli, submittedId } from './cli-run';
+
+const LINES = 40;
+/** ~12 s of output: `t 1` … `t 40`, one every 300 ms. */
+const STEADY = `for i in $(seq ${LINES}); do echo t $i; sleep 0.3; done`;
+const expected = Array.from({ length: LINES }, (_, i) => `t ${i + 1}\n`).join('');
+
+describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s)', (kind) => {
+  let server: ServerProcess;
+  let pg: TestDatabase | undefined;
+  const env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    if (kind === 'postgresql') {
+      pg = await createTestDatabase('postgresql', 'cli-restart');
+      env.DATABASE_URL = pg.url!;
+    }
+    server = await startServerProcess({ env });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
+    await server?.dispose();
+    await pg?.dispose();
+  });
+
+  it('the server exits promptly while the CLI reconnects; the next server on the same home and port serves the rest', async () => {
+    const d = await runCli(server, ['launch', '-d', '--cmd', STEADY, '-n', 'steady']);
+    const id = submittedId(d.stdout);
+    const follow = startCli(server, ['logs', String(id)], { env: { JOBDECK_RECONNECT_TIMEOUT_MS: '60000' } });
+    await follow.waitFor(/t 3\n/);
+
+    const port = Number(new URL(server.url).port);
+    const t0 = Date.now();
+    await server.stop(); // SIGTERM, and wait for the exit
+    const stopMs = Date.now() - t0;
+    expect(server.proc.exitCode, server.output()).toBe(0);
+    expect(stopMs, `the server took ${stopMs} ms to stop`).toBeLessThan(8000);
+    await follow.waitFor(/lost the connection to jobdeck/);
+
+    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    const r = await follow.done;
+    expect(r.code, show(r)).toBe(EXIT.OK);
+    expect(r.stdout).toBe(expected);
+    expect(r.stderr, show(r)).toMatch(/reconnected to jobdeck/);
+    expect(r.stderr.match(/attempt 1 started/g), show(r)).toHaveLength(1);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`✓ Job ${id} finished (status: SUCCEEDED)`);
+  }, 120_000);
+});
