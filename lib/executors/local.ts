@@ -15,7 +15,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { logger } from '../log';
-import { liveMembers, liveMembersFresh, readProcStat, sendSignal, isLiveState } from './proc';
+import { liveMembersFresh, readProcStat, sendSignal, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -86,6 +86,11 @@ export interface LocalExecutorOptions {
    * probe() between the first read of the exit file (found nothing) and the process-table check.
    */
   hooks?: { afterFirstExitRead?: (handle: AttemptHandle) => void | Promise<void> };
+  /**
+   * The process-table scanner cancel() uses (default: the process-wide sharedProcScanner()):
+   * concurrent cancels share its `/proc` scans. Tests inject a counting one.
+   */
+  procScanner?: ProcScanner;
 }
 
 /**
@@ -292,6 +297,7 @@ export interface LocalExecutor extends Executor {
  */
 export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecutor {
   const pollMs = opts.pollMs ?? 1000;
+  const scanner = opts.procScanner ?? sharedProcScanner();
   /** Attempts this instance spawned and that have not been reaped yet, by pid. */
   const children = new Map<number, ChildEntry>();
 
@@ -486,8 +492,10 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
       if (again && again.startTime !== startTime) return;
     }
 
-    const signalAll = (signal: NodeJS.Signals): number => {
-      const members = liveMembers(pid, 0);
+    // Scans come from the shared scanner: a burst of cancels (cancel all) shares one scan per
+    // round instead of each rescanning /proc, and a scan yields to the event loop.
+    const signalAll = async (signal: NodeJS.Signals): Promise<number> => {
+      const members = (await scanner.fresh()).members(pid);
       if (members.length === 0) return 0;
       sendSignal(-pid, signal);
       // Processes that moved to another group of the attempt's session.
@@ -497,7 +505,7 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     const waitEmpty = async (untilMs: number): Promise<boolean> => {
       let step = 20;
       for (;;) {
-        if (liveMembers(pid).length === 0) return true;
+        if ((await scanner.recent(20)).members(pid).length === 0) return true;
         const left = untilMs - Date.now();
         if (left <= 0) return false;
         await sleep(Math.min(step, left));
@@ -505,15 +513,15 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
       }
     };
 
-    if (signalAll('SIGTERM') === 0) return;
+    if ((await signalAll('SIGTERM')) === 0) return;
     if (await waitEmpty(Date.now() + graceMs)) return;
     const killDeadline = Date.now() + 30_000;
     for (;;) {
       // Repeat: a process may have forked between the scan and the signal.
-      if (signalAll('SIGKILL') === 0) return;
+      if ((await signalAll('SIGKILL')) === 0) return;
       if (await waitEmpty(Math.min(Date.now() + 500, killDeadline))) return;
       if (Date.now() >= killDeadline) {
-        const left = liveMembers(pid, 0).map((p) => `${p.pid} (${p.comm}, state ${p.state})`);
+        const left = (await scanner.fresh()).members(pid).map((p) => `${p.pid} (${p.comm}, state ${p.state})`);
         throw new Error(`local executor: processes of attempt ${handle.ref} survive SIGKILL: ${left.join(', ')}`);
       }
     }

@@ -576,27 +576,51 @@ export class JobStream {
       o.follower = new LogFollower(o.row.logPath, this.pos.offset, { onChange: () => this.waker.wake() });
     }
     const f = o.follower;
-    let sent = 0;
-    let avail = 0;
-    while (sent < sliceBytes) {
-      if (!(await this.backpressure())) return 'closed';
-      if (avail <= 0) {
-        // Sized reads: a buffer is only as big as the bytes there are (idle followers stay small).
-        avail = Math.min(await f.available(), o.limit - f.offset);
-        if (this.closed) return 'closed';
-        if (avail <= 0) return 'eof';
-      }
-      const want = Math.min(chunkBytes, avail);
+    // Bounded read-ahead: the next chunk's disk read is started before the current chunk is handed
+    // to the socket, so reading overlaps sending (bench/README.md F5: one awaited read per frame
+    // left the server half idle). At most ONE chunk (chunkBytes) is read ahead — it is started only
+    // when this slice will send it — and every frame still waits for backpressure() first, so the
+    // high-water mark and hard cap hold as before, plus one chunk of memory per stream.
+    type Chunk = { buf: Buffer; at: number; want: number; n: number };
+    const read = async (want: number): Promise<Chunk> => {
       const buf = Buffer.allocUnsafe(LOG_HEADER_BYTES + want);
       const at = f.offset;
       const n = await f.readInto(buf, LOG_HEADER_BYTES, want);
-      if (this.closed) return 'closed';
-      if (n === 0) return 'eof';
-      writeLogHeader(buf, o.task, o.number, at);
-      this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, this.onSent);
-      this.pos.offset = f.offset;
-      avail -= n;
-      sent += n;
+      return { buf, at, want, n };
+    };
+    let ahead: Promise<Chunk> | null = null;
+    let sent = 0;
+    let avail = 0;
+    try {
+      while (sent < sliceBytes) {
+        if (!(await this.backpressure())) return 'closed';
+        let cur: Chunk;
+        if (ahead) {
+          cur = await ahead;
+          ahead = null;
+        } else {
+          if (avail <= 0) {
+            // Sized reads: a buffer is only as big as the bytes there are (idle followers stay small).
+            avail = Math.min(await f.available(), o.limit - f.offset);
+            if (this.closed) return 'closed';
+            if (avail <= 0) return 'eof';
+          }
+          cur = await read(Math.min(chunkBytes, avail));
+        }
+        if (this.closed) return 'closed';
+        const { buf, at, want, n } = cur;
+        if (n === 0) return 'eof';
+        avail -= n;
+        sent += n;
+        // Start the next read (only when this slice will send it) before this frame goes out.
+        if (sent < sliceBytes && avail > 0) ahead = read(Math.min(chunkBytes, avail));
+        writeLogHeader(buf, o.task, o.number, at);
+        this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, this.onSent);
+        this.pos.offset = at + n;
+      }
+    } finally {
+      // A read-ahead never sent (the stream closed or failed): its result or error goes nowhere.
+      (ahead as Promise<Chunk> | null)?.catch(() => undefined);
     }
     return 'more';
   }
