@@ -1,10 +1,19 @@
 /**
- * The CLI's REST client: one fetch per call, `Authorization: Bearer <token>` on every request,
- * and every failure turned into a CliError with the right exit code (lib/cli/exit-codes.ts):
- * problem+json answers are shown by their `detail` (plus spec `issues` with file:line and key
- * path); connection refused → "cannot reach jobdeck at URL — is the server running?".
+ * The CLI's REST client: `Authorization: Bearer <token>` on every request, and every failure
+ * turned into a CliError with the right exit code (lib/cli/exit-codes.ts): problem+json answers
+ * are shown by their `detail` (plus spec `issues` with file:line and key path); connection
+ * refused → "cannot reach jobdeck at URL — is the server running?" (exit 6).
+ *
+ * A connection that drops — before the answer, or while its body is read (undici's
+ * `TypeError: terminated`) — is a connection failure like a refused one. An idempotent request
+ * (GET; a submit with a submissionId, Ray's idempotency key) is then sent again with the
+ * follower's backoff (lib/cli/backoff.ts: 250 ms doubling to 5 s) until `retryTimeoutMs`; a 502,
+ * 503 or 504 (a proxy, a server stopping) is retried the same way. Other requests are never
+ * sent twice: the error says the server may or may not have applied it. Only a refusal on the
+ * very first try fails at once (nobody listens there).
  */
 import type { CancelResult, JobDetail, JobList, JobSummary, SubmitResult } from '../api/types';
+import { backoffDelay } from './backoff';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
 import type { Connection } from './config';
@@ -72,15 +81,30 @@ function causeCode(err: unknown): string | undefined {
   return c?.code ?? c?.errors?.[0]?.code;
 }
 
-/** True when a fetch/WebSocket error means "nobody answers at that address". */
+/** Error codes that mean "nobody answers at that address" (not a connection that dropped). */
+const REFUSED_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'];
+
+/**
+ * True when a fetch/WebSocket error means "nobody answers at that address" (refused, no such
+ * host, no route) — as opposed to a connection that was reset or cut, which is worth retrying.
+ */
 export function isUnreachable(err: unknown): boolean {
   const code = causeCode(err) ?? (err as { code?: string })?.code;
-  return !!code && ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(code);
+  return !!code && REFUSED_CODES.includes(code);
+}
+
+/** A short "why" for a failed fetch or body read: the system code, else the message. */
+export function failureCause(err: unknown): string {
+  return causeCode(err) ?? (err as { code?: string })?.code ?? (err as { cause?: Error }).cause?.message ?? (err as Error)?.message ?? String(err);
 }
 
 /** Turns a non-2xx answer into a CliError (problem+json `detail` when present). */
 export async function errorFromResponse(res: Response, what: string): Promise<CliError> {
-  const text = await res.text().catch(() => '');
+  return errorFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), what);
+}
+
+/** Like errorFromResponse, from an answer whose body was already read. */
+export function errorFromAnswer(status: number, statusText: string, text: string, what: string): CliError {
   let detail: string | undefined;
   let details: string[] = [];
   try {
@@ -91,17 +115,50 @@ export async function errorFromResponse(res: Response, what: string): Promise<Cl
   } catch {
     detail = text.trim().slice(0, 500) || undefined;
   }
-  const code = exitCodeForHttp(res.status);
-  let message = detail ?? `${what}: HTTP ${res.status} ${res.statusText}`;
-  if (code === EXIT.UNAUTHORIZED) message = `${message} (HTTP ${res.status}; set --token or JOBDECK_TOKEN)`;
+  const code = exitCodeForHttp(status);
+  let message = detail ?? `${what}: HTTP ${status} ${statusText}`;
+  if (code === EXIT.UNAUTHORIZED) message = `${message} (HTTP ${status}; set --token or JOBDECK_TOKEN)`;
   // A spec error: every issue on its own line (the detail spells out only the first few).
   if (details.length) message = `invalid job spec (${details.length} problem${details.length > 1 ? 's' : ''}):`;
   return new CliError(message, code, details);
 }
 
-/** A thin typed client of the jobdeck REST API. Every method throws CliError on failure. */
+/** Options of JobdeckClient. */
+export interface ClientOptions {
+  /** Keep retrying an idempotent request this long after its first failure (ms; default 60 000). */
+  retryTimeoutMs?: number;
+  /** Waits between retries (ms); tests pass a fake. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told before each retry (the CLI prints a notice on stderr). */
+  onRetry?: (r: { what: string; attempt: number; delayMs: number; cause: string }) => void;
+  /** The clock (ms) for the retry budget; tests pass a fake. */
+  now?: () => number;
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  body?: unknown;
+  /** Names the request in errors ("submit", "job 7"). */
+  what?: string;
+  query?: URLSearchParams;
+  /** Safe to send again when the connection drops (default: GET only). */
+  idempotent?: boolean;
+}
+
+/** HTTP statuses an idempotent request is retried on (a proxy or a stopping server answers them). */
+const RETRY_STATUSES = new Set([502, 503, 504]);
+
+type Failure = { kind: 'refused' | 'dropped'; cause: string; answer?: { status: number; statusText: string; text: string } };
+
+/**
+ * A thin typed client of the jobdeck REST API. Every method throws CliError on failure; see the
+ * module comment for what is retried.
+ */
 export class JobdeckClient {
-  constructor(readonly conn: Connection) {}
+  constructor(
+    readonly conn: Connection,
+    private readonly opts: ClientOptions = {},
+  ) {}
 
   /** Headers every request carries. */
   authHeaders(): Record<string, string> {
@@ -109,40 +166,89 @@ export class JobdeckClient {
   }
 
   /** Sends a request; answers the parsed JSON body, or throws CliError. */
-  async request<T>(method: string, pathname: string, opts: { body?: unknown; what?: string; query?: URLSearchParams } = {}): Promise<T> {
+  async request<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<T> {
     return (await this.send<T>(method, pathname, opts)).body;
   }
 
-  /** Like request() but also answers the HTTP status. */
-  async send<T>(method: string, pathname: string, opts: { body?: unknown; what?: string; query?: URLSearchParams } = {}): Promise<{ status: number; body: T }> {
+  /**
+   * Like request() but also answers the HTTP status. Retries an idempotent request whose
+   * connection dropped (see the module comment).
+   * @throws CliError UNREACHABLE (refused, or dropped and not retried / retries spent), the HTTP
+   *   status's code (exitCodeForHttp), INTERNAL for an answer that is not JSON.
+   */
+  async send<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
     const url = new URL(this.conn.url + pathname);
     if (opts.query) url.search = opts.query.toString();
+    const what = opts.what ?? `${method} ${url.pathname}`;
+    const idempotent = opts.idempotent ?? method === 'GET';
+    const timeout = this.opts.retryTimeoutMs ?? 60_000;
+    const now = this.opts.now ?? Date.now;
+    const sleep = this.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    let firstFailure: number | null = null;
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.once(method, url, opts.body, what);
+      if (!('kind' in r)) return this.parse<T>(method, url, r);
+      // A refusal at the first try: nobody listens there. Later (a server restarting), keep trying.
+      if (r.kind === 'refused' && attempt === 1) throw new CliError(unreachableMessage(this.conn.url, r.cause), EXIT.UNREACHABLE);
+      if (!idempotent) {
+        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what);
+        throw new CliError(
+          `lost the connection to jobdeck at ${this.conn.url} before its answer to ${what} (${r.cause}); the server may or may not have done it — check with \`jobdeck queue\``,
+          EXIT.UNREACHABLE,
+        );
+      }
+      firstFailure ??= now();
+      const delayMs = backoffDelay(attempt);
+      if (now() + delayMs - firstFailure > timeout) {
+        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what);
+        throw new CliError(`${unreachableMessage(this.conn.url, r.cause)} — gave up after ${Math.round((now() - firstFailure) / 1000)} s of retries`, EXIT.UNREACHABLE);
+      }
+      this.opts.onRetry?.({ what, attempt, delayMs, cause: r.cause });
+      await sleep(delayMs);
+    }
+  }
+
+  /** One try: the answer with its whole body read, or how the connection failed. */
+  private async once(method: string, url: URL, payload: unknown, what: string): Promise<{ status: number; text: string } | Failure> {
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders() };
     let body: string | undefined;
-    if (opts.body !== undefined) {
+    if (payload !== undefined) {
       headers['content-type'] = 'application/json';
-      body = JSON.stringify(opts.body);
+      body = JSON.stringify(payload);
     }
     let res: Response;
     try {
       res = await fetch(url, { method, headers, body });
     } catch (err) {
-      const cause = causeCode(err) ?? (err as { cause?: Error }).cause?.message ?? (err as Error).message;
-      throw new CliError(unreachableMessage(this.conn.url, cause), EXIT.UNREACHABLE);
+      return { kind: isUnreachable(err) ? 'refused' : 'dropped', cause: failureCause(err) };
     }
-    if (!res.ok) throw await errorFromResponse(res, opts.what ?? `${method} ${url.pathname}`);
-    if (res.status === 204) return { status: 204, body: undefined as T };
-    const text = await res.text();
+    // The body is part of the answer: a connection cut while it is read is a dropped connection.
+    let text: string;
     try {
-      return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+      text = await res.text();
+    } catch (err) {
+      return { kind: 'dropped', cause: failureCause(err) };
+    }
+    if (RETRY_STATUSES.has(res.status)) return { kind: 'dropped', cause: `HTTP ${res.status}`, answer: { status: res.status, statusText: res.statusText, text } };
+    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, what);
+    return { status: res.status, text };
+  }
+
+  private parse<T>(method: string, url: URL, r: { status: number; text: string }): { status: number; body: T } {
+    if (r.status === 204) return { status: 204, body: undefined as T };
+    try {
+      return { status: r.status, body: (r.text ? JSON.parse(r.text) : undefined) as T };
     } catch {
       throw new CliError(`${method} ${url.pathname}: the server answered something that is not JSON (is ${this.conn.url} a jobdeck server?)`, EXIT.INTERNAL);
     }
   }
 
-  /** POST /api/jobs; `created` is false when a repeated submissionId answered an existing job. */
+  /**
+   * POST /api/jobs; `created` is false when a repeated submissionId answered an existing job.
+   * With a submissionId the submit is idempotent, so a dropped connection is retried.
+   */
   async submit(req: SubmitRequest): Promise<SubmitResult & { created: boolean }> {
-    const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: req, what: 'submit' });
+    const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: req, what: 'submit', idempotent: !!req.submissionId });
     return { ...r.body, created: r.status === 201 };
   }
 

@@ -60,9 +60,24 @@ export class CliContext {
     return (this.connP ??= resolveConnection(this.globals(), this.io.env));
   }
 
-  /** A REST client for the resolved connection. */
+  /**
+   * A REST client for the resolved connection. Idempotent requests whose connection drops are
+   * retried for up to JOBDECK_RECONNECT_TIMEOUT_MS (as the follower's reconnects), with a notice
+   * on stderr at the first retry of each request.
+   */
   async client(): Promise<JobdeckClient> {
-    return new JobdeckClient(await this.connection());
+    return new JobdeckClient(await this.connection(), {
+      retryTimeoutMs: this.reconnectTimeoutMs(),
+      onRetry: (r) => {
+        if (r.attempt === 1) this.err(this.errColors.yellow(`⚠ lost the connection to jobdeck (${r.cause}) during ${r.what}; retrying…`));
+      },
+    });
+  }
+
+  /** JOBDECK_RECONNECT_TIMEOUT_MS when set to a positive number (ms), else undefined (the default). */
+  reconnectTimeoutMs(): number | undefined {
+    const raw = Number(this.io.env.JOBDECK_RECONNECT_TIMEOUT_MS);
+    return Number.isFinite(raw) && raw > 0 ? raw : undefined;
   }
 
   /** Writes a line to stdout. */

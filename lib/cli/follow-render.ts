@@ -8,13 +8,18 @@
  *
  * Pure and synchronous: feed it messages, it answers the outputs to write, in order. It is also
  * the dedupe authority across reconnects: it remembers how many bytes of each attempt it has
- * passed on and which markers it printed, so a resumed stream that repeats a start message or
- * overlapping bytes prints nothing twice. `position()` is where to resume.
+ * passed on, which markers it printed and which status events (eventId) it handled, so a resumed
+ * stream that repeats a start message, a status message or overlapping bytes prints nothing
+ * twice. `position()` and `since()` are where to resume.
+ *
+ * With `terminalSafe` (stdout is a terminal), log bytes go through a TerminalSafeFilter per
+ * attempt (lib/cli/terminal-safe.ts): colours pass, every other escape sequence is removed.
  */
 import type { JobSummary, TaskSummary } from '../api/types';
 import { isTerminal } from '../jobs/status';
 import type { LogChunk, StreamMessage } from '../logs/protocol';
 import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
+import { TerminalSafeFilter } from './terminal-safe';
 
 /** One write: raw log bytes to stdout, or a marker line (with its newline) to stderr. */
 export type Output = { to: 'out'; data: Uint8Array } | { to: 'err'; text: string };
@@ -39,6 +44,11 @@ export interface FollowRendererOptions {
    * open (so "no newline at the end" does not glue to the next marker).
    */
   sameTerminal?: boolean;
+  /**
+   * Make log bytes safe for a terminal (lib/cli/terminal-safe.ts): only SGR colours pass, other
+   * escape sequences and C1/C0 controls (but TAB, LF, CR) are removed. Off: bytes pass exactly.
+   */
+  terminalSafe?: boolean;
 }
 
 /** The final state a follow reached. */
@@ -80,8 +90,16 @@ export class FollowRenderer {
   private readonly restartsSeen = new Map<number, number>();
   private lastTask: number | null = null;
   private pos: Position;
-  /** Highest JobEvent id of a status message seen (sent back as `since` on a resume). */
-  private lastEventId: number | undefined;
+  /**
+   * The eventId of the attempt message that set the position (the start of the position's
+   * attempt, or the end of the attempt before it): sent back as `since` on a resume.
+   */
+  private boundaryEventId: number | undefined;
+  /** eventIds of the job/task status messages handled (a resume may send some again). */
+  private readonly seenEvents = new Set<number>();
+  /** Per-attempt terminal filter (terminalSafe) and the attempt it belongs to. */
+  private readonly filter: TerminalSafeFilter | null;
+  private filterKey: string | null = null;
   private outAtLineStart = true;
   private helloSeen = false;
   private finished = false;
@@ -93,6 +111,7 @@ export class FollowRenderer {
     this.follow = opts.follow ?? true;
     this.c = opts.colors ?? makeColors(false);
     this.sameTerminal = opts.sameTerminal ?? false;
+    this.filter = opts.terminalSafe ? new TerminalSafeFilter() : null;
     this.pos = { task: opts.scope?.task ?? 0, attempt: opts.scope?.attempt ?? 1, offset: 0 };
   }
 
@@ -105,9 +124,27 @@ export class FollowRenderer {
     return { ...this.pos };
   }
 
-  /** The `since` to resume with: the highest status-message eventId seen, if any. */
+  /**
+   * The `since` to resume with: the eventId of the attempt message that set the position (none
+   * before the first attempt). Not the highest eventId seen: eventIds are not guaranteed to reach
+   * the wire in order (an id is taken at insert, a transaction commits later), and a `since` past
+   * the creation of an attempt whose start message this client never got would make the server
+   * skip that start — and its "↻ Restarting…" line. Every attempt after the position was created
+   * after this boundary, so its start is sent; status messages between the boundary and the drop
+   * may come again and are skipped here by eventId.
+   */
   since(): number | undefined {
-    return this.lastEventId;
+    return this.boundaryEventId;
+  }
+
+  /**
+   * Outputs still owed to stdout when the follow stops (Ctrl-C, giving up): with terminalSafe,
+   * a colour reset if the log left colours on.
+   */
+  flush(): Output[] {
+    const out: Output[] = [];
+    this.closeFilter(out);
+    return out;
   }
 
   /** True once the followed thing ended (the `end` message, or the scoped task/attempt ended). */
@@ -129,7 +166,10 @@ export class FollowRenderer {
   message(msg: StreamMessage): Output[] {
     const out: Output[] = [];
     if (this.finished) return out;
-    if ('eventId' in msg && typeof msg.eventId === 'number' && (this.lastEventId === undefined || msg.eventId > this.lastEventId)) this.lastEventId = msg.eventId;
+    if ((msg.type === 'job' || msg.type === 'task') && typeof msg.eventId === 'number') {
+      if (this.seenEvents.has(msg.eventId)) return out;
+      this.seenEvents.add(msg.eventId);
+    }
     switch (msg.type) {
       case 'hello':
         this.onHello(msg.job, out);
@@ -168,11 +208,28 @@ export class FollowRenderer {
     else if (c.offset > have) this.marker(out, this.c.yellow(`│   (jobdeck: ${c.offset - have} bytes of task ${c.task} attempt ${c.attempt} were not received)`));
     this.received.set(k, end);
     this.pos = { task: c.task, attempt: c.attempt, offset: end };
-    if (data.length) {
-      out.push({ to: 'out', data });
-      this.outAtLineStart = data[data.length - 1] === 0x0a;
+    if (this.filter) {
+      if (this.filterKey !== k) {
+        this.closeFilter(out);
+        this.filterKey = k;
+      }
+      data = this.filter.write(data);
     }
+    if (data.length) this.stdout(out, data);
     return out;
+  }
+
+  private stdout(out: Output[], data: Uint8Array): void {
+    out.push({ to: 'out', data });
+    this.outAtLineStart = data[data.length - 1] === 0x0a;
+  }
+
+  /** Ends the open terminal filter's stream (an attempt's log ended): its tail goes out first. */
+  private closeFilter(out: Output[], onlyKey?: string): void {
+    if (!this.filter || this.filterKey === null || (onlyKey !== undefined && onlyKey !== this.filterKey)) return;
+    this.filterKey = null;
+    const tail = this.filter.end();
+    if (tail.length) this.stdout(out, tail);
   }
 
   // ─── handlers ──────────────────────────────────────────────────────────────────────────────
@@ -235,6 +292,7 @@ export class FollowRenderer {
       this.markTask(this.lastTask, st, null, out);
     }
     this.lastTask = msg.task;
+    if (typeof msg.eventId === 'number') this.boundaryEventId = msg.eventId;
     if (!this.received.has(k)) this.received.set(k, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0);
     this.pos = { task: msg.task, attempt: msg.attempt, offset: this.received.get(k)! };
     const info = this.tasks.get(msg.task);
@@ -259,9 +317,11 @@ export class FollowRenderer {
     if (this.ended.has(k)) return;
     this.ended.set(k, msg.status);
     this.open.delete(k);
+    this.closeFilter(out, k);
     this.received.set(k, Math.max(this.received.get(k) ?? 0, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0));
     if (!this.scope?.attempt && (msg.task > this.pos.task || (msg.task === this.pos.task && msg.attempt >= this.pos.attempt))) {
       this.pos = { task: msg.task, attempt: msg.attempt + 1, offset: 0 };
+      if (typeof msg.eventId === 'number') this.boundaryEventId = msg.eventId;
     }
     if (this.lastTask === null || msg.task > this.lastTask) this.lastTask = msg.task;
     const who = `Task ${msg.task} attempt ${msg.attempt}`;
@@ -284,6 +344,7 @@ export class FollowRenderer {
   }
 
   private onEnd(status: string, follow: boolean, out: Output[]): void {
+    this.closeFilter(out);
     for (const [task, p] of [...this.taskPending]) {
       this.taskPending.delete(task);
       this.markTask(task, p.status, p.reason, out);
@@ -371,6 +432,7 @@ export class FollowRenderer {
 
   private finishScoped(status: string, label: string, out: Output[]): void {
     if (this.finished) return;
+    this.closeFilter(out);
     this.finished = true;
     this.outcomeValue = { status, terminal: true };
     this.marker(out, finalLine(label, status, this.c));

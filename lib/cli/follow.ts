@@ -1,8 +1,10 @@
 /**
  * Follows a job over its WebSocket stream (`/ws/jobs/:id`, lib/logs/protocol.ts) and writes what
- * FollowRenderer makes of it: log bytes raw to stdout, markers to stderr.
+ * FollowRenderer makes of it: log bytes to stdout, markers to stderr. The bytes are exact unless
+ * stdout is a terminal: then escape sequences other than colours are removed
+ * (lib/cli/terminal-safe.ts; `raw` keeps them).
  *
- * Survives a dropped connection: it reconnects with backoff (250 ms doubling to 5 s) and resumes
+ * Survives a dropped connection: it reconnects with backoff (lib/cli/backoff.ts) and resumes
  * from the renderer's position (last task, attempt and byte offset received), so nothing is lost
  * and nothing is printed twice; after `reconnectTimeoutMs` without getting through it gives up
  * with STOPPED_FOLLOWING. Respects stdout backpressure (pauses the socket until `drain`).
@@ -17,6 +19,7 @@ import { EXIT, exitCodeForStatus } from './exit-codes';
 import { type Colors } from './format';
 import { FollowRenderer, type FollowOutcome, type Output, type Position } from './follow-render';
 import { isUnreachable, unreachableMessage } from './client';
+import { backoffDelay } from './backoff';
 
 /** A writable the follower writes to (process.stdout / stderr, or a test sink). */
 export interface Sink {
@@ -41,6 +44,8 @@ export interface FollowOptions {
   reconnectTimeoutMs?: number;
   /** Prints each connection and how it ended to stderr (JOBDECK_DEBUG). */
   debug?: boolean;
+  /** Write the log bytes exactly even when stdout is a terminal (`--raw`). */
+  raw?: boolean;
 }
 
 /** What followJob ended with. */
@@ -98,16 +103,18 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  */
 export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const sameTerminal = !!opts.stdout.isTTY && !!opts.stderr.isTTY;
-  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal });
+  const terminalSafe = !!opts.stdout.isTTY && !opts.raw;
+  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe });
   const timeout = opts.reconnectTimeoutMs ?? 60_000;
   let everOpened = false;
   let connections = 0;
-  let backoff = 250;
+  let failures = 0;
   let outageSince: number | null = null;
   let warned = false;
   const c = opts.colors;
 
   const stopped = (why: string): FollowResult => {
+    for (const o of r.flush()) if (o.to === 'out') opts.stdout.write(o.data);
     // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so.
     if (opts.signal?.reason !== OUTPUT_CLOSED) {
       const ended = r.jobSummary() && isTerminal('job', r.jobSummary()!.status);
@@ -134,10 +141,12 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
     if (res.kind === 'aborted') return stopped('');
     if (res.kind === 'fatal') throw res.error;
     if (res.opened) everOpened = true;
-    if (!everOpened && res.refused) throw new CliError(unreachableMessage(opts.conn.url), EXIT.UNREACHABLE);
+    // Refused at the very first try: nobody listens there. A reset or a later refusal (a server
+    // restarting) is retried like any drop.
+    if (!everOpened && connections === 1 && res.refused) throw new CliError(unreachableMessage(opts.conn.url), EXIT.UNREACHABLE);
     if (res.progressed) {
       outageSince = null;
-      backoff = 250;
+      failures = 0;
       warned = false;
     }
     const now = Date.now();
@@ -147,8 +156,8 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
       warned = true;
       opts.stderr.write(`${c.yellow(`⚠ lost the connection to jobdeck (${res.reason}); reconnecting…`)}\n`);
     }
-    await sleep(res.progressed ? (res.retryAfterMs ?? 0) : Math.max(backoff, res.retryAfterMs ?? 0), opts.signal);
-    if (!res.progressed) backoff = Math.min(backoff * 2, 5000);
+    if (!res.progressed) failures++;
+    await sleep(res.progressed ? (res.retryAfterMs ?? 0) : Math.max(backoffDelay(failures), res.retryAfterMs ?? 0), opts.signal);
   }
   const outcome = r.outcome();
   const exitCode = !opts.follow ? EXIT.OK : outcome.terminal && outcome.status ? exitCodeForStatus(outcome.status) : EXIT.OK;

@@ -45,6 +45,16 @@ const end = (task: number, attempt: number, status: 'SUCCEEDED' | 'FAILED' | 'FA
 const taskMsg = (t: number, status: TaskSummary['status'], reason: string | null = null, name: string | null = null): StreamMessage => ({ type: 'task', task: t, name, status, reason, at: AT });
 const chunk = (task: number, attempt: number, offset: number, text: string): LogChunk => ({ task, attempt, offset, data: enc.encode(text) });
 
+/** Consecutive chunks of one attempt holding `texts`, with their offsets. */
+function pieces(task: number, attempt: number, texts: string[]): LogChunk[] {
+  let offset = 0;
+  return texts.map((t) => {
+    const c = chunk(task, attempt, offset, t);
+    offset += c.data.length;
+    return c;
+  });
+}
+
 /** Runs steps through a renderer; answers stdout text, stderr text and both interleaved. */
 function play(r: FollowRenderer, steps: Step[]): { out: string; err: string; all: string } {
   let out = '';
@@ -161,10 +171,22 @@ describe('FollowRenderer — resume after a dropped connection', () => {
     expect(r.position()).toEqual({ task: 0, attempt: 2, offset: 0 });
   });
 
-  it('remembers the highest status eventId as `since`', () => {
+  it('`since` is the eventId of the attempt message that set the position, not the highest id seen', () => {
     const r = new FollowRenderer({ jobId: 1 });
-    play(r, [{ type: 'hello', protocol: 1, job: job(1, [task(0)]) }, { ...taskMsg(0, 'STARTING'), eventId: 5 } as StreamMessage, { type: 'job', status: 'RUNNING', reason: null, at: AT, eventId: 7 }]);
-    expect(r.since()).toBe(7);
+    play(r, [{ type: 'hello', protocol: 1, job: job(1, [task(0, { maxRestarts: 1 })]) }, { ...taskMsg(0, 'STARTING'), eventId: 5 } as StreamMessage, { type: 'job', status: 'RUNNING', reason: null, at: AT, eventId: 7 }]);
+    expect(r.since()).toBeUndefined(); // before any attempt: every status message again (deduped)
+    play(r, [{ ...start(0, 1), eventId: 8 } as StreamMessage, { type: 'job', status: 'RUNNING', reason: null, at: AT, eventId: 12 }]);
+    expect(r.since()).toBe(8);
+    play(r, [{ ...end(0, 1, 'FAILED', 1), eventId: 10 } as StreamMessage]);
+    expect(r.since()).toBe(10);
+    expect(r.position()).toEqual({ task: 0, attempt: 2, offset: 0 });
+  });
+
+  it('a status message sent again after a resume (same eventId) is handled once', () => {
+    const r = new FollowRenderer({ jobId: 1 });
+    const rec = { type: 'job', status: 'RECOVERING', reason: 'lost', at: AT, eventId: 9 } as StreamMessage;
+    const { err } = play(r, [{ type: 'hello', protocol: 1, job: job(1, [task(0)]) }, start(0, 1), rec, rec, { ...rec, eventId: 11 } as StreamMessage]);
+    expect(err.match(/is recovering/g)).toHaveLength(2);
   });
 
   it('a gap in the bytes is reported, not silently glued', () => {
@@ -206,6 +228,40 @@ describe('FollowRenderer — markers', () => {
     const r2 = new FollowRenderer({ jobId: 3 });
     const p2 = play(r2, [start(0, 1), chunk(0, 1, 0, 'open'), end(0, 1, 'SUCCEEDED', 0)]);
     expect(p2.out).toBe('open'); // stdout is never altered
+  });
+
+  it('terminalSafe: escape sequences split across chunks are removed, colours kept and reset at the attempt end', () => {
+    const E = '\u001b';
+    const r = new FollowRenderer({ jobId: 3, terminalSafe: true });
+    const { out, all } = play(r, [
+      start(0, 1),
+      ...pieces(0, 1, [`a${E}]0;ti`, `tle\u0007b${E}[3`, `1mred\n`]),
+      end(0, 1, 'FAILED', 1),
+      start(0, 2, 'restart', { n: 1, max: 1 }),
+      chunk(0, 2, 0, `${E}[2Jc\n`),
+      end(0, 2, 'SUCCEEDED', 0, 'restart'),
+      { type: 'end', status: 'SUCCEEDED', follow: true },
+    ]);
+    expect(out).toBe(`ab${E}[31mred\n${E}[0mc\n`);
+    expect(all).not.toContain('not received');
+    // The reset comes before the marker that follows the attempt.
+    expect(all.indexOf(`${E}[0m`)).toBeLessThan(all.indexOf('attempt 1 failed'));
+    // Positions count the bytes received, not the bytes shown.
+    expect(r.position()).toEqual({ task: 0, attempt: 3, offset: 0 });
+  });
+
+  it('without terminalSafe the bytes pass exactly, escape sequences and all', () => {
+    const E = '\u001b';
+    const text = `a${E}]0;title\u0007b${E}[2J\u00c2\u009b`;
+    const { out } = play(new FollowRenderer({ jobId: 3 }), [start(0, 1), chunk(0, 1, 0, text)]);
+    expect(out).toBe(text);
+  });
+
+  it('terminalSafe: flush() at a stop resets colours the log left on', () => {
+    const r = new FollowRenderer({ jobId: 3, terminalSafe: true });
+    play(r, [start(0, 1), chunk(0, 1, 0, '\u001b[32mgreen')]);
+    expect(r.flush().map((o) => (o.to === 'out' ? dec.decode(o.data) : o.text))).toEqual(['\u001b[0m']);
+    expect(r.flush()).toEqual([]);
   });
 
   it('--no-follow on a running job: what exists, then a note, outcome not terminal', () => {

@@ -5,6 +5,8 @@ import { followJob, OUTPUT_CLOSED, type FollowResult } from '../follow';
 export interface RunFollowOptions {
   scope?: { task: number; attempt?: number };
   follow: boolean;
+  /** `--raw`: log bytes exactly as written even on a terminal. */
+  raw?: boolean;
 }
 
 /**
@@ -17,7 +19,6 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
   const off = ctx.io.onInterrupt(() => ac.abort());
   const onOutError = () => ac.abort(OUTPUT_CLOSED);
   ctx.io.stdout.on?.('error', onOutError);
-  const raw = Number(ctx.io.env.JOBDECK_RECONNECT_TIMEOUT_MS);
   let res: FollowResult;
   try {
     res = await followJob({
@@ -29,8 +30,9 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       stderr: ctx.io.stderr,
       colors: ctx.errColors,
       signal: ac.signal,
-      reconnectTimeoutMs: Number.isFinite(raw) && raw > 0 ? raw : undefined,
+      reconnectTimeoutMs: ctx.reconnectTimeoutMs(),
       debug: !!ctx.io.env.JOBDECK_DEBUG,
+      raw: opts.raw,
     });
   } finally {
     off();

@@ -2,6 +2,7 @@
  * `jobdeck launch FILE.yaml | --cmd "…"`: submits a job (POST /api/jobs), prints
  * `Job submitted, ID: N`, then follows it like `jobdeck logs N` unless `--detach`.
  */
+import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -18,6 +19,16 @@ export interface LaunchOptions {
   env: string[];
   detach?: boolean;
   submissionId?: string;
+  raw?: boolean;
+}
+
+/**
+ * A fresh submissionId for one `launch` (Ray's `submission_id`, e.g. `raysubmit_…`): it makes the
+ * submit idempotent by construction, so a submit whose connection dropped can be sent again
+ * without creating a second job.
+ */
+export function newSubmissionId(): string {
+  return `jobdeck-cli-${randomUUID()}`;
 }
 
 /** Most bytes of YAML the CLI reads (the server caps request bodies too). */
@@ -71,18 +82,21 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   if (opts.name) req.name = opts.name;
   const envs = parseEnvs(opts.env, ctx.io.env);
   if (envs) req.envs = envs;
-  if (opts.submissionId) req.submissionId = opts.submissionId;
+  // One id per invocation: a retried submit (dropped connection) answers the same job.
+  req.submissionId = opts.submissionId ?? newSubmissionId();
 
   const client = await ctx.client();
   const res = await client.submit(req);
-  const line = `Job submitted, ID: ${res.id}${res.created ? '' : ` (the existing job of submission id ${res.submissionId})`}`;
+  // `created` false with our own generated id only means a retry found the job the first try made.
+  const existing = !res.created && opts.submissionId !== undefined;
+  const line = `Job submitted, ID: ${res.id}${existing ? ` (the existing job of submission id ${res.submissionId})` : ''}`;
   // stdout carries a command's product: the ID line when detached, the log bytes when following.
   if (opts.detach) {
     ctx.out(line);
     return EXIT.OK;
   }
   ctx.err(`${ctx.errColors.bold('⚙︎')} ${line}`);
-  return runFollow(ctx, res.id, { follow: true });
+  return runFollow(ctx, res.id, { follow: true, raw: opts.raw });
 }
 
 /** Adds `launch` to the program. */
@@ -100,6 +114,7 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('-n, --name <name>', 'job name (overrides the name in the file)')
     .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
-    .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one')
+    .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one (default: a new id per launch, so a retried submit never makes two jobs)')
+    .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
     .action(async (file: string | undefined, opts: LaunchOptions) => run(() => launchAction(ctx(), file, opts)));
 }

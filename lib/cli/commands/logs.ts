@@ -16,6 +16,7 @@ export interface LogsOptions {
   name?: string;
   follow: boolean;
   attempt?: string;
+  raw?: boolean;
 }
 
 /**
@@ -64,7 +65,7 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
     }
     scope.attempt = attempt;
   }
-  return runFollow(ctx, jobId, { scope, follow: opts.follow });
+  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw });
 }
 
 /** Adds `logs` to the program. */
@@ -75,7 +76,9 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .description(
       "Stream a job's logs: every task in order, every attempt of it, marking where each attempt\n" +
         'starts and how it ended, restarts, the move to the next task, and the final status.\n' +
-        'Log bytes go to stdout exactly as the job wrote them; the markers go to stderr.\n' +
+        'Log bytes go to stdout, the markers to stderr. Redirected to a file or a pipe, stdout holds\n' +
+        'exactly the bytes the job wrote; on a terminal, escape sequences other than colours\n' +
+        '(window titles, links, cursor moves, screen clears…) are removed unless --raw.\n' +
         'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already\n' +
         'ended replays it. The exit code tells how the job (or the TASK / attempt) ended;\n' +
         'with --no-follow it is 0 once the existing logs were printed.',
@@ -85,5 +88,6 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('-n, --name <name>', 'the job by its name (must match exactly one job)')
     .option('--no-follow', 'print the logs that exist now and exit, even if the job is still running')
     .option('--attempt <k>', 'only attempt K (1-based) of the task')
+    .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
     .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
 }
