@@ -111,7 +111,17 @@ function ms(from: string | null, to: string | null, now: Date): number | null {
   return Math.max(0, (to ? new Date(to).getTime() : now.getTime()) - new Date(from).getTime());
 }
 
-/** `jobdeck status` text for one job: a header, then one row per attempt of each task. */
+/** A task's restarts as `spent/allowed` (job_recovery.max_restarts_on_errors), plus recoveries when any. */
+export function restartsCell(t: { restarts: number; maxRestarts: number; recoveries: number }): string {
+  return `${t.restarts}/${t.maxRestarts}${t.recoveries ? ` +${t.recoveries} recov.` : ''}`;
+}
+
+/**
+ * `jobdeck status` text for one job: a header, then a table with one row per task (its status,
+ * exit code, restarts spent/allowed, start, duration, reason) followed by one row per attempt of
+ * it (number, cause, status, exit code, start, duration, reason). Tasks are 0-based, attempts
+ * 1-based, as everywhere in jobdeck.
+ */
 export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors']): string {
   const lines: string[] = [];
   lines.push(`Job ${job.id} (${job.name}): ${colorStatus(job.status, c)}${job.statusReason ? ` — ${job.statusReason}` : ''}`);
@@ -120,14 +130,15 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,
   );
   const table = new Table({
-    head: ['TASK', 'ATTEMPT', 'CAUSE', 'STATUS', 'EXIT', 'STARTED', 'DURATION', 'REASON'],
+    head: ['TASK', 'ATTEMPT', 'CAUSE', 'STATUS', 'EXIT', 'RESTARTS', 'STARTED', 'DURATION', 'REASON'],
     chars: PLAIN_CHARS,
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
   });
   for (const t of job.tasks) {
-    table.push([taskLabel(t.index, t.name), '', `${t.restarts}/${t.maxRestarts} restarts`, colorStatus(t.status, c), t.exitCode ?? '', '', formatDuration(ms(t.startedAt, t.endedAt, now)), t.statusReason ?? '']);
+    const started = t.startedAt ? formatAgo(t.startedAt, now) : '-';
+    table.push([taskLabel(t.index, t.name), '', '', colorStatus(t.status, c), t.exitCode ?? '', restartsCell(t), started, formatDuration(ms(t.startedAt, t.endedAt, now)), t.statusReason ?? '']);
     for (const a of t.attemptList) {
-      table.push(['', String(a.number), a.cause, colorStatus(a.status, c), a.exitCode ?? '', formatAgo(a.startedAt, now), formatDuration(ms(a.startedAt, a.endedAt, now)), a.reason ?? '']);
+      table.push(['', String(a.number), a.cause, colorStatus(a.status, c), a.exitCode ?? '', '', formatAgo(a.startedAt, now), formatDuration(ms(a.startedAt, a.endedAt, now)), a.reason ?? '']);
     }
   }
   lines.push('', ...table.toString().split('\n').map((l) => l.replace(/\s+$/, '')));

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import type { AttemptView, JobDetail, TaskView } from '../../lib/api/types';
+import { renderStatus } from '../../lib/cli/commands/manage';
+import { colors } from '../../lib/cli/format';
+
+const NOW = new Date('2026-01-01T12:00:00.000Z');
+const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
+
+function attempt(number: number, over: Partial<AttemptView> = {}): AttemptView {
+  return { number, status: 'FAILED', cause: number === 1 ? 'first' : 'restart', exitCode: 1, reason: 'run exited with code 1', executor: 'local', createdAt: ago(120_000), startedAt: ago(120_000), endedAt: ago(118_000), logBytes: 18, ...over };
+}
+
+function task(index: number, over: Partial<TaskView> = {}): TaskView {
+  return {
+    index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, statusReason: null, exitCode: null,
+    setup: null, run: 'exit 1', envs: {}, workdir: null, resources: { cpus: 1, cpusAtLeast: true, memoryGb: null, memoryAtLeast: false }, recoverOnExitCodes: [], attemptList: [], ...over,
+  };
+}
+
+/** The seed pipeline after its end: task 0 failed twice (one restart), task 1 cancelled. */
+function seedJob(): JobDetail {
+  return {
+    id: 4, name: 'retry-each-task', status: 'FAILED', statusReason: 'task 0: run exited with code 1; restarts spent (1 of 1)', submissionId: null,
+    submittedAt: ago(130_000), startedAt: ago(120_000), endedAt: ago(110_000), totalDurationMs: 20_000, jobDurationMs: 10_000, taskCount: 2, currentTask: 0,
+    tasksSucceeded: 0, restartCount: 1, recoveryCount: 0, cancelRequested: false, events: [], specYaml: '', metadata: null, executor: 'local',
+    tasks: [
+      task(0, { name: 'retry-each-task', status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, exitCode: 1, startedAt: ago(120_000), endedAt: ago(110_000), statusReason: 'restarts spent (1 of 1)', attemptList: [attempt(1), attempt(2, { startedAt: ago(115_000), endedAt: ago(110_000) })] }),
+      task(1, { status: 'CANCELLED', statusReason: 'task 0 failed' }),
+    ],
+  };
+}
+
+/** Splits table lines into cells by the header's column starts. */
+function grid(text: string): { head: string[]; rows: Record<string, string>[] } {
+  const lines = text.split('\n');
+  const h = lines.findIndex((l) => l.startsWith('TASK'));
+  const header = lines[h];
+  const names = header.split(/\s+/);
+  const starts = names.map((n) => header.indexOf(n));
+  const rows = lines.slice(h + 1).map((l) => {
+    const row: Record<string, string> = {};
+    names.forEach((n, i) => {
+      // A cell starts exactly at its column: the character before it is a space.
+      const cell = l.slice(starts[i], i + 1 < names.length ? starts[i + 1] : undefined);
+      if (starts[i] > 0 && l.length > starts[i]) expect(l[starts[i] - 1], `column ${n} of ${JSON.stringify(l)}`).toBe(' ');
+      row[n] = cell.trim();
+    });
+    return row;
+  });
+  return { head: names, rows };
+}
+
+describe('jobdeck status — the table', () => {
+  it('restarts have their own column; CAUSE holds only attempt causes; every cell sits under its header', () => {
+    const text = renderStatus(seedJob(), NOW, colors(false));
+    const { head, rows } = grid(text);
+    expect(head).toEqual(['TASK', 'ATTEMPT', 'CAUSE', 'STATUS', 'EXIT', 'RESTARTS', 'STARTED', 'DURATION', 'REASON']);
+    expect(rows).toHaveLength(4);
+    expect(rows[0]).toMatchObject({ TASK: 'Task 0 (retry-each-task)', ATTEMPT: '', CAUSE: '', STATUS: 'FAILED', EXIT: '1', RESTARTS: '1/1', STARTED: '2 minutes ago', DURATION: '10s', REASON: 'restarts spent (1 of 1)' });
+    expect(rows[1]).toMatchObject({ TASK: '', ATTEMPT: '1', CAUSE: 'first', STATUS: 'FAILED', EXIT: '1', RESTARTS: '', DURATION: '2s', REASON: 'run exited with code 1' });
+    expect(rows[2]).toMatchObject({ TASK: '', ATTEMPT: '2', CAUSE: 'restart', STATUS: 'FAILED', EXIT: '1', RESTARTS: '', DURATION: '5s' });
+    expect(rows[3]).toMatchObject({ TASK: 'Task 1', ATTEMPT: '', CAUSE: '', STATUS: 'CANCELLED', EXIT: '', RESTARTS: '0/0', STARTED: '-', DURATION: '-', REASON: 'task 0 failed' });
+    expect(text).not.toMatch(/restarts\s*$/m);
+  });
+
+  it('recoveries show beside the restarts', () => {
+    const job = seedJob();
+    job.tasks[0].recoveries = 2;
+    expect(grid(renderStatus(job, NOW, colors(false))).rows[0].RESTARTS).toBe('1/1 +2 recov.');
+  });
+
+  it('the header line: status, reason, durations, counts', () => {
+    const text = renderStatus(seedJob(), NOW, colors(false));
+    expect(text.split('\n')[0]).toBe('Job 4 (retry-each-task): FAILED — task 0: run exited with code 1; restarts spent (1 of 1)');
+    expect(text.split('\n')[1]).toBe('  submitted 2 minutes ago, total 20s, running 10s, 2 tasks, 1 restart, 0 recoveries');
+  });
+});
