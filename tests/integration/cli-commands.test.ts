@@ -115,7 +115,7 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(byName.stdout).toBe('first task output\n');
     const noTask = await runCli(server, ['logs', String(id), '7']);
     expect(noTask.code, show(noTask)).toBe(EXIT.NOT_FOUND);
-    expect(noTask.stderr).toContain(`job ${id} has 2 tasks (tasks 0–1); there is no task 7`);
+    expect(noTask.stderr).toContain(`job ${id} has tasks 0–1 (tasks are numbered from 0); there is no task 7`);
   });
 
   it('--no-follow on a task that has not started returns at once; cancel of a running job', async () => {

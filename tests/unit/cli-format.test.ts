@@ -202,7 +202,8 @@ describe('arguments', () => {
     const j = { id: 7, tasks: [{ index: 0, name: 'prep' }, { index: 1, name: 'train' }] } as Parameters<typeof resolveTask>[0];
     expect(resolveTask(j, '1')).toBe(1);
     expect(resolveTask(j, 'prep')).toBe(0);
-    expect(() => resolveTask(j, '2')).toThrow(/job 7 has 2 tasks \(tasks 0–1\); there is no task 2/);
+    expect(() => resolveTask(j, '2')).toThrow('job 7 has tasks 0–1 (tasks are numbered from 0); there is no task 2');
+    expect(() => resolveTask({ id: 8, tasks: [{ index: 0, name: null }] } as Parameters<typeof resolveTask>[0], '1')).toThrow('job 8 has only task 0 (tasks are numbered from 0); there is no task 1');
     expect(() => resolveTask(j, 'nope')).toThrow(/no task "nope"; its tasks: 0 \(prep\), 1 \(train\)/);
   });
 

@@ -20,14 +20,15 @@ export interface LogsOptions {
 }
 
 /**
- * The task index a TASK argument names: an index (`0`, `1`…) or a task name.
- * @throws CliError NOT_FOUND when the job has no such task.
+ * The task index a TASK argument names: an index (`0`, `1`…, 0-based as everywhere in jobdeck and
+ * in SkyPilot's queue) or a task name.
+ * @throws CliError NOT_FOUND when the job has no such task (the message names the tasks it has).
  */
 export function resolveTask(job: Pick<JobDetail, 'id' | 'tasks'>, raw: string): number {
   const n = job.tasks.length;
   if (/^[0-9]+$/.test(raw.trim())) {
     const i = Number(raw.trim());
-    if (i >= n) throw notFoundError(`job ${job.id} has ${n} task${n === 1 ? '' : 's'} (${n === 1 ? 'task 0' : `tasks 0–${n - 1}`}); there is no task ${i}`);
+    if (i >= n) throw notFoundError(`job ${job.id} has ${n === 1 ? 'only task 0' : `tasks 0–${n - 1}`} (tasks are numbered from 0); there is no task ${i}`);
     return i;
   }
   const byName = job.tasks.filter((t) => t.name === raw);
