@@ -15,7 +15,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { logger } from '../log';
-import { liveMembersFresh, readProcStat, sendSignal, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
+import { readProcStat, sendSignal, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -45,8 +45,8 @@ import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
  * (OOM killer, kill -9 of its pid) the attempt is `lost` while its children may still run: call
  * cancel(handle) on a lost attempt to stop them before starting a recovery. The monitor calls
  * cancel() after every attempt's end for that reason (leftovers such as `sleep 300 &`): on a
- * finished attempt it costs one shared, non-blocking /proc scan and sends no signal when nothing
- * is left.
+ * finished attempt it costs one /proc scan (shared with concurrent cancels, yielding to the event
+ * loop) and sends no signal when nothing is left.
  *
  * Nothing essential is kept in memory: a fresh executor (after a jobdeck restart) can probe,
  * watch and cancel an attempt from its AttemptHandle alone (even from `ref` alone). Model: Ray's
@@ -482,21 +482,21 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     if (leader && (leader.pgrp !== pid || pid === process.pid)) {
       throw new Error(`local executor: refusing to cancel ${handle.ref}: process ${pid} does not lead its own process group`);
     }
-    // A finished attempt (the wrapper gone or a zombie) — the common case when the monitor reaps
-    // leftovers after every attempt's end: ask a shared, non-blocking scan first, and send
-    // nothing when no process of the group or session is left.
-    if (!leader || !isLiveState(leader.state)) {
-      if ((await liveMembersFresh(pid)).length === 0) return;
-      // The number may have been reused meanwhile (only possible once the group was empty).
-      const again = readProcStat(pid);
-      if (again && again.startTime !== startTime) return;
-    }
+    // A finished attempt (the wrapper gone or a zombie): the common case when the monitor reaps
+    // leftovers after every attempt's end. The first scan below finds nothing and nothing is sent.
+    const finished = !leader || !isLiveState(leader.state);
 
     // Scans come from the shared scanner: a burst of cancels (cancel all) shares one scan per
     // round instead of each rescanning /proc, and a scan yields to the event loop.
     const signalAll = async (signal: NodeJS.Signals): Promise<number> => {
       const members = (await scanner.fresh()).members(pid);
       if (members.length === 0) return 0;
+      if (finished) {
+        // The number may have been reused during the scan (only possible once the group was
+        // empty): then these members are another process's, not ours to signal.
+        const again = readProcStat(pid);
+        if (again && again.startTime !== startTime) return 0;
+      }
       sendSignal(-pid, signal);
       // Processes that moved to another group of the attempt's session.
       for (const p of members) if (p.pgrp !== pid) sendSignal(p.pid, signal);

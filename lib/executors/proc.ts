@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 
 /**
  * Process-table helpers for the local executor (Linux `/proc`). Everything here is synchronous
@@ -93,72 +92,6 @@ export function listProcesses(maxAgeMs = 20): ProcStat[] {
   }
   scanCache = { at: now, list };
   return list;
-}
-
-/** One scan of `/proc` without blocking the event loop (reads in parallel on libuv's pool). */
-async function scanAsync(): Promise<ProcStat[]> {
-  let names: string[];
-  try {
-    names = await readdir('/proc');
-  } catch {
-    return [];
-  }
-  const pids = names.filter((n) => n.charCodeAt(0) >= 48 && n.charCodeAt(0) <= 57);
-  const stats = await Promise.all(
-    pids.map(async (n) => {
-      try {
-        return parseProcStat(await readFile(`/proc/${n}/stat`, 'utf8'));
-      } catch {
-        return null; // vanished meanwhile
-      }
-    }),
-  );
-  return stats.filter((s): s is ProcStat => s !== null);
-}
-
-let freshWaiters: Array<{ resolve: (l: ProcStat[]) => void; reject: (e: unknown) => void }> = [];
-let freshScanning = false;
-
-async function freshLoop(): Promise<void> {
-  while (freshWaiters.length > 0) {
-    const batch = freshWaiters;
-    freshWaiters = [];
-    try {
-      const list = await scanAsync();
-      for (const w of batch) w.resolve(list);
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
-  }
-  freshScanning = false;
-}
-
-/**
- * Every process in `/proc`, from a scan that STARTS after this call (never a cached or running
- * one), asynchronously. Concurrent callers share the next scan, so a burst of N attempt ends costs
- * one or two scans, not N (a scan of ~3,000 processes takes ~45 ms of CPU here).
- *
- * Why "starts after": a process group or session that has no member at some moment never gets
- * one again (a new member can only be forked by a member, or join with setpgid from inside the
- * session), so "no member in a scan that began after the attempt's end was seen" proves that
- * nothing of the attempt is left; an older scan could predate the attempt itself.
- */
-export function listProcessesFresh(): Promise<ProcStat[]> {
-  return new Promise((resolve, reject) => {
-    freshWaiters.push({ resolve, reject });
-    if (!freshScanning) {
-      freshScanning = true;
-      setImmediate(() => void freshLoop());
-    }
-  });
-}
-
-/**
- * Like liveMembers(), from a scan that starts after this call (listProcessesFresh): for the
- * question "is anything of this finished attempt left?" without blocking the event loop.
- */
-export async function liveMembersFresh(id: number): Promise<ProcStat[]> {
-  return (await listProcessesFresh()).filter((p) => (p.pgrp === id || p.session === id) && isLiveState(p.state));
 }
 
 /**
