@@ -168,11 +168,18 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     fx = new Fixture();
     const m = fx.monitor(db);
     await m.start();
+    // A blocker holds all 4 CPUs of the fixture, so the 3-CPU job really waits PENDING.
+    const blocker = await submit(db, 'name: blocker\nresources:\n  cpus: 4\nrun: sleep 30\n');
+    await waitFor(async () => (await jobTree(db, blocker))?.status === 'RUNNING', 'blocker running');
     const id = await submit(db, 'name: huge\nresources:\n  cpus: 3\nrun: echo x\n');
+    expect((await jobTree(db, id))?.status).toBe('PENDING');
     const r = await requestCancel(db, [id]);
-    expect(r.cancelled.length + r.cancelling.length).toBe(1);
+    expect(r).toMatchObject({ cancelled: [id], cancelling: [] }); // immediate: no process to stop
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('CANCELLED');
+    expect(j.tasks[0].attempts).toHaveLength(0);
+    await requestCancel(db, [blocker]);
+    await waitTerminal(db, blocker);
   });
 
   it('delete: only terminal jobs; removes rows and the job folder; refuses running ones with their status', async () => {
