@@ -59,7 +59,7 @@ describe.each(DB_KINDS)('lost attempts on %s', (kind) => {
     const m = fx.monitor(db, { executor: flaky, lostConfirmMs: 200 });
     await m.start();
     const id = await submit(db, gated(gate));
-    await waitFor(async () => missed === 1 && probes.length >= 2, 'the missed probe and a fresh one after it');
+    await waitFor(async () => missed === 1 && probes.length >= 3, 'the missed probe and a fresh one after it');
     writeFileSync(gate, '');
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('SUCCEEDED');
