@@ -12,6 +12,9 @@
  * - `JOBDECK_LEFTOVER_GRACE_MS` (2 000): SIGTERM → SIGKILL grace for processes an attempt left
  *   behind when it ended (`sleep 300 &`), and for what a deleted job left.
  * - `JOBDECK_CAPACITY_CHECK` (1): `0` admits every job at once (benchmarks).
+ * - `JOBDECK_EXIT_WATCH` (1): `0` turns off the executor's immediate exit notification, leaving
+ *   only the reconcile pass — pure interval polling, how Ray's job monitor works (the benchmark's
+ *   baseline; never useful in production).
  * - `JOBDECK_MONITOR_MAX_ERRORS` (3): consecutive unexpected errors of one job's step before the
  *   exception path ends the job FAILED_CONTROLLER (temporary database failures never count).
  */
@@ -25,6 +28,8 @@ export interface MonitorSettings {
   cancelGraceMs: number;
   leftoverGraceMs: number;
   capacityCheck: boolean;
+  /** Subscribe to executor.watch() for immediate exits (false: interval polling only). */
+  exitWatch: boolean;
   maxStepErrors: number;
 }
 
@@ -37,6 +42,14 @@ function int(env: Env, name: string, def: number, min: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer ≥ ${min}, got "${raw}"`);
   return n;
+}
+
+function flag(env: Env, name: string, def: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return def;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new Error(`${name}: expected 0 or 1, got "${env[name]}"`);
 }
 
 /**
@@ -57,6 +70,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     cancelGraceMs: int(env, 'JOBDECK_CANCEL_GRACE_MS', 10_000, 0),
     leftoverGraceMs: int(env, 'JOBDECK_LEFTOVER_GRACE_MS', 2000, 0),
     capacityCheck: !(check === '0' || check === 'false'),
+    exitWatch: flag(env, 'JOBDECK_EXIT_WATCH', true),
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
   };
 }

@@ -270,6 +270,7 @@ class MonitorImpl implements Monitor {
       cancelGraceMs: opts.cancelGraceMs ?? env.cancelGraceMs,
       leftoverGraceMs: opts.leftoverGraceMs ?? env.leftoverGraceMs,
       capacityCheck: opts.capacityCheck ?? env.capacityCheck,
+      exitWatch: opts.exitWatch ?? env.exitWatch,
       maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
     };
     this.home = opts.home;
@@ -919,7 +920,7 @@ class MonitorImpl implements Monitor {
   }
 
   private ensureWatch(jobId: number, attemptId: number, executor: Executor, handle: AttemptHandle): void {
-    if (this.stopped || this.watches.has(attemptId)) return;
+    if (this.stopped || !this.s.exitWatch || this.watches.has(attemptId)) return;
     try {
       const unsubscribe = executor.watch(handle, () => {
         // A hint only: the step probes again (the exit file is the truth, rule 5).

@@ -78,4 +78,21 @@ describe.each(DB_KINDS)('executor outages on %s', (kind) => {
     expect(j.tasks[0].attempts).toHaveLength(1);
     expect(await db.jobEvent.count({ where: { jobId: id, to: 'FAILED_CONTROLLER' } })).toBe(0);
   });
+
+  it('with exit notifications off (JOBDECK_EXIT_WATCH=0, the polling baseline) the reconcile pass alone ends jobs', async () => {
+    fx = new Fixture();
+    let watched = 0;
+    const executor = wrapExecutor(fx.executor, {
+      watch: (h, l) => {
+        watched++;
+        return fx.executor.watch(h, l);
+      },
+    });
+    const m = fx.monitor(db, { executor, exitWatch: false });
+    await m.start();
+    const id = await submit(db, 'name: polled\nrun: exit 0\n');
+    const j = await waitTerminal(db, id);
+    expect(j.status).toBe('SUCCEEDED');
+    expect(watched).toBe(0);
+  });
 });

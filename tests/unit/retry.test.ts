@@ -104,6 +104,9 @@ describe('monitor settings', () => {
     const s = monitorSettingsFromEnv({});
     expect(s).toMatchObject({ reconcileMs: 1000, maxRecoveries: 3, cancelGraceMs: 10_000, startTimeoutMs: 3_600_000, capacityCheck: true });
     expect(monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: '0' }).capacityCheck).toBe(false);
+    expect(monitorSettingsFromEnv({}).exitWatch).toBe(true);
+    expect(monitorSettingsFromEnv({ JOBDECK_EXIT_WATCH: '0' }).exitWatch).toBe(false);
+    expect(() => monitorSettingsFromEnv({ JOBDECK_EXIT_WATCH: 'maybe' })).toThrow(/JOBDECK_EXIT_WATCH: expected 0 or 1/);
     expect(() => monitorSettingsFromEnv({ JOBDECK_RECONCILE_MS: 'fast' })).toThrow(/JOBDECK_RECONCILE_MS: expected an integer/);
     expect(() => monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: 'maybe' })).toThrow(/JOBDECK_CAPACITY_CHECK/);
   });
