@@ -16,7 +16,7 @@ export const CLI_ENV_HELP: readonly [string, string][] = [
   ['JOBDECK_TOKEN', 'API token (default: the local server token file in $JOBDECK_HOME)'],
   ['JOBDECK_HOME', 'data folder of the local server (default ~/.jobdeck); `jobdeck server` uses it too'],
   ['HOST, PORT', 'where `jobdeck server` listens (and the default address of the other commands)'],
-  ['JOBDECK_RECONNECT_TIMEOUT_MS', 'how long logs/launch keep retrying a lost server before exit 5 (default 60000)'],
+  ['JOBDECK_RECONNECT_TIMEOUT_MS', 'how long to keep retrying a lost server: logs/launch follow (then exit 5) and retried requests (then exit 6); default 60000'],
   ['NO_COLOR, FORCE_COLOR', 'turn colours off / on (by default only on a terminal)'],
 ];
 
