@@ -114,9 +114,10 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const c = opts.colors;
 
   const stopped = (why: string): FollowResult => {
-    for (const o of r.flush()) if (o.to === 'out') opts.stdout.write(o.data);
-    // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so.
+    // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so
+    // (after a colour reset the log may owe the terminal).
     if (opts.signal?.reason !== OUTPUT_CLOSED) {
+      for (const o of r.flush()) if (o.to === 'out') opts.stdout.write(o.data);
       const ended = r.jobSummary() && isTerminal('job', r.jobSummary()!.status);
       const tail = ended
         ? `Stopped following job ${opts.jobId}${why}.`
