@@ -126,6 +126,9 @@ __jobdeck_finish() { # phase exit-code [reason]
   [ -n "$3" ] && r=",\"reason\":\"$3\""
   printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/exit.tmp"
   [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit.tmp"
+  # The attempt's output ends here: once the exit record is visible the monitor stops whatever is
+  # left of the group, and bash must not report that (e.g. "Terminated" for the last sync) in the log.
+  exec >/dev/null 2>&1
   "$__jobdeck_mv" -f -- "$__jobdeck_dir/exit.tmp" "$__jobdeck_dir/exit"
   [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir"
   exit "$2"
