@@ -84,6 +84,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       res.end();
     });
   });
+  // Idle keep-alive sockets stay open well past clients' own idle timeouts (undici: 4 s), so a
+  // client whose event loop lags never sends a request on a socket the server is closing
+  // (ECONNRESET under load); headersTimeout must stay above it.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   // Set when close() begins: no new WebSocket is accepted while subsystems stop (a client that
   // reconnects during shutdown would otherwise get a fresh stream and hold the stop open).
   let closing = false;
