@@ -253,9 +253,11 @@ export function readHandleFile(attemptDir: string): AttemptHandle | null {
   }
 }
 
-type EndResult = Exclude<ProbeResult, { state: 'running' }>;
+/** How an attempt ended, as probe()/watch() report it. */
+export type EndResult = Exclude<ProbeResult, { state: 'running' }>;
 
-function toResult(rec: ExitRecord | { malformed: string }): EndResult {
+/** An exit record as a probe result (a malformed record is a lost attempt). Shared with Slurm. */
+export function toResult(rec: ExitRecord | { malformed: string }): EndResult {
   if ('malformed' in rec) return { state: 'lost', reason: rec.malformed };
   const r: EndResult = { state: 'exited', phase: rec.phase, exitCode: rec.exitCode, endedAt: new Date(rec.endedAtMs) };
   if (rec.reason) r.reason = rec.reason;
@@ -408,69 +410,18 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
   }
 
   function watch(handle: AttemptHandle, listener: ExitListener): () => void {
-    let done = false;
-    const cleanups: Array<() => void> = [];
-    const stop = () => {
-      done = true;
-      for (const c of cleanups.splice(0)) c();
-    };
-    const fire = (r: EndResult) => {
-      if (done) return;
-      stop();
-      try {
-        listener(r);
-      } catch (err) {
-        logger().error({ err, ref: handle.ref }, 'local executor: exit listener threw');
-      }
-    };
-
-    const own = childOf(handle);
-    if (own) {
-      // We are the parent: the 'exit' event is the immediate notification.
-      own.listeners.add(fire);
-      cleanups.push(() => own.listeners.delete(fire));
-      return stop;
-    }
-
-    // Not our child (reattached after a restart, or launched by another instance): watch the
-    // folder for the rename of exit.tmp → exit, and poll slowly as a fallback (and to see 'lost').
-    const checkFile = () => {
-      if (done) return;
-      try {
-        const rec = readExitRecord(handle.attemptDir);
-        if (rec) fire(toResult(rec));
-      } catch {
-        /* the poll will retry */
-      }
-    };
-    try {
-      const w: FSWatcher = fsWatch(handle.attemptDir, { persistent: false }, (_event, filename) => {
-        if (!filename || filename === EXIT_FILE) checkFile();
-      });
-      w.on('error', () => w.close());
-      cleanups.push(() => w.close());
-    } catch {
-      /* no such folder or no inotify: the poll alone decides */
-    }
-    let probing = false;
-    const poll = async () => {
-      if (done || probing) return;
-      probing = true;
-      try {
-        const r = await probe(handle);
-        if (r.state !== 'running') fire(r);
-      } catch (err) {
-        logger().warn({ err, ref: handle.ref }, 'local executor: probe failed in watch; will retry');
-      } finally {
-        probing = false;
-      }
-    };
-    const timer = setInterval(poll, pollMs);
-    timer.unref();
-    cleanups.push(() => clearInterval(timer));
-    // First look right away (asynchronously: the listener is never called from inside watch()).
-    setImmediate(poll);
-    return stop;
+    return watchExitRecord(handle, listener, {
+      name: 'local executor',
+      probe,
+      pollMs,
+      // We are the parent: the child's 'exit' event is the immediate notification.
+      direct: (fire) => {
+        const own = childOf(handle);
+        if (!own) return null;
+        own.listeners.add(fire);
+        return () => own.listeners.delete(fire);
+      },
+    });
   }
 
   async function cancel(handle: AttemptHandle, cancelOpts: { graceMs?: number } = {}): Promise<void> {
@@ -544,4 +495,83 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     findHandle: readHandleFile,
     isParentOf: (handle) => childOf(handle) !== null,
   };
+}
+
+/**
+ * Watches one attempt for its end, for every executor whose attempts write the exit record
+ * (local, Slurm): `direct` may offer an immediate notification (the local parent's child 'exit'
+ * event); otherwise the attempt folder is watched for the rename exit.tmp → exit (fs.watch), and
+ * `probe` is polled every `pollMs` as a fallback that also sees `lost`. Calls `listener` at most
+ * once and never from inside this call. Returns the unsubscribe function.
+ */
+export function watchExitRecord(
+  handle: AttemptHandle,
+  listener: ExitListener,
+  o: {
+    name: string;
+    probe: (h: AttemptHandle) => Promise<ProbeResult>;
+    pollMs: number;
+    direct?: (fire: (r: EndResult) => void) => (() => void) | null;
+  },
+): () => void {
+  let done = false;
+  const cleanups: Array<() => void> = [];
+  const stop = () => {
+    done = true;
+    for (const c of cleanups.splice(0)) c();
+  };
+  const fire = (r: EndResult) => {
+    if (done) return;
+    stop();
+    try {
+      listener(r);
+    } catch (err) {
+      logger().error({ err, ref: handle.ref }, `${o.name}: exit listener threw`);
+    }
+  };
+  const direct = o.direct?.(fire);
+  if (direct) {
+    cleanups.push(direct);
+    return stop;
+  }
+  const checkFile = () => {
+    if (done) return;
+    try {
+      const rec = readExitRecord(handle.attemptDir);
+      if (rec) fire(toResult(rec));
+    } catch {
+      /* the poll will retry */
+    }
+  };
+  try {
+    const w: FSWatcher = fsWatch(handle.attemptDir, { persistent: false }, (_event, filename) => {
+      if (!filename || filename === EXIT_FILE) checkFile();
+    });
+    w.on('error', () => w.close());
+    cleanups.push(() => w.close());
+  } catch {
+    /* no such folder or no inotify: the poll alone decides */
+  }
+  let probing = false;
+  let failures = 0;
+  const poll = async () => {
+    if (done || probing) return;
+    probing = true;
+    try {
+      const r = await o.probe(handle);
+      failures = 0;
+      if (r.state !== 'running') fire(r);
+    } catch (err) {
+      // A backend outage fails every poll: say so once, then every 100th time.
+      if (failures++ % 100 === 0) logger().warn({ err, ref: handle.ref, failures }, `${o.name}: probe failed in watch; will retry`);
+    } finally {
+      probing = false;
+    }
+  };
+  const timer = setInterval(poll, o.pollMs);
+  timer.unref();
+  cleanups.push(() => clearInterval(timer));
+  // First look right away (asynchronously: the listener is never called from inside watch()).
+  setImmediate(poll);
+  return stop;
 }

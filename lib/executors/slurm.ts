@@ -7,13 +7,11 @@ import {
   realpathSync,
   renameSync,
   rmSync,
-  watch as fsWatch,
   writeFileSync,
-  type FSWatcher,
 } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log';
-import { EXIT_FILE, HANDLE_FILE, WRAPPER, isServerOnlyEnv, readExitRecord, resolveWorkdir, validateEnvs, type ExitRecord } from './local';
+import { EXIT_FILE, HANDLE_FILE, WRAPPER, isServerOnlyEnv, readExitRecord, resolveWorkdir, toResult, validateEnvs, watchExitRecord } from './local';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -234,15 +232,6 @@ function run(cmd: string, args: string[], opts: { timeoutMs: number; env?: NodeJ
   });
 }
 
-type EndResult = Exclude<ProbeResult, { state: 'running' }>;
-
-function toResult(rec: ExitRecord | { malformed: string }): EndResult {
-  if ('malformed' in rec) return { state: 'lost', reason: rec.malformed };
-  const r: EndResult = { state: 'exited', phase: rec.phase, exitCode: rec.exitCode, endedAt: new Date(rec.endedAtMs) };
-  if (rec.reason) r.reason = rec.reason;
-  return r;
-}
-
 /** The Slurm job id of a handle, or null when `ref` is not one. */
 function jobIdOf(handle: AttemptHandle): string | null {
   return /^\d+$/.test(handle.ref ?? '') ? handle.ref : null;
@@ -422,62 +411,9 @@ export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
   }
 
   function watch(handle: AttemptHandle, listener: ExitListener): () => void {
-    let done = false;
-    const cleanups: Array<() => void> = [];
-    const stop = () => {
-      done = true;
-      for (const c of cleanups.splice(0)) c();
-    };
-    const fire = (r: EndResult) => {
-      if (done) return;
-      stop();
-      try {
-        listener(r);
-      } catch (err) {
-        logger().error({ err, ref: handle.ref }, 'slurm executor: exit listener threw');
-      }
-    };
-    // The scheduler, not jobdeck, is the parent: watch the folder for the rename exit.tmp → exit,
-    // and poll (sees `lost`, and exit files written on another node that inotify does not report).
-    const checkFile = () => {
-      if (done) return;
-      try {
-        const rec = readExitRecord(handle.attemptDir);
-        if (rec) fire(toResult(rec));
-      } catch {
-        /* the poll will retry */
-      }
-    };
-    try {
-      const w: FSWatcher = fsWatch(handle.attemptDir, { persistent: false }, (_event, filename) => {
-        if (!filename || filename === EXIT_FILE) checkFile();
-      });
-      w.on('error', () => w.close());
-      cleanups.push(() => w.close());
-    } catch {
-      /* no such folder or no inotify: the poll alone decides */
-    }
-    let probing = false;
-    let failures = 0;
-    const poll = async () => {
-      if (done || probing) return;
-      probing = true;
-      try {
-        const r = await probe(handle);
-        failures = 0;
-        if (r.state !== 'running') fire(r);
-      } catch (err) {
-        // A controller outage fails every poll: say so once, then every 100th time.
-        if (failures++ % 100 === 0) logger().warn({ err, ref: handle.ref, failures }, 'slurm executor: probe failed in watch; will retry');
-      } finally {
-        probing = false;
-      }
-    };
-    const timer = setInterval(poll, pollMs);
-    timer.unref();
-    cleanups.push(() => clearInterval(timer));
-    setImmediate(poll);
-    return stop;
+    // The scheduler, not jobdeck, is the parent: the folder watch and the poll (which also sees
+    // `lost`, and exit files written on another node that inotify does not report).
+    return watchExitRecord(handle, listener, { name: 'slurm executor', probe, pollMs });
   }
 
   async function cancel(handle: AttemptHandle, cancelOpts: { graceMs?: number } = {}): Promise<void> {
