@@ -61,3 +61,18 @@ export function loadStreamLimits(env: NodeJS.ProcessEnv = process.env): StreamLi
     eventLagMs: 10_000,
   };
 }
+
+/**
+ * True when a client frame is the one message clients may send on jobdeck's sockets:
+ * the text frame `{"type":"ping"}` (answered with a pong). Anything else is a bad request.
+ */
+export function isPingMessage(data: unknown, isBinary: boolean): boolean {
+  if (isBinary) return false;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(String(data));
+  } catch {
+    return false;
+  }
+  return !!msg && typeof msg === 'object' && (msg as { type?: unknown }).type === 'ping' && Object.keys(msg).length === 1;
+}

@@ -6,7 +6,7 @@ import type { StoreEvent } from '../jobs/store';
 import { logger } from '../log';
 import { LogFollower, LogTruncatedError, logSize } from '../logs/reader';
 import { CLOSE, LOG_HEADER_BYTES, PROTOCOL_VERSION, writeLogHeader, type PongMessage, type StreamErrorCode, type StreamMessage } from '../logs/protocol';
-import type { StreamLimits } from './config';
+import { isPingMessage, type StreamLimits } from './config';
 
 /**
  * One client's job stream on `/ws/jobs/:id` (the protocol is in lib/logs/protocol.ts). One loop
@@ -199,15 +199,7 @@ export class JobStream {
 
   private onClientMessage(data: unknown, isBinary: boolean): void {
     if (this.closed) return;
-    let msg: unknown = null;
-    if (!isBinary) {
-      try {
-        msg = JSON.parse(String(data));
-      } catch {
-        msg = null;
-      }
-    }
-    if (msg && typeof msg === 'object' && (msg as { type?: unknown }).type === 'ping' && Object.keys(msg).length === 1) {
+    if (isPingMessage(data, isBinary)) {
       this.sendRaw({ type: 'pong' });
       return;
     }

@@ -4,7 +4,7 @@ import { getJobSummaries } from '../jobs/queries';
 import type { StoreEvent } from '../jobs/store';
 import { logger } from '../log';
 import { CLOSE, type ListMessage, type PongMessage } from '../logs/protocol';
-import type { StreamLimits } from './config';
+import { isPingMessage, type StreamLimits } from './config';
 
 /**
  * The list stream on `/ws/jobs` (dashboard jobs page): `created` / `updated` / `deleted` per job,
@@ -37,15 +37,7 @@ export class ListStreams {
     ws.on('close', () => this.clients.delete(ws));
     ws.on('error', () => this.clients.delete(ws));
     ws.on('message', (data, isBinary) => {
-      let msg: unknown = null;
-      if (!isBinary) {
-        try {
-          msg = JSON.parse(String(data));
-        } catch {
-          msg = null;
-        }
-      }
-      if (msg && typeof msg === 'object' && (msg as { type?: unknown }).type === 'ping' && Object.keys(msg).length === 1) {
+      if (isPingMessage(data, isBinary)) {
         this.send(ws, { type: 'pong' });
         return;
       }
