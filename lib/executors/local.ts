@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { logger } from '../log';
 import { readProcStat, sendSignal, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
+import { sharedLauncher, type Launcher } from './launcher';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -31,8 +32,11 @@ import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
  * The log file is `req.logPath` (anywhere; its folder is created): setup then run, stdout and
  * stderr through one file descriptor opened for append, so lines keep their write order.
  *
- * Process model: the wrapper is spawned with setsid() (detached), stdio on /dev/null, unref'd;
- * its pid is the attempt's process group AND session id. setup and run run as `bash <file>` in
+ * Process model: the wrapper is spawned with setsid() (detached), stdio on /dev/null — by the
+ * attempt launcher, a small child process of the server (lib/executors/launcher.ts; the server
+ * never forks itself), or by this process when the launcher is off (`JOBDECK_LAUNCHER=0`). Its
+ * parent (launcher or server) reaps it and reports the exit at once; when that parent is gone,
+ * the exit record is watched instead. Its pid is the attempt's process group AND session id. setup and run run as `bash <file>` in
  * `workdir`, in that group. The environment is the server's own minus jobdeck's configuration
  * (isServerOnlyEnv), plus the task's envs, plus JOBDECK_JOB_ID / JOBDECK_TASK_INDEX /
  * JOBDECK_ATTEMPT (these win). The wrapper traps SIGTERM/SIGINT/SIGHUP: it waits for the running
@@ -91,6 +95,11 @@ export interface LocalExecutorOptions {
    * concurrent cancels share its `/proc` scans. Tests inject a counting one.
    */
   procScanner?: ProcScanner;
+  /**
+   * Who spawns the wrappers (default: the process-wide sharedLauncher(), lib/executors/launcher.ts);
+   * null: this process spawns them itself (also what `JOBDECK_LAUNCHER=0` selects).
+   */
+  launcher?: Launcher | null;
 }
 
 /**
@@ -264,6 +273,11 @@ export function toResult(rec: ExitRecord | { malformed: string }): EndResult {
   return r;
 }
 
+/** The handle of a wrapper started as `pid` at `startTime` (the launcher writes the same fields). */
+function handleOf(pid: number, startTime: string, attemptDir: string): AttemptHandle {
+  return { executor: 'local', ref: `${pid}:${startTime}`, pid, pidStartTime: startTime, attemptDir };
+}
+
 /** pid and start time of a handle: its fields, or parsed from `ref` ("pid:starttime"). */
 function identity(handle: AttemptHandle): { pid: number | null; startTime: string | null } {
   let pid = handle.pid ?? null;
@@ -282,12 +296,13 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const idle = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 interface ChildEntry {
-  child: ChildProcess;
+  pid: number;
+  handle: AttemptHandle;
   startTime: string;
-  attemptDir: string;
   listeners: Set<(r: EndResult) => void>;
-  /** Resolves after the 'exit' event (the wrapper was reaped) and the listeners ran. */
+  /** Resolves after the wrapper was reaped (or, the launcher gone, its end seen) and the listeners ran. */
   ended: Promise<void>;
+  markEnded: () => void;
 }
 
 /** The local executor plus what tests and recovery may want to inspect. */
@@ -305,6 +320,8 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
   const scanner = opts.procScanner ?? sharedProcScanner();
   /** Attempts this instance spawned and that have not been reaped yet, by pid. */
   const children = new Map<number, ChildEntry>();
+  /** Who forks the wrappers: the launcher process, or (null) this process itself. */
+  const launcher = opts.launcher === undefined ? sharedLauncher() : opts.launcher;
 
   function childOf(handle: AttemptHandle): ChildEntry | null {
     const { pid, startTime } = identity(handle);
@@ -339,51 +356,96 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     });
 
     const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0'];
+    const handleFile = path.join(attemptDir, HANDLE_FILE);
+    // The exit may be reported before this function has its entry ready: remember it until then.
+    let entry: ChildEntry | undefined;
+    let early: [number | null, NodeJS.Signals | null] | undefined;
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => (entry ? reaped(entry, code, signal) : (early = [code, signal]));
+
     // detached: setsid() — own session and process group, no controlling terminal. stdio to
     // /dev/null (never pipes): the attempt must keep running when this process dies.
-    const child = spawn(bash, args, { detached: true, stdio: 'ignore', cwd: attemptDir, env: env as NodeJS.ProcessEnv });
-    const pid = child.pid;
-    if (pid === undefined) {
-      const err = await new Promise<Error>((resolve) => child.once('error', resolve));
-      throw new Error(`local executor: cannot start ${bash}: ${err.message}`, { cause: err });
+    let pid: number;
+    let startTime: string;
+    if (launcher) {
+      // Through the launcher process (lib/executors/launcher.ts): it forks, not this big process.
+      let r: Awaited<ReturnType<Launcher['spawn']>>;
+      try {
+        r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', attemptDir } }, onExit);
+      } catch (err) {
+        throw new Error(`local executor: cannot start ${bash}: ${(err as Error).message}`, { cause: err });
+      }
+      ({ pid, startTime } = r);
+      if (r.handleError) {
+        // Running, but recovery could not find it from the folder: stop it, report the launch as failed.
+        await cancel(handleOf(pid, startTime, attemptDir), { graceMs: 0 }).catch(() => undefined);
+        throw new Error(`local executor: cannot write ${handleFile}: ${r.handleError}`);
+      }
+    } else {
+      const child = spawn(bash, args, { detached: true, stdio: 'ignore', cwd: attemptDir, env: env as NodeJS.ProcessEnv });
+      if (child.pid === undefined) {
+        const err = await new Promise<Error>((resolve) => child.once('error', resolve));
+        throw new Error(`local executor: cannot start ${bash}: ${err.message}`, { cause: err });
+      }
+      pid = child.pid;
+      // Read the start time now, synchronously: until the event loop runs again the child cannot
+      // have been reaped, so /proc/<pid> exists even if the wrapper already finished (zombie).
+      const stat = readProcStat(pid);
+      if (!stat) throw new Error(`local executor: started pid ${pid} but /proc/${pid}/stat is unreadable`);
+      startTime = stat.startTime;
+      const tmp = `${handleFile}.tmp`;
+      writeFileSync(tmp, JSON.stringify(handleOf(pid, startTime, attemptDir)) + '\n');
+      renameSync(tmp, handleFile);
+      child.once('exit', onExit);
+      child.on('error', (err) => logger().warn({ err, pid }, 'local executor: child process error'));
+      child.unref();
     }
-    // Read the start time now, synchronously: until the event loop runs again the child cannot
-    // have been reaped, so /proc/<pid> exists even if the wrapper already finished (zombie).
-    const stat = readProcStat(pid);
-    if (!stat) throw new Error(`local executor: started pid ${pid} but /proc/${pid}/stat is unreadable`);
-    const handle: AttemptHandle = { executor: 'local', ref: `${pid}:${stat.startTime}`, pid, pidStartTime: stat.startTime, attemptDir };
-    const tmp = path.join(attemptDir, `${HANDLE_FILE}.tmp`);
-    writeFileSync(tmp, JSON.stringify(handle) + '\n');
-    renameSync(tmp, path.join(attemptDir, HANDLE_FILE));
+    const handle = handleOf(pid, startTime, attemptDir);
 
     let markEnded!: () => void;
-    const entry: ChildEntry = {
-      child,
-      startTime: stat.startTime,
-      attemptDir,
+    entry = {
+      pid,
+      handle,
+      startTime,
       listeners: new Set(),
       ended: new Promise<void>((r) => (markEnded = r)),
+      markEnded,
     };
     children.set(pid, entry);
-    child.once('exit', (code, signal) => {
-      children.delete(pid);
-      let result: EndResult;
-      try {
-        const rec = readExitRecord(attemptDir);
-        result = rec
-          ? toResult(rec)
-          : { state: 'lost', reason: `process ${pid} ended (${signal ? `signal ${signal}` : `exit code ${code}`}) and recorded no exit status` };
-      } catch (err) {
-        result = { state: 'lost', reason: `process ${pid} ended but its exit file is unreadable: ${(err as Error).message}` };
-      }
-      for (const l of entry.listeners) l(result);
-      entry.listeners.clear();
-      markEnded();
-    });
-    child.on('error', (err) => logger().warn({ err, pid }, 'local executor: child process error'));
-    child.unref();
+    if (early) reaped(entry, ...early);
     return handle;
   }
+
+  /** The wrapper of `entry` was reaped (by us or the launcher): report how it ended. */
+  function reaped(entry: ChildEntry, code: number | null, signal: NodeJS.Signals | null): void {
+    let result: EndResult;
+    try {
+      const rec = readExitRecord(entry.handle.attemptDir);
+      result = rec
+        ? toResult(rec)
+        : { state: 'lost', reason: `process ${entry.pid} ended (${signal ? `signal ${signal}` : `exit code ${code}`}) and recorded no exit status` };
+    } catch (err) {
+      result = { state: 'lost', reason: `process ${entry.pid} ended but its exit file is unreadable: ${(err as Error).message}` };
+    }
+    settle(entry, result);
+  }
+
+  function settle(entry: ChildEntry, result: EndResult): void {
+    if (children.get(entry.pid) === entry) children.delete(entry.pid);
+    for (const l of entry.listeners) l(result);
+    entry.listeners.clear();
+    entry.markEnded();
+  }
+
+  // The launcher died: its wrappers run on as orphans, and nobody will report their exit. Watch
+  // their exit records instead (as for an attempt of an earlier server) and tell the listeners.
+  launcher?.onDeath((pids) => {
+    for (const pid of pids) {
+      const entry = children.get(pid);
+      if (!entry) continue;
+      children.delete(pid); // no longer our child: probe() must not wait for a reap
+      watchExitRecord(entry.handle, (r) => settle(entry, r), { name: 'local executor', probe, pollMs });
+    }
+  });
 
   async function probe(handle: AttemptHandle): Promise<ProbeResult> {
     const dir = handle.attemptDir;

@@ -1,0 +1,172 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createLauncher, launcherProgram, type Launcher } from '../../lib/executors/launcher';
+import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
+import { readProcStat } from '../../lib/executors/proc';
+import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
+
+/**
+ * The attempt launcher (lib/executors/launcher.ts + launcher-main.mjs) with real processes: the
+ * wrappers' parent is the launcher, not this process; exits are reported through it; when it dies
+ * the attempts run on and their ends are still reported; a new launcher starts on the next launch.
+ */
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-launcher-'));
+let seq = 0;
+const launched: Array<{ ex: LocalExecutor; h: AttemptHandle }> = [];
+const launchers: Launcher[] = [];
+
+afterEach(async () => {
+  for (const { ex, h } of launched.splice(0)) await ex.cancel(h, { graceMs: 100 });
+  for (const l of launchers.splice(0)) l.close();
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function request(over: Partial<LaunchRequest> = {}): LaunchRequest {
+  const dir = path.join(root, `a${++seq}`);
+  return {
+    jobId: 1,
+    taskIndex: 0,
+    attempt: 1,
+    setup: null,
+    run: null,
+    envs: {},
+    workdir: null,
+    cpus: 1,
+    attemptDir: path.join(dir, 'attempt'),
+    logPath: path.join(dir, 'attempt.log'),
+    ...over,
+  };
+}
+
+function newLauncher(): Launcher {
+  const program = launcherProgram();
+  if (!program) throw new Error('launcher program not found');
+  const l = createLauncher(program);
+  launchers.push(l);
+  return l;
+}
+
+async function launch(ex: LocalExecutor, over: Partial<LaunchRequest> = {}) {
+  const req = request(over);
+  const h = await ex.launch(req);
+  launched.push({ ex, h });
+  return { req, h };
+}
+
+function ended(ex: LocalExecutor, h: AttemptHandle, limitMs = 30_000): Promise<Exclude<ProbeResult, { state: 'running' }>> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`attempt ${h.ref} did not end within ${limitMs} ms`)), limitMs);
+    ex.watch(h, (r) => {
+      clearTimeout(t);
+      resolve(r);
+    });
+  });
+}
+
+async function waitFor(what: string, cond: () => boolean, limitMs = 30_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const alive = (pid: number | null) => pid !== null && readProcStat(pid) !== null && readProcStat(pid)!.state !== 'Z';
+
+describe('attempt launcher', () => {
+  it('is the wrappers\' parent; the handle (written by the launcher) matches /proc; exits are reported through it', async () => {
+    const launcher = newLauncher();
+    // A long poll interval: only the launcher's exit report can make the watch prompt.
+    const ex = createLocalExecutor({ launcher, pollMs: 600_000 });
+    const go = path.join(root, `go-${seq + 1}`);
+    const { req, h } = await launch(ex, { run: `while [ ! -e '${go}' ]; do sleep 0.05; done; exit 4` });
+    expect(launcher.pid()).not.toBeNull();
+    const stat = readProcStat(h.pid!)!;
+    expect(stat.ppid).toBe(launcher.pid());
+    expect(stat.ppid).not.toBe(process.pid);
+    expect(stat.startTime).toBe(h.pidStartTime);
+    expect(stat.pgrp).toBe(h.pid); // detached: leads its own group and session
+    expect(stat.session).toBe(h.pid);
+    expect(readHandleFile(req.attemptDir)).toEqual(h);
+    expect(existsSync(path.join(req.attemptDir, 'handle.json.tmp'))).toBe(false);
+    expect(ex.isParentOf(h)).toBe(true);
+    const result = ended(ex, h, 10_000);
+    writeFileSync(go, '');
+    expect(await result).toMatchObject({ state: 'exited', phase: 'run', exitCode: 4 });
+    expect(ex.isParentOf(h)).toBe(false);
+  });
+
+  it('an attempt that ends at once is reported (the exit may arrive with the spawn answer)', async () => {
+    const ex = createLocalExecutor({ launcher: newLauncher(), pollMs: 600_000 });
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => launch(ex, { run: `exit ${i % 3}` })));
+    const results = await Promise.all(runs.map(({ h }) => ended(ex, h, 10_000)));
+    results.forEach((r, i) => expect(r).toMatchObject({ state: 'exited', phase: 'run', exitCode: i % 3 }));
+  });
+
+  it('killed: its attempts keep running and their ends are still reported; the next launch starts a new launcher', async () => {
+    const launcher = newLauncher();
+    const ex = createLocalExecutor({ launcher, pollMs: 200 });
+    const go = path.join(root, `go-${seq + 1}`);
+    const { req, h } = await launch(ex, { run: `echo up; while [ ! -e '${go}' ]; do sleep 0.05; done; echo done; exit 6` });
+    const first = launcher.pid()!;
+    const result = ended(ex, h);
+    await waitFor('the run to start', () => readFileSync(req.logPath, 'utf8').includes('up'));
+    const died = new Promise<number[]>((r) => launcher.onDeath(r));
+    process.kill(first, 'SIGKILL');
+    expect(await died).toContain(h.pid);
+    expect(launcher.pid()).toBeNull();
+    expect(alive(h.pid!)).toBe(true);
+    expect(await ex.probe(h)).toEqual({ state: 'running' });
+    writeFileSync(go, '');
+    expect(await result).toMatchObject({ state: 'exited', phase: 'run', exitCode: 6 });
+    expect(readFileSync(req.logPath, 'utf8')).toBe('up\ndone\n');
+
+    const next = await launch(ex, { run: 'exit 3' });
+    expect(launcher.pid()).not.toBeNull();
+    expect(launcher.pid()).not.toBe(first);
+    expect(await ended(ex, next.h)).toMatchObject({ state: 'exited', exitCode: 3 });
+  });
+
+  it('a launcher that dies while asked to spawn: the answer follows the handle file (started ⇔ handle on disk)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const launcher = newLauncher();
+      const ex = createLocalExecutor({ launcher, pollMs: 200 });
+      // Start the launcher, then kill it right after sending the next request.
+      await launch(ex, { run: 'exit 0' });
+      const req = request({ run: 'sleep 30' });
+      const p = ex.launch(req);
+      process.kill(launcher.pid()!, 'SIGKILL');
+      const outcome = await p.then(
+        (h) => ({ ok: true as const, h }),
+        (err: Error) => ({ ok: false as const, err }),
+      );
+      if (outcome.ok) {
+        launched.push({ ex, h: outcome.h });
+        expect(readHandleFile(req.attemptDir)).toEqual(outcome.h);
+        expect(alive(outcome.h.pid!)).toBe(true);
+      } else {
+        expect(outcome.err.message).toMatch(/launcher ended .* before starting/);
+        expect(readHandleFile(req.attemptDir)).toBeNull();
+      }
+    }
+  });
+
+  it('a program that cannot start is a launch error with its code', async () => {
+    const launcher = newLauncher();
+    const dir = path.join(root, `bad-${++seq}`);
+    await expect(
+      launcher.spawn({ file: path.join(dir, 'no-such-program'), args: [], cwd: root, env: {}, handleFile: path.join(root, `h-${seq}.json`), handle: {} }, () => undefined),
+    ).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('launcher: null spawns from this process (JOBDECK_LAUNCHER=0)', async () => {
+    const ex = createLocalExecutor({ launcher: null, pollMs: 600_000 });
+    const { h } = await launch(ex, { run: 'sleep 30' });
+    expect(readProcStat(h.pid!)!.ppid).toBe(process.pid);
+    await ex.cancel(h, { graceMs: 100 });
+    expect(await ended(ex, h, 10_000)).toMatchObject({ state: 'exited', exitCode: 143 });
+  });
+});
