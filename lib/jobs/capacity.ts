@@ -61,6 +61,11 @@ export interface AdmissionPlan {
   waiting: { id: number; reason: string }[];
   /** CPUs in use per executor after the admitted jobs start. */
   used: Record<string, number>;
+  /**
+   * Executors whose queue stopped at a job that does not fit yet (every younger job of theirs
+   * waits, or ends FAILED_NO_RESOURCE when too big or past the start timeout).
+   */
+  blocked: string[];
 }
 
 function fmt(n: number): string {
@@ -71,7 +76,7 @@ function fmt(n: number): string {
 export function planAdmission(input: AdmissionInput): AdmissionPlan {
   const ordered = [...input.waiting].sort((a, b) => a.id - b.id);
   const used: Record<string, number> = { ...input.used };
-  const plan: AdmissionPlan = { admit: [], noResource: [], waiting: [], used };
+  const plan: AdmissionPlan = { admit: [], noResource: [], waiting: [], used, blocked: [] };
   if (!input.enabled) {
     for (const j of ordered) {
       plan.admit.push(j.id);
@@ -108,6 +113,7 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
       });
       continue;
     }
+    if (!blocked.has(j.executor)) plan.blocked.push(j.executor);
     blocked.add(j.executor);
     plan.waiting.push({
       id: j.id,
@@ -115,4 +121,58 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
     });
   }
   return plan;
+}
+
+/** The PENDING jobs of one executor, summarized (one aggregate query, no rows read). */
+export interface QueueSummary {
+  executor: string;
+  /** PENDING jobs without a cancel request. */
+  count: number;
+  /** Smallest and largest Job.cpus among them. */
+  minCpus: number;
+  maxCpus: number;
+  /** Oldest Job.submittedAt among them, ms since the epoch. */
+  oldestSubmittedAtMs: number;
+}
+
+/**
+ * Which waiting jobs of one executor admission must read so that planAdmission() over just those
+ * rows gives the same admit / noResource verdicts as over the whole queue (the others would only
+ * wait):
+ * - `all`: every waiting job (the check is off: they are all admitted);
+ * - `head`: the queue from its oldest job, in id order, until planAdmission() reports the
+ *   executor `blocked` (read in pages) — false when not even the smallest job fits the free CPUs;
+ * - `cpusAbove`: also every job asking for more CPUs than this (more than the executor has);
+ * - `submittedAtOrBefore`: also every job submitted at or before this (ms since the epoch):
+ *   past the start timeout.
+ * null when the queue is empty, or (check on) its executor is not available: its jobs wait, none
+ * needs reading.
+ */
+export interface QueueReads {
+  all: boolean;
+  head: boolean;
+  cpusAbove: number | null;
+  submittedAtOrBefore: number | null;
+}
+
+/**
+ * Plans the reads of an admission pass (see QueueReads) from the queue summaries, so that a pass
+ * costs O(jobs it decides on) instead of O(jobs waiting): with the CPUs all taken, it reads none.
+ * Pure. Same inputs as planAdmission(), with summaries instead of rows.
+ */
+export function planAdmissionReads(input: Omit<AdmissionInput, 'waiting'> & { queue: QueueSummary }): QueueReads | null {
+  const { queue: q } = input;
+  if (q.count === 0) return null;
+  if (!input.enabled) return { all: true, head: false, cpusAbove: null, submittedAtOrBefore: null };
+  const total = input.total[q.executor];
+  if (total === undefined) return null;
+  const free = total - (input.used[q.executor] ?? 0);
+  const cutoff = input.nowMs - input.startTimeoutMs;
+  return {
+    all: false,
+    // The same fit test as planAdmission (inUse + cpus <= total + 1e-9), for the smallest job.
+    head: q.minCpus <= free + 1e-9,
+    cpusAbove: q.maxCpus > total ? total : null,
+    submittedAtOrBefore: q.oldestSubmittedAtMs <= cutoff ? cutoff : null,
+  };
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Attempt, Job, Prisma, PrismaClient, Task } from '../generated/prisma/client';
 import type { AttemptHandle, Executor, ProbeResult } from '../executors/types';
 import { logger } from '../log';
-import { ACTIVE_JOB_STATUSES, planAdmission } from '../jobs/capacity';
+import { ACTIVE_JOB_STATUSES, planAdmission, planAdmissionReads, type AdmissionInput, type QueueReads, type QueueSummary, type WaitingJob } from '../jobs/capacity';
 import { attemptLogPath } from '../jobs/paths';
 import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs, type RecoveryPolicy } from '../jobs/retry';
 import { deriveJobStatus, isTerminal, JOB_TERMINAL, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
@@ -174,6 +174,9 @@ interface Reap {
 
 /** Every this many reconcile passes, jobs with a live exit subscription are stepped too. */
 const FULL_PASS_EVERY = 10;
+
+/** Waiting jobs an admission pass reads per query from the head of an executor's queue. */
+const ADMISSION_PAGE = 64;
 
 interface Entry {
   tail: Promise<void>;
@@ -495,18 +498,34 @@ class MonitorImpl implements Monitor {
     this.admitted.clear();
     this.noResource.clear();
     this.consumeFault('admission');
-    const pending = await this.db.job.findMany({
-      where: { status: 'PENDING', cancelRequestedAt: null },
-      select: { id: true, cpus: true, executor: true, submittedAt: true },
-      orderBy: { id: 'asc' },
-    });
-    const usedRows = await this.db.job.groupBy({
-      by: ['executor'],
-      where: { status: { in: [...ACTIVE_JOB_STATUSES] } },
+    // One aggregate answers the CPUs held per executor and a summary of each queue; then only the
+    // waiting jobs admission can decide on are read (lib/jobs/capacity planAdmissionReads) — not
+    // every PENDING job on every pass (a pass runs after each submit).
+    const groups = await this.db.job.groupBy({
+      by: ['executor', 'status'],
+      where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null }] },
       _sum: { cpus: true },
+      _count: { _all: true },
+      _min: { cpus: true, submittedAt: true },
+      _max: { cpus: true },
     });
     const used: Record<string, number> = {};
-    for (const r of usedRows) used[r.executor] = r._sum.cpus ?? 0;
+    const queues: QueueSummary[] = [];
+    let waitingCount = 0;
+    for (const g of groups) {
+      if (g.status !== 'PENDING') {
+        used[g.executor] = (used[g.executor] ?? 0) + (g._sum.cpus ?? 0);
+        continue;
+      }
+      waitingCount += g._count._all;
+      queues.push({
+        executor: g.executor,
+        count: g._count._all,
+        minCpus: g._min.cpus ?? 0,
+        maxCpus: g._max.cpus ?? 0,
+        oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
+      });
+    }
     // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
     const reaping = [...new Set([...this.reaps.values()].map((r) => r.jobId))];
     if (reaping.length > 0 && this.s.capacityCheck) {
@@ -516,7 +535,7 @@ class MonitorImpl implements Monitor {
       });
       for (const r of rows) used[r.executor] = (used[r.executor] ?? 0) + r.cpus;
     }
-    const names = new Set<string>([...pending.map((p) => p.executor), ...Object.keys(used), 'local']);
+    const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), 'local']);
     const total: Record<string, number> = {};
     for (const n of names) {
       try {
@@ -525,14 +544,14 @@ class MonitorImpl implements Monitor {
         /* unknown executor: its jobs wait (see planAdmission) */
       }
     }
-    const plan = planAdmission({
-      waiting: pending.map((p) => ({ id: p.id, cpus: p.cpus, executor: p.executor, submittedAtMs: p.submittedAt.getTime() })),
-      used,
-      total,
-      nowMs: this.clock.now(),
-      startTimeoutMs: this.s.startTimeoutMs,
-      enabled: this.s.capacityCheck,
-    });
+    const nowMs = this.clock.now();
+    const common = { used, total, nowMs, startTimeoutMs: this.s.startTimeoutMs, enabled: this.s.capacityCheck };
+    const waiting = new Map<number, WaitingJob>();
+    for (const queue of queues) {
+      const reads = planAdmissionReads({ ...common, queue });
+      if (reads) for (const j of await this.readWaiting(queue.executor, reads, common)) waiting.set(j.id, j);
+    }
+    const plan = planAdmission({ ...common, waiting: [...waiting.values()] });
     const byExecutor: Record<string, { used: number; total: number }> = {};
     for (const n of Object.keys(total)) byExecutor[n] = { used: plan.used[n] ?? 0, total: total[n] };
     this.capacityView = {
@@ -541,11 +560,47 @@ class MonitorImpl implements Monitor {
       total: Object.values(byExecutor).reduce((a, b) => a + b.total, 0),
       byExecutor,
     };
-    this.jobsWaiting = plan.waiting.length;
+    // The jobs not read all wait.
+    this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
     if (plan.admit.length === 0 && plan.noResource.length === 0) return;
     for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
     for (const id of plan.admit) this.admitted.add(id);
     await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.kick(id)));
+  }
+
+  /**
+   * The waiting jobs of one executor that `reads` names (lib/jobs/capacity QueueReads), in id
+   * order, deduplicated: the head of the queue is read in pages of ADMISSION_PAGE until
+   * planAdmission() finds it blocked (or the queue ends).
+   */
+  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>): Promise<WaitingJob[]> {
+    const base = { status: 'PENDING' as const, cancelRequestedAt: null, executor };
+    const select = { id: true, cpus: true, executor: true, submittedAt: true } as const;
+    const toWaiting = (r: { id: number; cpus: number; executor: string; submittedAt: Date }): WaitingJob => ({
+      id: r.id,
+      cpus: r.cpus,
+      executor: r.executor,
+      submittedAtMs: r.submittedAt.getTime(),
+    });
+    if (reads.all) return (await this.db.job.findMany({ where: base, select, orderBy: { id: 'asc' } })).map(toWaiting);
+    const out = new Map<number, WaitingJob>();
+    if (reads.head) {
+      const head: WaitingJob[] = [];
+      for (;;) {
+        const last = head.length ? head[head.length - 1].id : 0;
+        const page = await this.db.job.findMany({ where: { ...base, id: { gt: last } }, select, orderBy: { id: 'asc' }, take: ADMISSION_PAGE });
+        head.push(...page.map(toWaiting));
+        if (page.length < ADMISSION_PAGE || planAdmission({ ...common, waiting: head }).blocked.includes(executor)) break;
+      }
+      for (const j of head) out.set(j.id, j);
+    }
+    const also: Prisma.JobWhereInput[] = [];
+    if (reads.cpusAbove !== null) also.push({ cpus: { gt: reads.cpusAbove } });
+    if (reads.submittedAtOrBefore !== null) also.push({ submittedAt: { lte: new Date(reads.submittedAtOrBefore) } });
+    if (also.length > 0) {
+      for (const r of await this.db.job.findMany({ where: { ...base, OR: also }, select, orderBy: { id: 'asc' } })) out.set(r.id, toWaiting(r));
+    }
+    return [...out.values()];
   }
 
   // ───────────────────────────── per-job serialization ─────────────────────────────
