@@ -6,6 +6,7 @@ import { logger } from '../log';
 import { shared } from '../shared';
 import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
+import { initPgliteFolder } from './pglite-init';
 
 /** Which engine holds the data: the embedded PGlite (default) or a PostgreSQL server. */
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -28,23 +29,29 @@ export interface OpenOptions {
   pgliteDir?: string;
   /** Run migrations (default true). */
   migrate?: boolean;
+  /** PGlite `shared_buffers` (`16MB`); default from JOBDECK_PGLITE_SHARED_BUFFERS (lib/config.ts). */
+  pgliteSharedBuffers?: string;
 }
 
 /**
  * Opens a database and applies pending migrations. PGlite when no URL is given (one process owns
  * a PGlite folder at a time: the folder is locked until close(), lib/db/lock.ts), else PostgreSQL
- * through @prisma/adapter-pg.
+ * through @prisma/adapter-pg. A PGlite folder without a database gets one from a short-lived
+ * child process first (lib/db/pglite-init.ts: initdb in this process would leave it ~600 MB
+ * larger); `memory://` databases are created in-process.
  *
  * @throws DataFolderInUseError when another live process (or this one) has the PGlite folder
- *   open; MigrationError when migrations cannot be applied; driver errors when the database is
- *   unreachable.
+ *   open; PgliteInitError when a fresh folder's database cannot be created; MigrationError when
+ *   migrations cannot be applied; driver errors when the database is unreachable; Error naming
+ *   the variable when the environment is malformed (lib/config.ts).
  */
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
-  return openPglite(opts.pgliteDir ?? path.join(loadConfig().home, 'db'), opts.migrate !== false);
+  const dir = opts.pgliteDir ?? path.join(loadConfig().home, 'db');
+  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? loadConfig().pgliteSharedBuffers);
 }
 
-async function openPglite(dir: string, runMigrations: boolean): Promise<Database> {
+async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
   const memory = dir.startsWith('memory://');
@@ -54,9 +61,12 @@ async function openPglite(dir: string, runMigrations: boolean): Promise<Database
     // One process owns a PGlite folder at a time (lib/db/lock.ts); refuses a second one.
     lock = await lockDataFolder(dir);
   }
+  // PGlite touches its whole buffer cache: shared_buffers is resident in this process.
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`];
   let pglite: InstanceType<typeof PGlite>;
   try {
-    pglite = await PGlite.create(memory ? undefined : dir);
+    if (!memory) await initPgliteFolder(dir, { startParams });
+    pglite = await PGlite.create(memory ? undefined : dir, { startParams });
   } catch (err) {
     lock?.release();
     throw err;
