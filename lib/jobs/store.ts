@@ -62,6 +62,8 @@ export interface StoreEvent {
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;
+  /** For `created`: what admission needs of the new job (Job.cpus, Job.executor). */
+  job?: Pick<Job, 'cpus' | 'executor'>;
 }
 
 /**
@@ -317,7 +319,7 @@ export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { 
   }));
   const event: JobEvent = { id: ids.eventId, jobId: row.id, at: now, entity: 'job', taskIndex: null, attemptNumber: null, from: null, to: 'PENDING', reason: 'submitted' };
   logger().info({ jobId: row.id, name: row.name, tasks: job.tasks.length }, `job ${row.id}: submitted (${row.name})`);
-  emit({ type: 'created', jobId: row.id, event });
+  emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, executor: row.executor } });
   return { ...row, tasks };
 }
 

@@ -253,6 +253,8 @@ class MonitorImpl implements Monitor {
   private lastReconcileEnd: number | null = null;
   private lastReconcileDuration: number | null = null;
   private jobsWaiting = 0;
+  /** Executors whose queue the last completed admission pass found blocked → their CPU budget. */
+  private blockedQueues: Map<string, number> | null = null;
   private capacityView: MonitorState['capacity'];
   private counters = { restarts: 0, recoveries: 0, readopted: 0, transientRetries: 0, controllerFailures: 0 };
 
@@ -448,7 +450,13 @@ class MonitorImpl implements Monitor {
 
   private onStoreEvent(e: StoreEvent): void {
     if (this.stopped) return;
-    if (e.type === 'created') return this.scheduleAdmission();
+    if (e.type === 'created') {
+      if (this.waitsInBlockedQueue(e)) {
+        this.jobsWaiting++;
+        return;
+      }
+      return this.scheduleAdmission();
+    }
     if (e.type === 'deleted') {
       this.forget(e.jobId);
       return;
@@ -457,6 +465,20 @@ class MonitorImpl implements Monitor {
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.kick(e.jobId);
     if (isTerminal('job', ev.to)) this.scheduleAdmission();
+  }
+
+  /**
+   * True when a pass for this new job would decide nothing: the last admission pass (none since,
+   * none scheduled or running) found the job's executor queue blocked by an older job that does
+   * not fit (no backfill: a younger job waits behind it), the job is not too big for the
+   * executor, and it cannot have waited past the start timeout. Anything that frees CPUs or
+   * unblocks the queue (a job ending, a cancel, a reap done, a tick) runs a pass of its own.
+   * Keeps a stream of submits behind a full machine from costing one admission pass each.
+   */
+  private waitsInBlockedQueue(e: StoreEvent): boolean {
+    const total = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
+    if (!e.job || total === undefined || this.admitting || this.admitSoon || this.s.startTimeoutMs <= 0) return false;
+    return e.job.cpus <= total;
   }
 
   private scheduleAdmission(): void {
@@ -497,6 +519,8 @@ class MonitorImpl implements Monitor {
     // Verdicts of the previous pass were consumed (or their steps failed): decide afresh.
     this.admitted.clear();
     this.noResource.clear();
+    // Known again only when this pass completes (a failed pass leaves it unknown).
+    this.blockedQueues = null;
     this.consumeFault('admission');
     // One aggregate answers the CPUs held per executor and a summary of each queue; then only the
     // waiting jobs admission can decide on are read (lib/jobs/capacity planAdmissionReads) — not
@@ -562,6 +586,17 @@ class MonitorImpl implements Monitor {
     };
     // The jobs not read all wait.
     this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
+    // A queue is blocked when some of its jobs stay waiting (with the check on, a job of an
+    // available executor waits only at or behind the first job that does not fit).
+    const decided = new Map<string, number>();
+    for (const id of [...plan.admit, ...plan.noResource.map((n) => n.id)]) {
+      const ex = waiting.get(id)!.executor;
+      decided.set(ex, (decided.get(ex) ?? 0) + 1);
+    }
+    this.blockedQueues = new Map();
+    if (this.s.capacityCheck) {
+      for (const q of queues) if (total[q.executor] !== undefined && q.count > (decided.get(q.executor) ?? 0)) this.blockedQueues.set(q.executor, total[q.executor]);
+    }
     if (plan.admit.length === 0 && plan.noResource.length === 0) return;
     for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
     for (const id of plan.admit) this.admitted.add(id);

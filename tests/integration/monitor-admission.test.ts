@@ -1,0 +1,72 @@
+/**
+ * Admission cost under a stream of submits (issue 7, bench F4): behind a full machine, a new job
+ * that can only wait does not cost an admission pass (no database read), yet still ends
+ * FAILED_NO_RESOURCE at once when too big, and everything starts once the CPUs free up.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { Fixture, jobTree, submit, waitFor, waitTerminal } from './monitor-helpers';
+
+/** `db` with its `job.groupBy` calls (the admission pass's first read) counted. */
+function countingGroupBy(db: PrismaClient): { db: PrismaClient; calls: () => number } {
+  let n = 0;
+  const job = new Proxy(db.job, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'groupBy' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        n++;
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const wrapped = new Proxy(db, { get: (target, prop, receiver) => (prop === 'job' ? job : Reflect.get(target, prop, receiver)) });
+  return { db: wrapped, calls: () => n };
+}
+
+describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
+  let t: TestDatabase;
+  let db: PrismaClient;
+  let fx: Fixture;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind, `monitor-admission-${kind}`);
+    db = t.db.prisma;
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+  afterEach(async () => {
+    await fx?.cleanup(db);
+  });
+
+  it('new jobs that can only wait cost no admission pass; a too-big one still fails at once; all start when CPUs free up', async () => {
+    fx = new Fixture();
+    const gate = `${fx.home}/gate`;
+    const counted = countingGroupBy(db);
+    // No ticks during the test: every pass comes from an event.
+    const m = fx.monitor(counted.db, { reconcileMs: 60_000 });
+    await m.start();
+    const holder = await submit(db, `name: holder\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);
+    await waitFor(async () => (await jobTree(db, holder))?.status === 'RUNNING', 'holder running');
+    await m.idle();
+    const before = counted.calls();
+    const waiting: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      waiting.push(await submit(db, `name: w${i}\nrun: echo ${i}\n`));
+      await new Promise((r) => setImmediate(r));
+      await m.idle();
+    }
+    const big = await submit(db, 'name: big\nresources:\n  cpus: 64\nrun: echo never\n');
+    expect((await waitTerminal(db, big)).status).toBe('FAILED_NO_RESOURCE');
+    await m.idle();
+    // One pass for the first waiting job (it finds the queue blocked), one for the too-big job.
+    expect(counted.calls() - before).toBeLessThanOrEqual(3);
+    for (const id of waiting) expect((await jobTree(db, id))!.status).toBe('PENDING');
+    expect(m.state()).toMatchObject({ jobsWaiting: 20, capacity: { used: 4, total: 4 } });
+    writeFileSync(gate, '');
+    for (const id of waiting) expect((await waitTerminal(db, id, 60_000)).status).toBe('SUCCEEDED');
+    expect(m.state().jobsWaiting).toBe(0);
+  });
+});
