@@ -166,12 +166,11 @@ export function planAdmissionReads(input: Omit<AdmissionInput, 'waiting'> & { qu
   if (!input.enabled) return { all: true, head: false, cpusAbove: null, submittedAtOrBefore: null };
   const total = input.total[q.executor];
   if (total === undefined) return null;
-  const free = total - (input.used[q.executor] ?? 0);
   const cutoff = input.nowMs - input.startTimeoutMs;
   return {
     all: false,
-    // The same fit test as planAdmission (inUse + cpus <= total + 1e-9), for the smallest job.
-    head: q.minCpus <= free + 1e-9,
+    // The same fit test as planAdmission (same expression, same rounding), for the smallest job.
+    head: (input.used[q.executor] ?? 0) + q.minCpus <= total + 1e-9,
     cpusAbove: q.maxCpus > total ? total : null,
     submittedAtOrBefore: q.oldestSubmittedAtMs <= cutoff ? cutoff : null,
   };
