@@ -10,6 +10,8 @@ import path from 'node:path';
  * - `DATABASE_URL`: `postgresql://…` to use a PostgreSQL server instead of the embedded PGlite
  * - `JOBDECK_PGLITE_SHARED_BUFFERS`: the embedded PGlite's `shared_buffers` (default `16MB`): its
  *   buffer cache lives in the server process's memory (bench/README.md "F2")
+ * - `JOBDECK_PGLITE_OPTIMIZE`: `1` lets V8 optimize PGlite's WebAssembly (TurboFan); default `0`
+ *   keeps it on the baseline compiler (Liftoff) — see openPglite() in lib/db/client.ts
  */
 export interface Config {
   port: number;
@@ -18,6 +20,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** PostgreSQL size with unit (`16MB`, `512kB`, `1GB`) for the embedded PGlite's shared_buffers. */
   pgliteSharedBuffers: string;
+  /** Let V8 compile PGlite's WebAssembly with its optimizing tier (more memory; `JOBDECK_PGLITE_OPTIMIZE=1`). */
+  pgliteOptimize: boolean;
 }
 
 /**
@@ -43,7 +47,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // PostgreSQL's minimum is 128kB; PGlite's WASM memory ends at 2 GB.
     throw new Error(`JOBDECK_PGLITE_SHARED_BUFFERS: expected a size from 128kB to 1GB with unit kB, MB or GB (e.g. 16MB), got "${pgliteSharedBuffers}"`);
   }
-  return { port, host: env.HOST || '127.0.0.1', home, databaseUrl, pgliteSharedBuffers };
+  const optimize = env.JOBDECK_PGLITE_OPTIMIZE?.trim() || '0';
+  if (optimize !== '0' && optimize !== '1') throw new Error(`JOBDECK_PGLITE_OPTIMIZE: expected 0 or 1, got "${optimize}"`);
+  return { port, host: env.HOST || '127.0.0.1', home, databaseUrl, pgliteSharedBuffers, pgliteOptimize: optimize === '1' };
 }
 
 /** kB in a validated PostgreSQL size ("16MB" → 16384). */

@@ -103,4 +103,12 @@ describe('PGlite first start', () => {
       expect(() => loadConfig(env(bad))).toThrow(`JOBDECK_PGLITE_SHARED_BUFFERS: expected a size from 128kB to 1GB`);
     }
   });
+
+  it('JOBDECK_PGLITE_OPTIMIZE: default off, 0 or 1, anything else refused naming the variable', () => {
+    const env = (v?: string): NodeJS.ProcessEnv => ({ ...process.env, JOBDECK_PGLITE_OPTIMIZE: v });
+    expect(loadConfig(env()).pgliteOptimize).toBe(false);
+    expect(loadConfig(env('1')).pgliteOptimize).toBe(true);
+    expect(loadConfig(env('0')).pgliteOptimize).toBe(false);
+    for (const bad of ['yes', 'true', '2']) expect(() => loadConfig(env(bad))).toThrow('JOBDECK_PGLITE_OPTIMIZE: expected 0 or 1');
+  });
 });
