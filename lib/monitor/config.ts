@@ -7,6 +7,10 @@
  *   capped at 60 000.
  * - `JOBDECK_LOST_CONFIRM_MS` (min(500, reconcile)): a "lost" verdict is only believed when a second
  *   probe at least this much later says "lost" again.
+ * - `JOBDECK_LAUNCH_GRACE_MS` (10 000): a STARTING attempt with no executor handle anywhere (row,
+ *   executor's own record) is "being launched" — by another server on the same database, whose
+ *   executor call may take seconds (sbatch; the local launcher under load) — until it is this old
+ *   (from its row's createdAt); only then is it "never launched" (lost, then recovered).
  * - `JOBDECK_START_TIMEOUT_MS` (3 600 000): a job that cannot start within this ends FAILED_NO_RESOURCE.
  * - `JOBDECK_CANCEL_GRACE_MS` (10 000): SIGTERM → SIGKILL grace on cancel.
  * - `JOBDECK_LEFTOVER_GRACE_MS` (2 000): SIGTERM → SIGKILL grace for processes an attempt left
@@ -24,6 +28,7 @@ export interface MonitorSettings {
   recoveryBackoffMs: number;
   maxRecoveryBackoffMs: number;
   lostConfirmMs: number;
+  launchGraceMs: number;
   startTimeoutMs: number;
   cancelGraceMs: number;
   leftoverGraceMs: number;
@@ -66,6 +71,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     recoveryBackoffMs: int(env, 'JOBDECK_RECOVERY_BACKOFF_MS', 1000, 0),
     maxRecoveryBackoffMs: 60_000,
     lostConfirmMs: int(env, 'JOBDECK_LOST_CONFIRM_MS', Math.min(500, reconcileMs), 0),
+    launchGraceMs: int(env, 'JOBDECK_LAUNCH_GRACE_MS', 10_000, 0),
     startTimeoutMs: int(env, 'JOBDECK_START_TIMEOUT_MS', 3_600_000, 0),
     cancelGraceMs: int(env, 'JOBDECK_CANCEL_GRACE_MS', 10_000, 0),
     leftoverGraceMs: int(env, 'JOBDECK_LEFTOVER_GRACE_MS', 2000, 0),

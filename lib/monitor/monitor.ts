@@ -271,6 +271,7 @@ class MonitorImpl implements Monitor {
       recoveryBackoffMs: opts.recoveryBackoffMs ?? env.recoveryBackoffMs,
       maxRecoveryBackoffMs: opts.maxRecoveryBackoffMs ?? env.maxRecoveryBackoffMs,
       lostConfirmMs: opts.lostConfirmMs ?? (opts.reconcileMs !== undefined ? Math.min(500, opts.reconcileMs) : env.lostConfirmMs),
+      launchGraceMs: opts.launchGraceMs ?? env.launchGraceMs,
       startTimeoutMs: opts.startTimeoutMs ?? env.startTimeoutMs,
       cancelGraceMs: opts.cancelGraceMs ?? env.cancelGraceMs,
       leftoverGraceMs: opts.leftoverGraceMs ?? env.leftoverGraceMs,
@@ -1114,6 +1115,16 @@ class MonitorImpl implements Monitor {
       return this.lostAttempt(job, cur, att, e, launchError, { state: 'lost', reason: launchError });
     }
     const handle = this.handleFor(job, cur, att, e);
+    if (!handle && att.status === 'STARTING' && !e.launchedAt.has(att.id)) {
+      // Not launched here, no handle anywhere yet: another server on this database may be inside
+      // its executor's launch right now. Only an attempt older than the launch grace is "never
+      // launched". createdAt is the database's wall clock, hence Date.now() (not the test clock).
+      const age = Date.now() - att.createdAt.getTime();
+      if (age < this.s.launchGraceMs) {
+        this.later(job.id, Math.min(this.s.launchGraceMs - age, this.s.reconcileMs));
+        return 'idle';
+      }
+    }
     const executor = this.resolve(att.executor);
     const observed: ProbeResult = handle ? await executor.probe(handle) : { state: 'lost', reason: 'never launched: no executor handle recorded' };
 

@@ -108,6 +108,7 @@ export class Fixture {
       home: this.home,
       reconcileMs: 100,
       lostConfirmMs: 100,
+      launchGraceMs: 1000,
       recoveryBackoffMs: 50,
       cancelGraceMs: 2000,
       ...opts,

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
+import type { Executor } from '../../lib/executors/types';
 import { requestCancel } from '../../lib/jobs/controller';
 import { storeBus, transitionMany, type StoreEvent } from '../../lib/jobs/store';
 import { openDatabase } from '../../lib/db/client';
@@ -401,6 +402,22 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
     expect(j.tasks.map((x) => x.attempts.length)).toEqual([1, 1]);
     const s = await story(db, id);
     expect(s.filter((x) => x === 'job RUNNING>SUCCEEDED')).toHaveLength(1);
+  });
+
+  it('rule 1, slow launch: a second monitor waits out the launch grace instead of calling the attempt lost', async () => {
+    // The executor call takes 1.5 s (sbatch on a busy controller): the other monitor sees a
+    // STARTING attempt with no handle anywhere for that long, and must not recover it meanwhile.
+    fx = new Fixture();
+    const ex = fx.executor;
+    const slow: Executor = { ...ex, launch: async (req) => (await new Promise((r) => setTimeout(r, 1500)), ex.launch(req)) };
+    const m1 = fx.monitor(db, { executor: slow, launchGraceMs: 10_000 });
+    const m2 = fx.monitor(db, { executor: slow, launchGraceMs: 10_000 });
+    const id = await submit(db, 'name: slow-duel\nrun: echo once\n');
+    await Promise.all([m1.admitNow(), m2.admitNow()]);
+    await Promise.all([m1.start(), m2.start()]);
+    const j = await waitTerminal(db, id);
+    expect(j.status).toBe('SUCCEEDED');
+    expect(j.tasks.map((x) => x.attempts.map((a) => [a.status, a.cause]))).toEqual([[['SUCCEEDED', 'first']]]);
   });
 
   void waitStatus;
