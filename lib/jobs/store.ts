@@ -100,41 +100,60 @@ class Lost extends Error {
 function delegate(tx: Prisma.TransactionClient, entity: Entity) {
   // The three delegates share the calls used here; one typed view keeps the code single.
   return (entity === 'job' ? tx.job : entity === 'task' ? tx.task : tx.attempt) as unknown as {
-    updateMany(args: { where: { id: number; status: string }; data: Record<string, unknown> }): Promise<{ count: number }>;
+    updateManyAndReturn(args: { where: { id: number; status: string }; data: Record<string, unknown> }): Promise<Array<Job | Task | Attempt>>;
     findUnique(args: { where: { id: number } }): Promise<(Job | Task | Attempt) | null>;
   };
 }
 
-async function applyOne(tx: Prisma.TransactionClient, t: AnyTransition, index: number): Promise<{ row: Job | Task | Attempt; event: JobEvent }> {
+/**
+ * One guarded write inside a transaction: `UPDATE … WHERE id AND status = from RETURNING *` (one
+ * statement); only a lost race reads the row again to say why (gone / terminal / moved).
+ * Returns the written row and its JobEvent, to be inserted with the others by insertEvents().
+ * `taskIndex` maps task ids to their index for attempt events (filled by task writes of the same
+ * batch; looked up otherwise).
+ */
+async function writeOne(
+  tx: Prisma.TransactionClient,
+  t: AnyTransition,
+  index: number,
+  taskIndex: Map<number, number>,
+): Promise<{ row: Job | Task | Attempt; event: Prisma.JobEventCreateManyInput }> {
   const d = delegate(tx, t.entity);
   const data: Record<string, unknown> = { ...(t.data ?? {}), status: t.to };
   if (t.reason !== undefined) data.statusReason = t.reason;
   if (t.entity === 'job') data.updatedAt = new Date();
-  const { count } = await d.updateMany({ where: { id: t.id, status: t.from }, data });
-  const row = await d.findUnique({ where: { id: t.id } });
-  if (count === 0) {
-    if (!row) throw new Lost(index, { outcome: 'lost', reason: 'gone' });
-    throw new Lost(index, { outcome: 'lost', reason: isTerminal(t.entity, row.status) ? 'terminal' : 'moved', row });
+  const written = await d.updateManyAndReturn({ where: { id: t.id, status: t.from }, data });
+  const row = written[0];
+  if (!row) {
+    const now = await d.findUnique({ where: { id: t.id } });
+    if (!now) throw new Lost(index, { outcome: 'lost', reason: 'gone' });
+    throw new Lost(index, { outcome: 'lost', reason: isTerminal(t.entity, now.status) ? 'terminal' : 'moved', row: now });
   }
-  if (!row) throw new Error(`row ${t.entity} ${t.id} vanished inside its own transaction`);
   let jobId: number;
-  let taskIndex: number | null = null;
+  let ti: number | null = null;
   let attemptNumber: number | null = null;
   if (t.entity === 'job') jobId = row.id;
   else if (t.entity === 'task') {
     jobId = (row as Task).jobId;
-    taskIndex = (row as Task).index;
+    ti = (row as Task).index;
+    taskIndex.set(row.id, ti);
   } else {
     const a = row as Attempt;
     jobId = a.jobId;
     attemptNumber = a.number;
-    const task = await tx.task.findUnique({ where: { id: a.taskId }, select: { index: true } });
-    taskIndex = task?.index ?? null;
+    ti = taskIndex.get(a.taskId) ?? (await tx.task.findUnique({ where: { id: a.taskId }, select: { index: true } }))?.index ?? null;
   }
-  const event = await tx.jobEvent.create({
-    data: { jobId, entity: t.entity, taskIndex, attemptNumber, from: t.from, to: t.to, reason: t.reason ?? null },
-  });
-  return { row, event };
+  return { row, event: { jobId, entity: t.entity, taskIndex: ti, attemptNumber, from: t.from, to: t.to, reason: t.reason ?? null } };
+}
+
+/**
+ * Inserts a transaction's JobEvents in one statement, answered in the order given (a multi-row
+ * INSERT takes its serial ids in row order: sorted by id = the order of `data`).
+ */
+async function insertEvents(tx: Prisma.TransactionClient, data: Prisma.JobEventCreateManyInput[]): Promise<JobEvent[]> {
+  if (data.length === 0) return [];
+  const evs = await tx.jobEvent.createManyAndReturn({ data });
+  return evs.sort((x, y) => x.id - y.id);
 }
 
 function logApplied(t: AnyTransition, event: JobEvent): void {
@@ -162,13 +181,14 @@ export async function transitionMany(db: Db, transitions: AnyTransition[]): Prom
   for (const t of transitions) assertTransition(t.entity, t.from, t.to);
   const run = async (tx: Prisma.TransactionClient) => {
     const rows: Array<Job | Task | Attempt> = [];
-    const events: JobEvent[] = [];
+    const data: Prisma.JobEventCreateManyInput[] = [];
+    const taskIndex = new Map<number, number>();
     for (let i = 0; i < transitions.length; i++) {
-      const r = await applyOne(tx, transitions[i], i);
+      const r = await writeOne(tx, transitions[i], i, taskIndex);
       rows.push(r.row);
-      events.push(r.event);
+      data.push(r.event);
     }
-    return { rows, events };
+    return { rows, events: await insertEvents(tx, data) };
   };
   try {
     const { rows, events } = isTx(db) ? await run(db) : await (db as PrismaClient).$transaction(run);
@@ -375,19 +395,22 @@ export async function startAttempt(
   for (const t of [...before, ...after]) assertTransition(t.entity, t.from, t.to);
   try {
     const res = await db.$transaction(async (tx) => {
-      const pre: Array<{ t: AnyTransition; event: JobEvent }> = [];
-      for (let i = 0; i < before.length; i++) pre.push({ t: before[i], event: (await applyOne(tx, before[i], i)).event });
-      const t = await applyOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, before.length);
+      // Every write first, then all their events in one INSERT, in this order.
+      const taskIndex = new Map<number, number>();
+      const data: Prisma.JobEventCreateManyInput[] = [];
+      for (let i = 0; i < before.length; i++) data.push((await writeOne(tx, before[i], i, taskIndex)).event);
+      const t = await writeOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, before.length, taskIndex);
       const task = t.row as Task;
+      data.push(t.event);
       const attempt = await tx.attempt.create({
         data: { jobId: task.jobId, taskId: task.id, number: a.number, cause: a.cause, executor: a.executor ?? 'local', logPath: a.logPath ?? null },
       });
-      const event = await tx.jobEvent.create({
-        data: { jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause },
-      });
-      const post: Array<{ t: AnyTransition; event: JobEvent }> = [];
-      for (let i = 0; i < after.length; i++) post.push({ t: after[i], event: (await applyOne(tx, after[i], before.length + 1 + i)).event });
-      return { pre, taskEvent: t.event, attempt, event, post };
+      data.push({ jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause });
+      for (let i = 0; i < after.length; i++) data.push((await writeOne(tx, after[i], before.length + 1 + i, taskIndex)).event);
+      const evs = await insertEvents(tx, data);
+      const pre = before.map((b, i) => ({ t: b, event: evs[i] }));
+      const post = after.map((b, i) => ({ t: b, event: evs[before.length + 2 + i] }));
+      return { pre, taskEvent: evs[before.length], attempt, event: evs[before.length + 1], post };
     });
     for (const p of res.pre) logApplied(p.t, p.event);
     logApplied({ entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason }, res.taskEvent);
