@@ -5,7 +5,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLauncher, launcherProgram, type Launcher } from '../../lib/executors/launcher';
 import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
 import { readProcStat } from '../../lib/executors/proc';
-import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
+import type { AttemptHandle, LaunchRequest } from '../../lib/executors/types';
+import { ended, waitFor } from './executor-waits';
 
 /**
  * The attempt launcher (lib/executors/launcher.ts + launcher-main.mjs) with real processes: the
@@ -54,24 +55,6 @@ async function launch(ex: LocalExecutor, over: Partial<LaunchRequest> = {}) {
   const h = await ex.launch(req);
   launched.push({ ex, h });
   return { req, h };
-}
-
-function ended(ex: LocalExecutor, h: AttemptHandle, limitMs = 30_000): Promise<Exclude<ProbeResult, { state: 'running' }>> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`attempt ${h.ref} did not end within ${limitMs} ms`)), limitMs);
-    ex.watch(h, (r) => {
-      clearTimeout(t);
-      resolve(r);
-    });
-  });
-}
-
-async function waitFor(what: string, cond: () => boolean, limitMs = 30_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const alive = (pid: number | null) => pid !== null && readProcStat(pid) !== null && readProcStat(pid)!.state !== 'Z';

@@ -7,6 +7,7 @@ import { getExecutor } from '../../lib/executors/index';
 import { createLocalExecutor, readExitRecord, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
 import { liveMembers, parseProcStat, readProcStat } from '../../lib/executors/proc';
 import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
+import { ended, waitFor } from './executor-waits';
 
 /**
  * The local executor against real processes: bash wrappers, process groups, /proc, signals.
@@ -46,25 +47,6 @@ async function launch(ex: LocalExecutor, over: Partial<LaunchRequest> = {}) {
   const h = await ex.launch(req);
   launched.push({ ex, h });
   return { req, h };
-}
-
-/** Waits (no fixed sleep) for the attempt's end as watch() reports it. */
-function ended(ex: LocalExecutor, h: AttemptHandle, limitMs = 30_000): Promise<Exclude<ProbeResult, { state: 'running' }>> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`attempt ${h.ref} did not end within ${limitMs} ms`)), limitMs);
-    ex.watch(h, (r) => {
-      clearTimeout(t);
-      resolve(r);
-    });
-  });
-}
-
-async function waitFor(what: string, cond: () => boolean, limitMs = 30_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const log = (req: LaunchRequest) => (existsSync(req.logPath) ? readFileSync(req.logPath, 'utf8') : '');
