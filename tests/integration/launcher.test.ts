@@ -6,7 +6,7 @@ import { createLauncher, launcherProgram, type Launcher } from '../../lib/execut
 import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
 import { readProcStat } from '../../lib/executors/proc';
 import type { AttemptHandle, LaunchRequest } from '../../lib/executors/types';
-import { ended, waitFor } from './executor-waits';
+import { ended, testLaunchRequest, waitFor } from './executor-helpers';
 
 /**
  * The attempt launcher (lib/executors/launcher.ts + launcher-main.mjs) with real processes: the
@@ -26,20 +26,7 @@ afterEach(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function request(over: Partial<LaunchRequest> = {}): LaunchRequest {
-  const dir = path.join(root, `a${++seq}`);
-  return {
-    jobId: 1,
-    taskIndex: 0,
-    attempt: 1,
-    setup: null,
-    run: null,
-    envs: {},
-    workdir: null,
-    cpus: 1,
-    attemptDir: path.join(dir, 'attempt'),
-    logPath: path.join(dir, 'attempt.log'),
-    ...over,
-  };
+  return testLaunchRequest(path.join(root, `a${++seq}`), over);
 }
 
 function newLauncher(): Launcher {

@@ -7,7 +7,7 @@ import { getExecutor } from '../../lib/executors/index';
 import { createLocalExecutor, readExitRecord, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
 import { liveMembers, parseProcStat, readProcStat } from '../../lib/executors/proc';
 import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
-import { ended, waitFor } from './executor-waits';
+import { ended, testLaunchRequest, waitFor } from './executor-helpers';
 
 /**
  * The local executor against real processes: bash wrappers, process groups, /proc, signals.
@@ -26,20 +26,7 @@ afterEach(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function request(over: Partial<LaunchRequest> = {}): LaunchRequest {
-  const dir = path.join(root, `a${++seq}`);
-  return {
-    jobId: 7,
-    taskIndex: 1,
-    attempt: 2,
-    setup: null,
-    run: null,
-    envs: {},
-    workdir: null,
-    cpus: 1,
-    attemptDir: path.join(dir, 'attempt'),
-    logPath: path.join(dir, 'logs', 'attempt.log'),
-    ...over,
-  };
+  return testLaunchRequest(path.join(root, `a${++seq}`), over);
 }
 
 async function launch(ex: LocalExecutor, over: Partial<LaunchRequest> = {}) {

@@ -12,6 +12,7 @@ import {
   slurmOutputPattern,
 } from '../../lib/executors/slurm';
 import type { AttemptHandle, Executor, LaunchRequest, ProbeResult } from '../../lib/executors/types';
+import { testLaunchRequest } from './executor-helpers';
 
 /**
  * The Slurm executor against a real one-node Slurm cluster on this machine (started by
@@ -36,20 +37,7 @@ afterEach(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function request(over: Partial<LaunchRequest> = {}): LaunchRequest {
-  const dir = path.join(root, `a${++seq}`);
-  return {
-    jobId: 7,
-    taskIndex: 1,
-    attempt: 2,
-    setup: null,
-    run: null,
-    envs: {},
-    workdir: null,
-    cpus: 1,
-    attemptDir: path.join(dir, 'attempt'),
-    logPath: path.join(dir, 'logs', 'attempt.log'),
-    ...over,
-  };
+  return testLaunchRequest(path.join(root, `a${++seq}`), over);
 }
 
 async function launch(ex: Executor, over: Partial<LaunchRequest> = {}) {
