@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../log';
@@ -25,8 +25,8 @@ import { shared } from '../shared';
  * executor's immediate exit notification. If the launcher dies (crash, kill), its wrappers keep
  * running (detached, own sessions); `onDeath` listeners hear of it so that the executor falls back
  * to watching exit records, and the next spawn starts a new launcher. A spawn whose answer was
- * lost that way is settled from the handle file (written before the answer): present → the
- * wrapper runs; absent → it was not started.
+ * lost that way rejects with LauncherGoneError; the caller settles it from the handle file
+ * (written before the answer): present → the wrapper runs; absent → it was not started.
  *
  * `JOBDECK_LAUNCHER=0` turns the launcher off (the server spawns wrappers itself); so does a
  * missing launcher program (bundled code), with a warning.
@@ -37,8 +37,8 @@ export interface Launcher {
    * `handleFile` and answers the wrapper's pid and start time (/proc field 22, clock ticks).
    * `onExit` is called once with the wrapper's exit code / signal after it was reaped — unless the
    * launcher dies first (then `onDeath` listeners are called instead).
-   * @throws Error when the program cannot be started (ENOENT, EAGAIN…: `code` is set), or the
-   *   launcher died before answering and left no handle file.
+   * @throws Error when the program cannot be started (ENOENT, EAGAIN…: `code` is set);
+   *   LauncherGoneError when the launcher died before answering.
    */
   spawn(req: LauncherSpawn, onExit: (code: number | null, signal: NodeJS.Signals | null) => void): Promise<{ pid: number; startTime: string; handleError?: string }>;
   /** Subscribes to the launcher's death; returns the unsubscribe function. */
@@ -150,14 +150,10 @@ export function createLauncher(program: string): Launcher {
     if (orphans.length || pending.size) {
       logger().warn({ code, signal, orphans: orphans.length, pending: pending.size }, 'attempt launcher ended; its attempts keep running and are watched through their exit records');
     }
-    // Answers that never came: the handle file (written before an answer) tells whether it started.
+    // Answers that never came: the caller decides from the handle file (written before an answer).
     for (const [id, p] of pending) {
       pending.delete(id);
-      const h = readHandle(p.req.handleFile);
-      if (h) {
-        orphans.push(h.pid);
-        p.resolve(h);
-      } else p.reject(new Error(`the attempt launcher ended (${signal ?? `exit code ${code}`}) before starting ${p.req.file}`));
+      p.reject(new LauncherGoneError(`the attempt launcher ended (${signal ?? `exit code ${code}`}) before answering whether it started ${p.req.file}`));
     }
     for (const l of deathListeners) l(orphans);
   }
@@ -189,21 +185,28 @@ export function createLauncher(program: string): Launcher {
   };
 }
 
-function readHandle(file: string): { pid: number; startTime: string } | null {
-  try {
-    const h = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; pidStartTime?: unknown };
-    return typeof h.pid === 'number' && typeof h.pidStartTime === 'string' ? { pid: h.pid, startTime: h.pidStartTime } : null;
-  } catch {
-    return null;
+
+/**
+ * The launcher died before answering a spawn: the wrapper may or may not run. Its handle file
+ * says which (the launcher writes it before answering, so: present → it runs, absent → it was
+ * never started).
+ */
+export class LauncherGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LauncherGoneError';
   }
 }
 
 /**
  * The process-wide launcher (kept on shared(), like the executors), or null when turned off
  * (`JOBDECK_LAUNCHER=0`) or its program cannot be found (logged once).
+ * @throws Error naming the variable when JOBDECK_LAUNCHER is neither 0 nor 1.
  */
 export function sharedLauncher(): Launcher | null {
-  if (process.env.JOBDECK_LAUNCHER === '0') return null;
+  const flag = (process.env.JOBDECK_LAUNCHER ?? '').trim();
+  if (flag !== '' && flag !== '0' && flag !== '1') throw new Error(`JOBDECK_LAUNCHER: expected 0 or 1, got "${process.env.JOBDECK_LAUNCHER}"`);
+  if (flag === '0') return null;
   const bag = shared() as { launcher?: Launcher | null };
   if (bag.launcher === undefined) {
     const program = launcherProgram();

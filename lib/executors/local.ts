@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { logger } from '../log';
 import { readProcStat, sendSignal, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
-import { sharedLauncher, type Launcher } from './launcher';
+import { LauncherGoneError, sharedLauncher, type Launcher } from './launcher';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
@@ -372,6 +372,12 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
       try {
         r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', attemptDir } }, onExit);
       } catch (err) {
+        if (err instanceof LauncherGoneError) {
+          // Its handle file says whether it started. If it did, it runs on as an orphan: not our
+          // child, so watched through its exit record like an attempt of an earlier server.
+          const orphan = readHandleFile(attemptDir);
+          if (orphan) return orphan;
+        }
         throw new Error(`local executor: cannot start ${bash}: ${(err as Error).message}`, { cause: err });
       }
       ({ pid, startTime } = r);

@@ -106,7 +106,8 @@ describe('attempt launcher', () => {
       const ex = createLocalExecutor({ launcher, pollMs: 200 });
       // Start the launcher, then kill it right after sending the next request.
       await launch(ex, { run: 'exit 0' });
-      const req = request({ run: 'sleep 30' });
+      const go = path.join(root, `go-dies-${i}-${seq + 1}`);
+      const req = request({ run: `while [ ! -e '${go}' ]; do sleep 0.05; done; exit 5` });
       const p = ex.launch(req);
       process.kill(launcher.pid()!, 'SIGKILL');
       const outcome = await p.then(
@@ -117,8 +118,12 @@ describe('attempt launcher', () => {
         launched.push({ ex, h: outcome.h });
         expect(readHandleFile(req.attemptDir)).toEqual(outcome.h);
         expect(alive(outcome.h.pid!)).toBe(true);
+        // Its parent is gone: the end must still be reported (through the exit record).
+        const result = ended(ex, outcome.h, 10_000);
+        writeFileSync(go, '');
+        expect(await result).toMatchObject({ state: 'exited', phase: 'run', exitCode: 5 });
       } else {
-        expect(outcome.err.message).toMatch(/launcher ended .* before starting/);
+        expect(outcome.err.message).toMatch(/launcher ended .* before answering/);
         expect(readHandleFile(req.attemptDir)).toBeNull();
       }
     }
@@ -130,6 +135,17 @@ describe('attempt launcher', () => {
     await expect(
       launcher.spawn({ file: path.join(dir, 'no-such-program'), args: [], cwd: root, env: {}, handleFile: path.join(root, `h-${seq}.json`), handle: {} }, () => undefined),
     ).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('JOBDECK_LAUNCHER other than 0 or 1 is refused naming the variable', () => {
+    const before = process.env.JOBDECK_LAUNCHER;
+    process.env.JOBDECK_LAUNCHER = 'yes';
+    try {
+      expect(() => createLocalExecutor()).toThrow('JOBDECK_LAUNCHER: expected 0 or 1, got "yes"');
+    } finally {
+      if (before === undefined) delete process.env.JOBDECK_LAUNCHER;
+      else process.env.JOBDECK_LAUNCHER = before;
+    }
   });
 
   it('launcher: null spawns from this process (JOBDECK_LAUNCHER=0)', async () => {
