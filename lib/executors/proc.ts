@@ -166,7 +166,7 @@ export interface ProcScannerOptions {
   onScan?: () => void;
 }
 
-const SCAN_CHUNK = 256;
+const SCAN_CHUNK = 32;
 
 /** The default scan: every process in `/proc`, yielding to the event loop every SCAN_CHUNK reads. */
 async function scanProcChunked(): Promise<ProcStat[]> {
