@@ -62,6 +62,12 @@ export interface StoreEvent {
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;
+  /**
+   * For `event` of a status write: the job, task or attempt row exactly as that write left it
+   * (what `RETURNING` gave), so a listener needs no read of its own. Absent for rows the write
+   * created (a new attempt) and for `created` / `deleted`.
+   */
+  row?: Job | Task | Attempt;
   /** For `created`: what admission needs of the new job (Job.cpus, Job.executor). */
   job?: Pick<Job, 'cpus' | 'executor'>;
 }
@@ -193,7 +199,7 @@ export async function transitionMany(db: Db, transitions: AnyTransition[]): Prom
   try {
     const { rows, events } = isTx(db) ? await run(db) : await (db as PrismaClient).$transaction(run);
     transitions.forEach((t, i) => logApplied(t, events[i]));
-    if (!isTx(db)) for (const e of events) emit({ type: 'event', jobId: e.jobId, event: e });
+    if (!isTx(db)) events.forEach((e, i) => emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
     return { outcome: 'applied', rows, events };
   } catch (err) {
     if (err instanceof Lost) {
@@ -398,7 +404,12 @@ export async function startAttempt(
       // Every write first, then all their events in one INSERT, in this order.
       const taskIndex = new Map<number, number>();
       const data: Prisma.JobEventCreateManyInput[] = [];
-      for (let i = 0; i < before.length; i++) data.push((await writeOne(tx, before[i], i, taskIndex)).event);
+      const beforeRows: Array<Job | Task | Attempt> = [];
+      for (let i = 0; i < before.length; i++) {
+        const w = await writeOne(tx, before[i], i, taskIndex);
+        data.push(w.event);
+        beforeRows.push(w.row);
+      }
       const t = await writeOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, before.length, taskIndex);
       const task = t.row as Task;
       data.push(t.event);
@@ -408,14 +419,14 @@ export async function startAttempt(
       data.push({ jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause });
       for (let i = 0; i < after.length; i++) data.push((await writeOne(tx, after[i], before.length + 1 + i, taskIndex)).event);
       const evs = await insertEvents(tx, data);
-      const pre = before.map((b, i) => ({ t: b, event: evs[i] }));
+      const pre = before.map((b, i) => ({ t: b, event: evs[i], row: beforeRows[i] }));
       const post = after.map((b, i) => ({ t: b, event: evs[before.length + 2 + i] }));
       return { pre, taskEvent: evs[before.length], attempt, event: evs[before.length + 1], post };
     });
     for (const p of res.pre) logApplied(p.t, p.event);
     logApplied({ entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason }, res.taskEvent);
     for (const p of res.post) logApplied(p.t, p.event);
-    for (const p of res.pre) emit({ type: 'event', jobId: p.event.jobId, event: p.event });
+    for (const p of res.pre) emit({ type: 'event', jobId: p.event.jobId, event: p.event, row: p.row });
     emit({ type: 'event', jobId: res.event.jobId, event: res.taskEvent });
     emit({ type: 'event', jobId: res.event.jobId, event: res.event });
     for (const p of res.post) emit({ type: 'event', jobId: p.event.jobId, event: p.event });

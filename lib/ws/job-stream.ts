@@ -139,6 +139,8 @@ export class JobStream {
   private readonly pos: { task: number; attempt: number; offset: number };
   /** Every status message for events ≤ this id was sent (or deliberately skipped). */
   private lastEventId = 0;
+  /** Attempt rows the bus brought with their terminal event (event id → row), until processed. */
+  private readonly endRows = new Map<number, Attempt>();
   private jobStatus: JobStatus = 'PENDING';
   private reached: boolean;
   private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number }>();
@@ -185,6 +187,7 @@ export class JobStream {
         let i = this.pending.length;
         while (i > 0 && this.pending[i - 1].id > ev.id) i--;
         this.pending.splice(i, 0, ev);
+        if (ev.entity === 'attempt' && e.row && isTerminal('attempt', ev.to)) this.endRows.set(ev.id, e.row as Attempt);
       }
     } else this.eventsDirty = true;
     this.waker.wake();
@@ -404,6 +407,8 @@ export class JobStream {
       const t = e.taskIndex ?? -1;
       const a = e.attemptNumber ?? 0;
       if (e.entity === 'attempt') {
+        const endRow = this.endRows.get(e.id);
+        this.endRows.delete(e.id);
         if (e.from === null) {
           // An attempt was created.
           const skip = before(t, a, this.start.task, this.start.attempt) || this.finished.has(key(t, a));
@@ -432,7 +437,8 @@ export class JobStream {
           this.open.endEventId = e.id;
           this.open.endEventAt = e.at;
           this.pending.shift();
-          this.open.row = (await this.loadAttempt(t, a)) ?? this.open.row;
+          // The row as the ending write left it (bus), else read (an event found by the poll).
+          this.open.row = endRow ?? (await this.loadAttempt(t, a)) ?? this.open.row;
           return;
         }
         this.markSent(e);
