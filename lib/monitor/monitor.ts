@@ -1517,7 +1517,17 @@ class MonitorImpl implements Monitor {
       // The status write first, then the leftovers of an attempt it ended (not awaited).
       this.startReaps(job.id);
     }
-    if (res.outcome === 'applied') onApplied?.();
+    if (res.outcome === 'applied') {
+      onApplied?.();
+      // Rule 3 without a re-read: this committed write made the job terminal, and nothing ever
+      // changes a terminal job row, so the step ends here (the re-read would only find it
+      // terminal and forget it; skipping it keeps the database free for the stream that
+      // announces the end: bench "latency").
+      if (tr.some((t) => t.entity === 'job' && isTerminal('job', t.to))) {
+        this.forget(job.id);
+        return 'idle';
+      }
+    }
     return this.outcome(job, phase, res);
   }
 }
