@@ -170,8 +170,13 @@ function logApplied(t: AnyTransition, event: JobEvent): void {
   );
 }
 
+/**
+ * An interactive-transaction client? Prisma 7's has `$transaction` too (nested transactions), so
+ * that cannot tell; it lacks `$disconnect` (Prisma's itxClientDenyList: $connect, $disconnect,
+ * $on, $use, $extends).
+ */
 function isTx(db: Db): db is Prisma.TransactionClient {
-  return typeof (db as PrismaClient).$transaction !== 'function';
+  return typeof (db as PrismaClient).$disconnect !== 'function';
 }
 
 /**
