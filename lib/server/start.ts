@@ -8,6 +8,7 @@ import { loadConfig } from '../config';
 import { closeDatabase, initDatabase } from '../db/client';
 import { logger } from '../log';
 import { shared } from '../shared';
+import { loadApiRouter } from './api-router';
 import { findUpgradeRoute } from './upgrade';
 
 /** Hooks subsystems register to start after the database opens and stop before it closes. */
@@ -45,7 +46,8 @@ export interface StartOptions {
 /**
  * Starts jobdeck in this process: opens (and migrates) the database, starts the registered
  * subsystems (monitor recovery runs before the first request is accepted), prepares Next.js and
- * listens. WebSocket upgrades on `/ws/…` go to the routes registered with registerUpgradeRoute;
+ * listens. `/api/…` requests go to the route handlers through lib/server/api-router.ts (not
+ * through Next's pipeline) except in dev mode; everything else to Next. WebSocket upgrades on `/ws/…` go to the routes registered with registerUpgradeRoute;
  * `/_next/…` upgrades go to Next in dev mode; every other upgrade is destroyed.
  *
  * @throws when the database cannot be opened or the port is taken.
@@ -75,9 +77,16 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   await app.prepare();
   const nextUpgrade = opts.dev ? (app as unknown as { getUpgradeHandler?: () => (req: http.IncomingMessage, socket: unknown, head: Buffer) => void }).getUpgradeHandler?.() : undefined;
 
+  // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves the
+  // pages. In dev mode Next serves both (hot reload of route files).
+  const api = opts.dev ? null : await loadApiRouter(path.join(dir, 'app'));
   const server = http.createServer((req, res) => {
     // Every request passes the auth gate first (token/session, Host, Origin, body cap).
     if (!gate(req, res)) return;
+    if (api && req.url?.startsWith('/api/')) {
+      void api.serve(req, res);
+      return;
+    }
     handle(req, res).catch((err: unknown) => {
       log.error({ err, url: req.url }, 'request failed');
       if (!res.headersSent) res.statusCode = 500;
