@@ -8,8 +8,10 @@ import { assertTransition, isTerminal, JOB_TERMINAL, type AttemptStatus, type En
  * The guarded store: the only code that writes a status (DESIGN.md §3, rules 1–3, from the Ray
  * seed "Guard recovered monitors against stale job state").
  *
- * Every status write is a compare-and-set — `updateMany({ where: { id, status: expected } })` —
- * in the same transaction as the JobEvent row that records it. The outcome says what happened:
+ * Every status write is a compare-and-set — the row is locked only if `id = $id AND status =
+ * $expected`, and written only then — in the same SQL statement as the JobEvent row that records
+ * it (one statement per batch of writes, all or nothing: batchStatement()). The outcome says what
+ * happened:
  * - `applied`: the row had the expected status and now has the new one (one JobEvent written);
  * - `lost`, reason `gone`: the row no longer exists (deleted) — stop; never re-create it;
  * - `lost`, reason `terminal`: the row is already terminal — keep it as it is;
@@ -94,72 +96,361 @@ function emit(e: StoreEvent): void {
   }
 }
 
-class Lost extends Error {
-  constructor(
-    readonly index: number,
-    readonly result: Exclude<TransitionOutcome<Job | Task | Attempt>, { outcome: 'applied' }>,
-  ) {
-    super('lost race');
-  }
+/**
+ * SQL type of a column: how the batch statement casts a parameter written to it and how
+ * decodeRow() turns its `to_jsonb` value back into what Prisma answers.
+ */
+type ColumnType = 'int' | 'float8' | 'text' | 'jsonb' | 'timestamp' | 'status';
+
+/**
+ * The store's raw SQL knowledge of the tables, in one place: per entity its table, its status
+ * enum type and the SQL type of every column of its Prisma model (`satisfies Record<keyof Model,
+ * …>`: a column added to the schema and not here, or named here and not in the schema, does not
+ * compile). tests/integration/store-batch.test.ts checks the decoded rows against Prisma reads.
+ */
+const MODELS = {
+  job: {
+    table: 'Job',
+    statusType: 'JobStatus',
+    columns: {
+      id: 'int',
+      submissionId: 'text',
+      name: 'text',
+      status: 'status',
+      statusReason: 'text',
+      specYaml: 'text',
+      spec: 'jsonb',
+      specHash: 'text',
+      cpus: 'float8',
+      metadata: 'jsonb',
+      executor: 'text',
+      submittedAt: 'timestamp',
+      startedAt: 'timestamp',
+      endedAt: 'timestamp',
+      updatedAt: 'timestamp',
+      cancelRequestedAt: 'timestamp',
+      restartCount: 'int',
+      recoveryCount: 'int',
+      currentTask: 'int',
+      taskCount: 'int',
+    } satisfies Record<keyof Job, ColumnType>,
+  },
+  task: {
+    table: 'Task',
+    statusType: 'TaskStatus',
+    columns: {
+      id: 'int',
+      jobId: 'int',
+      index: 'int',
+      name: 'text',
+      status: 'status',
+      statusReason: 'text',
+      spec: 'jsonb',
+      restarts: 'int',
+      recoveries: 'int',
+      exitCode: 'int',
+      startedAt: 'timestamp',
+      endedAt: 'timestamp',
+    } satisfies Record<keyof Task, ColumnType>,
+  },
+  attempt: {
+    table: 'Attempt',
+    statusType: 'AttemptStatus',
+    columns: {
+      id: 'int',
+      jobId: 'int',
+      taskId: 'int',
+      number: 'int',
+      status: 'status',
+      statusReason: 'text',
+      cause: 'text',
+      executor: 'text',
+      executorRef: 'text',
+      pid: 'int',
+      pidStartTime: 'text',
+      exitCode: 'int',
+      logPath: 'text',
+      createdAt: 'timestamp',
+      startedAt: 'timestamp',
+      endedAt: 'timestamp',
+    } satisfies Record<keyof Attempt, ColumnType>,
+  },
+} as const satisfies Record<Entity, { table: string; statusType: string; columns: Record<string, ColumnType> }>;
+
+/** JobEvent's columns, selected typed (not through to_jsonb) so that Prisma decodes them itself. */
+const EVENT_COLUMNS = ['id', 'jobId', 'at', 'entity', 'taskIndex', 'attemptNumber', 'from', 'to', 'reason'] as const satisfies ReadonlyArray<keyof JobEvent>;
+type MissingEventColumn = Exclude<keyof JobEvent, (typeof EVENT_COLUMNS)[number]>;
+// A JobEvent column missing from EVENT_COLUMNS fails to compile here.
+const _allEventColumns: MissingEventColumn extends never ? true : never = true;
+void _allEventColumns;
+
+function columnsOf(entity: Entity): Record<string, ColumnType> {
+  return MODELS[entity].columns;
 }
 
-function delegate(tx: Prisma.TransactionClient, entity: Entity) {
-  // The three delegates share the calls used here; one typed view keeps the code single.
-  return (entity === 'job' ? tx.job : entity === 'task' ? tx.task : tx.attempt) as unknown as {
-    updateManyAndReturn(args: { where: { id: number; status: string }; data: Record<string, unknown> }): Promise<Array<Job | Task | Attempt>>;
-    findUnique(args: { where: { id: number } }): Promise<(Job | Task | Attempt) | null>;
-  };
+/** The SQL cast of a column type (fixed text: never data). */
+function castOf(entity: Entity, type: ColumnType): string {
+  switch (type) {
+    case 'int':
+      return 'int';
+    case 'float8':
+      return 'float8';
+    case 'text':
+      return 'text';
+    case 'jsonb':
+      return 'jsonb';
+    case 'timestamp':
+      return 'timestamp(3)';
+    case 'status':
+      return `"${MODELS[entity].statusType}"`;
+  }
 }
 
 /**
- * One guarded write inside a transaction: `UPDATE … WHERE id AND status = from RETURNING *` (one
- * statement); only a lost race reads the row again to say why (gone / terminal / moved).
- * Returns the written row and its JobEvent, to be inserted with the others by insertEvents().
- * `taskIndex` maps task ids to their index for attempt events (filled by task writes of the same
- * batch; looked up otherwise).
+ * A Date as a TIMESTAMP(3) literal: UTC wall time without a zone (Prisma's convention for
+ * DateTime columns), exact to the ms whatever the session's TimeZone.
  */
-async function writeOne(
-  tx: Prisma.TransactionClient,
-  t: AnyTransition,
-  index: number,
-  taskIndex: Map<number, number>,
-): Promise<{ row: Job | Task | Attempt; event: Prisma.JobEventCreateManyInput }> {
-  const d = delegate(tx, t.entity);
-  const data: Record<string, unknown> = { ...(t.data ?? {}), status: t.to };
-  if (t.reason !== undefined) data.statusReason = t.reason;
-  if (t.entity === 'job') data.updatedAt = new Date();
-  const written = await d.updateManyAndReturn({ where: { id: t.id, status: t.from }, data });
-  const row = written[0];
-  if (!row) {
-    const now = await d.findUnique({ where: { id: t.id } });
-    if (!now) throw new Lost(index, { outcome: 'lost', reason: 'gone' });
-    throw new Lost(index, { outcome: 'lost', reason: isTerminal(t.entity, now.status) ? 'terminal' : 'moved', row: now });
-  }
-  let jobId: number;
-  let ti: number | null = null;
-  let attemptNumber: number | null = null;
-  if (t.entity === 'job') jobId = row.id;
-  else if (t.entity === 'task') {
-    jobId = (row as Task).jobId;
-    ti = (row as Task).index;
-    taskIndex.set(row.id, ti);
-  } else {
-    const a = row as Attempt;
-    jobId = a.jobId;
-    attemptNumber = a.number;
-    ti = taskIndex.get(a.taskId) ?? (await tx.task.findUnique({ where: { id: a.taskId }, select: { index: true } }))?.index ?? null;
-  }
-  return { row, event: { jobId, entity: t.entity, taskIndex: ti, attemptNumber, from: t.from, to: t.to, reason: t.reason ?? null } };
+function pgTimestamp(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
 }
 
 /**
- * Inserts a transaction's JobEvents in one statement, answered in the order given (a multi-row
- * INSERT takes its serial ids in row order: sorted by id = the order of `data`).
+ * A value written to a column, as the parameter sent with its cast (Prisma's input rules:
+ * DateTime takes a Date or an ISO string; Int an integer; Json any JSON value, Prisma.JsonNull
+ * for a JSON null, Prisma.DbNull for SQL NULL).
+ * @throws TypeError for a value the column cannot hold (before any query).
  */
-async function insertEvents(tx: Prisma.TransactionClient, data: Prisma.JobEventCreateManyInput[]): Promise<JobEvent[]> {
-  if (data.length === 0) return [];
-  const evs = await tx.jobEvent.createManyAndReturn({ data });
-  return evs.sort((x, y) => x.id - y.id);
+function encodeValue(entity: Entity, column: string, type: ColumnType, v: unknown): unknown {
+  const bad = () => new TypeError(`${entity}.${column}: cannot write ${typeof v === 'object' ? JSON.stringify(v) : String(v)} to a ${type} column`);
+  if (type === 'jsonb') {
+    if (v === null || v instanceof Prisma.NullTypes.DbNull) return null;
+    if (v instanceof Prisma.NullTypes.JsonNull) return 'null';
+    const s = JSON.stringify(v);
+    if (s === undefined) throw bad();
+    return s;
+  }
+  if (v === null) return null;
+  switch (type) {
+    case 'timestamp': {
+      const d = v instanceof Date ? v : typeof v === 'string' ? new Date(v) : null;
+      if (!d || Number.isNaN(d.getTime())) throw bad();
+      return pgTimestamp(d);
+    }
+    case 'int':
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) throw bad();
+      return v;
+    case 'float8':
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw bad();
+      return v;
+    case 'text':
+    case 'status':
+      if (typeof v !== 'string') throw bad();
+      return v;
+  }
+}
+
+/** Prisma's numeric field update operations, as SQL operators. */
+const ARITHMETIC: Record<string, string> = { increment: '+', decrement: '-', multiply: '*', divide: '/' };
+
+/** The parameters of one statement: each value sent once, referenced as `$n::cast`. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown, cast: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::${cast}`;
+  }
+}
+
+/**
+ * `"column" = …` for one entry of a transition's `data`: a plain value, or one of Prisma's
+ * field update operations (`set`; for Int / Float `increment`, `decrement`, `multiply`,
+ * `divide`). Json values are always plain values. Undefined entries are skipped (Prisma's rule).
+ * @throws Error when the column is not a writable column of the entity (unknown, `id`, `status`);
+ *   TypeError for a value or operation the column cannot take.
+ */
+function assignment(p: Params, entity: Entity, column: string, v: unknown): string | null {
+  if (v === undefined) return null;
+  const type = Object.hasOwn(columnsOf(entity), column) ? columnsOf(entity)[column] : undefined;
+  if (!type || column === 'id' || type === 'status') throw new Error(`transition data: "${column}" is not a writable column of ${entity}`);
+  const cast = castOf(entity, type);
+  const q = `"${column}"`;
+  if (type !== 'jsonb' && v !== null && typeof v === 'object' && !(v instanceof Date)) {
+    const ops = Object.entries(v).filter(([, x]) => x !== undefined);
+    const [op, x] = ops.length === 1 ? ops[0] : [undefined, undefined];
+    if (op === 'set') return `${q} = ${p.add(encodeValue(entity, column, type, x), cast)}`;
+    if (op !== undefined && Object.hasOwn(ARITHMETIC, op) && (type === 'int' || type === 'float8')) {
+      return `${q} = ${q} ${ARITHMETIC[op]} ${p.add(encodeValue(entity, column, type, x), cast)}`;
+    }
+    throw new TypeError(`${entity}.${column}: unsupported update ${JSON.stringify(v)}`);
+  }
+  return `${q} = ${p.add(encodeValue(entity, column, type, v), cast)}`;
+}
+
+/**
+ * A row of `entity` from its `to_jsonb` value, as Prisma answers it: DateTime columns as Dates,
+ * Json as the parsed value, Float as a number, SQL NULL as null. Only the model's columns.
+ */
+function decodeRow(entity: Entity, json: Record<string, unknown>): Job | Task | Attempt {
+  const row: Record<string, unknown> = {};
+  for (const [column, type] of Object.entries(columnsOf(entity))) {
+    const v = json[column] ?? null;
+    if (v === null) row[column] = null;
+    else if (type === 'timestamp') row[column] = new Date(`${v as string}Z`);
+    else if (type === 'float8') row[column] = typeof v === 'number' ? v : Number(v); // NaN / ±Infinity come as strings
+    else row[column] = v;
+  }
+  return row as unknown as Job | Task | Attempt;
+}
+
+/** One step of a batch statement: a guarded write, or the creation of an attempt of a task written by an earlier step. */
+type Step = { kind: 'write'; t: AnyTransition } | { kind: 'attempt'; task: number; a: NewAttempt };
+
+/**
+ * The whole batch as ONE SQL statement (data-modifying CTEs: atomic without a transaction):
+ *
+ *   g<i>  SELECT id FROM "<Table>" WHERE id = $ AND status = $from FOR NO KEY UPDATE   (per write)
+ *   ok    true only when every guard found its row
+ *   u<i>  UPDATE "<Table>" SET status, statusReason, data…, updatedAt (job)
+ *         WHERE id = $ AND (SELECT ok FROM ok) RETURNING *                               (per write)
+ *   u<i>  INSERT INTO "Attempt" … SELECT … FROM u<task> RETURNING *                      (startAttempt)
+ *   e     INSERT INTO "JobEvent" … one row per step, in step order (serial ids in that order)
+ *   w     each step's row as to_jsonb
+ *   →     one result row per step, in step order: the event's typed columns and the row.
+ *
+ * Concurrency (READ COMMITTED): a guard's row lock waits for a concurrent writer of the row and
+ * re-checks `status = from` on the newest row version (EvalPlanQual); a row moved or deleted
+ * meanwhile drops out of its guard. `ok` is an InitPlan of every UPDATE / INSERT, so nothing is
+ * written unless all guards hold their rows, and then each UPDATE finds its row by primary key
+ * (rechecked on the newest version, which this statement has locked with the right status).
+ * Two batches on one row serialize on its lock; the second sees the first's status and writes
+ * nothing (no transition keeps the status). The guards lock in a fixed order — jobs, then tasks,
+ * then attempts, by id; the order transitionJobsWhere() and cascading deletes take — so two
+ * batches never deadlock each other, whatever the order of their transitions.
+ * The lock is FOR NO KEY UPDATE, what the UPDATE itself takes: it does not block JobEvent /
+ * Attempt inserts of other writers (their foreign-key checks take KEY SHARE).
+ *
+ * Each write's data is parameterised (`$n::<cast>`); column names come from MODELS only.
+ * All times written (job updatedAt, attempt createdAt, event at) are `now`.
+ */
+function batchStatement(steps: Step[], now: Date): { sql: string; params: unknown[] } {
+  const p = new Params();
+  const at = p.add(pgTimestamp(now), 'timestamp(3)');
+  const ctes: string[] = [];
+  const guards: Array<{ rank: number; id: number; name: string }> = [];
+  const events: string[] = [];
+  const rows: string[] = [];
+  const RANK: Record<Entity, number> = { job: 0, task: 1, attempt: 2 };
+  const writes: string[] = [];
+  steps.forEach((s, i) => {
+    if (s.kind === 'attempt') {
+      const a = s.a;
+      const number = encodeValue('attempt', 'number', 'int', a.number);
+      writes.push(
+        `u${i} AS (INSERT INTO "Attempt" ("jobId", "taskId", "number", "status", "statusReason", "cause", "executor", "executorRef", "pid", "pidStartTime", "exitCode", "logPath", "createdAt", "startedAt", "endedAt")` +
+          ` SELECT x."jobId", x."id", ${p.add(number, 'int')}, 'STARTING', NULL, ${p.add(a.cause, 'text')}, ${p.add(a.executor ?? 'local', 'text')}, NULL, NULL, NULL, NULL, ${p.add(a.logPath ?? null, 'text')}, ${at}, NULL, NULL` +
+          ` FROM u${s.task} x RETURNING *)`,
+      );
+      events.push(`SELECT ${i} AS k, x."jobId", 'attempt' AS "entity", x."index" AS "taskIndex", ${p.add(number, 'int')} AS "attemptNumber", NULL::text AS "from", 'STARTING'::text AS "to", ${p.add(a.cause, 'text')} AS "reason" FROM u${s.task} x`);
+      rows.push(`SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM u${i} x`);
+      return;
+    }
+    const t = s.t;
+    const { table, statusType } = MODELS[t.entity];
+    const id = p.add(t.id, 'int');
+    ctes.push(`g${i} AS MATERIALIZED (SELECT "id" FROM "${table}" WHERE "id" = ${id} AND "status" = ${p.add(t.from, `"${statusType}"`)} FOR NO KEY UPDATE)`);
+    guards.push({ rank: RANK[t.entity], id: t.id, name: `g${i}` });
+    const data: Record<string, unknown> = { ...(t.data ?? {}) };
+    if (t.reason !== undefined) data.statusReason = t.reason;
+    if (t.entity === 'job') data.updatedAt = now;
+    const sets = [`"status" = ${p.add(t.to, `"${statusType}"`)}`];
+    for (const [column, v] of Object.entries(data)) {
+      const a = assignment(p, t.entity, column, v);
+      if (a) sets.push(a);
+    }
+    writes.push(`u${i} AS (UPDATE "${table}" SET ${sets.join(', ')} WHERE "id" = ${id} AND (SELECT ok FROM ok) RETURNING *)`);
+    const source =
+      t.entity === 'job'
+        ? `x."id" AS "jobId", 'job' AS "entity", NULL::int AS "taskIndex", NULL::int AS "attemptNumber"`
+        : t.entity === 'task'
+          ? `x."jobId", 'task' AS "entity", x."index" AS "taskIndex", NULL::int AS "attemptNumber"`
+          : `x."jobId", 'attempt' AS "entity", (SELECT y."index" FROM "Task" y WHERE y."id" = x."taskId") AS "taskIndex", x."number" AS "attemptNumber"`;
+    events.push(`SELECT ${i} AS k, ${source}, ${p.add(t.from, 'text')} AS "from", ${p.add(t.to, 'text')} AS "to", ${p.add(t.reason ?? null, 'text')} AS "reason" FROM u${i} x`);
+    rows.push(`SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM u${i} x`);
+  });
+  guards.sort((x, y) => x.rank - y.rank || x.id - y.id);
+  ctes.push(`ok AS MATERIALIZED (SELECT ${guards.length ? guards.map((g) => `EXISTS (SELECT FROM ${g.name})`).join(' AND ') : 'true'} AS ok)`);
+  ctes.push(...writes);
+  ctes.push(
+    `e AS (INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")` +
+      ` SELECT x."jobId", ${at}, x."entity", x."taskIndex", x."attemptNumber", x."from", x."to", x."reason" FROM (${events.join(' UNION ALL ')}) x ORDER BY x.k RETURNING *)`,
+  );
+  ctes.push(`w AS (${rows.join(' UNION ALL ')})`);
+  const cols = EVENT_COLUMNS.map((c) => `e."${c}"`).join(', ');
+  const sql =
+    `WITH ${ctes.join(',\n')}\n` +
+    `SELECT ${cols}, w."row" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
+  return { sql, params: p.values };
+}
+
+/** A statement's answer: per step, in step order, the JobEvent (typed by Prisma) and the row's to_jsonb. */
+type BatchRow = JobEvent & { row: Record<string, unknown> };
+
+/**
+ * Runs a batch statement; zero rows back means a guard failed and nothing was written.
+ * Raw query errors are mapped like Prisma's own calls (unique violation → P2002).
+ */
+async function runBatch(db: Db, steps: Step[]): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[] } | null> {
+  const { sql, params } = batchStatement(steps, new Date());
+  let got: BatchRow[];
+  try {
+    got = await db.$queryRawUnsafe<BatchRow[]>(sql, ...params);
+  } catch (err) {
+    throw uniqueViolationAsP2002(err);
+  }
+  if (got.length === 0) return null;
+  if (got.length !== steps.length) throw new Error(`store: a batch of ${steps.length} writes answered ${got.length} rows`);
+  const rows = got.map((r, i) => {
+    const s = steps[i];
+    return decodeRow(s.kind === 'write' ? s.t.entity : 'attempt', r.row);
+  });
+  const events = got.map(({ row: _row, ...e }) => e as JobEvent);
+  return { rows, events };
+}
+
+/**
+ * After a batch wrote nothing: the first of `transitions` (in their order) that lost — `gone`
+ * (no row), else `terminal` / `moved` with the fresh row (its status is not `from`) — from one
+ * read of all their rows. When every row reads as expected again (a concurrent writer moved
+ * a row back to `from`, or committed just after the statement's snapshot), the first transition
+ * is reported `moved` with its fresh row: nothing was written, the caller re-reads.
+ */
+async function firstLoser(db: Db, transitions: AnyTransition[]): Promise<Extract<BatchOutcome, { outcome: 'lost' }>> {
+  const p = new Params();
+  const parts = transitions.map((t, i) => `SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM "${MODELS[t.entity].table}" x WHERE x."id" = ${p.add(t.id, 'int')}`);
+  const got = await db.$queryRawUnsafe<Array<{ k: number; row: Record<string, unknown> }>>(parts.join(' UNION ALL '), ...p.values);
+  const fresh = new Map(got.map((r) => [Number(r.k), r.row]));
+  for (let i = 0; i < transitions.length; i++) {
+    const t = transitions[i];
+    const json = fresh.get(i);
+    if (!json) return { outcome: 'lost', index: i, reason: 'gone' };
+    if (json.status !== t.from) return { outcome: 'lost', index: i, reason: isTerminal(t.entity, json.status as string) ? 'terminal' : 'moved', row: decodeRow(t.entity, json) };
+  }
+  return { outcome: 'lost', index: 0, reason: 'moved', row: decodeRow(transitions[0].entity, fresh.get(0)!) };
+}
+
+/**
+ * Checks a batch before any query: every transition in the status table, and no row written
+ * twice (one statement cannot write a row twice: write the final status once instead).
+ * @throws IllegalTransitionError; Error naming the row written twice.
+ */
+function assertBatch(transitions: AnyTransition[]): void {
+  for (const t of transitions) assertTransition(t.entity, t.from, t.to);
+  const seen = new Set<string>();
+  for (const t of transitions) {
+    const key = `${t.entity} ${t.id}`;
+    if (seen.has(key)) throw new Error(`store: a batch writes ${key} twice`);
+    seen.add(key);
+  }
 }
 
 function logApplied(t: AnyTransition, event: JobEvent): void {
@@ -180,39 +471,32 @@ function isTx(db: Db): db is Prisma.TransactionClient {
 }
 
 /**
- * Applies several guarded writes in one transaction, all or nothing: if any write loses its
- * race, nothing is written and the outcome names the first loser (with its fresh row).
- * Each applied write leaves exactly one JobEvent; events are announced on storeBus() after the
- * commit. When `db` is already a transaction client, runs inside it (the caller commits; no
- * announcement is made — use only for composition inside the store's own helpers).
+ * Applies several guarded writes all or nothing: if any write loses its race, nothing is
+ * written and the outcome names the first loser in the order given (with its fresh row).
+ * Each applied write leaves exactly one JobEvent (serial ids in the order given); `rows[i]` and
+ * `events[i]` are transition i's row as written and its event. Events are announced on
+ * storeBus() after the commit.
  *
- * @throws IllegalTransitionError (before any query) when a write is not in the table.
+ * Costs one SQL statement (batchStatement(): guards, updates and the events' insert as
+ * data-modifying CTEs) — one database round trip, no interactive transaction — plus one read
+ * when the batch lost. When `db` is already a transaction client, the statement runs inside it
+ * (the caller commits; no announcement is made — use only for composition inside the store's
+ * own helpers).
+ *
+ * @throws IllegalTransitionError (before any query) when a write is not in the table; Error
+ *   (before any query) when the batch writes one row twice, or a `data` entry names a column
+ *   the entity does not have (or `id`); TypeError (before any query) for a `data` value its
+ *   column cannot hold; database errors as Prisma raises them.
  */
 export async function transitionMany(db: Db, transitions: AnyTransition[]): Promise<BatchOutcome> {
-  for (const t of transitions) assertTransition(t.entity, t.from, t.to);
-  const run = async (tx: Prisma.TransactionClient) => {
-    const rows: Array<Job | Task | Attempt> = [];
-    const data: Prisma.JobEventCreateManyInput[] = [];
-    const taskIndex = new Map<number, number>();
-    for (let i = 0; i < transitions.length; i++) {
-      const r = await writeOne(tx, transitions[i], i, taskIndex);
-      rows.push(r.row);
-      data.push(r.event);
-    }
-    return { rows, events: await insertEvents(tx, data) };
-  };
-  try {
-    const { rows, events } = isTx(db) ? await run(db) : await (db as PrismaClient).$transaction(run);
-    transitions.forEach((t, i) => logApplied(t, events[i]));
-    if (!isTx(db)) events.forEach((e, i) => emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
-    return { outcome: 'applied', rows, events };
-  } catch (err) {
-    if (err instanceof Lost) {
-      const r = err.result;
-      return r.reason === 'gone' ? { outcome: 'lost', index: err.index, reason: 'gone' } : { outcome: 'lost', index: err.index, reason: r.reason, row: r.row };
-    }
-    throw err;
-  }
+  assertBatch(transitions);
+  if (transitions.length === 0) return { outcome: 'applied', rows: [], events: [] };
+  const done = await runBatch(db, transitions.map((t) => ({ kind: 'write', t })));
+  if (!done) return firstLoser(db, transitions);
+  const { rows, events } = done;
+  transitions.forEach((t, i) => logApplied(t, events[i]));
+  if (!isTx(db)) events.forEach((e, i) => emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
+  return { outcome: 'applied', rows, events };
 }
 
 /**
@@ -281,8 +565,7 @@ export interface NewJob {
 export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { tasks: Task[] }> {
   if (job.tasks.length === 0) throw new Error('a job needs at least one task');
   const now = new Date();
-  // TIMESTAMP(3) columns hold UTC wall time (Prisma's convention); a literal without a zone is exact.
-  const at = now.toISOString().replace('T', ' ').replace('Z', '');
+  const at = pgTimestamp(now);
   const specJson = JSON.stringify(job.spec);
   const metadataJson = job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata);
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
@@ -356,17 +639,23 @@ export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { 
 
 /**
  * A raw query's unique violation (Prisma P2010, driver error 23505 / UniqueConstraintViolation)
- * as the P2002 error Prisma's model calls raise, so callers keep one check. In submitJob()'s
- * statement only Job.submissionId can collide (ids are fresh, task indexes distinct).
+ * as the P2002 error Prisma's model calls raise, so callers keep one check: `meta.modelName` and
+ * `meta.target` (the fields) are read from the violated index's name, which follows Prisma's
+ * `<Model>_<field>_<field>_key` (e.g. Job_submissionId_key, Attempt_taskId_number_key). In
+ * submitJob()'s statement only Job.submissionId can collide (ids are fresh, task indexes
+ * distinct); in startAttempt()'s, Attempt (taskId, number).
  */
 function uniqueViolationAsP2002(err: unknown): unknown {
   if (!(err instanceof Prisma.PrismaClientKnownRequestError) || err.code !== 'P2010') return err;
-  const cause = (err.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string } } | undefined)?.cause;
+  const cause = (err.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string; originalMessage?: string } } | undefined)?.cause;
   if (cause?.kind !== 'UniqueConstraintViolation' && cause?.originalCode !== '23505' && !/\b23505\b/.test(err.message)) return err;
-  return new Prisma.PrismaClientKnownRequestError('Unique constraint failed on the fields: (`submissionId`)', {
+  const index = /unique constraint "([^"]+)"/.exec(cause?.originalMessage ?? err.message)?.[1] ?? '';
+  const named = /^([A-Za-z]+)_(\w+)_key$/.exec(index);
+  const target = named ? named[2].split('_') : [index];
+  return new Prisma.PrismaClientKnownRequestError(`Unique constraint failed on the fields: (${target.map((f) => `\`${f}\``).join(',')})`, {
     code: 'P2002',
     clientVersion: err.clientVersion,
-    meta: { modelName: 'Job', target: ['submissionId'] },
+    meta: { modelName: named?.[1], target },
   });
 }
 
@@ -382,11 +671,20 @@ export interface NewAttempt {
 
 /**
  * Starts a task attempt: moves the task `from → STARTING` (guarded) and creates the attempt in
- * STARTING, in one transaction, with a JobEvent for each. Loses like any guarded write — a
+ * STARTING, all or nothing, with a JobEvent for each. Loses like any guarded write — a
  * deleted or terminal task never gets an attempt. `before` / `after` add guarded writes to the
- * same transaction (the monitor ends the previous attempt and moves the job with the new
- * attempt, all or nothing); if any of them loses, nothing is written and the outcome is `lost`.
- * @throws IllegalTransitionError when `from → STARTING` (or a `before`/`after` write) is not allowed.
+ * same statement (the monitor ends the previous attempt and moves the job with the new
+ * attempt, all or nothing); if any of them loses, nothing is written and the outcome is `lost`
+ * (the first loser of before, task, after, in that order: its reason and fresh row, whatever its
+ * kind). Events, in this order: `before`'s, the task's, the attempt's (`null → STARTING`, reason
+ * = cause), `after`'s; announced in that order after the commit, each write's with its row.
+ *
+ * One SQL statement, like transitionMany() (batchStatement(): the attempt's INSERT reads the
+ * task's UPDATE), plus one read when it lost.
+ * @throws IllegalTransitionError when `from → STARTING` (or a `before`/`after` write) is not
+ *   allowed; Error / TypeError as transitionMany() for a row written twice or bad `data` (all
+ *   before any query); Prisma's P2002 PrismaClientKnownRequestError when the task already has
+ *   an attempt with this number (nothing was written); other database errors as Prisma raises them.
  */
 export async function startAttempt(
   db: PrismaClient,
@@ -394,56 +692,35 @@ export async function startAttempt(
     taskFrom: TaskStatus;
     reason?: string;
     taskData?: Transition<'task'>['data'];
-    /** Guarded writes applied first, in the same transaction (e.g. the previous attempt's end). */
+    /** Guarded writes applied first, in the same statement (e.g. the previous attempt's end). */
     before?: AnyTransition[];
-    /** Guarded writes applied after the attempt is created, in the same transaction (e.g. the job's status). */
+    /** Guarded writes applied after the attempt is created, in the same statement (e.g. the job's status). */
     after?: AnyTransition[];
   },
 ): Promise<TransitionOutcome<Attempt>> {
-  assertTransition('task', a.taskFrom, 'STARTING');
   const before = a.before ?? [];
   const after = a.after ?? [];
-  for (const t of [...before, ...after]) assertTransition(t.entity, t.from, t.to);
-  try {
-    const res = await db.$transaction(async (tx) => {
-      // Every write first, then all their events in one INSERT, in this order.
-      const taskIndex = new Map<number, number>();
-      const data: Prisma.JobEventCreateManyInput[] = [];
-      const beforeRows: Array<Job | Task | Attempt> = [];
-      for (let i = 0; i < before.length; i++) {
-        const w = await writeOne(tx, before[i], i, taskIndex);
-        data.push(w.event);
-        beforeRows.push(w.row);
-      }
-      const t = await writeOne(tx, { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData }, before.length, taskIndex);
-      const task = t.row as Task;
-      data.push(t.event);
-      const attempt = await tx.attempt.create({
-        data: { jobId: task.jobId, taskId: task.id, number: a.number, cause: a.cause, executor: a.executor ?? 'local', logPath: a.logPath ?? null },
-      });
-      data.push({ jobId: task.jobId, entity: 'attempt', taskIndex: task.index, attemptNumber: a.number, from: null, to: 'STARTING', reason: a.cause });
-      for (let i = 0; i < after.length; i++) data.push((await writeOne(tx, after[i], before.length + 1 + i, taskIndex)).event);
-      const evs = await insertEvents(tx, data);
-      const pre = before.map((b, i) => ({ t: b, event: evs[i], row: beforeRows[i] }));
-      const post = after.map((b, i) => ({ t: b, event: evs[before.length + 2 + i] }));
-      return { pre, taskEvent: evs[before.length], attempt, event: evs[before.length + 1], post };
-    });
-    for (const p of res.pre) logApplied(p.t, p.event);
-    logApplied({ entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason }, res.taskEvent);
-    for (const p of res.post) logApplied(p.t, p.event);
-    for (const p of res.pre) emit({ type: 'event', jobId: p.event.jobId, event: p.event, row: p.row });
-    emit({ type: 'event', jobId: res.event.jobId, event: res.taskEvent });
-    emit({ type: 'event', jobId: res.event.jobId, event: res.event });
-    for (const p of res.post) emit({ type: 'event', jobId: p.event.jobId, event: p.event });
-    return { outcome: 'applied', row: res.attempt, event: res.event };
-  } catch (err) {
-    if (err instanceof Lost) {
-      const r = err.result;
-      // The task lost; report it as the attempt's outcome with no row of the attempt's kind.
-      return r.reason === 'gone' ? { outcome: 'lost', reason: 'gone' } : ({ outcome: 'lost', reason: r.reason, row: r.row } as unknown as TransitionOutcome<Attempt>);
-    }
-    throw err;
+  const task: Transition<'task'> = { entity: 'task', id: a.taskId, from: a.taskFrom, to: 'STARTING', reason: a.reason ?? null, data: a.taskData };
+  const writes: AnyTransition[] = [...before, task, ...after];
+  assertTransition('task', a.taskFrom, 'STARTING');
+  assertBatch(writes);
+  const steps: Step[] = [
+    ...before.map((t): Step => ({ kind: 'write', t })),
+    { kind: 'write', t: task },
+    { kind: 'attempt', task: before.length, a },
+    ...after.map((t): Step => ({ kind: 'write', t })),
+  ];
+  const done = await runBatch(db, steps);
+  if (!done) {
+    const r = await firstLoser(db, writes);
+    // Reported as the attempt's outcome, with the loser's row whatever its kind (as before).
+    return r.reason === 'gone' ? { outcome: 'lost', reason: 'gone' } : ({ outcome: 'lost', reason: r.reason, row: r.row } as unknown as TransitionOutcome<Attempt>);
   }
+  const ai = before.length + 1;
+  const logged: Array<{ t: AnyTransition | null; i: number }> = steps.map((s, i) => ({ t: s.kind === 'write' ? (i === before.length ? { ...task, reason: a.reason } : s.t) : null, i }));
+  for (const { t, i } of logged) if (t) logApplied(t, done.events[i]);
+  done.events.forEach((e, i) => emit({ type: 'event', jobId: e.jobId, event: e, ...(i === ai ? {} : { row: done.rows[i] }) }));
+  return { outcome: 'applied', row: done.rows[ai] as Attempt, event: done.events[ai] };
 }
 
 /** A set write over many jobs: see transitionJobsWhere(). */
