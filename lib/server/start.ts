@@ -58,6 +58,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const host = opts.host ?? cfg.host;
   const dir = opts.dir ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const log = logger();
+  // The API route modules load (~0.4 s of module loading) while the database opens and the
+  // monitor recovers, not after: the time until listening is what a restart's recovery waits for.
+  const apiLoading = opts.dev ? null : loadApiRouter(path.join(dir, 'app'));
+  apiLoading?.catch(() => undefined);
 
   // Security first (lib/auth): refuses a non-loopback address without JOBDECK_TOKEN, loads or
   // creates the token — before the database opens, so a refused start touches nothing.
@@ -79,7 +83,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
 
   // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves the
   // pages. In dev mode Next serves both (hot reload of route files).
-  const api = opts.dev ? null : await loadApiRouter(path.join(dir, 'app'));
+  const api = apiLoading ? await apiLoading : null;
   const server = http.createServer((req, res) => {
     // Every request passes the auth gate first (token/session, Host, Origin, body cap).
     if (!gate(req, res)) return;
