@@ -10,7 +10,7 @@ import type { ListMessage, StreamMessage } from '../logs/protocol';
 import { api } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';
-import { applyListMessage, listKey, type ListFilter } from './list-cache';
+import { applyListMessage, keepTerminalRows, listKey, type ListFilter } from './list-cache';
 import { LogBuffer } from './log-buffer';
 import type { StreamPosition } from './resume';
 import { ReconnectingSocket } from './socket';
@@ -20,9 +20,15 @@ export const jobKey = (id: number) => ['jobs', 'detail', id] as const;
 
 /** One page of the jobs list (kept while the next page loads). */
 export function useJobList(filter: ListFilter) {
+  const qc = useQueryClient();
   return useQuery({
     queryKey: listKey(filter),
-    queryFn: ({ signal }) => api.listJobs(filter, signal),
+    // A job the list stream already showed ended stays ended (list-cache keepTerminalRows).
+    queryFn: async ({ signal }) => {
+      const fresh = await api.listJobs(filter, signal);
+      // The cache as it is NOW (after the answer): a stream update may have landed meanwhile.
+      return keepTerminalRows(qc.getQueryData<JobList>(listKey(filter)), fresh);
+    },
     placeholderData: keepPreviousData,
   });
 }

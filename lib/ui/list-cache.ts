@@ -3,6 +3,7 @@
  * page of GET /api/jobs. Pure: the react-query layer applies it to every cached page.
  */
 import type { JobList, JobSummary } from '../api/types';
+import { isTerminal } from '../jobs/status';
 import type { ListMessage } from '../logs/protocol';
 
 /** The filters a cached list page was fetched with. */
@@ -58,4 +59,29 @@ function insertNewestFirst(jobs: JobSummary[], job: JobSummary): JobSummary[] {
   const i = jobs.findIndex((j) => j.id < job.id);
   if (i < 0) return [...jobs, job];
   return [...jobs.slice(0, i), job, ...jobs.slice(i)];
+}
+
+/**
+ * A freshly fetched page, merged with what the cache already holds for it: a job the cache knows
+ * as terminal keeps that row when the fetched one is not terminal. A terminal job never changes
+ * status again (lib/jobs/store, rule 3), so such a fetched row was read before the job ended — a
+ * request that started before a list-stream `updated` message and answered after it (e.g. the
+ * refetch after "Cancel selected" racing the CANCELLED update), which would otherwise leave the
+ * row showing CANCELLING until the next change that never comes.
+ */
+export function keepTerminalRows(cached: JobList | undefined, fresh: JobList): JobList {
+  if (!cached) return fresh;
+  const ended = new Map<number, JobSummary>();
+  for (const j of cached.jobs) if (isTerminal('job', j.status)) ended.set(j.id, j);
+  if (ended.size === 0) return fresh;
+  let changed = false;
+  const jobs = fresh.jobs.map((j) => {
+    const e = ended.get(j.id);
+    if (e && !isTerminal('job', j.status)) {
+      changed = true;
+      return e;
+    }
+    return j;
+  });
+  return changed ? { ...fresh, jobs } : fresh;
 }

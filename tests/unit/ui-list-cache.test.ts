@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobList, JobSummary } from '../../lib/api/types';
-import { applyListMessage, type ListFilter } from '../../lib/ui/list-cache';
+import { applyListMessage, keepTerminalRows, type ListFilter } from '../../lib/ui/list-cache';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics } from '../../lib/ui/spec-lint';
 import { formatDuration } from '../../lib/ui/format';
 
@@ -25,6 +25,23 @@ describe('applyListMessage', () => {
   });
   it('removes a deleted job', () => {
     expect((applyListMessage(page(3, 2, 1), f(), { type: 'deleted', jobId: 2 }) as JobList).jobs.map((x) => x.id)).toEqual([3, 1]);
+  });
+});
+
+describe('keepTerminalRows', () => {
+  it('keeps a row the stream showed ended when a fetch that started earlier answers it non-terminal', () => {
+    // The cache after the stream's CANCELLED update; the refetch read the database before it.
+    const cached: JobList = { jobs: [j(2, 'CANCELLED'), j(1, 'RUNNING')], nextCursor: null };
+    const fresh: JobList = { jobs: [j(3, 'PENDING'), j(2, 'CANCELLING'), j(1, 'SUCCEEDED')], nextCursor: 'c' };
+    const merged = keepTerminalRows(cached, fresh);
+    expect(merged.jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['3:PENDING', '2:CANCELLED', '1:SUCCEEDED']);
+    expect(merged.nextCursor).toBe('c');
+  });
+  it('answers the fetched page itself when nothing is stale (no cache, no terminal row, agreeing rows)', () => {
+    const fresh: JobList = { jobs: [j(2, 'CANCELLED'), j(1, 'RUNNING')], nextCursor: null };
+    expect(keepTerminalRows(undefined, fresh)).toBe(fresh);
+    expect(keepTerminalRows(page(2, 1), fresh)).toBe(fresh);
+    expect(keepTerminalRows({ jobs: [j(2, 'FAILED')], nextCursor: null }, { jobs: [j(2, 'FAILED'), j(1)], nextCursor: null }).jobs[0].status).toBe('FAILED');
   });
 });
 
