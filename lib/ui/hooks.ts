@@ -10,10 +10,14 @@ import type { ListMessage, StreamMessage } from '../logs/protocol';
 import { api } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';
-import { applyListMessage, keepTerminalRows, listKey, type ListFilter } from './list-cache';
+import { applyListMessage, listKey, mergeFetchedPage, type ListFilter } from './list-cache';
 import { LogBuffer } from './log-buffer';
 import type { StreamPosition } from './resume';
 import { ReconnectingSocket } from './socket';
+
+/** Counts list-stream messages applied; streamedAt: the count when each job last changed by one. */
+let streamClock = 0;
+const streamedAt = new Map<number, number>();
 
 /** Query key of a job's detail. */
 export const jobKey = (id: number) => ['jobs', 'detail', id] as const;
@@ -25,9 +29,10 @@ export function useJobList(filter: ListFilter) {
     queryKey: listKey(filter),
     // A job the list stream already showed ended stays ended (list-cache keepTerminalRows).
     queryFn: async ({ signal }) => {
+      const began = streamClock;
       const fresh = await api.listJobs(filter, signal);
-      // The cache as it is NOW (after the answer): a stream update may have landed meanwhile.
-      return keepTerminalRows(qc.getQueryData<JobList>(listKey(filter)), fresh);
+      // The cache as it is NOW (after the answer): stream updates that landed meanwhile win.
+      return mergeFetchedPage(qc.getQueryData<JobList>(listKey(filter)), fresh, (id) => (streamedAt.get(id) ?? 0) > began);
     },
     placeholderData: keepPreviousData,
   });
@@ -53,6 +58,7 @@ function mergeSummary(old: JobDetail | undefined, job: JobSummary): JobDetail | 
 
 /** Applies a list-stream message to every cached list page (and marks a cached detail stale). */
 export function applyListMessageToCache(qc: QueryClient, msg: ListMessage): void {
+  if (msg.type !== 'deleted') streamedAt.set(msg.job.id, ++streamClock);
   for (const [key, page] of qc.getQueriesData<JobList>({ queryKey: ['jobs', 'list'] })) {
     if (!page) continue;
     const filter = key[2] as ListFilter;

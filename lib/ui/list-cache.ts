@@ -62,24 +62,24 @@ function insertNewestFirst(jobs: JobSummary[], job: JobSummary): JobSummary[] {
 }
 
 /**
- * A freshly fetched page, merged with what the cache already holds for it: a job the cache knows
- * as terminal keeps that row when the fetched one is not terminal. A terminal job never changes
- * status again (lib/jobs/store, rule 3), so such a fetched row was read before the job ended — a
- * request that started before a list-stream `updated` message and answered after it (e.g. the
- * refetch after "Cancel selected" racing the CANCELLED update), which would otherwise leave the
- * row showing CANCELLING until the next change that never comes.
+ * A freshly fetched page, merged with what the cache holds for it now. The list stream is the
+ * newer source for any job it updated after the fetch began (`streamedSince(id)`): the fetch may
+ * have read the database before that change (the refetch after "Cancel selected", or the page's
+ * first GET after the socket opened, answering after the stream's RUNNING / CANCELLED update),
+ * and no further message would correct the row. Such jobs keep their cached row; a job the cache
+ * knows as terminal keeps it too (a terminal job never changes status: lib/jobs/store rule 3).
+ * Every later change arrives through the stream, so the page converges.
  */
-export function keepTerminalRows(cached: JobList | undefined, fresh: JobList): JobList {
+export function mergeFetchedPage(cached: JobList | undefined, fresh: JobList, streamedSince: (jobId: number) => boolean): JobList {
   if (!cached) return fresh;
-  const ended = new Map<number, JobSummary>();
-  for (const j of cached.jobs) if (isTerminal('job', j.status)) ended.set(j.id, j);
-  if (ended.size === 0) return fresh;
+  const known = new Map<number, JobSummary>();
+  for (const j of cached.jobs) known.set(j.id, j);
   let changed = false;
   const jobs = fresh.jobs.map((j) => {
-    const e = ended.get(j.id);
-    if (e && !isTerminal('job', j.status)) {
+    const c = known.get(j.id);
+    if (c && c !== j && (streamedSince(j.id) || (isTerminal('job', c.status) && !isTerminal('job', j.status)))) {
       changed = true;
-      return e;
+      return c;
     }
     return j;
   });

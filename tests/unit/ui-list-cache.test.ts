@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobList, JobSummary } from '../../lib/api/types';
-import { applyListMessage, keepTerminalRows, type ListFilter } from '../../lib/ui/list-cache';
+import { applyListMessage, mergeFetchedPage, type ListFilter } from '../../lib/ui/list-cache';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics } from '../../lib/ui/spec-lint';
 import { formatDuration } from '../../lib/ui/format';
 
@@ -28,20 +28,25 @@ describe('applyListMessage', () => {
   });
 });
 
-describe('keepTerminalRows', () => {
-  it('keeps a row the stream showed ended when a fetch that started earlier answers it non-terminal', () => {
-    // The cache after the stream's CANCELLED update; the refetch read the database before it.
-    const cached: JobList = { jobs: [j(2, 'CANCELLED'), j(1, 'RUNNING')], nextCursor: null };
-    const fresh: JobList = { jobs: [j(3, 'PENDING'), j(2, 'CANCELLING'), j(1, 'SUCCEEDED')], nextCursor: 'c' };
-    const merged = keepTerminalRows(cached, fresh);
-    expect(merged.jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['3:PENDING', '2:CANCELLED', '1:SUCCEEDED']);
+describe('mergeFetchedPage', () => {
+  it('keeps the rows the stream updated after the fetch began (the fetch read the database before)', () => {
+    // Page open: the socket first, then GET; the stream's RUNNING landed before GET answered STARTING.
+    const cached: JobList = { jobs: [j(2, 'RUNNING'), j(1, 'RUNNING')], nextCursor: null };
+    const fresh: JobList = { jobs: [j(3, 'PENDING'), j(2, 'STARTING'), j(1, 'SUCCEEDED')], nextCursor: 'c' };
+    const merged = mergeFetchedPage(cached, fresh, (id) => id === 2);
+    expect(merged.jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['3:PENDING', '2:RUNNING', '1:SUCCEEDED']);
     expect(merged.nextCursor).toBe('c');
   });
-  it('answers the fetched page itself when nothing is stale (no cache, no terminal row, agreeing rows)', () => {
+  it('keeps a row the cache knows as ended when the fetched one is not (the refetch after a cancel)', () => {
+    const cached: JobList = { jobs: [j(2, 'CANCELLED')], nextCursor: null };
+    const merged = mergeFetchedPage(cached, { jobs: [j(2, 'CANCELLING')], nextCursor: null }, () => false);
+    expect(merged.jobs[0].status).toBe('CANCELLED');
+  });
+  it('answers the fetched page itself when nothing is stale', () => {
     const fresh: JobList = { jobs: [j(2, 'CANCELLED'), j(1, 'RUNNING')], nextCursor: null };
-    expect(keepTerminalRows(undefined, fresh)).toBe(fresh);
-    expect(keepTerminalRows(page(2, 1), fresh)).toBe(fresh);
-    expect(keepTerminalRows({ jobs: [j(2, 'FAILED')], nextCursor: null }, { jobs: [j(2, 'FAILED'), j(1)], nextCursor: null }).jobs[0].status).toBe('FAILED');
+    expect(mergeFetchedPage(undefined, fresh, () => true)).toBe(fresh);
+    expect(mergeFetchedPage(page(2, 1), fresh, () => false)).toBe(fresh);
+    expect(mergeFetchedPage(page(5), fresh, () => true)).toBe(fresh);
   });
 });
 
