@@ -12,6 +12,8 @@ import path from 'node:path';
  *   buffer cache lives in the server process's memory (bench/README.md "F2")
  * - `JOBDECK_PGLITE_OPTIMIZE`: `1` lets V8 optimize PGlite's WebAssembly (TurboFan); default `0`
  *   keeps it on the baseline compiler (Liftoff) — see openPglite() in lib/db/client.ts
+ * - `JOBDECK_PGLITE_WORKER`: `1` runs the embedded PGlite in a worker thread, off the server's
+ *   event loop (lib/db/pglite-worker.ts); default `0` runs it in the server's thread
  */
 export interface Config {
   port: number;
@@ -22,6 +24,8 @@ export interface Config {
   pgliteSharedBuffers: string;
   /** Let V8 compile PGlite's WebAssembly with its optimizing tier (more memory; `JOBDECK_PGLITE_OPTIMIZE=1`). */
   pgliteOptimize: boolean;
+  /** Run the embedded PGlite in a worker thread (`JOBDECK_PGLITE_WORKER=1`) instead of the server's thread (default). */
+  pgliteWorker: boolean;
 }
 
 /**
@@ -31,6 +35,17 @@ export interface Config {
  * table pages come from the OS page cache).
  */
 export const DEFAULT_PGLITE_SHARED_BUFFERS = '16MB';
+
+/**
+ * Default of JOBDECK_PGLITE_WORKER: PGlite in the server's thread (`0`), not in a worker thread
+ * (`1`). Chosen by the bench on the 2-core machine, worker vs server thread in the same hour
+ * (2026-12-01, runs with the machine otherwise quiet): the worker did not start 1,000 jobs sooner
+ * (28.9–35.7 s vs 27.7–33.1 s until all RUNNING) and took ~20–30 % more server CPU for it
+ * (32.9–38.6 s vs 26.8–31.9 s), its PGlite thread busy throughout; it gave a lower exit → job
+ * stream p50 (32–54 ms vs 40–58 ms; p99 mixed) and ~13 % more submits/s. Details in
+ * lib/db/pglite-worker.ts.
+ */
+export const DEFAULT_PGLITE_WORKER = '0';
 
 /** Reads the configuration. Throws an Error naming the variable when a value is malformed. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -49,7 +64,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const optimize = env.JOBDECK_PGLITE_OPTIMIZE?.trim() || '0';
   if (optimize !== '0' && optimize !== '1') throw new Error(`JOBDECK_PGLITE_OPTIMIZE: expected 0 or 1, got "${optimize}"`);
-  return { port, host: env.HOST || '127.0.0.1', home, databaseUrl, pgliteSharedBuffers, pgliteOptimize: optimize === '1' };
+  const worker = env.JOBDECK_PGLITE_WORKER?.trim() || DEFAULT_PGLITE_WORKER;
+  if (worker !== '0' && worker !== '1') throw new Error(`JOBDECK_PGLITE_WORKER: expected 0 or 1, got "${worker}"`);
+  return { port, host: env.HOST || '127.0.0.1', home, databaseUrl, pgliteSharedBuffers, pgliteOptimize: optimize === '1', pgliteWorker: worker === '1' };
 }
 
 /** kB in a validated PostgreSQL size ("16MB" → 16384). */

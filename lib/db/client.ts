@@ -7,6 +7,7 @@ import { shared } from '../shared';
 import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
 import { initPgliteFolder } from './pglite-init';
+import { pgliteWorkerProgram, startPgliteWorker, type PgliteThread } from './pglite-worker';
 
 /** Which engine holds the data: the embedded PGlite (default) or a PostgreSQL server. */
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -31,6 +32,8 @@ export interface OpenOptions {
   migrate?: boolean;
   /** PGlite `shared_buffers` (`16MB`); default from JOBDECK_PGLITE_SHARED_BUFFERS (lib/config.ts). */
   pgliteSharedBuffers?: string;
+  /** PGlite in a worker thread (lib/db/pglite-worker.ts) or in this thread; default from JOBDECK_PGLITE_WORKER (lib/config.ts). */
+  pgliteWorker?: boolean;
 }
 
 /**
@@ -38,55 +41,74 @@ export interface OpenOptions {
  * a PGlite folder at a time: the folder is locked until close(), lib/db/lock.ts), else PostgreSQL
  * through @prisma/adapter-pg. A PGlite folder without a database gets one from a short-lived
  * child process first (lib/db/pglite-init.ts: initdb in this process would leave it ~600 MB
- * larger); `memory://` databases are created in-process.
+ * larger); `memory://` databases are created in-process. With JOBDECK_PGLITE_WORKER=1 (or
+ * `pgliteWorker: true`) PGlite itself runs in a worker thread (lib/db/pglite-worker.ts: its
+ * WebAssembly does not block this thread's event loop), else — the default, and when the worker
+ * program is missing (with a warning) — in this thread; the folder lock, the initdb child and the
+ * start parameters stay in this thread either way.
  *
  * @throws DataFolderInUseError when another live process (or this one) has the PGlite folder
  *   open; PgliteInitError when a fresh folder's database cannot be created; MigrationError when
- *   migrations cannot be applied; driver errors when the database is unreachable; Error naming
- *   the variable when the environment is malformed (lib/config.ts).
+ *   migrations cannot be applied; driver errors when the database is unreachable;
+ *   PgliteWorkerGoneError when the PGlite worker dies while opening; Error naming the variable
+ *   when the environment is malformed (lib/config.ts).
  */
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
   const dir = opts.pgliteDir ?? path.join(loadConfig().home, 'db');
   const cfg = loadConfig();
-  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, cfg.pgliteOptimize);
+  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, cfg.pgliteOptimize, opts.pgliteWorker ?? cfg.pgliteWorker);
 }
 
-async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, optimize: boolean): Promise<Database> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PrismaPGlite } = await import('pglite-prisma-adapter');
+/** PGlite opened either in a worker thread or in this thread: what openPglite() needs of it. */
+interface PgliteEngine {
+  adapter: NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>;
+  raw: RawSql;
+  close(): Promise<void>;
+}
+
+async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, optimize: boolean, inWorker: boolean): Promise<Database> {
   const memory = dir.startsWith('memory://');
+  const dataDir = memory ? undefined : dir;
   let lock: DataFolderLock | null = null;
   if (!memory) {
     mkdirSync(dir, { recursive: true });
     // One process owns a PGlite folder at a time (lib/db/lock.ts); refuses a second one.
     lock = await lockDataFolder(dir);
   }
-  // PGlite touches its whole buffer cache: shared_buffers is resident in this process.
-  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`];
-  let pglite: InstanceType<typeof PGlite>;
+  const program = inWorker ? pgliteWorkerProgram() : null;
+  if (inWorker && !program) logger().warn('PGlite worker program (lib/db/pglite-worker-main.mjs) not found; PGlite runs in the server thread');
+  let thread: PgliteThread | null = null;
+  let engine: PgliteEngine;
   try {
+    // In the worker's case PGlite is loaded there only (its module is ~8 MB of this process's memory).
+    thread = program ? await startPgliteWorker(program) : null;
+    const PGlite = thread ? null : (await import('@electric-sql/pglite')).PGlite;
+    // PGlite touches its whole buffer cache: shared_buffers is resident in this process.
+    const startParams = [...(thread?.defaultStartParams ?? PGlite!.defaultStartParams), '-c', `shared_buffers=${sharedBuffers}`];
     if (!memory) await initPgliteFolder(dir, { startParams });
-    pglite = await compiledForMemory(optimize, () => PGlite.create(memory ? undefined : dir, { startParams }));
+    if (thread) {
+      const t = thread;
+      // The Liftoff-only flag is process-wide: set in this thread, it holds for the worker's compile.
+      const conn = await compiledForMemory(optimize, () => t.open({ dataDir, startParams }));
+      engine = { ...conn, close: t.close };
+    } else {
+      engine = await openPgliteHere(PGlite!, dataDir, startParams, optimize);
+    }
   } catch (err) {
+    await thread?.close();
     lock?.release();
     throw err;
   }
-  const raw: RawSql = {
-    exec: async (sql) => {
-      await pglite.exec(sql);
-    },
-    query: async <T,>(sql: string, params: unknown[] = []) => (await pglite.query<T>(sql, params)).rows,
-  };
   let migrations: string[] = [];
   try {
-    if (runMigrations) migrations = (await migrate(raw)).all;
+    if (runMigrations) migrations = (await migrate(engine.raw)).all;
   } catch (err) {
-    await pglite.close().catch(() => undefined);
+    await engine.close().catch(() => undefined);
     lock?.release();
     throw err;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = new PrismaClient({ adapter: engine.adapter });
   return {
     prisma,
     kind: 'pglite',
@@ -94,10 +116,33 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
     close: async () => {
       try {
         await prisma.$disconnect().catch(() => undefined);
-        if (!pglite.closed) await pglite.close();
+        await engine.close();
       } finally {
         lock?.release();
       }
+    },
+  };
+}
+
+/** PGlite in this thread (JOBDECK_PGLITE_WORKER=0): every query runs on the event loop. */
+async function openPgliteHere(
+  PGlite: typeof import('@electric-sql/pglite').PGlite,
+  dataDir: string | undefined,
+  startParams: string[],
+  optimize: boolean,
+): Promise<PgliteEngine> {
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
+  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams }));
+  return {
+    adapter: new PrismaPGlite(pglite),
+    raw: {
+      exec: async (sql) => {
+        await pglite.exec(sql);
+      },
+      query: async <T,>(sql: string, params: unknown[] = []) => (await pglite.query<T>(sql, params)).rows,
+    },
+    close: async () => {
+      if (!pglite.closed) await pglite.close();
     },
   };
 }
@@ -111,7 +156,9 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
  * small queries (0.44–0.64 vs 0.46–0.64 ms per insert, 1.5–1.8 vs 1.8–2.0 ms per 50-row page;
  * the machine was shared, so these overlap). The flag is read when a module is compiled: it is
  * set for PGlite's compile only and restored afterwards, so other WebAssembly (Prisma's query
- * compiler) compiles as usual.
+ * compiler) compiles as usual. V8's flags are process-wide: with PGlite in a worker thread the
+ * flag, set here around the worker's open, holds for the worker's compile too (checked with
+ * `--trace-wasm-compilation-times` in tests/integration/db-pglite-worker.test.ts).
  */
 async function compiledForMemory<T>(optimize: boolean, create: () => Promise<T>): Promise<T> {
   if (optimize) return create();
