@@ -10,6 +10,8 @@
  *   npm run bench -- --keep-logs           copy each server's log to bench/results/<server>.log
  *   npm run bench -- --max-minutes=20      give up (cleaning up) after this long
  *   npm run bench -- --pg-url=postgresql://…  PostgreSQL admin URL (default JOBDECK_TEST_PG_URL or the local one)
+ *   npm run bench -- --server-env=JOBDECK_PGLITE_WORKER=0   extra environment for every server (repeatable;
+ *                                          the servers otherwise get no JOBDECK_* of this shell)
  *
  * Measures: latency, concurrent, logs, submit, list, recovery (see bench/README.md). Each prints
  * its table rows and writes bench/results/<name>.json; a summary table and
@@ -32,7 +34,7 @@ import { submit } from './submit';
 import { ensureBuild } from './lib/build';
 import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
-import { RESULTS_DIR, ROOT, setKeepLogs } from './lib/server';
+import { RESULTS_DIR, ROOT, setKeepLogs, setServerEnv } from './lib/server';
 
 const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, recovery];
 
@@ -45,10 +47,12 @@ interface Args {
   keepLogs: boolean;
   maxMinutes: number;
   pgUrl: string;
+  /** `--server-env=NAME=VALUE`: extra environment of every bench server. */
+  serverEnv: Record<string, string>;
 }
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--max-minutes=20] [--pg-url=URL]`;
+  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--max-minutes=20] [--pg-url=URL] [--server-env=NAME=VALUE ...]`;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -61,6 +65,7 @@ function parseArgs(argv: string[]): Args {
     keepLogs: false,
     maxMinutes: 20,
     pgUrl: process.env.JOBDECK_TEST_PG_URL || 'postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck',
+    serverEnv: {},
   };
   for (const arg of argv) {
     const [k, v] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -71,6 +76,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--keep-logs') a.keepLogs = true;
     else if (k === '--max-minutes' && v && Number(v) > 0) a.maxMinutes = Number(v);
     else if (k === '--pg-url' && v) a.pgUrl = v;
+    else if (k === '--server-env' && v && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) a.serverEnv[v.slice(0, v.indexOf('='))] = v.slice(v.indexOf('=') + 1);
     else if (k === '--only' && v) {
       a.only = v.split(',').map((s) => s.trim()).filter(Boolean);
       const unknown = a.only.filter((n) => !MEASURES.some((m) => m.name === n));
@@ -121,6 +127,7 @@ async function main(): Promise<number> {
   const log = (msg: string) => process.stderr.write(`${pc.dim(new Date().toISOString().slice(11, 19))} ${msg}\n`);
   const ctx: BenchContext = { quick: args.quick, profile: args.profile, pgUrl: args.pgUrl, log };
   setKeepLogs(args.keepLogs);
+  setServerEnv(args.serverEnv);
   // The bench stops by itself whatever happens: past the budget, clean up and exit 1.
   setTimeout(() => {
     console.error(pc.red(`bench: still running after ${args.maxMinutes} min — giving up`));
@@ -131,7 +138,8 @@ async function main(): Promise<number> {
   const startedAt = new Date().toISOString();
   const t0 = Date.now();
   const env = machine();
-  log(`jobdeck bench${args.quick ? ' (quick)' : ''}: ${selected.map((m) => m.name).join(', ')} on ${env.cpus}× ${env.cpuModel}, load ${(env.loadavg as number[]).join(' ')}`);
+  if (Object.keys(args.serverEnv).length) env.serverEnv = args.serverEnv;
+  log(`jobdeck bench${args.quick ? ' (quick)' : ''}: ${selected.map((m) => m.name).join(', ')} on ${env.cpus}× ${env.cpuModel}, load ${(env.loadavg as number[]).join(' ')}${Object.keys(args.serverEnv).length ? `, server env ${Object.entries(args.serverEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`);
 
   let build: ReturnType<typeof ensureBuild> | null = null;
   if (args.build) build = ensureBuild({ full: args.fullBuild, log });

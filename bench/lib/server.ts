@@ -79,6 +79,15 @@ export interface BenchServer {
   tail(bytes?: number): string;
 }
 
+let serverEnv: Record<string, string> = {};
+/**
+ * Extra environment for every bench server (`--server-env=NAME=VALUE`), e.g. to compare a
+ * JOBDECK_ switch with its code default in the same hour. A measure's own `env` still wins.
+ */
+export function setServerEnv(env: Record<string, string>): void {
+  serverEnv = { ...env };
+}
+
 let keepLogs = false;
 /** Copy every server's log to bench/results/<label>.log when it is cleaned up (`--keep-logs`). */
 export function setKeepLogs(on: boolean): void {
@@ -135,6 +144,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
       JOBDECK_LOG_PRETTY: '0',
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
+      ...serverEnv,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
