@@ -27,7 +27,8 @@ export function useJobList(filter: ListFilter) {
   const qc = useQueryClient();
   return useQuery({
     queryKey: listKey(filter),
-    // A job the list stream already showed ended stays ended (list-cache keepTerminalRows).
+    // A job the list stream already showed ended stays ended, and a row the stream updated while
+    // this fetch was in flight keeps the stream's version (list-cache mergeFetchedPage).
     queryFn: async ({ signal }) => {
       const began = streamClock;
       const fresh = await api.listJobs(filter, signal);
