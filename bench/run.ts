@@ -76,7 +76,10 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--keep-logs') a.keepLogs = true;
     else if (k === '--max-minutes' && v && Number(v) > 0) a.maxMinutes = Number(v);
     else if (k === '--pg-url' && v) a.pgUrl = v;
-    else if (k === '--server-env' && v && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) a.serverEnv[v.slice(0, v.indexOf('='))] = v.slice(v.indexOf('=') + 1);
+    else if (k === '--server-env') {
+      if (!v || !/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new Error(`--server-env: expected NAME=VALUE (e.g. --server-env=JOBDECK_PGLITE_WORKER=1), got "${arg}"\n${usage()}`);
+      a.serverEnv[v.slice(0, v.indexOf('='))] = v.slice(v.indexOf('=') + 1);
+    }
     else if (k === '--only' && v) {
       a.only = v.split(',').map((s) => s.trim()).filter(Boolean);
       const unknown = a.only.filter((n) => !MEASURES.some((m) => m.name === n));
