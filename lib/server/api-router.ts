@@ -86,6 +86,9 @@ export async function loadApiRouter(appDir: string): Promise<ApiRouter> {
 
   const match = (pathname: string): { route: ApiRoute; params: Record<string, string> } | null => {
     const parts = pathname.split('/').slice(1);
+    // A route that would have matched but for a segment that is not valid percent-encoding:
+    // 400 (as Next answers), not 404.
+    let bad: ApiError | null = null;
     outer: for (const route of routes) {
       if (route.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -98,12 +101,14 @@ export async function loadApiRouter(appDir: string): Promise<ApiRouter> {
           try {
             params[seg.param] = decodeURIComponent(parts[i]);
           } catch {
+            bad = new ApiError(400, 'Bad Request', `path segment ${i + 1} of ${pathname} is not valid percent-encoding: "${parts[i]}"`);
             continue outer;
           }
         }
       }
       return { route, params };
     }
+    if (bad) throw bad;
     return null;
   };
 
@@ -125,7 +130,14 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
   const method = (req.method ?? 'GET').toUpperCase();
   const host = req.headers.host ?? 'localhost';
   const url = new URL(req.url ?? '/', `http://${host}`);
-  const found = match(url.pathname);
+  let found: ReturnType<typeof match>;
+  try {
+    found = match(url.pathname);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    drain(req);
+    return writeResponse(problem(err), req, res, false);
+  }
   if (!found) {
     drain(req);
     return writeResponse(problem(new ApiError(404, 'Not Found', `no API endpoint at ${url.pathname}`)), req, res, false);

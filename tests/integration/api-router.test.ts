@@ -47,6 +47,13 @@ describe('API router', () => {
     expect((await wrong.json()).detail).toMatch(/PUT is not supported on \/api\/health/);
     // The connection is still usable after an unread body.
     expect((await api('/api/health')).status).toBe(200);
+
+    // A dynamic segment that is not valid percent-encoding: 400 saying which segment, not 404.
+    const malformed = await api('/api/jobs/%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).detail).toMatch(/segment 3 of \/api\/jobs\/%E0%A4%A is not valid percent-encoding/);
+    // …and a path no route matches stays 404 whatever its encoding.
+    expect((await api('/api/no-such-thing/%E0%A4%A')).status).toBe(404);
   });
 
   it('answers HEAD like GET without a body, and JSON with Content-Length', async () => {
