@@ -9,7 +9,8 @@
 import type { Measure, MeasureResult } from './lib/context';
 import { cancelEverything, submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
 import { cpuTimeMs, processesUnder, rssBytes, sampleRss } from './lib/proc';
-import { startBenchServer, warmHome } from './lib/server';
+import { startBenchServer, warmHome, type BenchServer } from './lib/server';
+import type { MonitorState, ProcessMemory } from '../lib/monitor/handle';
 import { fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
 
 export const concurrent: Measure = {
@@ -24,6 +25,7 @@ export const concurrent: Measure = {
     const server = await startBenchServer({ label: 'concurrent', env, ...warm, profile: ctx.profile });
     await sleep(1000);
     const idleRss = rssBytes(server.pid) ?? 0;
+    const idleMemory = await serverMemory(server);
     const tracker = await trackStatuses(server);
     const rssAll = sampleRss(server.pid, 200);
     ctx.log(`concurrent: submitting ${n} × sleep 3600…`);
@@ -48,6 +50,7 @@ export const concurrent: Measure = {
     const c1 = cpuTimeMs(server.pid)!;
     const w1 = nowMs();
     const steady = rssSteady.stop();
+    const steadyMemory = await serverMemory(server);
     const cpuPct = ((c1 - c0) / (w1 - w0)) * 100;
     const procs = processesUnder(server.home).length;
     const stillRunning = tracker.count(ids, 'RUNNING');
@@ -69,6 +72,7 @@ export const concurrent: Measure = {
         { metric: `time until all ${n} RUNNING (from first submit)`, value: fmtMs(allRunningMs), target: '≤ 30 s', pass: allRunningMs <= 30_000 },
         { metric: 'steady server CPU (% of one core)', value: `${cpuPct.toFixed(1)} %`, target: '≤ 10 %', pass: cpuPct <= 10 },
         { metric: 'steady server RSS (max); idle before', value: `${fmtBytes(steady.maxBytes)}; ${fmtBytes(idleRss)}`, target: '< 400 MB', pass: steady.maxBytes < 400e6 },
+        { metric: 'steady JS heap used / external (PGlite\'s WebAssembly memory); idle before', value: steadyMemory && idleMemory ? `${fmtBytes(steadyMemory.heapUsedBytes)} / ${fmtBytes(steadyMemory.externalBytes)}; ${fmtBytes(idleMemory.heapUsedBytes)} / ${fmtBytes(idleMemory.externalBytes)}` : 'not reported' },
         { metric: 'submit time / peak RSS overall', value: `${fmtMs(submittedMs)} / ${fmtBytes(rss.maxBytes)}` },
         {
           metric: 'cancel all: request answered / all terminal / no process left',
@@ -87,6 +91,8 @@ export const concurrent: Measure = {
         rssIdleBefore: idleRss,
         rssSteady: steady,
         rssOverall: rss,
+        memoryIdle: idleMemory,
+        memorySteady: steadyMemory,
         attemptProcesses: procs,
         stop,
         profile: ctx.profile ? { start: start.profile, steady: steadyProf.profile, cancel: stopW.profile } : undefined,
@@ -95,3 +101,10 @@ export const concurrent: Measure = {
     };
   },
 };
+
+/** The server's own memory report (GET /api/monitor `memory`, bytes), or null if it gives none. */
+async function serverMemory(server: BenchServer): Promise<ProcessMemory | null> {
+  const res = await server.api('/api/monitor');
+  if (!res.ok) return null;
+  return ((await res.json()) as MonitorState).memory ?? null;
+}

@@ -36,6 +36,30 @@ export interface MonitorState {
   controllerFailures: number;
   /** CPU budget: used by admitted jobs / total, summed over executors, and per executor. */
   capacity: { check: boolean; used: number; total: number; byExecutor: Record<string, { used: number; total: number }> };
+  /** The server process's memory now, in bytes (Node's process.memoryUsage()). */
+  memory: ProcessMemory;
+}
+
+/**
+ * A process's memory in bytes (Node's `process.memoryUsage()`): `rssBytes` is what the OS counts;
+ * `heapUsedBytes` / `heapTotalBytes` the JavaScript heap; `externalBytes` memory held for JS
+ * objects outside the heap — on the embedded database mostly PGlite's WebAssembly memory (~150
+ * MB) — of which `arrayBuffersBytes` is ArrayBuffers and Buffers. What is left of RSS is code,
+ * V8's compiled WebAssembly, thread stacks and the allocator's free lists. heapUsed includes
+ * garbage not yet collected.
+ */
+export interface ProcessMemory {
+  rssBytes: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
+  arrayBuffersBytes: number;
+}
+
+/** This process's memory now (ProcessMemory, bytes). */
+export function processMemory(): ProcessMemory {
+  const m = process.memoryUsage();
+  return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, arrayBuffersBytes: m.arrayBuffers };
 }
 
 /** What the process-wide monitor exposes to callers outside lib/monitor. */
@@ -62,6 +86,7 @@ export function stoppedState(): MonitorState {
     transientRetries: 0,
     controllerFailures: 0,
     capacity: { check: true, used: 0, total: 0, byExecutor: {} },
+    memory: processMemory(),
   };
 }
 

@@ -9,7 +9,7 @@ import { deriveJobStatus, isTerminal, JOB_TERMINAL, type AttemptStatus, type Job
 import { startAttempt, storeBus, transitionMany, type AnyTransition, type BatchOutcome, type StoreEvent, type Transition, type TransitionOutcome } from '../jobs/store';
 import { monitorSettingsFromEnv, type MonitorSettings } from './config';
 import { isTransientDbError, isTransientError, isTransientExecutorError, TransientDatabaseError } from './errors';
-import { type MonitorHandle, type MonitorState } from './handle';
+import { processMemory, type MonitorHandle, type MonitorState } from './handle';
 import { readTaskSpec } from './taskspec';
 
 /**
@@ -350,6 +350,7 @@ class MonitorImpl implements Monitor {
       attemptsWatched: this.watches.size,
       ...this.counters,
       capacity: this.capacityView,
+      memory: processMemory(),
     };
   }
 

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { startServerProcess, type ServerProcess } from '../helpers/server';
 import type { JobDetail } from '../../lib/api/types';
+import type { MonitorState } from '../../lib/monitor/handle';
 import { groupAlive, waitFor } from './monitor-helpers';
 
 const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '4' };
@@ -96,8 +97,11 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     expect(groupAlive(pid)).toBe(true); // the attempt outlived the server
 
     const s2 = await start(s1.home);
-    const mon = (await (await s2.api('/api/monitor')).json()) as { running: boolean; readopted: number };
+    const mon = (await (await s2.api('/api/monitor')).json()) as MonitorState;
     expect(mon).toMatchObject({ running: true, readopted: 1 });
+    // The server reports its own memory (bytes): RSS holds the JS heap.
+    expect(mon.memory.rssBytes).toBeGreaterThan(mon.memory.heapUsedBytes);
+    expect(mon.memory.heapUsedBytes).toBeGreaterThan(1e6);
     writeFileSync(gate, '');
     const d = await waitFor(async () => {
       const x = await detail(s2, id);
