@@ -7,8 +7,16 @@
 import { logger } from './lib/log';
 import { startServer } from './lib/server/start';
 import './lib/server/subsystems';
+import { applyV8Flags } from './lib/server/v8-flags';
 
 const log = logger();
+try {
+  const flags = applyV8Flags();
+  if (flags.length) log.info({ flags }, 'V8 flags applied');
+} catch (err) {
+  log.fatal({ err }, (err as Error).message);
+  process.exit(1);
+}
 startServer({ dev: process.env.JOBDECK_DEV === '1' }).then(
   (srv) => {
     let stopping = false;

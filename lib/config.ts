@@ -14,6 +14,8 @@ import path from 'node:path';
  *   keeps it on the baseline compiler (Liftoff) — see openPglite() in lib/db/client.ts
  * - `JOBDECK_PGLITE_WORKER`: `1` runs the embedded PGlite in a worker thread, off the server's
  *   event loop (lib/db/pglite-worker.ts); default `0` runs it in the server's thread
+ * - `JOBDECK_V8_FLAGS`: V8 flags the server sets on itself at start (lib/server/v8-flags.ts; read
+ *   by server.ts, not here)
  */
 export interface Config {
   port: number;
