@@ -15,9 +15,22 @@ import { LogBuffer } from './log-buffer';
 import type { StreamPosition } from './resume';
 import { ReconnectingSocket } from './socket';
 
-/** Counts list-stream messages applied; streamedAt: the count when each job last changed by one. */
+/**
+ * The list-stream messages applied lately, oldest first, each with its sequence number: a list
+ * fetch replays those that arrived while it was in flight (list-cache mergeFetchedPage). Bounded
+ * to RECENT_MAX messages; a fetch that saw more than that arrive is followed by another fetch.
+ */
 let streamClock = 0;
-const streamedAt = new Map<number, number>();
+const recent: { at: number; msg: ListMessage }[] = [];
+const RECENT_MAX = 5000;
+
+/** The messages applied after sequence number `clock`, or null when some were already dropped. */
+function messagesSince(clock: number): ListMessage[] | null {
+  if (recent.length && recent[0].at > clock + 1) return null;
+  let i = recent.length;
+  while (i > 0 && recent[i - 1].at > clock) i--;
+  return recent.slice(i).map((r) => r.msg);
+}
 
 /** Query key of a job's detail. */
 export const jobKey = (id: number) => ['jobs', 'detail', id] as const;
@@ -27,13 +40,15 @@ export function useJobList(filter: ListFilter) {
   const qc = useQueryClient();
   return useQuery({
     queryKey: listKey(filter),
-    // A job the list stream already showed ended stays ended, and a row the stream updated while
-    // this fetch was in flight keeps the stream's version (list-cache mergeFetchedPage).
+    // The list-stream messages that arrived while this fetch was in flight are replayed on top of
+    // its answer, and a job the stream already showed ended stays ended (list-cache mergeFetchedPage).
     queryFn: async ({ signal }) => {
       const began = streamClock;
       const fresh = await api.listJobs(filter, signal);
-      // The cache as it is NOW (after the answer): stream updates that landed meanwhile win.
-      return mergeFetchedPage(qc.getQueryData<JobList>(listKey(filter)), fresh, (id) => (streamedAt.get(id) ?? 0) > began);
+      const since = messagesSince(began);
+      // More messages came than are kept: this answer may be stale in ways a replay cannot fix.
+      if (since === null) setTimeout(() => void qc.invalidateQueries({ queryKey: listKey(filter), exact: true }), 0);
+      return mergeFetchedPage(qc.getQueryData<JobList>(listKey(filter)), fresh, filter, since ?? []);
     },
     placeholderData: keepPreviousData,
   });
@@ -59,7 +74,8 @@ function mergeSummary(old: JobDetail | undefined, job: JobSummary): JobDetail | 
 
 /** Applies a list-stream message to every cached list page (and marks a cached detail stale). */
 export function applyListMessageToCache(qc: QueryClient, msg: ListMessage): void {
-  if (msg.type !== 'deleted') streamedAt.set(msg.job.id, ++streamClock);
+  recent.push({ at: ++streamClock, msg });
+  if (recent.length > RECENT_MAX) recent.splice(0, recent.length - RECENT_MAX);
   for (const [key, page] of qc.getQueriesData<JobList>({ queryKey: ['jobs', 'list'] })) {
     if (!page) continue;
     const filter = key[2] as ListFilter;

@@ -62,26 +62,37 @@ function insertNewestFirst(jobs: JobSummary[], job: JobSummary): JobSummary[] {
 }
 
 /**
- * A freshly fetched page, merged with what the cache holds for it now. The list stream is the
- * newer source for any job it updated after the fetch began (`streamedSince(id)`): the fetch may
- * have read the database before that change (the refetch after "Cancel selected", or the page's
- * first GET after the socket opened, answering after the stream's RUNNING / CANCELLED update),
- * and no further message would correct the row. Such jobs keep their cached row; a job the cache
- * knows as terminal keeps it too (a terminal job never changes status: lib/jobs/store rule 3).
- * Every later change arrives through the stream, so the page converges.
+ * A freshly fetched page, with the list-stream messages that arrived while the fetch was in
+ * flight (`since`, oldest first) applied on top, in order. The fetch may have read the database
+ * before those changes (the page's first GET after the socket opened, answering after the
+ * stream's RUNNING; the refetch after "Cancel selected", answering after CANCELLED), and no
+ * further message would correct the row. Replaying them covers every case, including a first
+ * load with nothing cached yet, where the messages had no page to land on when they came. Each
+ * message carries the job as the server read it after the change, and messages arrive in order,
+ * so the page converges to the newest state; a later change arrives through the stream.
+ *
+ * A job the cache knows as terminal also keeps that row over a non-terminal fetched one (a
+ * terminal job never changes status: lib/jobs/store rule 3). A `created` message that would need
+ * the server's search (a page with `q`) is skipped here: applying it already asked for a refetch.
  */
-export function mergeFetchedPage(cached: JobList | undefined, fresh: JobList, streamedSince: (jobId: number) => boolean): JobList {
-  if (!cached) return fresh;
-  const known = new Map<number, JobSummary>();
-  for (const j of cached.jobs) known.set(j.id, j);
+export function mergeFetchedPage(cached: JobList | undefined, fresh: JobList, filter: ListFilter, since: readonly ListMessage[]): JobList {
+  let page = fresh;
+  for (const msg of since) {
+    const next = applyListMessage(page, filter, msg);
+    if (next !== 'refetch') page = next;
+  }
+  if (!cached) return page;
+  const ended = new Map<number, JobSummary>();
+  for (const j of cached.jobs) if (isTerminal('job', j.status)) ended.set(j.id, j);
+  if (!ended.size) return page;
   let changed = false;
-  const jobs = fresh.jobs.map((j) => {
-    const c = known.get(j.id);
-    if (c && c !== j && (streamedSince(j.id) || (isTerminal('job', c.status) && !isTerminal('job', j.status)))) {
+  const jobs = page.jobs.map((j) => {
+    const c = ended.get(j.id);
+    if (c && c !== j && !isTerminal('job', j.status)) {
       changed = true;
       return c;
     }
     return j;
   });
-  return changed ? { ...fresh, jobs } : fresh;
+  return changed ? { ...page, jobs } : page;
 }

@@ -29,24 +29,48 @@ describe('applyListMessage', () => {
 });
 
 describe('mergeFetchedPage', () => {
-  it('keeps the rows the stream updated after the fetch began (the fetch read the database before)', () => {
+  const show = (l: JobList) => l.jobs.map((x) => `${x.id}:${x.status}`);
+  it('replays the stream messages that came while the fetch was in flight (the fetch read the database before)', () => {
     // Page open: the socket first, then GET; the stream's RUNNING landed before GET answered STARTING.
     const cached: JobList = { jobs: [j(2, 'RUNNING'), j(1, 'RUNNING')], nextCursor: null };
     const fresh: JobList = { jobs: [j(3, 'PENDING'), j(2, 'STARTING'), j(1, 'SUCCEEDED')], nextCursor: 'c' };
-    const merged = mergeFetchedPage(cached, fresh, (id) => id === 2);
-    expect(merged.jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['3:PENDING', '2:RUNNING', '1:SUCCEEDED']);
+    const merged = mergeFetchedPage(cached, fresh, f(), [{ type: 'updated', job: j(2, 'RUNNING') }]);
+    expect(show(merged)).toEqual(['3:PENDING', '2:RUNNING', '1:SUCCEEDED']);
     expect(merged.nextCursor).toBe('c');
+  });
+  it('on a first load (nothing cached), keeps what the stream said meanwhile: the e2e "stuck STARTING" row', () => {
+    // The updates came while the page's first GET was in flight: no cached page to apply them to.
+    const fresh: JobList = { jobs: [j(24, 'STARTING'), j(23, 'RUNNING'), j(22, 'SUCCEEDED')], nextCursor: null };
+    const merged = mergeFetchedPage(undefined, fresh, f(), [
+      { type: 'updated', job: j(23, 'RUNNING') },
+      { type: 'updated', job: j(24, 'RUNNING') },
+      { type: 'created', job: j(25, 'PENDING') },
+      { type: 'deleted', jobId: 22 },
+    ]);
+    expect(show(merged)).toEqual(['25:PENDING', '24:RUNNING', '23:RUNNING']);
+  });
+  it('applies the messages in order: the last one for a job wins', () => {
+    const fresh: JobList = { jobs: [j(2, 'STARTING')], nextCursor: null };
+    const merged = mergeFetchedPage(undefined, fresh, f(), [{ type: 'updated', job: j(2, 'RUNNING') }, { type: 'updated', job: j(2, 'CANCELLING') }]);
+    expect(show(merged)).toEqual(['2:CANCELLING']);
+  });
+  it('follows the page\'s filter: a created job lands only on a first page it matches; a search page is left to its refetch', () => {
+    const fresh: JobList = { jobs: [j(2, 'FAILED')], nextCursor: null };
+    const created = [{ type: 'created', job: j(3, 'PENDING') }] as const;
+    expect(show(mergeFetchedPage(undefined, fresh, f({ status: ['FAILED'] }), created))).toEqual(['2:FAILED']);
+    expect(show(mergeFetchedPage(undefined, fresh, f({ cursor: 'c' }), created))).toEqual(['2:FAILED']);
+    expect(show(mergeFetchedPage(undefined, fresh, f({ q: 'job' }), created))).toEqual(['2:FAILED']);
   });
   it('keeps a row the cache knows as ended when the fetched one is not (the refetch after a cancel)', () => {
     const cached: JobList = { jobs: [j(2, 'CANCELLED')], nextCursor: null };
-    const merged = mergeFetchedPage(cached, { jobs: [j(2, 'CANCELLING')], nextCursor: null }, () => false);
+    const merged = mergeFetchedPage(cached, { jobs: [j(2, 'CANCELLING')], nextCursor: null }, f(), []);
     expect(merged.jobs[0].status).toBe('CANCELLED');
   });
-  it('answers the fetched page itself when nothing is stale', () => {
+  it('answers the fetched page itself when nothing came and nothing ended', () => {
     const fresh: JobList = { jobs: [j(2, 'CANCELLED'), j(1, 'RUNNING')], nextCursor: null };
-    expect(mergeFetchedPage(undefined, fresh, () => true)).toBe(fresh);
-    expect(mergeFetchedPage(page(2, 1), fresh, () => false)).toBe(fresh);
-    expect(mergeFetchedPage(page(5), fresh, () => true)).toBe(fresh);
+    expect(mergeFetchedPage(undefined, fresh, f(), [])).toBe(fresh);
+    expect(mergeFetchedPage(page(2, 1), fresh, f(), [])).toBe(fresh);
+    expect(mergeFetchedPage(page(5), fresh, f(), [{ type: 'updated', job: j(9, 'RUNNING') }])).toBe(fresh);
   });
 });
 
