@@ -6,6 +6,10 @@ import { LOG_CHUNK_BYTES } from '../logs/protocol';
  *
  * - `JOBDECK_WS_HIGH_WATER` (bytes, default 1 MiB): stop reading a log while a socket holds more
  *   than this unsent; resume as it drains.
+ * - `JOBDECK_WS_TOTAL_HIGH_WATER` (bytes, default 16 MiB): the job streams sending log bytes at
+ *   the same moment share this: each stops at this ÷ their number when that is lower than
+ *   JOBDECK_WS_HIGH_WATER (never below one frame), so 50 clients replaying a log hold about as
+ *   much server memory as 16 (LogSendBudget in lib/ws/job-stream.ts).
  * - `JOBDECK_WS_HARD_CAP` (bytes, default 16 MiB): a socket holding more is cut at once.
  * - `JOBDECK_WS_STALL_MS` (default 30 000): a socket above the high-water mark that makes no
  *   progress this long is cut (error `slow_consumer` with a resume position, close 4408).
@@ -18,6 +22,8 @@ import { LOG_CHUNK_BYTES } from '../logs/protocol';
  */
 export interface StreamLimits {
   highWater: number;
+  /** Shared by the job streams sending log bytes at once (bytes); see the list above. */
+  totalHighWater: number;
   hardCap: number;
   stallMs: number;
   closeGraceMs: number;
@@ -48,6 +54,7 @@ function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): nu
 export function loadStreamLimits(env: NodeJS.ProcessEnv = process.env): StreamLimits {
   return {
     highWater: num(env, 'JOBDECK_WS_HIGH_WATER', 1024 * 1024, 1),
+    totalHighWater: num(env, 'JOBDECK_WS_TOTAL_HIGH_WATER', 16 * 1024 * 1024, 1),
     hardCap: num(env, 'JOBDECK_WS_HARD_CAP', 16 * 1024 * 1024, 1),
     stallMs: num(env, 'JOBDECK_WS_STALL_MS', 30_000, 1),
     closeGraceMs: num(env, 'JOBDECK_WS_CLOSE_GRACE_MS', 10_000, 1),

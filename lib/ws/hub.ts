@@ -7,7 +7,7 @@ import { logger } from '../log';
 import { CLOSE, type StreamMessage } from '../logs/protocol';
 import { shared } from '../shared';
 import { loadStreamLimits, type StreamLimits } from './config';
-import { JobStream, parseStreamStart, StreamQueryError } from './job-stream';
+import { JobStream, LogSendBudget, parseStreamStart, StreamQueryError } from './job-stream';
 import { ListStreams } from './list-stream';
 
 /**
@@ -24,6 +24,8 @@ export class WsHub {
   private readonly alive = new WeakMap<WebSocket, boolean>();
   private readonly byJob = new Map<number, Set<JobStream>>();
   private readonly list: ListStreams;
+  /** The unsent-bytes budget the job streams share while sending log bytes. */
+  private readonly budget: LogSendBudget;
   private readonly heartbeat: NodeJS.Timeout;
   private stopped = false;
   private readonly onChange = (e: StoreEvent) => {
@@ -38,6 +40,7 @@ export class WsHub {
 
   constructor(limits: StreamLimits = loadStreamLimits()) {
     this.limits = limits;
+    this.budget = new LogSendBudget(limits);
     this.wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
@@ -127,6 +130,7 @@ export class WsHub {
           const stream = new JobStream(ws, jobId, begin, {
             prisma: db.prisma,
             limits: this.limits,
+            budget: this.budget,
             onDone: (s) => {
               const set = this.byJob.get(jobId);
               set?.delete(s);

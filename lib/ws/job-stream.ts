@@ -118,9 +118,46 @@ const key = (t: number, a: number) => `${t}/${a}`;
 const before = (t: number, a: number, t0: number, a0: number) => t < t0 || (t === t0 && a < a0);
 
 /** What a JobStream needs from its surroundings (the hub). */
+/**
+ * The high-water mark of each job stream that is sending log bytes, from a budget they share
+ * (limits.totalHighWater, bytes): with n of them at once, each stops reading its log while its
+ * socket holds more than totalHighWater ÷ n unsent — never more than limits.highWater, never
+ * less than one frame (limits.chunkBytes). Memory held for unsent log frames then stays near
+ * the budget whatever the number of clients, plus one frame and one read-ahead per stream.
+ * One per hub.
+ */
+export class LogSendBudget {
+  private n = 0;
+
+  constructor(private readonly limits: Pick<StreamLimits, 'highWater' | 'totalHighWater' | 'chunkBytes'>) {}
+
+  /** A stream starts sending log bytes (pair with leave()). */
+  enter(): void {
+    this.n++;
+  }
+
+  /** A stream stopped sending log bytes. */
+  leave(): void {
+    this.n = Math.max(0, this.n - 1);
+  }
+
+  /** Streams sending log bytes now. */
+  get senders(): number {
+    return this.n;
+  }
+
+  /** Each sender's high-water mark now (bytes). */
+  highWater(): number {
+    const { highWater, totalHighWater, chunkBytes } = this.limits;
+    return Math.min(highWater, Math.max(chunkBytes, Math.floor(totalHighWater / Math.max(1, this.n))));
+  }
+}
+
 export interface StreamDeps {
   prisma: PrismaClient;
   limits: StreamLimits;
+  /** Shared by the hub's job streams; without one, each stream uses limits.highWater. */
+  budget?: LogSendBudget;
   /** Called once when the stream is finished (closed for any reason). */
   onDone(stream: JobStream): void;
 }
@@ -275,9 +312,9 @@ export class JobStream {
    * more than the hard cap or makes no progress for stallMs. @returns false when closed.
    */
   private async backpressure(): Promise<boolean> {
-    const { highWater, hardCap, stallMs } = this.deps.limits;
+    const { hardCap, stallMs } = this.deps.limits;
     let last = Date.now();
-    while (!this.closed && this.ws.bufferedAmount > highWater) {
+    while (!this.closed && this.ws.bufferedAmount > (this.deps.budget?.highWater() ?? this.deps.limits.highWater)) {
       if (this.ws.bufferedAmount > hardCap) {
         this.cut(`more than ${hardCap} bytes unsent`);
         break;
@@ -589,6 +626,7 @@ export class JobStream {
     let ahead: Promise<Chunk> | null = null;
     let sent = 0;
     let avail = 0;
+    this.deps.budget?.enter();
     try {
       while (sent < sliceBytes) {
         if (!(await this.backpressure())) return 'closed';
@@ -617,6 +655,7 @@ export class JobStream {
         this.pos.offset = at + n;
       }
     } finally {
+      this.deps.budget?.leave();
       // A read-ahead never sent (the stream closed or failed): its result or error goes nowhere.
       (ahead as Promise<Chunk> | null)?.catch(() => undefined);
     }

@@ -90,3 +90,60 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
     expect(rest.messages.map((m) => m.type)).toEqual(['hello', 'attempt', 'attempt', 'task', 'job', 'end']);
   }, 120_000);
 });
+
+/**
+ * Many slow clients at once share one unsent-bytes budget (JOBDECK_WS_TOTAL_HIGH_WATER): each
+ * stops at budget ÷ clients (never below one frame) instead of its own high-water mark, so the
+ * server's buffered log bytes stay near the budget whatever the number of clients. The rule is the
+ * hub's, not the database's: PGlite only.
+ */
+describe('slow job-stream clients share the unsent-bytes budget (pglite)', () => {
+  let tdb: TestDatabase;
+  let srv: WsServer;
+  let logDir: string;
+  const HIGH_WATER = 1024 * 1024;
+  const BUDGET = 2 * 1024 * 1024;
+  const CLIENTS = 12;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('pglite', 'ws-budget');
+    logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-budget-'));
+    srv = await startWsServer(tdb.db, { highWater: HIGH_WATER, totalHighWater: BUDGET, stallMs: 1500, closeGraceMs: 30_000 });
+  });
+  afterAll(async () => {
+    await srv?.close();
+    await tdb?.dispose();
+    rmSync(logDir, { recursive: true, force: true });
+  });
+
+  it(`${CLIENTS} clients that stop reading hold about the budget, not ${CLIENTS} high-water marks`, async () => {
+    const d = await JobDriver.create(tdb.db.prisma, logDir);
+    const a = await d.startAttempt(0, 1);
+    const file = d.logPath(0, 1);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const fd = openSync(file, 'w');
+    const piece = randomBytes(1024 * 1024);
+    for (let n = 0; n < 48; n++) writeSync(fd, piece);
+    closeSync(fd);
+    await d.endAttempt(a, 'SUCCEEDED', 0);
+    await d.endTask(0, 'SUCCEEDED', 0);
+    await d.endJob('SUCCEEDED');
+
+    const clients = await Promise.all(Array.from({ length: CLIENTS }, () => StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}`, new ByteLedger())));
+    for (const c of clients) (c.ws as unknown as { _socket: Socket })._socket.pause();
+    let maxBuffered = 0;
+    const t0 = Date.now();
+    while (srv.hub.streamsOf(d.jobId) > 0 && Date.now() - t0 < 30_000) {
+      maxBuffered = Math.max(maxBuffered, srv.hub.bufferedBytes());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(srv.hub.streamsOf(d.jobId), 'every stalled client was cut off').toBe(0);
+    // Each held at most its share (here one frame: 2 MiB / 12 < 256 KiB) plus the frame sent on
+    // top of it and small control messages — against HIGH_WATER + a frame each without the budget.
+    const perClient = Math.max(LOG_CHUNK_BYTES, BUDGET / CLIENTS) + LOG_CHUNK_BYTES + 64 * 1024;
+    expect(maxBuffered).toBeLessThanOrEqual(CLIENTS * perClient);
+    expect(maxBuffered).toBeLessThan(CLIENTS * HIGH_WATER);
+    for (const c of clients) (c.ws as unknown as { _socket: Socket })._socket.resume();
+    await Promise.all(clients.map((c) => c.done(30_000)));
+  }, 120_000);
+});
