@@ -1,3 +1,4 @@
+import { bufferedBody } from './body';
 import { ApiError, badRequest, payloadTooLarge } from './errors';
 
 /**
@@ -73,9 +74,12 @@ export interface LimitedRequest {
  * soon as more than `limit` bytes arrive (never holds more than one chunk beyond what the reader
  * took), or 400 when a JSON body nests deeper than MAX_JSON_DEPTH. On a refusal the source is
  * released, not cancelled: cancelling would destroy the socket before the 413 could be sent.
+ * A body the API router already read whole (lib/api/body.ts bufferedBody) is checked at once and
+ * the request returned as is.
  *
  * @param limit bytes.
- * @throws ApiError 413 when the declared length exceeds `limit`.
+ * @throws ApiError 413 when the declared length (or a body read whole) exceeds `limit`; 400 when
+ *   a body read whole is JSON nested deeper than MAX_JSON_DEPTH.
  */
 export function limitRequestBody(req: Request, limit: number): LimitedRequest {
   const declared = Number(req.headers.get('content-length'));
@@ -83,8 +87,15 @@ export function limitRequestBody(req: Request, limit: number): LimitedRequest {
     throw payloadTooLarge(`request body is ${declared} bytes; the limit is ${limit} bytes`);
   }
   if (!req.body || req.method === 'GET' || req.method === 'HEAD') return { request: req, tripped: () => null };
-  let tripped: ApiError | null = null;
   const scanner = isJsonContentType(req.headers.get('content-type')) ? new JsonDepthScanner() : null;
+  const whole = bufferedBody(req);
+  if (whole) {
+    // Read whole already (lib/server/api-router.ts): the same checks, once, on the bytes.
+    if (whole.byteLength > limit) throw payloadTooLarge(`request body exceeds the limit of ${limit} bytes`);
+    if (scanner && scanner.feed(whole) >= 0) throw badRequest(`JSON body nested deeper than ${scanner.maxDepth} levels (at byte ${scanner.seen})`);
+    return { request: req, tripped: () => null };
+  }
+  let tripped: ApiError | null = null;
   const source = req.body.getReader();
   let total = 0;
   const body = new ReadableStream<Uint8Array>({

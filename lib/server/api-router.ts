@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import { attachBufferedBody, MAX_BODY_BYTES } from '../api/body';
 import { ApiError, problem } from '../api/errors';
 import { logger } from '../log';
 
@@ -166,17 +167,55 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
     if (!res.writableFinished) aborter.abort();
   });
   const hasBody = method !== 'GET' && method !== 'HEAD';
+  // A body of declared length within MAX_BODY_BYTES (every JSON/YAML submit) is read whole here,
+  // from the socket: readBody()/limitRequestBody() take the bytes without two layers of Web
+  // streams (~1 ms of CPU per submit). Others (chunked, larger) stream as Next would.
+  const declared = Number(req.headers['content-length']);
+  const whole = hasBody && req.headers['content-length'] !== undefined && Number.isInteger(declared) && declared >= 0 && declared <= MAX_BODY_BYTES ? await readWhole(req) : null;
+  if (hasBody && whole === null && req.destroyed) return;
   const request = new Request(url, {
     method,
     headers,
     signal: aborter.signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    ...(whole ? { body: whole } : hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
   } as RequestInit);
+  if (whole) attachBufferedBody(request, whole);
   const response = await handler(request, { params: Promise.resolve(params) });
   await writeResponse(response, req, res, method === 'HEAD');
   // A body the handler did not read to its end (it answered early): the rest would be taken for
   // the next request on a kept-alive connection, so that connection ends here.
   if (hasBody && !req.complete) req.socket.destroySoon?.();
+}
+
+/**
+ * The whole body of `req` (its Content-Length was checked by the caller), or null when the
+ * client went away or sent a different length before the end.
+ */
+function readWhole(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (v: Buffer | null) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onFail);
+      req.off('close', onClose);
+      resolve(v);
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      size += c.length;
+    };
+    const onEnd = () => done(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    const onFail = () => done(null);
+    const onClose = () => {
+      if (!req.complete) done(null);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onFail);
+    req.on('close', onClose);
+  });
 }
 
 /** Discards a request body nobody reads (so a kept-alive connection stays usable). */
