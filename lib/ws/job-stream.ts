@@ -153,6 +153,41 @@ export class LogSendBudget {
   }
 }
 
+/**
+ * Full-size log frame buffers (LOG_HEADER_BYTES + chunkBytes) that a stream reuses once the
+ * socket has taken them (ws.send's callback: the bytes are in the kernel, nothing refers to the
+ * buffer any more). A replay at hundreds of MB/s otherwise allocates a 256 KiB Buffer per frame
+ * and leaves them to the garbage collector, which lets tens of MB of dead frames pile up outside
+ * the JS heap before it runs. Keeps at most `keep` spare buffers; smaller (tail) reads are not
+ * pooled, so an idle follower stays small.
+ */
+export class FramePool {
+  private readonly spare: Buffer[] = [];
+
+  constructor(
+    /** Bytes of a full-size frame buffer. */
+    readonly frameBytes: number,
+    /** Spare buffers kept at most. */
+    private readonly keep = 4,
+  ) {}
+
+  /** A buffer of exactly `bytes`: a spare one when `bytes` is the full size, else a new one. */
+  take(bytes: number): Buffer {
+    if (bytes === this.frameBytes) return this.spare.pop() ?? Buffer.allocUnsafe(bytes);
+    return Buffer.allocUnsafe(bytes);
+  }
+
+  /** Gives back a buffer nothing refers to any more (others than full-size ones are dropped). */
+  give(buf: Buffer): void {
+    if (buf.length === this.frameBytes && this.spare.length < this.keep) this.spare.push(buf);
+  }
+
+  /** Spare buffers held now. */
+  get size(): number {
+    return this.spare.length;
+  }
+}
+
 export interface StreamDeps {
   prisma: PrismaClient;
   limits: StreamLimits;
@@ -182,6 +217,8 @@ export class JobStream {
   private reached: boolean;
   private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number }>();
   private progressFn: ((progressed: boolean) => void) | null = null;
+  /** This stream's reusable log frame buffers (created on its first log read). */
+  private frames: FramePool | null = null;
   private readonly onSent = () => {
     const f = this.progressFn;
     this.progressFn = null;
@@ -617,8 +654,9 @@ export class JobStream {
     // when this slice will send it — and every frame still waits for backpressure() first, so the
     // high-water mark and hard cap hold as before, plus one chunk of memory per stream.
     type Chunk = { buf: Buffer; at: number; want: number; n: number };
+    const frames = (this.frames ??= new FramePool(LOG_HEADER_BYTES + chunkBytes));
     const read = async (want: number): Promise<Chunk> => {
-      const buf = Buffer.allocUnsafe(LOG_HEADER_BYTES + want);
+      const buf = frames.take(LOG_HEADER_BYTES + want);
       const at = f.offset;
       const n = await f.readInto(buf, LOG_HEADER_BYTES, want);
       return { buf, at, want, n };
@@ -651,7 +689,11 @@ export class JobStream {
         // Start the next read (only when this slice will send it) before this frame goes out.
         if (sent < sliceBytes && avail > 0) ahead = read(Math.min(chunkBytes, avail));
         writeLogHeader(buf, o.task, o.number, at);
-        this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, this.onSent);
+        this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, () => {
+          // Written out (or the socket failed): nothing refers to the buffer any more.
+          frames.give(buf);
+          this.onSent();
+        });
         this.pos.offset = at + n;
       }
     } finally {
