@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import v8 from 'node:v8';
 
 /**
@@ -28,11 +29,29 @@ export function parseV8Flags(raw: string): string[] {
 }
 
 /**
+ * Checks flags with a throwaway `node <flag> -e 0` each (V8 itself only prints a warning for an
+ * unknown flag or a bad value and goes on). Run for an operator's JOBDECK_V8_FLAGS only (~40 ms a
+ * flag, at start); the default is covered by tests/unit/v8-flags.test.ts.
+ * @throws Error naming the variable, the flag and what node said, for the first flag it refuses.
+ */
+export function checkV8Flags(flags: readonly string[]): void {
+  for (const f of flags) {
+    const r = spawnSync(process.execPath, [f, '-e', '0'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 10_000 });
+    if (r.status !== 0) {
+      const said = `${r.stderr ?? ''}`.split('\n').find((l) => l.trim()) ?? `exit ${r.status}`;
+      throw new Error(`JOBDECK_V8_FLAGS: node refuses "${f}" (${said.trim()})`);
+    }
+  }
+}
+
+/**
  * Applies `JOBDECK_V8_FLAGS` (or DEFAULT_V8_FLAGS when unset) with v8.setFlagsFromString; returns
- * the flags applied. @throws Error (parseV8Flags) before applying any when one item is malformed.
+ * the flags applied. @throws Error before applying any when one item is malformed (parseV8Flags)
+ * or, for a value set in the environment, one that node refuses (checkV8Flags).
  */
 export function applyV8Flags(env: Record<string, string | undefined> = process.env): string[] {
   const flags = parseV8Flags(env.JOBDECK_V8_FLAGS ?? DEFAULT_V8_FLAGS);
+  if (env.JOBDECK_V8_FLAGS !== undefined) checkV8Flags(flags);
   for (const f of flags) v8.setFlagsFromString(f);
   return flags;
 }
