@@ -171,8 +171,13 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
   // from the socket: readBody()/limitRequestBody() take the bytes without two layers of Web
   // streams (~1 ms of CPU per submit). Others (chunked, larger) stream as Next would.
   const declared = Number(req.headers['content-length']);
-  const whole = hasBody && req.headers['content-length'] !== undefined && Number.isInteger(declared) && declared >= 0 && declared <= MAX_BODY_BYTES ? await readWhole(req) : null;
-  if (hasBody && whole === null && req.destroyed) return;
+  const readFirst = hasBody && req.headers['content-length'] !== undefined && Number.isInteger(declared) && declared >= 0 && declared <= MAX_BODY_BYTES;
+  const whole = readFirst ? await readWhole(req) : null;
+  if (readFirst && whole === null) {
+    // The client went away (or the body failed) before its end: nobody is left to answer.
+    req.socket.destroy();
+    return;
+  }
   const request = new Request(url, {
     method,
     headers,
