@@ -87,7 +87,10 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     const r = await upload(`${server.url}/api/jobs`, server.token, 50 * MB, true);
     expect(r.status).toBe(413);
     expect(JSON.parse(r.body)).toMatchObject({ status: 413, detail: expect.stringMatching(/52428800 bytes; the limit is 1048576 bytes/) });
-    expect(r.sentAtAnswer).toBeLessThan(16 * MB);
+    // Answered before the upload ended, so before the body could have been read. (The bytes the
+    // client had handed to its socket by then depend on loopback speed × the server's answer time:
+    // 20–39 MB on a loaded 2-core machine, so no tighter bound here.)
+    expect(r.sentAtAnswer).toBeLessThan(50 * MB);
     await stillServing();
     expect(await jobCount()).toBe(before);
   });
@@ -97,8 +100,8 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     const r = await upload(`${server.url}/api/jobs`, server.token, 50 * MB, false);
     expect(r.status).toBe(413);
     expect(JSON.parse(r.body).detail).toMatch(/exceeds the limit of 1048576 bytes/);
-    // Answered while most of the body was still unsent: it was never buffered whole.
-    expect(r.sentAtAnswer).toBeLessThan(16 * MB);
+    // Answered while the body was still being sent: it was never buffered whole (same bound as above).
+    expect(r.sentAtAnswer).toBeLessThan(50 * MB);
     await stillServing();
     expect(await jobCount()).toBe(before);
   });
