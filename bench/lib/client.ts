@@ -2,6 +2,7 @@
  * The bench's client side of jobdeck: REST calls and the two WebSockets (`/ws/jobs/:id` job
  * stream, `/ws/jobs` list stream), with the bearer token, as the CLI would speak them.
  */
+import http from 'node:http';
 import WebSocket from 'ws';
 import type { CancelResult, JobDetail, JobList, JobSummary, SubmitResult } from '../../lib/api/types';
 import { decodeLogChunk, type ListMessage, type StreamMessage } from '../../lib/logs/protocol';
@@ -168,4 +169,70 @@ export function openListStream(s: BenchServer, onMessage: (msg: ListMessage, t: 
   });
   opened.catch(() => undefined);
   return { ws, opened, closed, close: () => ws.close() };
+}
+
+/**
+ * A load generator's client for `POST /api/jobs`: node:http over a keep-alive agent with
+ * `sockets` connections, one request in flight per connection — what wrk or autocannon do.
+ *
+ * Why not fetch(): the bench runs on the same 2 cores as the server it measures, and undici's
+ * fetch costs the client ~0.6–1.5 ms of CPU per request (Web streams, Headers, Response) against
+ * ~0.25 ms here (bench/README.md, fifth session). That CPU is taken from the server under test.
+ */
+export class SubmitClient {
+  private readonly agent: http.Agent;
+  private readonly url: URL;
+
+  constructor(private readonly server: BenchServer, sockets: number) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+    this.url = new URL('/api/jobs', server.url);
+  }
+
+  /**
+   * Submits a one-command job (`{cmd}` JSON form); resolves to the 2xx answer.
+   * @throws Error with the status and the start of the body for any other status, or the
+   *   socket's error.
+   */
+  submit(cmd: string, extra: { name?: string } = {}): Promise<SubmitResult> {
+    const body = JSON.stringify({ cmd, ...extra });
+    return new Promise<SubmitResult>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: this.url.hostname,
+          port: this.url.port,
+          path: this.url.pathname,
+          method: 'POST',
+          agent: this.agent,
+          headers: {
+            authorization: `Bearer ${this.server.token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (!res.statusCode || res.statusCode < 200 || res.statusCode > 299) reject(new Error(`POST /api/jobs → ${res.statusCode}: ${text.slice(0, 500)}`));
+            else {
+              try {
+                resolve(JSON.parse(text) as SubmitResult);
+              } catch (err) {
+                reject(err);
+              }
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** Closes the kept-alive sockets. */
+  close(): void {
+    this.agent.destroy();
+  }
 }
