@@ -555,7 +555,17 @@ export interface NewJob {
  * explicitly, so the returned rows — built here from the input and those ids, typed as the Prisma
  * models so a new column cannot be forgotten — are what a read would answer; JSON values are
  * returned as stored (JSON round trip). Timestamps are one `new Date()` (ms, stored as UTC like
- * Prisma does), shared by submittedAt, updatedAt and the event's `at`.
+ * Prisma does) taken when the call is made, shared by submittedAt, updatedAt and the event's `at`.
+ *
+ * Group commit: while SUBMIT_IN_FLIGHT statements of one client are running, further submits
+ * wait and then go together, up to SUBMIT_BATCH_MAX jobs in one statement (one round trip, one
+ * commit). An idle server sends a submit at once, alone, so batching adds no latency; under a
+ * burst it saves the per-statement cost in Prisma, the driver and PostgreSQL's commit
+ * (bench/README.md, fifth session). Each job is still all-or-nothing. When PostgreSQL refuses a
+ * batch's data (SQLSTATE class 22 or 23: a value it cannot store, a submissionId taken) nothing
+ * was written, and every job of it is sent again alone, in call order, so each caller gets its own answer;
+ * any other error (a lost connection, where a commit may have happened) is every caller's error,
+ * as it would have been alone. Ids follow the order of the calls within a statement.
  *
  * @returns the job with its tasks in index order.
  * @throws Error when `tasks` is empty; Prisma's P2002 PrismaClientKnownRequestError (meta.target
@@ -564,49 +574,68 @@ export interface NewJob {
  */
 export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { tasks: Task[] }> {
   if (job.tasks.length === 0) throw new Error('a job needs at least one task');
-  const now = new Date();
-  const at = pgTimestamp(now);
-  const specJson = JSON.stringify(job.spec);
-  const metadataJson = job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata);
-  const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
-  const executor = job.executor ?? 'local';
-  const submissionId = job.submissionId ?? null;
-  let ids: { jobId: number; eventId: number; taskIds: number[] };
+  const entry = newJobEntry(job);
+  let ids: InsertedIds;
   try {
-    const rows = await db.$queryRaw<Array<{ jobId: number; eventId: number; taskIds: number[] }>>(Prisma.sql`
-      WITH j AS (
-        INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
-                           "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-        VALUES (${submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${metadataJson}::jsonb, ${executor},
-                ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
-        RETURNING "id"
-      ), t AS (
-        INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
-        SELECT j."id", (x.i - 1)::int, x.v->>'name', 'PENDING', NULL, x.v->'spec', 0, 0, NULL, NULL, NULL
-        FROM j, jsonb_array_elements(${tasksJson}::jsonb) WITH ORDINALITY AS x(v, i)
-        RETURNING "id", "index"
-      ), e AS (
-        INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
-        SELECT j."id", ${at}::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM j
-        RETURNING "id"
-      )
-      SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds" FROM j, e`);
-    ids = rows[0];
+    ids = await submitQueue(db).add(entry);
   } catch (err) {
     throw uniqueViolationAsP2002(err);
   }
+  return announceNewJob(entry, ids);
+}
+
+/** Most jobs one submit statement writes (its JSON parameter is ~1 KiB per simple job). */
+export const SUBMIT_BATCH_MAX = 64;
+/** Submit statements one client runs at once; later submits wait and go in one statement. */
+export const SUBMIT_IN_FLIGHT = 2;
+
+/** A job on its way to the database: the input, serialized once, and its timestamp. */
+interface JobEntry {
+  job: NewJob;
+  now: Date;
+  /** pgTimestamp(now). */
+  at: string;
+  specJson: string;
+  metadataJson: string | null;
+  executor: string;
+  submissionId: string | null;
+}
+
+/** The ids one job got. */
+interface InsertedIds {
+  jobId: number;
+  eventId: number;
+  taskIds: number[];
+}
+
+function newJobEntry(job: NewJob): JobEntry {
+  const now = new Date();
+  return {
+    job,
+    now,
+    at: pgTimestamp(now),
+    specJson: JSON.stringify(job.spec),
+    metadataJson: job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata),
+    executor: job.executor ?? 'local',
+    submissionId: job.submissionId ?? null,
+  };
+}
+
+/** The stored rows of a written job (from its input and ids), logged and announced as `created`. */
+function announceNewJob(e: JobEntry, ids: InsertedIds): Job & { tasks: Task[] } {
+  const { job, now } = e;
   const row: Job = {
     id: ids.jobId,
-    submissionId,
+    submissionId: e.submissionId,
     name: job.name,
     status: 'PENDING',
     statusReason: null,
     specYaml: job.specYaml,
-    spec: JSON.parse(specJson),
+    spec: JSON.parse(e.specJson),
     specHash: job.specHash,
     cpus: job.cpus,
-    metadata: metadataJson === null ? null : JSON.parse(metadataJson),
-    executor,
+    metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
+    executor: e.executor,
     submittedAt: now,
     startedAt: null,
     endedAt: null,
@@ -637,6 +666,185 @@ export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { 
   return { ...row, tasks };
 }
 
+/** Writes one job: the statement of one submit. */
+async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
+  const { job, at } = e;
+  const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
+  const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
+    WITH j AS (
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
+      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${e.metadataJson}::jsonb, ${e.executor},
+              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
+      RETURNING "id"
+    ), t AS (
+      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
+      SELECT j."id", (x.i - 1)::int, x.v->>'name', 'PENDING', NULL, x.v->'spec', 0, 0, NULL, NULL, NULL
+      FROM j, jsonb_array_elements(${tasksJson}::jsonb) WITH ORDINALITY AS x(v, i)
+      RETURNING "id", "index"
+    ), e AS (
+      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
+      SELECT j."id", ${at}::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM j
+      RETURNING "id"
+    )
+    SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds" FROM j, e`);
+  return rows[0];
+}
+
+/**
+ * Writes several jobs in one statement, in order: the ids come from the Job sequence in the
+ * order of `entries` (the `input` CTE is materialized: nextval is volatile), so the tasks and the
+ * event of each job join on its id. Same columns and values as insertOne().
+ */
+async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promise<InsertedIds[]> {
+  const input = JSON.stringify(
+    entries.map((e) => ({
+      submissionId: e.submissionId,
+      name: e.job.name,
+      specYaml: e.job.specYaml,
+      spec: JSON.parse(e.specJson) as unknown,
+      specHash: e.job.specHash,
+      cpus: e.job.cpus,
+      // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
+      ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
+      executor: e.executor,
+      at: e.at,
+      tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
+    })),
+  );
+  const rows = await db.$queryRaw<Array<InsertedIds & { ord: bigint | number }>>(Prisma.sql`
+    WITH input AS MATERIALIZED (
+      SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
+      FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
+    ), j AS (
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, v->'metadata', v->>'executor',
+             (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
+      FROM input ORDER BY "ord"
+      RETURNING "id"
+    ), t AS (
+      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
+      SELECT input."id", (y.k - 1)::int, y.w->>'name', 'PENDING', NULL, y.w->'spec', 0, 0, NULL, NULL, NULL
+      FROM input, jsonb_array_elements(input.v->'tasks') WITH ORDINALITY AS y(w, k)
+      RETURNING "id", "jobId", "index"
+    ), e AS (
+      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
+      SELECT input."id", (input.v->>'at')::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM input ORDER BY input."ord"
+      RETURNING "id", "jobId"
+    )
+    SELECT input."ord", j."id" AS "jobId", e."id" AS "eventId",
+           (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds"
+    FROM input JOIN j ON j."id" = input."id" JOIN e ON e."jobId" = input."id"
+    ORDER BY input."ord"`);
+  if (rows.length !== entries.length) throw new Error(`submit: a statement of ${entries.length} jobs answered ${rows.length} rows`);
+  return rows.map((r) => ({ jobId: r.jobId, eventId: r.eventId, taskIds: r.taskIds }));
+}
+
+/**
+ * True when PostgreSQL refused a statement for its data — SQLSTATE class 22 (data exception)
+ * or 23 (integrity constraint violation), read from Prisma's driver adapter error — so that
+ * nothing of it was written.
+ */
+function refusedData(err: unknown): boolean {
+  const code = driverErrorCause(err)?.originalCode;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
+/** The driver adapter's error under a raw query's Prisma P2010 error; undefined for any other. */
+function driverErrorCause(err: unknown): { kind?: string; originalCode?: string; originalMessage?: string } | undefined {
+  if (!(err instanceof Prisma.PrismaClientKnownRequestError) || err.code !== 'P2010') return undefined;
+  return (err.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string; originalMessage?: string } } | undefined)?.cause;
+}
+
+/** One client's submits: the group commit of submitJob(). */
+class SubmitQueue {
+  private waiting: Array<{ entry: JobEntry; resolve(ids: InsertedIds): void; reject(err: unknown): void }> = [];
+  private inFlight = 0;
+
+  constructor(private readonly db: PrismaClient) {}
+
+  /** Resolves with the job's ids once its statement committed; rejects with its error. */
+  add(entry: JobEntry): Promise<InsertedIds> {
+    return new Promise<InsertedIds>((resolve, reject) => {
+      this.waiting.push({ entry, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < SUBMIT_IN_FLIGHT && this.waiting.length) {
+      const batch = this.waiting.splice(0, SUBMIT_BATCH_MAX);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(batch: SubmitQueue['waiting']): Promise<void> {
+    const stats = submitStats();
+    stats.statements++;
+    stats.jobs += batch.length;
+    if (batch.length === 1) {
+      const [one] = batch;
+      await insertOne(this.db, one.entry).then(one.resolve, one.reject);
+      return;
+    }
+    let ids: InsertedIds[];
+    try {
+      ids = await insertMany(
+        this.db,
+        batch.map((b) => b.entry),
+      );
+    } catch (err) {
+      if (!refusedData(err)) {
+        for (const b of batch) b.reject(err);
+        return;
+      }
+      // Nothing of the batch was written: each job alone, in call order (of two submits of one
+      // new submissionId, the first wins), so that only the refused ones fail.
+      for (const b of batch) {
+        stats.statements++;
+        stats.jobs++;
+        await insertOne(this.db, b.entry).then(b.resolve, b.reject);
+      }
+      return;
+    }
+    batch.forEach((b, i) => b.resolve(ids[i]));
+  }
+}
+
+/** Submit statements sent in this process, and the jobs they carried. */
+export interface SubmitStatementStats {
+  statements: number;
+  jobs: number;
+}
+
+function submitStats(): SubmitStatementStats {
+  const s = shared();
+  return (s.submitStats ??= { statements: 0, jobs: 0 }) as SubmitStatementStats;
+}
+
+/**
+ * How submitJob()'s group commit went in this process so far: submit statements sent and the
+ * jobs they carried (refused batches and their job-by-job retries included); jobs ÷ statements
+ * is the mean batch. Zeros before the first submit.
+ */
+export function submitStatementStats(): SubmitStatementStats {
+  return { ...submitStats() };
+}
+
+/** One queue per database client, process-wide (route bundles may load their own copy of this module). */
+function submitQueue(db: PrismaClient): SubmitQueue {
+  const s = shared();
+  const queues = (s.submitQueues ??= new WeakMap<PrismaClient, SubmitQueue>()) as WeakMap<PrismaClient, SubmitQueue>;
+  let q = queues.get(db);
+  if (!q) queues.set(db, (q = new SubmitQueue(db)));
+  return q;
+}
+
 /**
  * A raw query's unique violation (Prisma P2010, driver error 23505 / UniqueConstraintViolation)
  * as the P2002 error Prisma's model calls raise, so callers keep one check: `meta.modelName` and
@@ -647,7 +855,7 @@ export async function submitJob(db: PrismaClient, job: NewJob): Promise<Job & { 
  */
 function uniqueViolationAsP2002(err: unknown): unknown {
   if (!(err instanceof Prisma.PrismaClientKnownRequestError) || err.code !== 'P2010') return err;
-  const cause = (err.meta?.driverAdapterError as { cause?: { kind?: string; originalCode?: string; originalMessage?: string } } | undefined)?.cause;
+  const cause = driverErrorCause(err);
   if (cause?.kind !== 'UniqueConstraintViolation' && cause?.originalCode !== '23505' && !/\b23505\b/.test(err.message)) return err;
   const index = /unique constraint "([^"]+)"/.exec(cause?.originalMessage ?? err.message)?.[1] ?? '';
   const named = /^([A-Za-z]+)_(\w+)_key$/.exec(index);

@@ -1,3 +1,4 @@
+import { submitStatementStats, type SubmitStatementStats } from '../jobs/store';
 import { shared } from '../shared';
 
 /**
@@ -38,6 +39,11 @@ export interface MonitorState {
   capacity: { check: boolean; used: number; total: number; byExecutor: Record<string, { used: number; total: number }> };
   /** The server process's memory now, in bytes (Node's process.memoryUsage()). */
   memory: ProcessMemory;
+  /**
+   * Submit statements sent since the process started and the jobs they carried (the group commit
+   * of lib/jobs/store.ts submitJob: jobs ÷ statements is the mean batch under load).
+   */
+  submits: SubmitStatementStats;
 }
 
 /**
@@ -87,6 +93,7 @@ export function stoppedState(): MonitorState {
     controllerFailures: 0,
     capacity: { check: true, used: 0, total: 0, byExecutor: {} },
     memory: processMemory(),
+    submits: submitStatementStats(),
   };
 }
 

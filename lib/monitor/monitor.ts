@@ -6,7 +6,7 @@ import { ACTIVE_JOB_STATUSES, planAdmission, planAdmissionReads, type AdmissionI
 import { attemptLogPath } from '../jobs/paths';
 import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs, type RecoveryPolicy } from '../jobs/retry';
 import { deriveJobStatus, isTerminal, JOB_TERMINAL, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
-import { startAttempt, storeBus, transitionMany, type AnyTransition, type BatchOutcome, type StoreEvent, type Transition, type TransitionOutcome } from '../jobs/store';
+import { startAttempt, storeBus, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type StoreEvent, type Transition, type TransitionOutcome } from '../jobs/store';
 import { monitorSettingsFromEnv, type MonitorSettings } from './config';
 import { isTransientDbError, isTransientError, isTransientExecutorError, TransientDatabaseError } from './errors';
 import { processMemory, type MonitorHandle, type MonitorState } from './handle';
@@ -351,6 +351,7 @@ class MonitorImpl implements Monitor {
       ...this.counters,
       capacity: this.capacityView,
       memory: processMemory(),
+      submits: submitStatementStats(),
     };
   }
 

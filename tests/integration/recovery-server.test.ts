@@ -92,13 +92,15 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     const gate = path.join(s1.home, 'gate');
     const id = await submitPipeline(s1, gate);
     const pid = await task2Running(s1, id);
+    // One submit, one statement (lib/jobs/store.ts group commit).
+    expect(((await (await s1.api('/api/monitor')).json()) as MonitorState).submits).toEqual({ statements: 1, jobs: 1 });
     const before = story(await detail(s1, id));
     await s1.kill9();
     expect(groupAlive(pid)).toBe(true); // the attempt outlived the server
 
     const s2 = await start(s1.home);
     const mon = (await (await s2.api('/api/monitor')).json()) as MonitorState;
-    expect(mon).toMatchObject({ running: true, readopted: 1 });
+    expect(mon).toMatchObject({ running: true, readopted: 1, submits: { statements: 0, jobs: 0 } });
     // The server reports its own memory (bytes): RSS holds the JS heap.
     expect(mon.memory.rssBytes).toBeGreaterThan(mon.memory.heapUsedBytes);
     expect(mon.memory.heapUsedBytes).toBeGreaterThan(1e6);

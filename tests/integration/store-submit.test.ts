@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { storeBus, submitJob, type StoreEvent } from '../../lib/jobs/store';
+import { storeBus, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type StoreEvent } from '../../lib/jobs/store';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 
 /**
@@ -77,5 +77,85 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
 
   it('refuses a job without tasks before writing', async () => {
     await expect(submitJob(prisma, input(null, 0))).rejects.toThrow('a job needs at least one task');
+  });
+
+  it('writes a burst of concurrent submits in few statements, each job as stored, ids in call order', async () => {
+    const n = 40;
+    const seen: StoreEvent[] = [];
+    const listener = (e: StoreEvent) => seen.push(e);
+    const before = submitStatementStats();
+    storeBus().on('change', listener);
+    let jobs: Array<Awaited<ReturnType<typeof submitJob>>>;
+    try {
+      jobs = await Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const one = { ...input(null, 1 + (i % 3)), name: `burst-${i}`, cpus: i / 8 };
+          if (i % 4 === 0) delete (one as { metadata?: unknown }).metadata;
+          return submitJob(prisma, one);
+        }),
+      );
+    } finally {
+      storeBus().off('change', listener);
+    }
+    const after = submitStatementStats();
+    expect(after.jobs - before.jobs).toBe(n);
+    // The first SUBMIT_IN_FLIGHT go alone at once; the rest wait for them and go together.
+    expect(after.statements - before.statements).toBeLessThanOrEqual(SUBMIT_IN_FLIGHT + 1);
+    const stored = await prisma.job.findMany({ where: { id: { in: jobs.map((j) => j.id) } }, include: { tasks: { orderBy: { index: 'asc' } } }, orderBy: { id: 'asc' } });
+    expect(stored).toHaveLength(n);
+    for (const job of jobs) expect(job).toEqual(stored.find((x) => x.id === job.id));
+    expect(jobs.map((j) => j.name)).toEqual(Array.from({ length: n }, (_, i) => `burst-${i}`));
+    expect(jobs.map((j) => j.tasks.length)).toEqual(Array.from({ length: n }, (_, i) => 1 + (i % 3)));
+    expect(jobs.filter((_, i) => i % 4 === 0).every((j) => j.metadata === null)).toBe(true);
+    const batched = jobs.slice(SUBMIT_IN_FLIGHT).map((j) => j.id);
+    expect(batched).toEqual([...batched].sort((a, b) => a - b));
+    const events = await prisma.jobEvent.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
+    expect(events).toHaveLength(n);
+    for (const job of jobs) {
+      const ev = events.find((e) => e.jobId === job.id)!;
+      expect(ev).toMatchObject({ entity: 'job', from: null, to: 'PENDING', reason: 'submitted' });
+      expect(ev.at.getTime()).toBe(job.submittedAt.getTime());
+      expect(seen.filter((e) => e.type === 'created' && e.jobId === job.id).map((e) => (e.type === 'created' ? e.event : null))).toEqual([ev]);
+    }
+  });
+
+  it('a batch PostgreSQL refuses is sent again job by job: only the refused jobs fail, nothing of them is written', async () => {
+    await submitJob(prisma, input('taken-1', 1));
+    const counts = () => Promise.all([prisma.job.count(), prisma.task.count(), prisma.jobEvent.count()]);
+    const [jobs0, tasks0, events0] = await counts();
+    const stats0 = submitStatementStats();
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => {
+        // Two go alone (SUBMIT_IN_FLIGHT); 2..11 wait and go as one batch with both bad jobs in it.
+        if (i === 5) return submitJob(prisma, input('taken-1', 2));
+        if (i === 8) return submitJob(prisma, { ...input(null, 1), name: 'nul\u0000byte' });
+        return submitJob(prisma, { ...input(null, 2), name: `ok-${i}` });
+      }),
+    );
+    expect(outcomes[5]).toMatchObject({ status: 'rejected', reason: { code: 'P2002', meta: { target: ['submissionId'] } } });
+    expect(outcomes[8].status).toBe('rejected');
+    const ok = outcomes.filter((o, i) => i !== 5 && i !== 8);
+    expect(ok.every((o) => o.status === 'fulfilled')).toBe(true);
+    expect(await counts()).toEqual([jobs0 + 10, tasks0 + 20, events0 + 10]);
+    // 2 alone, the batch of 10 (refused), then its 10 again one by one.
+    const stats = submitStatementStats();
+    expect([stats.statements - stats0.statements, stats.jobs - stats0.jobs]).toEqual([13, 22]);
+    for (const o of ok) {
+      const job = (o as PromiseFulfilledResult<Awaited<ReturnType<typeof submitJob>>>).value;
+      expect(job).toEqual(await prisma.job.findUniqueOrThrow({ where: { id: job.id }, include: { tasks: { orderBy: { index: 'asc' } } } }));
+    }
+  });
+
+  it('two submits of one new submissionId in one batch: one job, the other gets P2002', async () => {
+    const outcomes = await Promise.allSettled([
+      submitJob(prisma, input(null, 1)),
+      submitJob(prisma, input(null, 1)),
+      submitJob(prisma, input('twin-1', 1)),
+      submitJob(prisma, input(null, 1)),
+      submitJob(prisma, input('twin-1', 1)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect(outcomes[4]).toMatchObject({ reason: { code: 'P2002', meta: { target: ['submissionId'] } } });
+    expect(await prisma.job.count({ where: { submissionId: 'twin-1' } })).toBe(1);
   });
 });
