@@ -7,6 +7,7 @@
  * job (`sleep 3600`) takes that CPU: every submitted job (`true`) stays PENDING. The monitor
  * still sees each new job (admission runs; it just does not fit). 50 warm-up submits come first.
  */
+import type { MonitorState } from '../lib/monitor/handle';
 import type { Measure, MeasureResult, Row } from './lib/context';
 import { SubmitClient, submitCmd } from './lib/client';
 import { cancelEverything, waitAllStatus } from './lib/jobs';
@@ -32,8 +33,12 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
   let cpuMs = 0;
   let clientCpuMs = 0;
   const doneAt: number[] = [];
+  const tenth = Math.floor(n / 10);
+  /** Server CPU (ms) at the start and after each tenth of the submits. */
+  const cpuAtTenth: number[] = [];
   const { profile } = await server.profileWindow('submit', async () => {
     const c0 = cpuTimeMs(server.pid)!;
+    cpuAtTenth.push(c0);
     const own0 = process.cpuUsage();
     const t0 = nowMs();
     await pool(n, CLIENTS, async (i) => {
@@ -46,6 +51,7 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
       const e = nowMs();
       lat.push(e - s);
       doneAt.push(e - t0);
+      if (doneAt.length % tenth === 0) cpuAtTenth.push(cpuTimeMs(server.pid)!);
     });
     wallMs = nowMs() - t0;
     cpuMs = cpuTimeMs(server.pid)! - c0;
@@ -59,8 +65,9 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
   const firstQuarter = q / (doneAt[q - 1] / 1000);
   const lastQuarter = q / ((doneAt[n - 1] - doneAt[n - 1 - q]) / 1000);
   const rate = (n - errors) / (wallMs / 1000);
-  const tenth = Math.floor(n / 10);
   const rateByTenth = Array.from({ length: 10 }, (_, k) => round(tenth / ((doneAt[(k + 1) * tenth - 1] - (k ? doneAt[k * tenth - 1] : 0)) / 1000), 1));
+  // Group commit (lib/jobs/store.ts): submit statements for the whole server life, warm-up included.
+  const { submits } = await server.json<MonitorState>('/api/monitor');
   const stop = await cancelEverything(server, 60_000);
   await server.stop();
   return {
@@ -72,6 +79,9 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
     rateFirstQuarter: round(firstQuarter, 1),
     rateLastQuarter: round(lastQuarter, 1),
     rateByTenth,
+    serverCpuMsPerSubmitByTenth: cpuAtTenth.slice(1).map((c, k) => round((c - cpuAtTenth[k]) / tenth, 2)),
+    submitStatements: submits.statements,
+    meanBatch: round(submits.jobs / Math.max(1, submits.statements), 2),
     serverCpuMsPerSubmit: round(cpuMs / n, 2),
     /** The bench process's own CPU (the 16 clients) per submit: CPU the server under test did not get. */
     clientCpuMsPerSubmit: round(clientCpuMs / n, 2),
@@ -96,7 +106,7 @@ export const submit: Measure = {
         metric: `${r.kind}: request p50 / p99; CPU per submit server / client`,
         value: `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}; ${r.serverCpuMsPerSubmit} / ${r.clientCpuMsPerSubmit} ms`,
       });
-      rows.push({ metric: `${r.kind}: rate first / last quarter`, value: `${r.rateFirstQuarter}/s / ${r.rateLastQuarter}/s` });
+      rows.push({ metric: `${r.kind}: rate first / last quarter; jobs per statement`, value: `${r.rateFirstQuarter}/s / ${r.rateLastQuarter}/s; ${r.meanBatch}` });
     }
     const notes: string[] = ['jobs stay PENDING: JOBDECK_CPUS=1 with a sleep job holding the CPU'];
     for (const r of [pg, pl]) if (r.errors) notes.push(`${r.kind}: ${r.errors} submits failed`);
