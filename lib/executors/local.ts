@@ -62,7 +62,7 @@ export const HANDLE_FILE = 'handle.json';
 
 /**
  * What the wrapper records when the attempt ends, as one JSON line in `<attemptDir>/exit`
- * (written to `exit.tmp`, fsynced, then renamed):
+ * (written to `exit.tmp`, renamed, then fsynced with its folder before the wrapper exits):
  * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"]}`.
  * `phase: "setup"` with a non-zero code means setup failed (or never started: missing workdir,
  * cancelled between setup and run) and run never started; `phase: "run"` carries run's code
@@ -131,12 +131,14 @@ __jobdeck_finish() { # phase exit-code [reason]
   local r=''
   [ -n "$3" ] && r=",\"reason\":\"$3\""
   printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/exit.tmp"
-  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit.tmp"
   # The attempt's output ends here: once the exit record is visible the monitor stops whatever is
-  # left of the group, and bash must not report that (e.g. "Terminated" for the last sync) in the log.
+  # left of the group, and bash must not report that (e.g. "Terminated" for the sync) in the log.
   exec >/dev/null 2>&1
   "$__jobdeck_mv" -f -- "$__jobdeck_dir/exit.tmp" "$__jobdeck_dir/exit"
-  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir"
+  # One sync for the record and its name, before the wrapper exits (the exit is what the monitor
+  # hears first). A power loss between the rename and this sync can leave a torn record, which is
+  # read as malformed: the attempt is lost, as with no record at all.
+  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit" "$__jobdeck_dir"
   exit "$2"
 }
 if ! exec >>"$__jobdeck_log" 2>&1; then
