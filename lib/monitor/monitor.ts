@@ -260,6 +260,16 @@ class MonitorImpl implements Monitor {
   private jobsWaiting = 0;
   /** Executors whose queue the last completed admission pass found blocked → their CPU budget. */
   private blockedQueues: Map<string, number> | null = null;
+  /**
+   * True when the last completed admission pass found no PENDING job at all and no job was
+   * created since: freed CPUs (a job ending, a reap done) then have nobody to go to, and the
+   * pass they would run is skipped (the tick's pass still runs; it also sees jobs another server
+   * created). Keeps the end of a job free of an admission pass whose queries, on the embedded
+   * database, run on this thread while the job's streams announce the end (bench latency).
+   */
+  private noneWaiting = false;
+  /** 'created' events seen (noneWaiting holds only if none came during the pass). */
+  private createdSeen = 0;
   private capacityView: MonitorState['capacity'];
   private counters = { restarts: 0, recoveries: 0, readopted: 0, transientRetries: 0, controllerFailures: 0 };
 
@@ -460,6 +470,8 @@ class MonitorImpl implements Monitor {
   private onStoreEvent(e: StoreEvent): void {
     if (this.stopped) return;
     if (e.type === 'created') {
+      this.createdSeen++;
+      this.noneWaiting = false;
       if (this.waitsInBlockedQueue(e)) {
         this.jobsWaiting++;
         return;
@@ -473,7 +485,7 @@ class MonitorImpl implements Monitor {
     const ev = e.event;
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.kick(e.jobId);
-    if (isTerminal('job', ev.to)) this.scheduleAdmission();
+    if (isTerminal('job', ev.to)) this.scheduleAdmission(true);
   }
 
   /**
@@ -490,8 +502,9 @@ class MonitorImpl implements Monitor {
     return e.job.cpus <= total;
   }
 
-  private scheduleAdmission(): void {
-    if (this.stopped || this.admitSoon) return;
+  /** Runs an admission pass soon; `freedOnly` (CPUs were freed): not when noneWaiting. */
+  private scheduleAdmission(freedOnly = false): void {
+    if (this.stopped || this.admitSoon || (freedOnly && this.noneWaiting)) return;
     this.admitSoon = setImmediate(() => {
       this.admitSoon = null;
       void this.admission();
@@ -530,6 +543,8 @@ class MonitorImpl implements Monitor {
     this.noResource.clear();
     // Known again only when this pass completes (a failed pass leaves it unknown).
     this.blockedQueues = null;
+    this.noneWaiting = false;
+    const createdBefore = this.createdSeen;
     this.consumeFault('admission');
     // One aggregate answers the CPUs held per executor and a summary of each queue; then only the
     // waiting jobs admission can decide on are read (lib/jobs/capacity planAdmissionReads) — not
@@ -595,6 +610,7 @@ class MonitorImpl implements Monitor {
     };
     // The jobs not read all wait.
     this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
+    this.noneWaiting = waitingCount === 0 && this.createdSeen === createdBefore;
     // A queue is blocked when some of its jobs stay waiting (with the check on, a job of an
     // available executor waits only at or behind the first job that does not fit).
     const decided = new Map<string, number>();
@@ -1078,7 +1094,7 @@ class MonitorImpl implements Monitor {
       .finally(() => {
         if (this.reaps.get(att.id) === rec) this.reaps.delete(att.id);
         // Its CPUs are free now.
-        this.scheduleAdmission();
+        this.scheduleAdmission(true);
       });
     this.reaps.set(att.id, rec);
   }

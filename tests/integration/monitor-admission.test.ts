@@ -69,4 +69,32 @@ describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
     for (const id of waiting) expect((await waitTerminal(db, id, 60_000)).status).toBe('SUCCEEDED');
     expect(m.state().jobsWaiting).toBe(0);
   });
+
+  it('a job ending with nothing waiting costs no admission pass; with a job waiting, its end admits it at once', async () => {
+    fx = new Fixture();
+    const counted = countingGroupBy(db);
+    // No ticks during the test: every pass comes from an event.
+    const m = fx.monitor(counted.db, { reconcileMs: 60_000 });
+    await m.start();
+    const gate = `${fx.home}/gate-alone`;
+    const alone = await submit(db, `name: alone\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);
+    await waitFor(async () => (await jobTree(db, alone))?.status === 'RUNNING', 'alone running');
+    await m.idle();
+    const before = counted.calls();
+    writeFileSync(gate, '');
+    expect((await waitTerminal(db, alone)).status).toBe('SUCCEEDED');
+    await m.idle();
+    // Nobody waits: neither the end nor the reap of its leftovers runs a pass.
+    expect(counted.calls() - before).toBe(0);
+
+    // A job waiting behind a full machine: the end (or the reap after it) admits it without a tick.
+    const gate2 = `${fx.home}/gate-holder`;
+    const holder = await submit(db, `name: holder\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate2} ]; do sleep 0.05; done\n`);
+    await waitFor(async () => (await jobTree(db, holder))?.status === 'RUNNING', 'holder running');
+    const next = await submit(db, 'name: next\nresources:\n  cpus: 4\nrun: echo next\n');
+    await m.idle();
+    expect((await jobTree(db, next))!.status).toBe('PENDING');
+    writeFileSync(gate2, '');
+    expect((await waitTerminal(db, next, 20_000)).status).toBe('SUCCEEDED');
+  });
 });
