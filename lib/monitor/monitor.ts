@@ -150,7 +150,7 @@ export interface Monitor extends MonitorHandle {
   admitNow(): Promise<void>;
   /** One serialized step of one job, awaited. */
   step(jobId: number): Promise<void>;
-  /** Resolves once no step is running or queued. */
+  /** Resolves once no step, admission pass (running or scheduled) or started reap is left. */
   idle(): Promise<void>;
   /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
   failNextRead(site?: FaultSite, err?: Error): void;
@@ -261,8 +261,8 @@ class MonitorImpl implements Monitor {
   /** Executors whose queue the last completed admission pass found blocked → their CPU budget. */
   private blockedQueues: Map<string, number> | null = null;
   /**
-   * True when the last completed admission pass found no PENDING job at all and no job was
-   * created since: freed CPUs (a job ending, a reap done) then have nobody to go to, and the
+   * True when the last completed admission pass left no job waiting (every PENDING job it found
+   * was admitted or failed as too big) and no job was created since: freed CPUs (a job ending, a reap done) then have nobody to go to, and the
    * pass they would run is skipped (the tick's pass still runs; it also sees jobs another server
    * created). Keeps the end of a job free of an admission pass whose queries, on the embedded
    * database, run on this thread while the job's streams announce the end (bench latency).
@@ -383,8 +383,10 @@ class MonitorImpl implements Monitor {
     for (let i = 0; i < 100; i++) {
       const busy = [...this.entries.values()].filter((e) => e.running || e.queued);
       const reaps = [...this.reaps.values()].filter((r) => r.started).map((r) => r.done);
-      if (busy.length === 0 && !this.admitting && reaps.length === 0) return;
-      await Promise.all([...busy.map((e) => e.tail), this.admitting, ...reaps]);
+      if (busy.length === 0 && !this.admitting && !this.admitSoon && reaps.length === 0) return;
+      // A pass scheduled but not yet begun starts on the next turn (setImmediate).
+      const soon = this.admitSoon ? new Promise<void>((r) => setImmediate(r)) : undefined;
+      await Promise.all([...busy.map((e) => e.tail), this.admitting, ...reaps, soon]);
     }
   }
 
@@ -610,7 +612,8 @@ class MonitorImpl implements Monitor {
     };
     // The jobs not read all wait.
     this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
-    this.noneWaiting = waitingCount === 0 && this.createdSeen === createdBefore;
+    // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
+    this.noneWaiting = this.jobsWaiting === 0 && this.createdSeen === createdBefore;
     // A queue is blocked when some of its jobs stay waiting (with the check on, a job of an
     // available executor waits only at or behind the first job that does not fit).
     const decided = new Map<string, number>();
