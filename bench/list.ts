@@ -24,7 +24,7 @@ import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
 
 /** SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each. */
 export function seedSql(n: number): string[] {
-  const taskSpec = JSON.stringify({
+  const task = {
     name: null,
     setup: null,
     run: 'python train.py --epochs 3',
@@ -32,12 +32,16 @@ export function seedSql(n: number): string[] {
     workdir: null,
     resources: { cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false },
     jobRecovery: { maxRestartsOnErrors: 1, recoverOnExitCodes: [] },
-  }).replace(/'/g, "''");
+  };
+  const taskSpec = JSON.stringify(task).replace(/'/g, "''");
+  // The job row as a submit stores it: the normalized pipeline (its tasks' specs) and the YAML.
+  const jobSpec = JSON.stringify({ name: 'bench', tasks: [task] }).replace(/'/g, "''");
+  const specYaml = 'name: bench\nenvs:\n  STAGE: bench\nresources:\n  cpus: 1\njob_recovery:\n  max_restarts_on_errors: 1\nrun: python train.py --epochs 3\n';
   const status = `(CASE WHEN g % 10 < 7 THEN 'SUCCEEDED' WHEN g % 10 < 9 THEN 'FAILED' ELSE 'CANCELLED' END)`;
   const name = `('bench-' || (ARRAY['train','eval','nightly','etl','report'])[1 + g % 5] || '-' || g)`;
   return [
     `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
-     SELECT g, ${name}, ${status}::"JobStatus", NULL, 'run: python train.py --epochs 3\n', '{"name":"bench","tasks":[]}'::jsonb, md5(g::text), 1,
+     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1,
             now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
             now() - (${n} - g) * interval '10 seconds' + interval '9 seconds', now(), 1, 0
      FROM generate_series(1, ${n}) AS g`,

@@ -63,6 +63,30 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   return and.length ? { AND: and } : {};
 }
 
+/**
+ * The Job columns a JobSummary shows. Not the spec, its YAML, hash or metadata: a list page
+ * reads 50 rows, and a real job's spec (every task's run script and envs) and YAML are most of
+ * its row — read, parsed and dropped for nothing.
+ */
+const JOB_SUMMARY_COLUMNS = {
+  id: true,
+  name: true,
+  status: true,
+  statusReason: true,
+  submissionId: true,
+  submittedAt: true,
+  startedAt: true,
+  endedAt: true,
+  taskCount: true,
+  currentTask: true,
+  restartCount: true,
+  recoveryCount: true,
+  cancelRequestedAt: true,
+} satisfies Prisma.JobSelect;
+
+/** A Job row as far as a JobSummary needs it (a whole Job row is one too). */
+export type JobSummaryRow = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_COLUMNS }>;
+
 /** Options of listJobs(). */
 export interface ListJobsOptions extends JobFilter {
   /** Page size (the API bounds it to 1–200). Default 50. */
@@ -81,7 +105,7 @@ export async function listJobs(db: Db, opts: ListJobsOptions = {}): Promise<JobL
   const limit = Math.max(1, Math.min(opts.limit ?? 50, 1000));
   const where = jobFilterWhere(opts);
   if (opts.beforeId != null) where.id = { lt: opts.beforeId };
-  const rows = await db.job.findMany({ where, orderBy: { id: 'desc' }, take: limit + 1 });
+  const rows = await db.job.findMany({ where, orderBy: { id: 'desc' }, take: limit + 1, select: JOB_SUMMARY_COLUMNS });
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const jobs = await summarize(db, page, opts.now ?? new Date());
@@ -103,7 +127,7 @@ export async function activeJobIds(db: Db, f: JobFilter): Promise<number[]> {
 /** JobSummaries of the given ids (missing ids are skipped), in the order of `ids`. */
 export async function getJobSummaries(db: Db, ids: readonly number[], now: Date = new Date()): Promise<JobSummary[]> {
   if (ids.length === 0) return [];
-  const rows = await db.job.findMany({ where: { id: { in: [...ids] } } });
+  const rows = await db.job.findMany({ where: { id: { in: [...ids] } }, select: JOB_SUMMARY_COLUMNS });
   const byId = new Map((await summarize(db, rows, now)).map((j) => [j.id, j]));
   return ids.map((id) => byId.get(id)).filter((j): j is JobSummary => !!j);
 }
@@ -114,7 +138,7 @@ export async function getJobSummary(db: Db, id: number, now: Date = new Date()):
 }
 
 /** Tasks and attempt counts for a set of jobs: two queries. */
-async function summarize(db: Db, jobs: Job[], now: Date): Promise<JobSummary[]> {
+async function summarize(db: Db, jobs: JobSummaryRow[], now: Date): Promise<JobSummary[]> {
   if (jobs.length === 0) return [];
   const ids = jobs.map((j) => j.id);
   const [tasks, counts] = await Promise.all([
@@ -178,7 +202,7 @@ export function toTaskSummary(t: Task, attempts: number): TaskSummary {
  * Maps a Job row and its task summaries (pipeline order) to a JobSummary. Durations run to
  * `now` while the job has not ended (SkyPilot's TOT. DURATION and JOB DURATION).
  */
-export function toJobSummary<T extends TaskSummary>(job: Job, tasks: T[], now: Date = new Date()): Omit<JobSummary, 'tasks'> & { tasks: T[] } {
+export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T[], now: Date = new Date()): Omit<JobSummary, 'tasks'> & { tasks: T[] } {
   const end = job.endedAt ?? now;
   return {
     id: job.id,
