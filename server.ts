@@ -7,12 +7,14 @@
 import { logger } from './lib/log';
 import { startServer } from './lib/server/start';
 import './lib/server/subsystems';
-import { applyV8Flags } from './lib/server/v8-flags';
+import { applyV8Flags, missingNodeFlags } from './lib/server/v8-flags';
 
 const log = logger();
 try {
   const flags = applyV8Flags();
   if (flags.length) log.info({ flags }, 'V8 flags applied');
+  const missing = missingNodeFlags();
+  if (missing.length) log.info({ missing }, `node was started without ${missing.join(' ')} (npm start passes it; NODE_OPTIONS may): the server will use ~40 MB more memory`);
 } catch (err) {
   log.fatal({ err }, (err as Error).message);
   process.exit(1);

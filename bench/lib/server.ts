@@ -15,6 +15,7 @@ import { connectInspector, inspectorUrl, type Inspector } from './inspector';
 import { rssBytes } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { nowMs } from './util';
+import { SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
 
 export { ROOT, RESULTS_DIR };
 
@@ -129,7 +130,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   const logDir = tempDir(`${opts.label}-log`);
   const logFile = path.join(logDir, 'server.log');
   const profDir = path.join(logDir, 'prof');
-  const args = [...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
+  const args = [...SERVER_NODE_FLAGS, ...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
   const port = await freePort();
   const spawnedAtMs = nowMs();
   const proc = spawn(process.execPath, args, {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
 
 /** The project root (where server.ts is). */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -40,14 +41,14 @@ export interface ServerOptions {
 }
 
 /**
- * Starts `node --import tsx server.ts` on a free port with its own JOBDECK_HOME and token, and
+ * Starts `node <SERVER_NODE_FLAGS> --import tsx server.ts` (as `npm start` does) on a free port with its own JOBDECK_HOME and token, and
  * waits until it listens. Needs a built Next.js app (`npm test` builds it first).
  * @throws when the server exits or does not listen in time (its output is in the message).
  */
 export async function startServerProcess(opts: ServerOptions = {}): Promise<ServerProcess> {
   const home = opts.home ?? mkdtempSync(path.join(os.tmpdir(), 'jobdeck-test-'));
   const token = opts.token ?? `jd_test_${randomBytes(16).toString('hex')}`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

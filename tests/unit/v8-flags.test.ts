@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyV8Flags, checkV8Flags, DEFAULT_V8_FLAGS, parseV8Flags } from '../../lib/server/v8-flags';
+import { applyV8Flags, checkV8Flags, DEFAULT_V8_FLAGS, missingNodeFlags, parseV8Flags, SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
 
 describe('JOBDECK_V8_FLAGS', () => {
   it('splits --flag and --flag=value items on any whitespace', () => {
@@ -22,5 +25,36 @@ describe('JOBDECK_V8_FLAGS', () => {
     expect(applyV8Flags({})).toEqual(parseV8Flags(DEFAULT_V8_FLAGS));
     expect(applyV8Flags({ JOBDECK_V8_FLAGS: '' })).toEqual([]);
     expect(() => applyV8Flags({ JOBDECK_V8_FLAGS: '--heap-growing-percent=50 oops' })).toThrow(/"oops"/);
+  });
+});
+
+describe('SERVER_NODE_FLAGS (read by V8 only at its start)', () => {
+  it('npm start and npm run dev pass every one to node', () => {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    for (const script of ['start', 'dev']) {
+      const nodeArgs = pkg.scripts[script].split(/\s+/);
+      for (const f of SERVER_NODE_FLAGS) expect(nodeArgs, `package.json scripts.${script}`).toContain(f);
+    }
+  });
+
+  it('names the ones a process lacks, from its arguments or NODE_OPTIONS', () => {
+    expect(missingNodeFlags([], '')).toEqual([...SERVER_NODE_FLAGS]);
+    expect(missingNodeFlags([...SERVER_NODE_FLAGS, '--import', 'tsx'], '')).toEqual([]);
+    expect(missingNodeFlags([], `--trace-warnings ${SERVER_NODE_FLAGS.join(' ')}`)).toEqual([]);
+    // The operator's own value counts as given.
+    expect(missingNodeFlags(['--max-semi-space-size=16'], '')).toEqual([]);
+  });
+
+  it('caps the young generation: after heavy allocation it stays at 2 × 4 MB (16 MB semi-spaces grow to 32)', () => {
+    const script =
+      "let k=[];for(let i=0;i<2e6;i++){k.push({a:i,b:'x'+i});if(k.length>20000)k=[]}" +
+      "console.log(require('v8').getHeapSpaceStatistics().find(s=>s.space_name==='new_space').space_size)";
+    const size = (flags: readonly string[]) => {
+      const r = spawnSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+      expect(r.status, r.stderr).toBe(0);
+      return Number(r.stdout.trim()) / 2 ** 20;
+    };
+    expect(size(SERVER_NODE_FLAGS)).toBeLessThanOrEqual(8);
+    expect(size([])).toBeGreaterThan(8);
   });
 });
