@@ -4,10 +4,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { getDatabase } from '../db';
 import { storeBus, type StoreEvent } from '../jobs/store';
 import { logger } from '../log';
-import { CLOSE, type StreamMessage } from '../logs/protocol';
+import { CLOSE, LOG_HEADER_BYTES, type StreamMessage } from '../logs/protocol';
 import { shared } from '../shared';
 import { loadStreamLimits, type StreamLimits } from './config';
-import { JobStream, LogSendBudget, parseStreamStart, StreamQueryError } from './job-stream';
+import { FramePool, JobStream, LogSendBudget, parseStreamStart, StreamQueryError } from './job-stream';
 import { ListStreams } from './list-stream';
 
 /**
@@ -26,6 +26,8 @@ export class WsHub {
   private readonly list: ListStreams;
   /** The unsent-bytes budget the job streams share while sending log bytes. */
   private readonly budget: LogSendBudget;
+  /** The log frame buffers the job streams share (spares kept: a fast replay's worth). */
+  private readonly frames: FramePool;
   private readonly heartbeat: NodeJS.Timeout;
   private stopped = false;
   private readonly onChange = (e: StoreEvent) => {
@@ -41,6 +43,7 @@ export class WsHub {
   constructor(limits: StreamLimits = loadStreamLimits()) {
     this.limits = limits;
     this.budget = new LogSendBudget(limits);
+    this.frames = new FramePool(LOG_HEADER_BYTES + limits.chunkBytes, 8);
     this.wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
@@ -59,6 +62,11 @@ export class WsHub {
   /** Open sockets (job and list streams). */
   get socketCount(): number {
     return this.sockets.size;
+  }
+
+  /** Spare log frame buffers the job streams share now (at most 8). */
+  spareFrames(): number {
+    return this.frames.size;
   }
 
   /** Bytes queued on all open sockets and not yet written out (bounded by backpressure). */
@@ -131,6 +139,7 @@ export class WsHub {
             prisma: db.prisma,
             limits: this.limits,
             budget: this.budget,
+            frames: this.frames,
             onDone: (s) => {
               const set = this.byJob.get(jobId);
               set?.delete(s);

@@ -154,12 +154,13 @@ export class LogSendBudget {
 }
 
 /**
- * Full-size log frame buffers (LOG_HEADER_BYTES + chunkBytes) that a stream reuses once the
+ * Full-size log frame buffers (LOG_HEADER_BYTES + chunkBytes) that streams reuse once the
  * socket has taken them (ws.send's callback: the bytes are in the kernel, nothing refers to the
  * buffer any more). A replay at hundreds of MB/s otherwise allocates a 256 KiB Buffer per frame
  * and leaves them to the garbage collector, which lets tens of MB of dead frames pile up outside
  * the JS heap before it runs. Keeps at most `keep` spare buffers; smaller (tail) reads are not
- * pooled, so an idle follower stays small.
+ * pooled, so an idle follower stays small. One per hub, shared by its job streams (a stream
+ * without one makes its own): with 50 replays at once, per-stream pools held 50 × `keep` spares.
  */
 export class FramePool {
   private readonly spare: Buffer[] = [];
@@ -193,6 +194,8 @@ export interface StreamDeps {
   limits: StreamLimits;
   /** Shared by the hub's job streams; without one, each stream uses limits.highWater. */
   budget?: LogSendBudget;
+  /** Frame buffers shared by the hub's job streams; without one, the stream makes its own. */
+  frames?: FramePool;
   /** Called once when the stream is finished (closed for any reason). */
   onDone(stream: JobStream): void;
 }
@@ -217,7 +220,7 @@ export class JobStream {
   private reached: boolean;
   private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number }>();
   private progressFn: ((progressed: boolean) => void) | null = null;
-  /** This stream's reusable log frame buffers (created on its first log read). */
+  /** The reusable log frame buffers (the hub's, or the stream's own; set on its first log read). */
   private frames: FramePool | null = null;
   private readonly onSent = () => {
     const f = this.progressFn;
@@ -654,7 +657,7 @@ export class JobStream {
     // when this slice will send it — and every frame still waits for backpressure() first, so the
     // high-water mark and hard cap hold as before, plus one chunk of memory per stream.
     type Chunk = { buf: Buffer; at: number; want: number; n: number };
-    const frames = (this.frames ??= new FramePool(LOG_HEADER_BYTES + chunkBytes));
+    const frames = (this.frames ??= this.deps.frames?.frameBytes === LOG_HEADER_BYTES + chunkBytes ? this.deps.frames : new FramePool(LOG_HEADER_BYTES + chunkBytes));
     const read = async (want: number): Promise<Chunk> => {
       const buf = frames.take(LOG_HEADER_BYTES + want);
       const at = f.offset;

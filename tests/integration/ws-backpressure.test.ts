@@ -31,6 +31,27 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
     rmSync(logDir, { recursive: true, force: true });
   });
 
+  it('concurrent replays share the hub\'s frame buffers: 12 at once leave at most 8 spares, and every byte arrives', async () => {
+    const d = await JobDriver.create(tdb.db.prisma, logDir);
+    const a = await d.startAttempt(0, 1);
+    const file = d.logPath(0, 1);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const total = 8 * 1024 * 1024;
+    const fd = openSync(file, 'w');
+    for (let n = 0; n < total; n += 1024 * 1024) writeSync(fd, randomBytes(1024 * 1024));
+    closeSync(fd);
+    await d.endAttempt(a, 'SUCCEEDED', 0);
+    await d.endTask(0, 'SUCCEEDED', 0);
+    await d.endJob('SUCCEEDED');
+    const ledgers = Array.from({ length: 12 }, () => new ByteLedger());
+    const clients = await Promise.all(ledgers.map((l) => StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}`, l)));
+    for (const c of clients) expect(await c.done(30_000)).toMatchObject({ code: 1000 });
+    for (const l of ledgers) expect(l.next.get('0/1')).toBe(total);
+    // Per-stream pools would leave the hub's empty (and 12 × 4 spares alive until collected).
+    expect(srv.hub.spareFrames()).toBeGreaterThan(0);
+    expect(srv.hub.spareFrames()).toBeLessThanOrEqual(8);
+  });
+
   it('is cut off past the cap with a resume position, the server buffers a bounded amount, and resuming gets every byte once', async () => {
     const d = await JobDriver.create(tdb.db.prisma, logDir);
     const a = await d.startAttempt(0, 1);
