@@ -9,8 +9,7 @@
 import type { Measure, MeasureResult } from './lib/context';
 import { cancelEverything, submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
 import { cpuTimeMs, processesUnder, rssBytes, sampleRss } from './lib/proc';
-import { startBenchServer, warmHome, type BenchServer } from './lib/server';
-import type { MonitorState, ProcessMemory } from '../lib/monitor/handle';
+import { serverMemory, startBenchServer, warmHome } from './lib/server';
 import { fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
 
 export const concurrent: Measure = {
@@ -101,10 +100,3 @@ export const concurrent: Measure = {
     };
   },
 };
-
-/** The server's own memory report (GET /api/monitor `memory`, bytes), or null if it gives none. */
-async function serverMemory(server: BenchServer): Promise<ProcessMemory | null> {
-  const res = await server.api('/api/monitor');
-  if (!res.ok) return null;
-  return ((await res.json()) as MonitorState).memory ?? null;
-}

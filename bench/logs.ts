@@ -14,13 +14,14 @@ import { closeSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { attemptDir } from '../lib/jobs/paths';
 import { isTerminal } from '../lib/jobs/status';
+import type { ProcessMemory } from '../lib/monitor/handle';
 import type { Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, submitCmd, type JobStreamClient } from './lib/client';
 import { cpuTimeMs, rssBytes, sampleRss } from './lib/proc';
 import { onCleanup } from './lib/cleanup';
 import { rawJobStream } from './lib/rawws';
 import { createPgDatabase } from './lib/pg';
-import { idleRss, ROOT, startBenchServer, warmHome, type BenchServer } from './lib/server';
+import { idleRss, ROOT, serverMemory, startBenchServer, warmHome, type BenchServer } from './lib/server';
 import { fmtBytes, fmtMs, fmtRate, nowMs, percentile, round, sleep } from './lib/util';
 
 /** Times `cat file > /dev/null` (ms). */
@@ -167,15 +168,24 @@ export const logs: Measure = {
     const cats = [catMs(logFile), catMs(logFile), catMs(logFile)];
     const catRate = fileBytes / (percentile(cats, 50) / 1000);
 
+    // RSS sampled per replay phase, and the server's own memory report after each (where it goes).
+    const phases: { phase: string; rssMaxBytes: number; after: ProcessMemory | null }[] = [];
+    const phase = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+      const sampler = sampleRss(server.pid, 100);
+      const out = await fn();
+      phases.push({ phase: name, rssMaxBytes: sampler.stop().maxBytes, after: await serverMemory(server) });
+      return out;
+    };
     const rssReplay = sampleRss(server.pid, 100);
     ctx.log(`logs: replay (follow=0) to 1 client…`);
-    const oneW = await server.profileWindow('replay-1', () => replay(server, id, 1, fileBytes, 'raw'));
+    const oneW = await phase('1 raw', () => server.profileWindow('replay-1', () => replay(server, id, 1, fileBytes, 'raw')));
     const one = oneW.value;
-    const oneWs = await replay(server, id, 1, fileBytes, 'ws');
+    const oneWs = await phase('1 ws', () => replay(server, id, 1, fileBytes, 'ws'));
     ctx.log(`logs: replay to ${fanout} clients at once…`);
-    const manyW = await server.profileWindow(`replay-${fanout}`, () => replay(server, id, fanout, fileBytes, 'raw'));
+    const manyW = await phase(`${fanout} raw`, () => server.profileWindow(`replay-${fanout}`, () => replay(server, id, fanout, fileBytes, 'raw')));
     const many = manyW.value;
     const rssR = rssReplay.stop();
+    const last = phases.at(-1)?.after;
     await server.stop();
 
     ctx.log(`logs: the same file from a bare ws sender (the transport's limit), 1 and ${fanout} clients…`);
@@ -209,6 +219,8 @@ export const logs: Measure = {
         },
         { metric: 'live follow (writer-bound) / end after exit', value: `${fmtRate(liveRate)} in ${fmtMs(liveMs)}, job ran ${fmtMs(jobRunMs)} / +${fmtMs(endLagMs)}` },
         { metric: 'server RSS max (live + replays); idle before', value: `${fmtBytes(maxRss)}; ${fmtBytes(idleRssBytes)}`, target: '< 300 MB', pass: maxRss < 300e6 },
+        { metric: `server RSS max: live / ${phases.map((p) => p.phase).join(' / ')}`, value: [rssLive.maxBytes, ...phases.map((p) => p.rssMaxBytes)].map(fmtBytes).join(' / ') },
+        ...(last ? [{ metric: `after ${fanout} clients: JS heap used / total; external (PGlite's memory, buffers)`, value: `${fmtBytes(last.heapUsedBytes)} / ${fmtBytes(last.heapTotalBytes)}; ${fmtBytes(last.externalBytes)}` }] : []),
         { metric: 'idle server RSS on PostgreSQL instead (no PGlite)', value: fmtBytes(pgIdleRss) },
       ],
       data: {
@@ -225,7 +237,7 @@ export const logs: Measure = {
           many: { ...refMany, bytesEach: undefined, ratioToCat: round(refMany.rate / catRate, 3) },
         },
         many: { ...many, bytesEach: undefined, ratioToCat: round(manyRatio, 3) },
-        rss: { idleBytes: idleRssBytes, live: rssLive, replay: rssR, postgresqlIdleBytes: pgIdleRss },
+        rss: { idleBytes: idleRssBytes, live: rssLive, replay: rssR, phases, postgresqlIdleBytes: pgIdleRss },
         profile: ctx.profile ? { one: oneW.profile, many: manyW.profile } : undefined,
       },
       notes,

@@ -16,6 +16,7 @@ import { rssBytes } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { nowMs } from './util';
 import { SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
+import type { MonitorState, ProcessMemory } from '../../lib/monitor/handle';
 
 export { ROOT, RESULTS_DIR };
 
@@ -296,4 +297,11 @@ export async function idleRss(label: string, env: Record<string, string>, home?:
   const rss = rssBytes(s.pid) ?? 0;
   await s.stop();
   return rss;
+}
+
+/** The server's own memory report (GET /api/monitor `memory`, bytes), or null if it gives none. */
+export async function serverMemory(server: BenchServer): Promise<ProcessMemory | null> {
+  const res = await server.api('/api/monitor');
+  if (!res.ok) return null;
+  return ((await res.json()) as MonitorState).memory ?? null;
 }
