@@ -26,7 +26,10 @@ export class WsHub {
   private readonly list: ListStreams;
   /** The unsent-bytes budget the job streams share while sending log bytes. */
   private readonly budget: LogSendBudget;
-  /** The log frame buffers the job streams share (spares kept: a fast replay's worth). */
+  /**
+   * The log frame buffers the job streams share: up to twice the frames the send budget lets be
+   * in flight (every frame of a 50-client replay is a reused one), trimmed to 8 spares once idle.
+   */
   private readonly frames: FramePool;
   private readonly heartbeat: NodeJS.Timeout;
   private stopped = false;
@@ -43,7 +46,7 @@ export class WsHub {
   constructor(limits: StreamLimits = loadStreamLimits()) {
     this.limits = limits;
     this.budget = new LogSendBudget(limits);
-    this.frames = new FramePool(LOG_HEADER_BYTES + limits.chunkBytes, 8);
+    this.frames = new FramePool(LOG_HEADER_BYTES + limits.chunkBytes, 2 * Math.ceil(limits.totalHighWater / limits.chunkBytes), 8);
     this.wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
@@ -64,7 +67,7 @@ export class WsHub {
     return this.sockets.size;
   }
 
-  /** Spare log frame buffers the job streams share now (at most 8). */
+  /** Spare log frame buffers the job streams share now. */
   spareFrames(): number {
     return this.frames.size;
   }
@@ -82,6 +85,7 @@ export class WsHub {
   }
 
   private beat(): void {
+    this.frames.trim();
     for (const ws of this.sockets) {
       if (this.alive.get(ws) === false) {
         ws.terminate();

@@ -160,22 +160,37 @@ export class LogSendBudget {
  * and leaves them to the garbage collector, which lets tens of MB of dead frames pile up outside
  * the JS heap before it runs. Keeps at most `keep` spare buffers; smaller (tail) reads are not
  * pooled, so an idle follower stays small. One per hub, shared by its job streams (a stream
- * without one makes its own): with 50 replays at once, per-stream pools held 50 × `keep` spares.
+ * without one makes its own): with 50 replays at once, per-stream pools held 50 × `keep` spares,
+ * and a pool smaller than the frames in flight drops one buffer per frame sent — up to ~60 MB of
+ * dead frames before V8's external-memory trigger collects them (bench logs, 2026-12-01).
  */
 export class FramePool {
   private readonly spare: Buffer[] = [];
+  private takenSinceTrim = false;
 
   constructor(
     /** Bytes of a full-size frame buffer. */
     readonly frameBytes: number,
     /** Spare buffers kept at most. */
     private readonly keep = 4,
+    /** Spare buffers an idle pool keeps (trim()). */
+    private readonly floor = keep,
   ) {}
 
   /** A buffer of exactly `bytes`: a spare one when `bytes` is the full size, else a new one. */
   take(bytes: number): Buffer {
+    this.takenSinceTrim = true;
     if (bytes === this.frameBytes) return this.spare.pop() ?? Buffer.allocUnsafe(bytes);
     return Buffer.allocUnsafe(bytes);
+  }
+
+  /**
+   * Keeps only `floor` spares when nothing was taken since the last call: a burst's buffers go
+   * back to the garbage collector once the pool idles (the hub calls this on its heartbeat).
+   */
+  trim(): void {
+    if (!this.takenSinceTrim && this.spare.length > this.floor) this.spare.length = this.floor;
+    this.takenSinceTrim = false;
   }
 
   /** Gives back a buffer nothing refers to any more (others than full-size ones are dropped). */
@@ -690,7 +705,9 @@ export class JobStream {
         avail -= n;
         sent += n;
         // Start the next read (only when this slice will send it) before this frame goes out.
-        if (sent < sliceBytes && avail > 0) ahead = read(Math.min(chunkBytes, avail));
+        // Only while this is the one stream sending: with several, their reads and sends overlap
+        // each other already, and a read-ahead each would hold one more frame per client.
+        if (sent < sliceBytes && avail > 0 && (this.deps.budget?.senders ?? 1) <= 1) ahead = read(Math.min(chunkBytes, avail));
         writeLogHeader(buf, o.task, o.number, at);
         this.ws.send(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), { binary: true }, () => {
           // Written out (or the socket failed): nothing refers to the buffer any more.

@@ -36,4 +36,18 @@ describe('FramePool', () => {
     pool.give(small);
     expect(pool.size).toBe(0);
   });
+
+  it('trim() keeps `floor` spares once nothing was taken since the previous trim', () => {
+    const pool = new FramePool(1024, 6, 2);
+    const bufs = Array.from({ length: 6 }, () => pool.take(1024));
+    for (const b of bufs) pool.give(b);
+    expect(pool.size).toBe(6);
+    pool.trim(); // taken since the last trim: still busy, nothing dropped
+    expect(pool.size).toBe(6);
+    pool.trim(); // idle since: down to the floor
+    expect(pool.size).toBe(2);
+    pool.take(1024);
+    pool.trim();
+    expect(pool.size).toBe(1);
+  });
 });
