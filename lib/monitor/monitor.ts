@@ -262,10 +262,11 @@ class MonitorImpl implements Monitor {
   private blockedQueues: Map<string, number> | null = null;
   /**
    * True when the last completed admission pass left no job waiting (every PENDING job it found
-   * was admitted or failed as too big) and no job was created since: freed CPUs (a job ending, a reap done) then have nobody to go to, and the
-   * pass they would run is skipped (the tick's pass still runs; it also sees jobs another server
-   * created). Keeps the end of a job free of an admission pass whose queries, on the embedded
-   * database, run on this thread while the job's streams announce the end (bench latency).
+   * was admitted or failed as too big) and no job was created since: freed CPUs (a job ending, a
+   * reap done) then have nobody to go to, and the pass they would run is skipped (the tick's
+   * pass still runs; it also sees jobs another server created). Keeps the end of a job free of
+   * an admission pass whose queries, on the embedded database, run on this thread while the
+   * job's streams announce the end (bench latency).
    */
   private noneWaiting = false;
   /** 'created' events seen (noneWaiting holds only if none came during the pass). */

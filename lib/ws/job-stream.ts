@@ -209,7 +209,10 @@ export interface StreamDeps {
   limits: StreamLimits;
   /** Shared by the hub's job streams; without one, each stream uses limits.highWater. */
   budget?: LogSendBudget;
-  /** Frame buffers shared by the hub's job streams; without one, the stream makes its own. */
+  /**
+   * Frame buffers shared by the hub's job streams (sized LOG_HEADER_BYTES + limits.chunkBytes);
+   * without one, the stream makes its own.
+   */
   frames?: FramePool;
   /** Called once when the stream is finished (closed for any reason). */
   onDone(stream: JobStream): void;
@@ -669,10 +672,11 @@ export class JobStream {
     // Bounded read-ahead: the next chunk's disk read is started before the current chunk is handed
     // to the socket, so reading overlaps sending (bench/README.md F5: one awaited read per frame
     // left the server half idle). At most ONE chunk (chunkBytes) is read ahead — it is started only
-    // when this slice will send it — and every frame still waits for backpressure() first, so the
-    // high-water mark and hard cap hold as before, plus one chunk of memory per stream.
+    // when this slice will send it, and only while this stream is the one sending — and every
+    // frame still waits for backpressure() first, so the high-water mark and hard cap hold as
+    // before, plus one chunk of memory for that lone stream.
     type Chunk = { buf: Buffer; at: number; want: number; n: number };
-    const frames = (this.frames ??= this.deps.frames?.frameBytes === LOG_HEADER_BYTES + chunkBytes ? this.deps.frames : new FramePool(LOG_HEADER_BYTES + chunkBytes));
+    const frames = (this.frames ??= this.deps.frames ?? new FramePool(LOG_HEADER_BYTES + chunkBytes));
     const read = async (want: number): Promise<Chunk> => {
       const buf = frames.take(LOG_HEADER_BYTES + want);
       const at = f.offset;

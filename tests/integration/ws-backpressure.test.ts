@@ -6,7 +6,31 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_CHUNK_BYTES, type StreamMessage } from '../../lib/logs/protocol';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
+
+/**
+ * A SUCCEEDED one-task job whose attempt 1 left a log of `mib` MiB of random bytes, through the
+ * real store; with the log's sha256.
+ */
+async function finishedJobWithLog(prisma: PrismaClient, logDir: string, mib: number): Promise<{ d: JobDriver; sha256: string }> {
+  const d = await JobDriver.create(prisma, logDir);
+  const a = await d.startAttempt(0, 1);
+  const file = d.logPath(0, 1);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const hash = createHash('sha256');
+  const fd = openSync(file, 'w');
+  for (let n = 0; n < mib; n++) {
+    const piece = randomBytes(1024 * 1024);
+    hash.update(piece);
+    writeSync(fd, piece);
+  }
+  closeSync(fd);
+  await d.endAttempt(a, 'SUCCEEDED', 0);
+  await d.endTask(0, 'SUCCEEDED', 0);
+  await d.endJob('SUCCEEDED');
+  return { d, sha256: hash.digest('hex') };
+}
 
 /**
  * Backpressure: a client that stops reading makes the server stop reading the log (bounded
@@ -32,17 +56,8 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
   });
 
   it('concurrent replays share the hub\'s frame buffers, and every byte arrives', async () => {
-    const d = await JobDriver.create(tdb.db.prisma, logDir);
-    const a = await d.startAttempt(0, 1);
-    const file = d.logPath(0, 1);
-    mkdirSync(path.dirname(file), { recursive: true });
     const total = 8 * 1024 * 1024;
-    const fd = openSync(file, 'w');
-    for (let n = 0; n < total; n += 1024 * 1024) writeSync(fd, randomBytes(1024 * 1024));
-    closeSync(fd);
-    await d.endAttempt(a, 'SUCCEEDED', 0);
-    await d.endTask(0, 'SUCCEEDED', 0);
-    await d.endJob('SUCCEEDED');
+    const { d } = await finishedJobWithLog(tdb.db.prisma, logDir, total / (1024 * 1024));
     const ledgers = Array.from({ length: 12 }, () => new ByteLedger());
     const clients = await Promise.all(ledgers.map((l) => StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}`, l)));
     for (const c of clients) expect(await c.done(30_000)).toMatchObject({ code: 1000 });
@@ -54,22 +69,8 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
   });
 
   it('is cut off past the cap with a resume position, the server buffers a bounded amount, and resuming gets every byte once', async () => {
-    const d = await JobDriver.create(tdb.db.prisma, logDir);
-    const a = await d.startAttempt(0, 1);
-    const file = d.logPath(0, 1);
-    mkdirSync(path.dirname(file), { recursive: true });
     const total = 96 * 1024 * 1024;
-    const hash = createHash('sha256');
-    const fd = openSync(file, 'w');
-    for (let n = 0; n < total; n += 1024 * 1024) {
-      const piece = randomBytes(1024 * 1024);
-      hash.update(piece);
-      writeSync(fd, piece);
-    }
-    closeSync(fd);
-    await d.endAttempt(a, 'SUCCEEDED', 0);
-    await d.endTask(0, 'SUCCEEDED', 0);
-    await d.endJob('SUCCEEDED');
+    const { d, sha256 } = await finishedJobWithLog(tdb.db.prisma, logDir, total / (1024 * 1024));
 
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
@@ -107,7 +108,7 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
     const rest = await StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}?task=${r.task}&attempt=${r.attempt}&offset=${r.offset}&since=${r.since}`, ledger);
     expect(await rest.done(60_000)).toMatchObject({ code: 1000 });
     expect(ledger.next.get('0/1')).toBe(total);
-    expect(ledger.sha256(0, 1)).toBe(hash.digest('hex'));
+    expect(ledger.sha256(0, 1)).toBe(sha256);
     // With `since`, the resumed stream repeats no status message.
     expect(rest.messages.map((m) => m.type)).toEqual(['hello', 'attempt', 'attempt', 'task', 'job', 'end']);
   }, 120_000);
@@ -139,17 +140,7 @@ describe('slow job-stream clients share the unsent-bytes budget (pglite)', () =>
   });
 
   it(`${CLIENTS} clients that stop reading hold about the budget, not ${CLIENTS} high-water marks`, async () => {
-    const d = await JobDriver.create(tdb.db.prisma, logDir);
-    const a = await d.startAttempt(0, 1);
-    const file = d.logPath(0, 1);
-    mkdirSync(path.dirname(file), { recursive: true });
-    const fd = openSync(file, 'w');
-    const piece = randomBytes(1024 * 1024);
-    for (let n = 0; n < 48; n++) writeSync(fd, piece);
-    closeSync(fd);
-    await d.endAttempt(a, 'SUCCEEDED', 0);
-    await d.endTask(0, 'SUCCEEDED', 0);
-    await d.endJob('SUCCEEDED');
+    const { d } = await finishedJobWithLog(tdb.db.prisma, logDir, 48);
 
     const clients = await Promise.all(Array.from({ length: CLIENTS }, () => StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}`, new ByteLedger())));
     for (const c of clients) (c.ws as unknown as { _socket: Socket })._socket.pause();
