@@ -197,22 +197,138 @@ const WS_PATHS: Record<string, Json> = {
   },
 };
 
-/** Builds the OpenAPI 3.1 document (pure; cheap enough to build per request, cached anyway). */
-export function buildOpenApiDocument(): Json {
+/** The job routes (lib/api's own handlers): request and answer schemas from lib/api/schemas.ts. */
+function jobPaths(): Record<string, Json> {
   return {
-    openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    info: {
-      title: 'jobdeck',
-      version: version(),
-      description: `Submit, watch, cancel and delete managed jobs (one command or a YAML pipeline of tasks).
+    '/api/jobs': {
+      post: {
+        operationId: 'submitJob',
+        summary: 'Submit a job',
+        description:
+          'A YAML body (one document per task; overrides in the query) or a JSON body. A repeated submissionId with the same spec (after overrides) answers the existing job with 200; with a different spec, 409. Concurrent submits with one submissionId create one job.',
+        tags: ['jobs'],
+        parameters: queryParams(SubmitQuerySchema).map((p) => ({ ...p, description: `${(p.description as string) ?? ''} (YAML bodies only.)`.trim() })),
+        requestBody: {
+          required: true,
+          content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('SubmitRequest') } },
+        },
+        responses: {
+          201: json('SubmitResult', 'Created (PENDING).'),
+          200: json('SubmitResult', 'A repeated submissionId matched the same spec: the existing job.'),
+          400: ERRORS[400],
+          409: ERRORS[409],
+          413: ERRORS[413],
+          415: ERRORS[415],
+        },
+      },
+      get: {
+        operationId: 'listJobs',
+        summary: 'List jobs, newest first (keyset pages)',
+        tags: ['jobs'],
+        parameters: queryParams(ListQuerySchema, {
+          status: { style: 'form', explode: true },
+        }),
+        responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
+      },
+    },
+    '/api/jobs/{id}': {
+      get: {
+        operationId: 'getJob',
+        summary: 'One job with tasks, attempts and events',
+        tags: ['jobs'],
+        parameters: [jobIdParam],
+        responses: { 200: json('JobDetail', 'The job.'), 400: ERRORS[400], 404: ERRORS[404] },
+      },
+      delete: {
+        operationId: 'deleteJob',
+        summary: 'Delete a terminal job (rows and logs)',
+        tags: ['jobs'],
+        parameters: [jobIdParam],
+        responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job is not terminal: cancel it first.') },
+      },
+    },
+    '/api/jobs/{id}/cancel': {
+      post: {
+        operationId: 'cancelJob',
+        summary: 'Cancel one job',
+        tags: ['jobs'],
+        parameters: [jobIdParam],
+        responses: { 200: json('CancelResult', 'Cancelled, or asked to stop.'), 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job already ended: "job 12 is already SUCCEEDED".') },
+      },
+    },
+    '/api/jobs/cancel': {
+      post: {
+        operationId: 'cancelJobs',
+        summary: 'Cancel jobs by ids or by a filter',
+        description: 'A filter selects jobs not yet terminal. A body with no ids and no filter is refused (400).',
+        tags: ['jobs'],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('CancelRequest') } } },
+        responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
+      },
+    },
+  };
+}
+
+/** Validation, health, the monitor's state and this document. */
+function metaPaths(): Record<string, Json> {
+  return {
+    '/api/validate': {
+      post: {
+        operationId: 'validateSpec',
+        summary: 'Validate job YAML (saves nothing)',
+        tags: ['meta'],
+        parameters: [{ name: 'filename', in: 'query', required: false, description: 'File name shown in issues (YAML bodies).', schema: { type: 'string' } }],
+        requestBody: { required: true, content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('ValidateRequest') } } },
+        responses: { 200: json('ValidateResult', 'ok, or every issue with line, column and key path.'), 413: ERRORS[413], 415: ERRORS[415] },
+      },
+    },
+    '/api/health': {
+      get: {
+        operationId: 'health',
+        summary: 'Database check (no token needed)',
+        tags: ['meta'],
+        security: [],
+        responses: { 200: { description: '{ ok, database, migrations, version }' }, 503: { description: 'The database failed.' } },
+      },
+    },
+    '/api/monitor': {
+      get: {
+        operationId: 'monitorState',
+        summary: "The monitor's state (lib/monitor/handle.ts MonitorState)",
+        tags: ['meta'],
+        responses: {
+          200: {
+            description:
+              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch).',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+          401: ERRORS[401],
+        },
+      },
+    },
+    '/api/openapi.json': {
+      get: { operationId: 'openapi', summary: 'This document', tags: ['meta'], responses: { 200: { description: 'OpenAPI 3.1 (JSON).' } } },
+    },
+  };
+}
+
+const INFO_DESCRIPTION = `Submit, watch, cancel and delete managed jobs (one command or a YAML pipeline of tasks).
 
 Every error is \`application/problem+json\` (RFC 9457): \`title\` says what kind, \`detail\` says what
 and where. Times are ISO-8601 (UTC); durations ms; offsets and sizes bytes. Env values whose
 names look secret are masked in every answer.
 
-${WS_TEXT}`,
-    },
+${WS_TEXT}`;
+
+/**
+ * Builds the OpenAPI 3.1 document (pure; cheap enough to build per request, cached anyway).
+ * Paths keep one order: jobs, logs, login, meta, WebSockets.
+ */
+export function buildOpenApiDocument(): Json {
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title: 'jobdeck', version: version(), description: INFO_DESCRIPTION },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     tags: [
@@ -221,114 +337,7 @@ ${WS_TEXT}`,
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
     ],
-    paths: {
-      '/api/jobs': {
-        post: {
-          operationId: 'submitJob',
-          summary: 'Submit a job',
-          description:
-            'A YAML body (one document per task; overrides in the query) or a JSON body. A repeated submissionId with the same spec (after overrides) answers the existing job with 200; with a different spec, 409. Concurrent submits with one submissionId create one job.',
-          tags: ['jobs'],
-          parameters: queryParams(SubmitQuerySchema).map((p) => ({ ...p, description: `${(p.description as string) ?? ''} (YAML bodies only.)`.trim() })),
-          requestBody: {
-            required: true,
-            content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('SubmitRequest') } },
-          },
-          responses: {
-            201: json('SubmitResult', 'Created (PENDING).'),
-            200: json('SubmitResult', 'A repeated submissionId matched the same spec: the existing job.'),
-            400: ERRORS[400],
-            409: ERRORS[409],
-            413: ERRORS[413],
-            415: ERRORS[415],
-          },
-        },
-        get: {
-          operationId: 'listJobs',
-          summary: 'List jobs, newest first (keyset pages)',
-          tags: ['jobs'],
-          parameters: queryParams(ListQuerySchema, {
-            status: { style: 'form', explode: true },
-          }),
-          responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
-        },
-      },
-      '/api/jobs/{id}': {
-        get: {
-          operationId: 'getJob',
-          summary: 'One job with tasks, attempts and events',
-          tags: ['jobs'],
-          parameters: [jobIdParam],
-          responses: { 200: json('JobDetail', 'The job.'), 400: ERRORS[400], 404: ERRORS[404] },
-        },
-        delete: {
-          operationId: 'deleteJob',
-          summary: 'Delete a terminal job (rows and logs)',
-          tags: ['jobs'],
-          parameters: [jobIdParam],
-          responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job is not terminal: cancel it first.') },
-        },
-      },
-      '/api/jobs/{id}/cancel': {
-        post: {
-          operationId: 'cancelJob',
-          summary: 'Cancel one job',
-          tags: ['jobs'],
-          parameters: [jobIdParam],
-          responses: { 200: json('CancelResult', 'Cancelled, or asked to stop.'), 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job already ended: "job 12 is already SUCCEEDED".') },
-        },
-      },
-      '/api/jobs/cancel': {
-        post: {
-          operationId: 'cancelJobs',
-          summary: 'Cancel jobs by ids or by a filter',
-          description: 'A filter selects jobs not yet terminal. A body with no ids and no filter is refused (400).',
-          tags: ['jobs'],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('CancelRequest') } } },
-          responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
-        },
-      },
-      ...logPaths(),
-      ...AUTH_PATHS,
-      '/api/validate': {
-        post: {
-          operationId: 'validateSpec',
-          summary: 'Validate job YAML (saves nothing)',
-          tags: ['meta'],
-          parameters: [{ name: 'filename', in: 'query', required: false, description: 'File name shown in issues (YAML bodies).', schema: { type: 'string' } }],
-          requestBody: { required: true, content: { ...yamlBody('The job YAML.'), 'application/json': { schema: ref('ValidateRequest') } } },
-          responses: { 200: json('ValidateResult', 'ok, or every issue with line, column and key path.'), 413: ERRORS[413], 415: ERRORS[415] },
-        },
-      },
-      '/api/health': {
-        get: {
-          operationId: 'health',
-          summary: 'Database check (no token needed)',
-          tags: ['meta'],
-          security: [],
-          responses: { 200: { description: '{ ok, database, migrations, version }' }, 503: { description: 'The database failed.' } },
-        },
-      },
-      '/api/monitor': {
-        get: {
-          operationId: 'monitorState',
-          summary: "The monitor's state (lib/monitor/handle.ts MonitorState)",
-          tags: ['meta'],
-          responses: {
-            200: {
-              description:
-                'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch).',
-              content: { 'application/json': { schema: { type: 'object' } } },
-            },
-            401: ERRORS[401],
-          },
-        },
-      },
-      '/api/openapi.json': {
-        get: { operationId: 'openapi', summary: 'This document', tags: ['meta'], responses: { 200: { description: 'OpenAPI 3.1 (JSON).' } } },
-      },
-      ...WS_PATHS,
-    },
+    paths: { ...jobPaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },
