@@ -9,7 +9,7 @@ import { LOG_CHUNK_BYTES } from '../logs/protocol';
  * - `JOBDECK_WS_TOTAL_HIGH_WATER` (bytes, default 16 MiB): the job streams sending log bytes at
  *   the same moment share this: each stops at this ÷ their number when that is lower than
  *   JOBDECK_WS_HIGH_WATER (never below one frame), so 50 clients replaying a log hold about as
- *   much server memory as 16 (LogSendBudget in lib/ws/job-stream.ts).
+ *   much server memory as 16 (LogSendBudget in lib/ws/send-memory.ts).
  * - `JOBDECK_WS_HARD_CAP` (bytes, default 16 MiB): a socket holding more is cut at once.
  * - `JOBDECK_WS_STALL_MS` (default 30 000): a socket above the high-water mark that makes no
  *   progress this long is cut (error `slow_consumer` with a resume position, close 4408).

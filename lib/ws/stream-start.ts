@@ -1,0 +1,52 @@
+/**
+ * The query of `/ws/jobs/:id`: where a job stream starts and whether it follows. Parsed before
+ * the socket is handed to a JobStream, so a bad parameter is refused with a message that names it
+ * (docs/design.md, "Logs and streams": resuming from task/attempt/offset and since).
+ */
+
+/** Where and how a job stream starts (query of `/ws/jobs/:id`). */
+export interface StreamStart {
+  /** 0-based task index. */
+  task: number;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** Byte offset in that attempt's log. */
+  offset: number;
+  follow: boolean;
+  /** Last status eventId the client received (status messages up to it are not re-sent). */
+  since: number | null;
+}
+
+/** A query error: the text says which parameter and why. */
+export class StreamQueryError extends Error {}
+
+function intParam(q: URLSearchParams, name: string, def: number, min: number): number {
+  const raw = q.get(name);
+  if (raw === null || raw === '') return def;
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new StreamQueryError(`${name}: expected an integer ≥ ${min}, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min) throw new StreamQueryError(`${name}: expected an integer ≥ ${min}, got ${n}`);
+  return n;
+}
+
+/**
+ * Parses `?task=&attempt=&offset=&follow=&since=` (defaults: 0, 1, 0, follow on, none).
+ * @throws StreamQueryError naming the bad parameter.
+ */
+export function parseStreamStart(q: URLSearchParams): StreamStart {
+  const f = q.get('follow');
+  let follow = true;
+  if (f !== null && f !== '') {
+    if (['1', 'true', 'yes'].includes(f)) follow = true;
+    else if (['0', 'false', 'no'].includes(f)) follow = false;
+    else throw new StreamQueryError(`follow: expected 1/0 or true/false, got "${f}"`);
+  }
+  const sinceRaw = q.get('since');
+  return {
+    task: intParam(q, 'task', 0, 0),
+    attempt: intParam(q, 'attempt', 1, 1),
+    offset: intParam(q, 'offset', 0, 0),
+    follow,
+    since: sinceRaw === null || sinceRaw === '' ? null : intParam(q, 'since', 0, 0),
+  };
+}
