@@ -1,0 +1,100 @@
+import { readExitRecord, toResult, type EndResult } from './attempt-record';
+import { identity } from './local-handle';
+import type { AttemptHandle } from './types';
+
+/**
+ * The wrappers one local executor spawned and has not seen end. Their parent (this process, or
+ * the attempt launcher) reaps them and reports each exit at once, so watch() hears of the end
+ * without polling and probe() waits for the reap of its own zombie. Nothing else depends on this
+ * memory: a fresh executor works from the attempt folder and the process table alone
+ * (docs/design.md, "Executors").
+ */
+
+/** One spawned wrapper not reaped yet. */
+export interface ChildEntry {
+  pid: number;
+  handle: AttemptHandle;
+  startTime: string;
+  listeners: Set<(r: EndResult) => void>;
+  /** Resolves after the wrapper was reaped (or, the launcher gone, its end seen) and the listeners ran. */
+  ended: Promise<void>;
+  markEnded: () => void;
+}
+
+/** The exit callback of a wrapper about to be spawned, and its registration once its pid is known. */
+export interface ExpectedChild {
+  /** The parent reaped the wrapper (may come before register()). */
+  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  /** The wrapper runs as `pid`: track it, and report an exit that came early. */
+  register(pid: number, startTime: string, handle: AttemptHandle): void;
+}
+
+/** The children of one local executor, by pid. */
+export class LocalChildren {
+  private readonly byPid = new Map<number, ChildEntry>();
+
+  /** The entry of `handle` while this executor is its parent and has not seen it end, else null. */
+  of(handle: AttemptHandle): ChildEntry | null {
+    const { pid, startTime } = identity(handle);
+    if (pid === null) return null;
+    const e = this.byPid.get(pid);
+    return e && e.startTime === startTime ? e : null;
+  }
+
+  /** Prepares for a spawn: the exit may be reported before the spawn's answer is in. */
+  expect(): ExpectedChild {
+    let entry: ChildEntry | undefined;
+    let early: [number | null, NodeJS.Signals | null] | undefined;
+    return {
+      onExit: (code, signal) => (entry ? this.reaped(entry, code, signal) : (early = [code, signal])),
+      register: (pid, startTime, handle) => {
+        let markEnded!: () => void;
+        entry = {
+          pid,
+          handle,
+          startTime,
+          listeners: new Set(),
+          ended: new Promise<void>((r) => (markEnded = r)),
+          markEnded,
+        };
+        this.byPid.set(pid, entry);
+        if (early) this.reaped(entry, ...early);
+      },
+    };
+  }
+
+  /** The wrapper of `entry` was reaped (by us or the launcher): report how it ended. */
+  private reaped(entry: ChildEntry, code: number | null, signal: NodeJS.Signals | null): void {
+    let result: EndResult;
+    try {
+      const rec = readExitRecord(entry.handle.attemptDir);
+      result = rec
+        ? toResult(rec)
+        : { state: 'lost', reason: `process ${entry.pid} ended (${signal ? `signal ${signal}` : `exit code ${code}`}) and recorded no exit status` };
+    } catch (err) {
+      result = { state: 'lost', reason: `process ${entry.pid} ended but its exit file is unreadable: ${(err as Error).message}` };
+    }
+    this.settle(entry, result);
+  }
+
+  /** Reports `result` to the entry's listeners (once) and forgets the entry. */
+  settle(entry: ChildEntry, result: EndResult): void {
+    if (this.byPid.get(entry.pid) === entry) this.byPid.delete(entry.pid);
+    for (const l of entry.listeners) l(result);
+    entry.listeners.clear();
+    entry.markEnded();
+  }
+
+  /**
+   * The launcher died: the wrappers `pids` run on as orphans and nobody will report their exit.
+   * Each entry is forgotten (probe() must not wait for a reap) and handed to `orphaned`.
+   */
+  release(pids: Iterable<number>, orphaned: (entry: ChildEntry) => void): void {
+    for (const pid of pids) {
+      const entry = this.byPid.get(pid);
+      if (!entry) continue;
+      this.byPid.delete(pid);
+      orphaned(entry);
+    }
+  }
+}

@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { logger } from '../log';
+import { EXIT_FILE, HANDLE_FILE } from './attempt-record';
+import { LauncherGoneError, type Launcher } from './launcher';
+import type { ExpectedChild, LocalChildren } from './local-children';
+import { handleOf, readHandleFile } from './local-handle';
+import { readProcStat } from './proc';
+import type { AttemptHandle, LaunchRequest } from './types';
+import { inheritedEnv, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
+
+/**
+ * Starting a local attempt: the attempt folder (wrapper.sh, setup.sh, run.sh; a reused folder
+ * cleared of an earlier end), then the wrapper spawned detached — setsid(), stdio on /dev/null,
+ * so it outlives jobdeck — by the attempt launcher or by this process, and its handle written
+ * to the folder before launch() answers. Kept apart from probe/watch/cancel because it is the
+ * only part that creates processes and files (docs/design.md, "Executors").
+ */
+
+/** What launchLocal needs from the executor that composes it. */
+export interface LaunchDeps {
+  /** Who forks the wrappers: the launcher process, or (null) this process itself. */
+  launcher: Launcher | null;
+  /** Where the spawned wrapper is tracked until its exit is reported. */
+  children: LocalChildren;
+  /** Stops a started wrapper (used when its handle file could not be written). */
+  cancel(handle: AttemptHandle, opts: { graceMs?: number }): Promise<void>;
+}
+
+function firstExisting(candidates: string[]): string | null {
+  for (const c of candidates) if (existsSync(c)) return c;
+  return null;
+}
+
+let toolPaths: { bash: string; mv: string; sync: string } | null = null;
+/** Absolute paths the wrapper is started with (the task's envs may change PATH). */
+function tools(): { bash: string; mv: string; sync: string } {
+  if (!toolPaths) {
+    const bash = firstExisting(['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash']);
+    const mv = firstExisting(['/bin/mv', '/usr/bin/mv']);
+    if (!bash) throw new Error('local executor: bash not found in /bin, /usr/bin or /usr/local/bin');
+    if (!mv) throw new Error('local executor: mv not found in /bin or /usr/bin');
+    toolPaths = { bash, mv, sync: firstExisting(['/bin/sync', '/usr/bin/sync']) ?? '' };
+  }
+  return toolPaths;
+}
+
+/** Creates the attempt folder and the log file; writes the scripts. @returns the wrapper's path. */
+async function prepareAttemptDir(req: LaunchRequest, attemptDir: string, logPath: string): Promise<string> {
+  // The attempt folder through the libuv thread pool, not the event loop: ~12 file-system calls
+  // per launch cost the loop ~3 ms on the bench VM (10 % of the 1,000-job start's profile).
+  await fsp.mkdir(attemptDir, { recursive: true, mode: 0o700 }); // scripts may hold secrets
+  // A reused folder must not look finished already.
+  await Promise.all([EXIT_FILE, 'exit.tmp', HANDLE_FILE, 'setup.sh', 'run.sh'].map((f) => fsp.rm(path.join(attemptDir, f), { force: true })));
+  await fsp.mkdir(path.dirname(logPath), { recursive: true });
+  await (await fsp.open(logPath, 'a')).close(); // surfaces a bad log path as a launch error
+  const wrapperPath = path.join(attemptDir, 'wrapper.sh');
+  await Promise.all([
+    fsp.writeFile(wrapperPath, WRAPPER),
+    req.setup !== null ? fsp.writeFile(path.join(attemptDir, 'setup.sh'), req.setup) : null,
+    req.run !== null ? fsp.writeFile(path.join(attemptDir, 'run.sh'), req.run) : null,
+  ]);
+  return wrapperPath;
+}
+
+/** One wrapper to start: program, arguments, folder, environment and where its handle goes. */
+interface Spawn {
+  bash: string;
+  args: string[];
+  attemptDir: string;
+  env: Record<string, string>;
+  handleFile: string;
+}
+
+/**
+ * Spawns through the launcher process (lib/executors/launcher.ts): it forks, not this big
+ * process. @returns the wrapper's pid and start time, or the handle of a wrapper left running
+ * as an orphan by a launcher that died before answering.
+ */
+async function spawnByLauncher(launcher: Launcher, s: Spawn, child: ExpectedChild, deps: LaunchDeps): Promise<{ pid: number; startTime: string } | AttemptHandle> {
+  const { bash, args, attemptDir, env, handleFile } = s;
+  let r: Awaited<ReturnType<Launcher['spawn']>>;
+  try {
+    r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', attemptDir } }, child.onExit);
+  } catch (err) {
+    if (err instanceof LauncherGoneError) {
+      // Its handle file says whether it started. If it did, it runs on as an orphan: not our
+      // child, so watched through its exit record like an attempt of an earlier server.
+      const orphan = readHandleFile(attemptDir);
+      if (orphan) return orphan;
+    }
+    throw new Error(`local executor: cannot start ${bash}: ${(err as Error).message}`, { cause: err });
+  }
+  const { pid, startTime } = r;
+  if (r.handleError) {
+    // Running, but recovery could not find it from the folder: stop it, report the launch as failed.
+    await deps.cancel(handleOf(pid, startTime, attemptDir), { graceMs: 0 }).catch(() => undefined);
+    throw new Error(`local executor: cannot write ${handleFile}: ${r.handleError}`);
+  }
+  return { pid, startTime };
+}
+
+/** Spawns the wrapper from this process and writes its handle file. */
+async function spawnHere(s: Spawn, child: ExpectedChild): Promise<{ pid: number; startTime: string }> {
+  const { bash, args, attemptDir, env, handleFile } = s;
+  const proc = spawn(bash, args, { detached: true, stdio: 'ignore', cwd: attemptDir, env: env as NodeJS.ProcessEnv });
+  if (proc.pid === undefined) {
+    const err = await new Promise<Error>((resolve) => proc.once('error', resolve));
+    throw new Error(`local executor: cannot start ${bash}: ${err.message}`, { cause: err });
+  }
+  const pid = proc.pid;
+  // Read the start time now, synchronously: until the event loop runs again the child cannot
+  // have been reaped, so /proc/<pid> exists even if the wrapper already finished (zombie).
+  const stat = readProcStat(pid);
+  if (!stat) throw new Error(`local executor: started pid ${pid} but /proc/${pid}/stat is unreadable`);
+  const startTime = stat.startTime;
+  const tmp = `${handleFile}.tmp`;
+  writeFileSync(tmp, JSON.stringify(handleOf(pid, startTime, attemptDir)) + '\n');
+  renameSync(tmp, handleFile);
+  proc.once('exit', child.onExit);
+  proc.on('error', (err) => logger().warn({ err, pid }, 'local executor: child process error'));
+  proc.unref();
+  return { pid, startTime };
+}
+
+/**
+ * Starts one attempt (see the module doc). @returns its handle, also written to
+ * `<attemptDir>/handle.json`.
+ * @throws TypeError for bad envs or a relative workdir; Error when the folder, the log file or
+ *   the process cannot be made.
+ */
+export async function launchLocal(req: LaunchRequest, deps: LaunchDeps): Promise<AttemptHandle> {
+  const { bash, mv, sync } = tools();
+  validateEnvs(req.envs);
+  const attemptDir = path.resolve(req.attemptDir);
+  const logPath = path.resolve(req.logPath);
+  const workdir = resolveWorkdir(req.workdir, attemptDir);
+  const wrapperPath = await prepareAttemptDir(req, attemptDir, logPath);
+  const env = Object.assign(inheritedEnv(), taskEnv(req));
+  const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0'];
+  const s: Spawn = { bash, args, attemptDir, env, handleFile: path.join(attemptDir, HANDLE_FILE) };
+  // The exit may be reported before this function has its entry ready: remember it until then.
+  const child = deps.children.expect();
+  // detached: setsid() — own session and process group, no controlling terminal. stdio to
+  // /dev/null (never pipes): the attempt must keep running when this process dies.
+  const started = deps.launcher ? await spawnByLauncher(deps.launcher, s, child, deps) : await spawnHere(s, child);
+  if ('ref' in started) return started;
+  const handle = handleOf(started.pid, started.startTime, attemptDir);
+  child.register(started.pid, started.startTime, handle);
+  return handle;
+}

@@ -1,0 +1,120 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { LaunchRequest } from './types';
+
+/**
+ * The attempt wrapper and its inputs, shared by the local and the Slurm executor so an attempt
+ * means the same on both: the wrapper's static text, the environment an attempt gets (the
+ * server's own minus jobdeck's configuration, plus the task's envs, plus JOBDECK_JOB_ID /
+ * JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT), and the checks of a LaunchRequest's envs and workdir
+ * (docs/design.md, "Executors").
+ */
+
+/**
+ * Variables of the server's own environment NOT passed to attempts: jobdeck's configuration and
+ * secrets (JOBDECK_TOKEN, DATABASE_URL…). Everything else (PATH, HOME, LANG…) is inherited, then
+ * the task's envs, then JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT.
+ */
+export function isServerOnlyEnv(name: string): boolean {
+  return name.startsWith('JOBDECK_') || name === 'DATABASE_URL';
+}
+
+/** The server's environment an attempt inherits: everything but what isServerOnlyEnv names. */
+export function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isServerOnlyEnv(k)) env[k] = v;
+  return env;
+}
+
+/** The task's envs plus JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT (these win). */
+export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' | 'attempt'>): Record<string, string> {
+  return {
+    ...req.envs,
+    JOBDECK_JOB_ID: String(req.jobId),
+    JOBDECK_TASK_INDEX: String(req.taskIndex),
+    JOBDECK_ATTEMPT: String(req.attempt),
+  };
+}
+
+// The wrapper. Static text: the attempt's inputs arrive as positional arguments (paths) and as the
+// environment (the task's envs), never by interpolation into the script.
+//   $1 attempt dir  $2 log file  $3 workdir  $4 mv  $5 sync ('' = none)  $6 has setup  $7 has run
+// It is started as `bash -p` so that BASH_ENV, exported functions, SHELLOPTS/BASHOPTS, CDPATH and
+// GLOBIGNORE from the task's envs do not affect the wrapper itself; `set +p` then restores the
+// normal behaviour for setup and run, which get those variables as usual (only a task's own
+// SHELLOPTS/BASHOPTS are not passed on). External commands are called by absolute path because
+// the task's envs may change PATH. Names starting with __jobdeck_ are reserved. (No dollar-brace
+// in this text: it is a template literal.)
+/** The attempt wrapper (bash; arguments above). Exported for the Slurm executor, which runs the same text. */
+export const WRAPPER = String.raw`# jobdeck attempt wrapper (generated; do not edit)
+set +p
+__jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_mv=$4 __jobdeck_sync=$5
+__jobdeck_term=0
+trap '__jobdeck_term=1' TERM INT HUP
+__jobdeck_finish() { # phase exit-code [reason]
+  local s us ms
+  # EPOCHREALTIME (bash 5): seconds, the locale's decimal point, microseconds.
+  IFS=., read -r s us <<<"$EPOCHREALTIME"
+  if [ -n "$us" ]; then ms=$(( s * 1000 + 10#$us / 1000 )); else ms=$(date +%s%3N 2>/dev/null) || ms=0; fi
+  local r=''
+  [ -n "$3" ] && r=",\"reason\":\"$3\""
+  printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/exit.tmp"
+  # The attempt's output ends here: once the exit record is visible the monitor stops whatever is
+  # left of the group, and bash must not report that (e.g. "Terminated" for the sync) in the log.
+  exec >/dev/null 2>&1
+  "$__jobdeck_mv" -f -- "$__jobdeck_dir/exit.tmp" "$__jobdeck_dir/exit"
+  # One sync for the record and its name, before the wrapper exits (the exit is what the monitor
+  # hears first). A power loss between the rename and this sync can leave a torn record, which is
+  # read as malformed: the attempt is lost, as with no record at all.
+  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit" "$__jobdeck_dir"
+  exit "$2"
+}
+if ! exec >>"$__jobdeck_log" 2>&1; then
+  __jobdeck_finish setup 1 'cannot open the log file'
+fi
+if ! cd -P -- "$__jobdeck_workdir" 2>/dev/null; then
+  printf 'jobdeck: workdir %s does not exist or is not an accessible directory; setup and run not started\n' "$__jobdeck_workdir"
+  __jobdeck_finish setup 1 'workdir does not exist or is not an accessible directory'
+fi
+if [ "$6" = 1 ]; then
+  "$BASH" -- "$__jobdeck_dir/setup.sh"
+  __jobdeck_rc=$?
+  [ "$__jobdeck_rc" -ne 0 ] && __jobdeck_finish setup "$__jobdeck_rc"
+fi
+[ "$__jobdeck_term" = 1 ] && __jobdeck_finish setup 143 'terminated before run started'
+__jobdeck_rc=0
+if [ "$7" = 1 ]; then
+  "$BASH" -- "$__jobdeck_dir/run.sh"
+  __jobdeck_rc=$?
+fi
+__jobdeck_finish run "$__jobdeck_rc"
+`;
+
+/**
+ * Resolves a task's workdir: null → the attempt folder; `~` / `~/x` → the server user's home.
+ * @throws TypeError for a relative path (the spec layer resolves those before submission).
+ */
+export function resolveWorkdir(workdir: string | null, attemptDir: string): string {
+  if (workdir === null || workdir === '') return attemptDir;
+  let dir = workdir;
+  if (dir === '~') dir = os.homedir();
+  else if (dir.startsWith('~/')) dir = path.join(os.homedir(), dir.slice(2));
+  if (!path.isAbsolute(dir)) {
+    throw new TypeError(`workdir must be an absolute path or start with ~/, got ${JSON.stringify(workdir)}`);
+  }
+  return dir;
+}
+
+/**
+ * Checks a LaunchRequest's envs (shared with the Slurm executor).
+ * @throws TypeError for an empty name, a name with "=" or NUL, a non-string value or a value with NUL.
+ */
+export function validateEnvs(envs: Record<string, string>): void {
+  for (const [key, value] of Object.entries(envs)) {
+    if (key === '' || key.includes('=') || key.includes('\0')) {
+      throw new TypeError(`envs: invalid variable name ${JSON.stringify(key)} (must be non-empty, without "=" or NUL)`);
+    }
+    if (typeof value !== 'string') throw new TypeError(`envs.${key}: expected a string, got ${typeof value}`);
+    if (value.includes('\0')) throw new TypeError(`envs.${key}: a value cannot contain a NUL byte`);
+  }
+}
