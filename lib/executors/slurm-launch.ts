@@ -1,0 +1,134 @@
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { EXIT_FILE, HANDLE_FILE } from './attempt-record';
+import { BATCH_FILE, ensureController, firstLine, runSlurm } from './slurm-cli';
+import type { AttemptHandle, LaunchRequest } from './types';
+import { inheritedEnv, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
+
+/**
+ * Starting a Slurm attempt: the attempt folder (batch.sh, the shared wrapper, the env file, the
+ * scripts), then `sbatch`, then the handle copy in the folder. The task's envs travel in the env
+ * file, never through sbatch's own environment, so a task's SBATCH_* cannot change the
+ * submission; `--no-requeue` leaves every rerun to jobdeck's own recovery
+ * (docs/design.md, "Executors").
+ */
+
+/** Name of the env file in the attempt folder (NUL-separated `NAME=value` records, mode 0600). */
+export const ENV_FILE = 'env';
+
+// The batch script. Static text: inputs arrive as arguments (paths) and the env file; never
+// interpolated. `bash -p` (privileged mode) so BASH_ENV, exported functions and SHELLOPTS of the
+// base environment do not affect it. The env file's records are only collected here (never
+// assigned in this shell, so a task's IFS, PATH, BASH or __jobdeck_* cannot change this script)
+// and handed to the wrapper through env(1); the wrapper runs with `bash -p` as locally, so the
+// task's envs reach setup and run but not the wrapper's own parsing. mv and sync are looked up
+// on the node itself. (No dollar-brace in this text: it is a template literal.)
+//   $1 attempt dir  $2 log file  $3 workdir  $4 has setup  $5 has run
+const BATCH = String.raw`#!/bin/bash -p
+# jobdeck Slurm batch script (generated; do not edit)
+__jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_setup=$4 __jobdeck_run=$5
+if [ ! -r "$__jobdeck_dir/env" ]; then
+  echo "jobdeck: cannot read $__jobdeck_dir/env on $(hostname 2>/dev/null) (is the attempt folder on a shared file system?)" >&2
+  exit 1
+fi
+set --
+while IFS= read -r -d '' __jobdeck_kv; do set -- "$@" "$__jobdeck_kv"; done <"$__jobdeck_dir/env"
+__jobdeck_mv=/bin/mv; [ -x "$__jobdeck_mv" ] || __jobdeck_mv=/usr/bin/mv
+__jobdeck_sync=/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=/usr/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=
+__jobdeck_env=/usr/bin/env; [ -x "$__jobdeck_env" ] || __jobdeck_env=/bin/env
+exec "$__jobdeck_env" -- "$@" "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" "$__jobdeck_setup" "$__jobdeck_run"
+`;
+
+/** The job name jobdeck gives an attempt: `jobdeck-<job>-<task>-<attempt>`. */
+export function slurmJobName(req: Pick<LaunchRequest, 'jobId' | 'taskIndex' | 'attempt'>): string {
+  return `jobdeck-${req.jobId}-${req.taskIndex}-${req.attempt}`;
+}
+
+/**
+ * The `--output` value for a log path: `%` doubled (Slurm's filename patterns); null when Slurm
+ * cannot represent the path (a backslash turns pattern processing off and is itself stripped).
+ */
+export function slurmOutputPattern(logPath: string): string | null {
+  if (logPath.includes('\\') || logPath.includes('\n')) return null;
+  return logPath.replaceAll('%', '%%');
+}
+
+/**
+ * Reads the handle copy launch() leaves in the attempt folder (for recovery when jobdeck died
+ * between sbatch's answer and the database write).
+ * @returns null when absent, unreadable or not a Slurm handle.
+ */
+export function readSlurmHandleFile(attemptDir: string): AttemptHandle | null {
+  try {
+    const h = JSON.parse(readFileSync(path.join(attemptDir, HANDLE_FILE), 'utf8')) as AttemptHandle;
+    return h && h.executor === 'slurm' && typeof h.ref === 'string' && /^\d+$/.test(h.ref) ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Submits one attempt with sbatch (the flags are in the Slurm executor's module doc), on
+ * `partition` when given. @returns its handle (`ref` = the Slurm job id), also written to
+ * `<attemptDir>/handle.json`.
+ * @throws TypeError for bad envs, a relative workdir or cpus ≤ 0; SlurmUnavailableError when the
+ *   controller does not answer; Error when sbatch refuses the job.
+ */
+export async function launchSlurm(req: LaunchRequest, partition: string | undefined): Promise<AttemptHandle> {
+  validateEnvs(req.envs);
+  const attemptDir = path.resolve(req.attemptDir);
+  const logPath = path.resolve(req.logPath);
+  const workdir = resolveWorkdir(req.workdir, attemptDir);
+  if (!(req.cpus > 0) || !Number.isFinite(req.cpus)) throw new TypeError(`cpus must be a number > 0, got ${req.cpus}`);
+  await ensureController();
+
+  mkdirSync(attemptDir, { recursive: true, mode: 0o700 }); // scripts and env may hold secrets
+  for (const f of [EXIT_FILE, 'exit.tmp', HANDLE_FILE, 'setup.sh', 'run.sh', ENV_FILE]) rmSync(path.join(attemptDir, f), { force: true });
+  mkdirSync(path.dirname(logPath), { recursive: true });
+  closeSync(openSync(logPath, 'a')); // surfaces a bad log path as a launch error
+  writeFileSync(path.join(attemptDir, 'wrapper.sh'), WRAPPER);
+  const batchPath = path.join(attemptDir, BATCH_FILE);
+  writeFileSync(batchPath, BATCH, { mode: 0o700 });
+  if (req.setup !== null) writeFileSync(path.join(attemptDir, 'setup.sh'), req.setup);
+  if (req.run !== null) writeFileSync(path.join(attemptDir, 'run.sh'), req.run);
+  writeFileSync(
+    path.join(attemptDir, ENV_FILE),
+    Object.entries(taskEnv(req))
+      .map(([k, v]) => `${k}=${v}\0`)
+      .join(''),
+    { mode: 0o600 },
+  );
+
+  const env = inheritedEnv();
+  const output = slurmOutputPattern(logPath) ?? '/dev/null';
+  const args = [
+    '--parsable',
+    `--job-name=${slurmJobName(req)}`,
+    `--output=${output}`,
+    '--open-mode=append',
+    `--chdir=${attemptDir}`,
+    '--nodes=1',
+    '--ntasks=1',
+    `--cpus-per-task=${Math.ceil(req.cpus)}`,
+    '--no-requeue',
+    '--export=ALL',
+    ...(partition ? [`--partition=${partition}`] : []),
+    batchPath,
+    attemptDir,
+    logPath,
+    workdir,
+    req.setup !== null ? '1' : '0',
+    req.run !== null ? '1' : '0',
+  ];
+  const r = await runSlurm('sbatch', args, { timeoutMs: 60_000, env: env as NodeJS.ProcessEnv, cwd: attemptDir });
+  const id = /^(\d+)(?:;\S*)?$/.exec(r.stdout.trim())?.[1];
+  if (r.code !== 0 || !id) {
+    const msg = firstLine(r.stderr) || firstLine(r.stdout) || `exit code ${r.code}`;
+    throw new Error(`Slurm executor: sbatch refused the attempt: ${msg}`);
+  }
+  const handle: AttemptHandle = { executor: 'slurm', ref: id, pid: null, pidStartTime: null, attemptDir };
+  const tmp = path.join(attemptDir, `${HANDLE_FILE}.tmp`);
+  writeFileSync(tmp, JSON.stringify(handle) + '\n');
+  renameSync(tmp, path.join(attemptDir, HANDLE_FILE));
+  return handle;
+}
