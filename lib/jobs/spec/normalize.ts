@@ -1,0 +1,310 @@
+/**
+ * A loaded spec's documents → a validated {@link PipelineSpec}: the header document, each task
+ * through the schema, overrides, one executor per pipeline, envs with their required values, and
+ * the job name. The rules are in docs/spec.md ("Documents", "Job name", "envs", "resources",
+ * "job_recovery"). Pure: no node:* import.
+ */
+import type { z } from 'zod';
+import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
+import { checkJsonValue, type RawDoc } from './positions';
+import {
+  allowedKeysAt,
+  envNameProblem,
+  envValueProblem,
+  nameProblem,
+  SKYPILOT_RESOURCE_KEYS,
+  SPEC_LIMITS,
+  TaskSchema,
+  utf8Bytes,
+  type IssueParams,
+  type PipelineSpec,
+  type Resources,
+  type SpecExecutor,
+  type SpecOverrides,
+  type TaskSpec,
+} from './schema';
+
+function isPlainMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A task as validated, before overrides (envs may still hold nulls). */
+interface DraftTask extends Omit<TaskSpec, 'envs'> {
+  envs: Record<string, string | null>;
+  /** `resources.infra`, normalized; null when not given. */
+  infra: SpecExecutor | null;
+  doc: RawDoc;
+  label: string;
+}
+
+/** What {@link finish} gives: `spec` is null exactly when `issues` is non-empty. */
+export interface Checked {
+  spec: PipelineSpec | null;
+  issues: SpecIssue[];
+}
+
+const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
+
+/**
+ * Validates and normalizes the documents (YAML or the JSON form) into a pipeline. `issues` holds
+ * what loading found already; every problem is added to it, sorted by line at the end.
+ */
+export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[]): Checked {
+  if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
+    issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
+    return { spec: null, issues };
+  }
+  const { headerName, taskDocs } = splitHeader(docs, file, issues);
+  if (taskDocs.length > SPEC_LIMITS.maxTasks) {
+    issues.push(issueAt(file, taskDocs[SPEC_LIMITS.maxTasks].startLoc, `task[${SPEC_LIMITS.maxTasks}]`, `too many tasks: ${taskDocs.length}, at most ${SPEC_LIMITS.maxTasks}`));
+    return { spec: null, issues };
+  }
+  const drafts: DraftTask[] = [];
+  taskDocs.forEach((doc, index) => {
+    const draft = validateDocument(doc, `task[${index}]`, file, issues);
+    if (draft) drafts.push(draft);
+  });
+  const overrideEnvs = readOverrides(overrides, file, issues);
+  const executor = pipelineExecutor(drafts, file, issues);
+  const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
+
+  if (issues.length) return { spec: null, issues: sortIssues(issues) };
+  const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
+  return { spec: { name, tasks, ...(executor ? { executor } : {}) }, issues: [] };
+}
+
+/**
+ * A first document of several holding only `name` is the pipeline's name, not a task (SkyPilot's
+ * chain-DAG header). Also reports every document's YAML problems, under its label.
+ */
+function splitHeader(docs: RawDoc[], file: string, issues: SpecIssue[]): { headerName: string | null; taskDocs: RawDoc[] } {
+  let headerName: string | null = null;
+  let taskDocs = docs;
+  const first = docs[0];
+  if (docs.length > 1 && !first.broken && isPlainMap(first.value) && Object.keys(first.value).length === 1 && Object.hasOwn(first.value, 'name')) {
+    taskDocs = docs.slice(1);
+    const n = first.value.name;
+    if (n != null) {
+      const p = typeof n === 'string' ? nameProblem(n) : 'expected a name (a string)';
+      if (p) issues.push(issueAt(file, first.locate(['name'], 'value'), 'pipeline.name', `${p}, got ${describe(n)}`));
+      else headerName = n as string;
+    }
+  }
+  if (taskDocs !== docs) for (const y of first.yamlIssues) issues.push(issueAt(file, y.loc, formatPath('pipeline', y.path), y.message));
+  taskDocs.forEach((doc, index) => {
+    for (const y of doc.yamlIssues) issues.push(issueAt(file, y.loc, formatPath(`task[${index}]`, y.path), y.message));
+  });
+  return { headerName, taskDocs };
+}
+
+/** One task document → its draft, or null with its issues added (a broken one adds none here). */
+function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
+  if (doc.broken) return null;
+  if (doc.value == null) {
+    issues.push(issueAt(file, doc.startLoc, label, `empty document: expected a task${doc.startLoc ? ' (remove the extra --- or add the task)' : ''}`));
+    return null;
+  }
+  // YAML values are checked like the JSON form too (timestamps, binary, sets are not JSON).
+  const problems = checkJsonValue(doc.value);
+  if (problems.length) {
+    for (const p of problems) issues.push(issueAt(file, doc.locate(p.path, 'value'), formatPath(label, p.path), p.message));
+    return null;
+  }
+  const parsed = TaskSchema.safeParse(doc.value);
+  if (!parsed.success) {
+    reportSchemaIssues(parsed.error.issues, doc, label, file, issues);
+    return null;
+  }
+  return draftOf(parsed.data, doc, label, file, issues);
+}
+
+/**
+ * zod's issues → spec issues at their lines, at most {@link MAX_ISSUES_PER_DOCUMENT} (then one
+ * "…and N more"): bounded work and output for hostile documents (thousands of bad keys or items).
+ */
+function reportSchemaIssues(zodIssues: z.core.$ZodIssue[], doc: RawDoc, label: string, file: string, issues: SpecIssue[]): void {
+  const raw = doc.value;
+  let reported = 0;
+  const total = zodIssues.reduce((n, zi) => n + (zi.code === 'unrecognized_keys' ? zi.keys.length : 1), 0);
+  const full = () => {
+    if (reported < MAX_ISSUES_PER_DOCUMENT) return false;
+    const last = issues[issues.length - 1];
+    const loc = last && last.line != null ? { line: last.line, column: last.column ?? 1, endLine: last.endLine ?? last.line, endColumn: last.endColumn ?? 1 } : doc.startLoc;
+    issues.push(issueAt(file, loc, label, `…and ${total - reported} more issues in this document`));
+    return true;
+  };
+  for (const zi of zodIssues) {
+    let path = zi.path.filter((s): s is PathSeg => typeof s === 'string' || typeof s === 'number');
+    if (zi.code === 'unrecognized_keys') {
+      for (const key of zi.keys) {
+        if (full()) return;
+        reported++;
+        issues.push(issueAt(file, doc.locate([...path, key], 'key'), formatPath(label, [...path, key]), unknownKeyMessage(key, allowedKeysAt(path))));
+      }
+      continue;
+    }
+    if (full()) return;
+    reported++;
+    const params = ((zi as { params?: IssueParams }).params ?? {}) as IssueParams;
+    path = existingPath(raw, path);
+    const message = params.full ? zi.message : `${zi.message}, got ${describe(valueAt(raw, path))}`;
+    issues.push(issueAt(file, doc.locate(path, params.at === 'key' ? 'key' : 'value'), formatPath(label, path), message));
+  }
+}
+
+/** A task that passed the schema → its draft: defaults, `job_recovery` from either place, infra. */
+function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
+  const res = t.resources ?? null;
+  if (t.job_recovery != null && res?.job_recovery != null) {
+    issues.push(
+      issueAt(
+        file,
+        doc.locate(['resources', 'job_recovery'], 'key'),
+        `${label}.resources.job_recovery`,
+        `job_recovery is given twice (also at the top level${lineOf(doc.locate(['job_recovery'], 'key'))}): keep one`,
+      ),
+    );
+    return null;
+  }
+  const jr = t.job_recovery ?? res?.job_recovery ?? null;
+  const other: Record<string, unknown> = {};
+  if (res) {
+    for (const k of SKYPILOT_RESOURCE_KEYS) {
+      const v = (res as Record<string, unknown>)[k];
+      if (v !== undefined && v !== null) other[k] = v;
+    }
+  }
+  const resources: Resources = {
+    ...DEFAULT_RESOURCES(),
+    ...(res?.cpus ? { cpus: res.cpus.cpus, cpusAtLeast: res.cpus.atLeast } : {}),
+    ...(res?.memory ? { memoryGb: res.memory.gb, memoryAtLeast: res.memory.atLeast } : {}),
+    other,
+  };
+  const blankToNull = (s: string | null | undefined) => (s == null || s.trim() === '' ? null : s);
+  return {
+    name: t.name ?? null,
+    setup: blankToNull(t.setup),
+    run: blankToNull(t.run),
+    envs: t.envs ?? {},
+    workdir: t.workdir ?? null,
+    resources,
+    jobRecovery: {
+      maxRestartsOnErrors: jr?.max_restarts_on_errors ?? 0,
+      recoverOnExitCodes: [...new Set(jr?.recover_on_exit_codes ?? [])].sort((a, b) => a - b),
+      strategy: jr?.strategy ?? null,
+    },
+    infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
+    doc,
+    label,
+  };
+}
+
+/** Checks the overrides (name, envs); returns the valid override envs (all of them, or none). */
+function readOverrides(overrides: SpecOverrides | undefined, file: string, issues: SpecIssue[]): Record<string, string> {
+  if (overrides?.name !== undefined) {
+    const p = typeof overrides.name === 'string' ? nameProblem(overrides.name) : 'expected a name (a string)';
+    if (p) issues.push(issueAt(file, null, 'overrides.name', `${p}, got ${describe(overrides.name)}`));
+  }
+  if (overrides?.envs === undefined) return {};
+  if (!isPlainMap(overrides.envs)) {
+    issues.push(issueAt(file, null, 'overrides.envs', `expected a map of NAME: value, got ${describe(overrides.envs)}`));
+    return {};
+  }
+  if (Object.keys(overrides.envs).length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, null, 'overrides.envs', `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(overrides.envs).length}`));
+    return {};
+  }
+  const ok: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(overrides.envs)) {
+    const path = formatPath('overrides.envs', [k]);
+    const kp = envNameProblem(k);
+    if (kp) issues.push(issueAt(file, null, path, kp));
+    else if (typeof v !== 'string') issues.push(issueAt(file, null, path, `expected a string value, got ${describe(v)}`));
+    else {
+      const vp = envValueProblem(v);
+      if (vp) issues.push(issueAt(file, null, path, vp));
+      else ok.push([k, v]);
+    }
+  }
+  return Object.fromEntries(ok);
+}
+
+/** One executor per pipeline: the first task naming `infra` decides; others must agree. */
+function pipelineExecutor(drafts: DraftTask[], file: string, issues: SpecIssue[]): SpecExecutor | null {
+  let executor: { value: SpecExecutor; label: string } | null = null;
+  for (const d of drafts) {
+    if (d.infra === null) continue;
+    if (!executor) executor = { value: d.infra, label: d.label };
+    else if (d.infra !== executor.value) {
+      issues.push(
+        issueAt(
+          file,
+          d.doc.locate(['resources', 'infra'], 'value'),
+          `${d.label}.resources.infra`,
+          `infra "${d.infra}" differs from ${executor.label}'s "${executor.value}": the tasks of a pipeline run on one executor`,
+        ),
+      );
+    }
+  }
+  return executor?.value ?? null;
+}
+
+/**
+ * A draft's final envs: the file's, overrides winning, sorted by name. A value left empty must
+ * come from an override (SkyPilot's rule for required env vars); the limits count overrides.
+ */
+function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: string, issues: SpecIssue[]): TaskSpec {
+  const envs: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(d.envs)) {
+    if (Object.hasOwn(overrideEnvs, k)) continue;
+    if (v === null) {
+      issues.push(issueAt(file, d.doc.locate(['envs', k], 'key'), formatPath(d.label, ['envs', k]), `has no value: give it in the spec or as an override (--env ${k}=…)`));
+      continue;
+    }
+    envs.push([k, v]);
+  }
+  envs.push(...Object.entries(overrideEnvs));
+  envs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (envs.length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars (with overrides), got ${envs.length}`));
+  }
+  const total = envs.reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+  if (total > SPEC_LIMITS.maxEnvTotalBytes) {
+    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
+  }
+  const { doc: _doc, label: _label, infra: _infra, ...rest } = d;
+  return { ...rest, envs: Object.fromEntries(envs) };
+}
+
+/** The part of `path` that exists in `root` (shorthand forms are widened by the schema). */
+function existingPath(root: unknown, path: readonly PathSeg[]): PathSeg[] {
+  const out: PathSeg[] = [];
+  let cur = root;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== 'object') break;
+    out.push(seg);
+    cur = (cur as Record<PathSeg, unknown>)[seg];
+  }
+  return out;
+}
+
+function valueAt(root: unknown, path: readonly PathSeg[]): unknown {
+  let cur = root;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== 'object') return cur; // shorthand forms (job_recovery: FAILOVER)
+    cur = (cur as Record<PathSeg, unknown>)[seg];
+  }
+  return cur;
+}
+
+/** A short job name from the first meaningful line of the first task with a `run` (docs/spec.md "Job name"). */
+function deriveName(tasks: TaskSpec[]): string | null {
+  const run = tasks.find((t) => t.run)?.run;
+  if (!run) return null;
+  for (const rawLine of run.split('\n')) {
+    const line = rawLine.replace(/[\p{Cc}\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/gu, ' ').replace(/\s+/g, ' ').trim();
+    if (!line || line.startsWith('#')) continue;
+    return line.length > 40 ? `${line.slice(0, 39).trimEnd()}…` : line;
+  }
+  return null;
+}

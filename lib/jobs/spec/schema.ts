@@ -1,0 +1,388 @@
+/**
+ * The job spec's shape: the normalized types ({@link PipelineSpec}, {@link TaskSpec}), the
+ * limits, the SkyPilot key lists, and the zod schema a task document is validated with (keys,
+ * types, ranges, and the SkyPilot keys refused with a reason). Every key is documented in
+ * docs/spec.md ("Task keys"); the limits in docs/spec.md ("Limits"). Pure: no node:* import.
+ */
+import { z } from 'zod';
+import { describe, KiB, type PathSeg } from './messages';
+
+/** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB). */
+export interface Resources {
+  /** CPUs (may be fractional); default 1. */
+  cpus: number;
+  /** True for `"2+"` (at least), false for `2` (exactly). */
+  cpusAtLeast: boolean;
+  /** Memory in GB, null when not given. */
+  memoryGb: number | null;
+  memoryAtLeast: boolean;
+  /**
+   * Other SkyPilot resource keys (accelerators, cloud, ports, disk_size, …) as written: accepted
+   * for compatibility, recorded, not used by the local executor. Keys sorted.
+   */
+  other: Record<string, unknown>;
+}
+
+/** When a failed attempt is restarted (SkyPilot's `job_recovery`). */
+export interface JobRecovery {
+  /** Restarts allowed after the task's own failure (FAILED / FAILED_SETUP); default 0. */
+  maxRestartsOnErrors: number;
+  /** Exit codes that restart without spending the budget; sorted, unique, 0–255. */
+  recoverOnExitCodes: number[];
+  /** SkyPilot's recovery strategy name as written (e.g. "FAILOVER"), recorded only. */
+  strategy: string | null;
+}
+
+/** One task (pipeline step), normalized. */
+export interface TaskSpec {
+  name: string | null;
+  /** Bash script run before `run` in each attempt; null when none. */
+  setup: string | null;
+  /** Bash script; null when none (the task then succeeds at once). */
+  run: string | null;
+  /** Environment for setup and run (overrides merged in). */
+  envs: Record<string, string>;
+  workdir: string | null;
+  resources: Resources;
+  jobRecovery: JobRecovery;
+}
+
+/** A submitted job: one or more tasks run in order. */
+export interface PipelineSpec {
+  name: string;
+  tasks: TaskSpec[];
+  /**
+   * Where the job runs, from its tasks' `resources.infra` (SkyPilot's key); absent when no task
+   * names one — then the server's default applies (see {@link jobExecutor}).
+   */
+  executor?: SpecExecutor;
+}
+
+/** Executors a spec may name with `resources.infra` (names of lib/executors getExecutor()). */
+export const SPEC_EXECUTORS = ['local', 'slurm'] as const;
+/** One of {@link SPEC_EXECUTORS}. */
+export type SpecExecutor = (typeof SPEC_EXECUTORS)[number];
+
+/** Options shared by the parse functions. */
+export interface SpecOptions {
+  /** Shown in issues; default "job.yaml" ("job.json" for the JSON form). */
+  filename?: string;
+  overrides?: SpecOverrides;
+}
+
+/** What a submitter may override (CLI `--name`, `--env K=V`). */
+export interface SpecOverrides {
+  /** Replaces the job name (same rules as a name in the file). */
+  name?: string;
+  /** Merged into every task's envs; an override wins over the file. */
+  envs?: Record<string, string>;
+}
+
+/** Limits that keep hostile specs cheap to refuse. Sizes in bytes (UTF-8). */
+export const SPEC_LIMITS = Object.freeze({
+  /** Size of the YAML text (or the strings of the JSON form). */
+  maxBytes: 256 * 1024,
+  /** Tasks in a pipeline (a header document comes on top). */
+  maxTasks: 64,
+  /** Nesting of maps and lists (a task's top-level map is depth 1). */
+  maxDepth: 32,
+  /** YAML aliases (`*name`) in the whole text; also yaml's own expansion bound. */
+  maxAliasCount: 50,
+  /** Job and task names, characters. */
+  maxNameLength: 128,
+  /** Env vars per task, after overrides. */
+  maxEnvCount: 256,
+  maxEnvValueBytes: 64 * 1024,
+  /** Sum of a task's env names and values. */
+  maxEnvTotalBytes: 512 * 1024,
+  /** `setup` and `run` each (below Linux's 128 KiB limit for one exec argument). */
+  maxScriptBytes: 64 * 1024,
+  /** `workdir`, characters. */
+  maxWorkdirLength: 4096,
+  /** `job_recovery.max_restarts_on_errors`. */
+  maxRestartsOnErrors: 1000,
+  /** Values (maps, lists, scalars) in the JSON form. */
+  maxJsonNodes: 100_000,
+});
+
+/** The repo's examples/ files (basename without `.yaml`) that tests and docs rely on. */
+export const SPEC_EXAMPLE_NAMES = [
+  'hello',
+  'seed-retry-pipeline',
+  'setup-fails',
+  'middle-task-retry',
+  'training-like',
+  'hostile-output',
+] as const;
+
+/** SkyPilot resource keys accepted and recorded in `resources.other` (not used locally). */
+export const SKYPILOT_RESOURCE_KEYS = [
+  'accelerator_args',
+  'accelerators',
+  'autostop',
+  'cloud',
+  'disk_size',
+  'disk_tier',
+  'image_id',
+  'infra',
+  'instance_type',
+  'labels',
+  'network_tier',
+  'ports',
+  'region',
+  'use_spot',
+  'zone',
+] as const;
+
+/** UTF-8 length without allocating (the limits count bytes). */
+export function utf8Bytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+// ───────────────────────────── schema ─────────────────────────────
+
+/** Issue params our schemas set: `at: 'key'` points the line at the key; `full`: no ", got …". */
+export interface IssueParams {
+  at?: 'key';
+  full?: boolean;
+}
+
+// Control characters, zero-width and bidirectional-override characters: a name is shown in the
+// dashboard and the terminal and must not hide or reorder text.
+const INVISIBLE = /[\p{Cc}\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/u;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const RESERVED_ENV_PREFIX = 'JOBDECK_';
+
+/** Checks a name (job, task or override); returns the problem or null. */
+export function nameProblem(v: string): string | null {
+  if (v.trim() === '') return 'expected a non-empty name';
+  if (v.length > SPEC_LIMITS.maxNameLength) return `expected a name of at most ${SPEC_LIMITS.maxNameLength} characters`;
+  if (INVISIBLE.test(v)) return 'expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi)';
+  return null;
+}
+
+const NameSchema = z.string({ error: 'expected a name (a string)' }).superRefine((v, ctx) => {
+  const p = nameProblem(v);
+  if (p) ctx.addIssue({ code: 'custom', message: p });
+});
+
+const scriptSchema = (what: string) =>
+  z.string({ error: `expected ${what} (a string of shell commands)` }).superRefine((v, ctx) => {
+    const n = utf8Bytes(v);
+    if (n > SPEC_LIMITS.maxScriptBytes) ctx.addIssue({ code: 'custom', message: `expected ${what} of at most ${KiB(SPEC_LIMITS.maxScriptBytes)}, got ${n} bytes`, params: { full: true } });
+    if (v.includes('\0')) ctx.addIssue({ code: 'custom', message: `expected ${what} without NUL bytes`, params: { full: true } });
+  });
+
+const WorkdirSchema = z.string({ error: 'expected a directory path (a string)' }).superRefine((v, ctx) => {
+  if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'expected a non-empty directory path' });
+  else if (v.length > SPEC_LIMITS.maxWorkdirLength) ctx.addIssue({ code: 'custom', message: `expected a path of at most ${SPEC_LIMITS.maxWorkdirLength} characters`, params: { full: true } });
+  else if (/\p{Cc}/u.test(v)) ctx.addIssue({ code: 'custom', message: 'expected a path without control characters' });
+});
+
+/** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
+const EnvsSchema = z.unknown().transform((v, ctx): Record<string, string | null> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a map of NAME: value' });
+    return z.NEVER;
+  }
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > SPEC_LIMITS.maxEnvCount) {
+    ctx.addIssue({ code: 'custom', message: `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${entries.length}`, params: { at: 'key', full: true } });
+    return z.NEVER;
+  }
+  const out: Array<[string, string | null]> = [];
+  for (const [k, raw] of entries) {
+    const keyProblem = envNameProblem(k);
+    if (keyProblem) ctx.addIssue({ code: 'custom', message: keyProblem, path: [k], params: { at: 'key', full: true } });
+    let value: string | null;
+    if (raw === null) value = null;
+    else if (typeof raw === 'string') value = raw;
+    else if (typeof raw === 'number' || typeof raw === 'boolean') value = String(raw);
+    else {
+      ctx.addIssue({ code: 'custom', message: 'expected a string, number or boolean value', path: [k] });
+      continue;
+    }
+    const vp = value === null ? null : envValueProblem(value);
+    if (vp) ctx.addIssue({ code: 'custom', message: vp, path: [k], params: { full: true } });
+    out.push([k, value]);
+  }
+  return Object.fromEntries(out);
+});
+
+/** Checks an env var name (docs/spec.md "envs"); returns the problem or null. */
+export function envNameProblem(k: string): string | null {
+  if (!ENV_NAME.test(k)) return `invalid env var name ${describe(k)}: expected letters, digits and _ (not starting with a digit)`;
+  if (k.toUpperCase().startsWith(RESERVED_ENV_PREFIX)) return `env var name ${describe(k)} is reserved: names starting with ${RESERVED_ENV_PREFIX} are set by jobdeck`;
+  return null;
+}
+
+/** Checks an env var value (size, NUL); returns the problem or null. */
+export function envValueProblem(v: string): string | null {
+  const n = utf8Bytes(v);
+  if (n > SPEC_LIMITS.maxEnvValueBytes) return `expected a value of at most ${KiB(SPEC_LIMITS.maxEnvValueBytes)}, got ${n} bytes`;
+  if (v.includes('\0')) return 'expected a value without NUL bytes';
+  return null;
+}
+
+const NUMBER_RE = String.raw`(\d+(?:\.\d*)?|\.\d+)`;
+const CPUS_RE = new RegExp(`^${NUMBER_RE}(\\+)?$`);
+const MEMORY_RE = new RegExp(`^${NUMBER_RE}\\s*(\\+)?\\s*(?:([kmgt])(?:i?b)?)?\\s*(\\+)?$`, 'i');
+const MEMORY_UNIT_GB: Record<string, number> = { k: 1 / (1024 * 1024), m: 1 / 1024, g: 1, t: 1024 };
+
+const CPUS_EXPECTED = 'expected a CPU count > 0: a number (exactly, e.g. 2) or a string like "2+" (at least)';
+const CpusSchema = z.union([z.number(), z.string()], { error: CPUS_EXPECTED }).transform((v, ctx) => {
+  let n: number;
+  let atLeast = false;
+  if (typeof v === 'number') n = v;
+  else {
+    const m = CPUS_RE.exec(v.trim());
+    if (!m) {
+      ctx.addIssue({ code: 'custom', message: CPUS_EXPECTED });
+      return z.NEVER;
+    }
+    n = Number(m[1]);
+    atLeast = m[2] === '+';
+  }
+  if (!(n > 0) || !Number.isFinite(n)) {
+    ctx.addIssue({ code: 'custom', message: CPUS_EXPECTED });
+    return z.NEVER;
+  }
+  return { cpus: n, atLeast };
+});
+
+const MEMORY_EXPECTED = 'expected a memory size > 0 in GB: a number (e.g. 4) or a string like "4+", "8GB", "512MB"';
+const MemorySchema = z.union([z.number(), z.string()], { error: MEMORY_EXPECTED }).transform((v, ctx) => {
+  let gb: number;
+  let atLeast = false;
+  if (typeof v === 'number') gb = v;
+  else {
+    const m = MEMORY_RE.exec(v.trim());
+    if (!m || (m[2] && m[4])) {
+      ctx.addIssue({ code: 'custom', message: MEMORY_EXPECTED });
+      return z.NEVER;
+    }
+    gb = Number(m[1]) * (m[3] ? MEMORY_UNIT_GB[m[3].toLowerCase()] : 1);
+    atLeast = Boolean(m[2] || m[4]);
+  }
+  if (!(gb > 0) || !Number.isFinite(gb)) {
+    ctx.addIssue({ code: 'custom', message: MEMORY_EXPECTED });
+    return z.NEVER;
+  }
+  return { gb, atLeast };
+});
+
+const RESTARTS_EXPECTED = 'expected an integer ≥ 0';
+const EXIT_CODE_EXPECTED = 'expected an exit code (an integer from 0 to 255)';
+const ExitCodeSchema = z.int({ error: EXIT_CODE_EXPECTED }).min(0, { error: EXIT_CODE_EXPECTED }).max(255, { error: EXIT_CODE_EXPECTED });
+
+const JobRecoveryObject = z.strictObject(
+  {
+    max_restarts_on_errors: z
+      .int({ error: RESTARTS_EXPECTED })
+      .min(0, { error: RESTARTS_EXPECTED })
+      .max(SPEC_LIMITS.maxRestartsOnErrors, { error: `expected at most ${SPEC_LIMITS.maxRestartsOnErrors} restarts` })
+      .nullish(),
+    recover_on_exit_codes: z
+      .preprocess((v) => (typeof v === 'number' ? [v] : v), z.array(ExitCodeSchema, { error: 'expected an exit code 0–255 or a list of them' }).max(256, { error: 'expected at most 256 exit codes' }))
+      .nullish(),
+    strategy: z
+      .string({ error: 'expected a strategy name (a string, e.g. FAILOVER)' })
+      .superRefine((v, ctx) => {
+        const p = nameProblem(v);
+        if (p) ctx.addIssue({ code: 'custom', message: p.replace('a name', 'a strategy name').replace('non-empty name', 'non-empty strategy name') });
+      })
+      .nullish(),
+  },
+  { error: 'expected a map with max_restarts_on_errors, recover_on_exit_codes, strategy (or a strategy name)' },
+);
+
+const JobRecoverySchema = z.preprocess((v) => (typeof v === 'string' ? { strategy: v } : v), JobRecoveryObject);
+
+/** A key jobdeck knows from SkyPilot but cannot honour: an error saying why (null tolerated). */
+const unsupported = (message: string) =>
+  z
+    .unknown()
+    .superRefine((v, ctx) => {
+      if (v !== undefined && v !== null) ctx.addIssue({ code: 'custom', message, params: { at: 'key', full: true } });
+    })
+    .optional();
+
+const recorded = z.unknown().optional();
+
+const INFRA_EXPECTED = 'expected where to run: "local" or "slurm"';
+/** `resources.infra`: validated here, normalized in validateTask (kept as written in `other`). */
+const InfraSchema = z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
+  const n = v.trim().toLowerCase();
+  if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
+  const shown = describe(v);
+  const message = n.startsWith('slurm/')
+    ? `infra ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write infra: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
+    : `infra ${shown} is not available: jobdeck runs tasks on this machine (infra: local) or on Slurm (infra: slurm)`;
+  ctx.addIssue({ code: 'custom', message, params: { full: true } });
+});
+
+const ResourcesSchema = z.strictObject(
+  {
+    cpus: CpusSchema.nullish(),
+    memory: MemorySchema.nullish(),
+    job_recovery: JobRecoverySchema.nullish(),
+    ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
+    infra: InfraSchema.nullish(),
+    any_of: unsupported('any_of (a list of alternative resources) is not supported: give one set of resources'),
+    ordered: unsupported('ordered (a list of alternative resources) is not supported: give one set of resources'),
+  },
+  { error: 'expected a map of resources (cpus, memory, job_recovery, …)' },
+);
+
+/** One task document (docs/spec.md "Task keys"); unknown keys are `unrecognized_keys` issues. */
+export const TaskSchema = z.strictObject(
+  {
+    name: NameSchema.nullish(),
+    envs: EnvsSchema.nullish(),
+    workdir: WorkdirSchema.nullish(),
+    setup: scriptSchema('setup').nullish(),
+    run: scriptSchema('run').nullish(),
+    resources: ResourcesSchema.nullish(),
+    job_recovery: JobRecoverySchema.nullish(),
+    num_nodes: z
+      .int({ error: 'expected an integer (and only 1: multi-node is not supported)' })
+      .superRefine((v, ctx) => {
+        if (v !== 1) ctx.addIssue({ code: 'custom', message: `multi-node is not supported: jobdeck runs each task on one node (num_nodes must be 1, got ${v})`, params: { full: true } });
+      })
+      .nullish(),
+    file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
+    service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
+    config: unsupported('config (SkyPilot config overrides) is not supported'),
+    experimental: unsupported('experimental (SkyPilot config overrides) is not supported'),
+    secrets: unsupported('secrets is not supported: use envs (values whose names look secret are masked when shown)'),
+    volumes: unsupported('volumes is not supported: jobdeck runs tasks on this machine; refer to files by path'),
+    inputs: unsupported('inputs (a SkyPilot optimizer hint) is not supported'),
+    outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
+    event_callback: unsupported('event_callback is not supported'),
+  },
+  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes)' },
+);
+
+const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes'];
+const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
+const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
+
+/** The keys a map at `path` allows (for "did you mean"). */
+export function allowedKeysAt(path: readonly PathSeg[]): string[] {
+  const last = path[path.length - 1];
+  if (path.length === 0) return TASK_KEYS;
+  if (last === 'resources') return RESOURCE_KEYS;
+  if (last === 'job_recovery') return JOB_RECOVERY_KEYS;
+  return [];
+}
+
