@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { describe, KiB, type PathSeg } from './messages';
 
-/** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB). */
+/** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB); docs/spec.md "resources". */
 export interface Resources {
   /** CPUs (may be fractional); default 1. */
   cpus: number;
@@ -23,7 +23,7 @@ export interface Resources {
   other: Record<string, unknown>;
 }
 
-/** When a failed attempt is restarted (SkyPilot's `job_recovery`). */
+/** When a failed attempt is restarted (SkyPilot's `job_recovery`; docs/spec.md "job_recovery"). */
 export interface JobRecovery {
   /** Restarts allowed after the task's own failure (FAILED / FAILED_SETUP); default 0. */
   maxRestartsOnErrors: number;
@@ -33,7 +33,7 @@ export interface JobRecovery {
   strategy: string | null;
 }
 
-/** One task (pipeline step), normalized. */
+/** One task (pipeline step), normalized; each key in docs/spec.md "Task keys". */
 export interface TaskSpec {
   name: string | null;
   /** Bash script run before `run` in each attempt; null when none. */
@@ -47,7 +47,7 @@ export interface TaskSpec {
   jobRecovery: JobRecovery;
 }
 
-/** A submitted job: one or more tasks run in order. */
+/** A submitted job: one or more tasks run in order (docs/spec.md "Documents", "Job name"). */
 export interface PipelineSpec {
   name: string;
   tasks: TaskSpec[];
@@ -70,7 +70,7 @@ export interface SpecOptions {
   overrides?: SpecOverrides;
 }
 
-/** What a submitter may override (CLI `--name`, `--env K=V`). */
+/** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
 export interface SpecOverrides {
   /** Replaces the job name (same rules as a name in the file). */
   name?: string;
@@ -78,7 +78,7 @@ export interface SpecOverrides {
   envs?: Record<string, string>;
 }
 
-/** Limits that keep hostile specs cheap to refuse. Sizes in bytes (UTF-8). */
+/** Limits that keep hostile specs cheap to refuse (docs/spec.md "Limits"). Sizes in bytes (UTF-8). */
 export const SPEC_LIMITS = Object.freeze({
   /** Size of the YAML text (or the strings of the JSON form). */
   maxBytes: 256 * 1024,
@@ -115,7 +115,7 @@ export const SPEC_EXAMPLE_NAMES = [
   'hostile-output',
 ] as const;
 
-/** SkyPilot resource keys accepted and recorded in `resources.other` (not used locally). */
+/** SkyPilot resource keys accepted and recorded in `resources.other`, not used (docs/spec.md "SkyPilot keys"). */
 export const SKYPILOT_RESOURCE_KEYS = [
   'accelerator_args',
   'accelerators',
