@@ -1,0 +1,282 @@
+import type { MonitorState } from './handle';
+import { planAdmission, planAdmissionReads, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type WaitingJob } from '../jobs/capacity';
+import type { TaskStatus } from '../jobs/status';
+import type { LaunchSystem } from './launch';
+import type { ReapSystem } from './reap';
+import { noteError, now, type MonitorResources } from './resources';
+import type { JobEntry } from './scheduler';
+import type { StoreEvent } from './store';
+import type { JobRow, Next } from './types';
+import type { Writes } from './writes';
+
+/**
+ * Admission (docs/design.md §6): a pass (lib/jobs/capacity) starts PENDING jobs in submission
+ * order while their CPUs fit, and ends FAILED_NO_RESOURCE the ones that never can or waited
+ * past the start timeout. A pass decides; the job's next step acts on the verdict, once (rule 5:
+ * a verdict belongs to the first iteration that sees the job PENDING). Passes run one at a
+ * time, after submits, ends, reaps and ticks; two shortcuts skip passes that would decide
+ * nothing: a new job behind a blocked queue, and freed CPUs when nobody waits.
+ */
+
+/** Waiting jobs a pass reads per query from the head of an executor's queue. */
+const ADMISSION_PAGE = 64;
+
+/** CPUs held per executor and the summary of each queue, as a pass reads them. */
+interface QueueReadout {
+  used: Record<string, number>;
+  queues: QueueSummary[];
+  waitingCount: number;
+}
+
+/** Admission passes and their verdicts (see the module comment). */
+export class AdmissionSystem {
+  /** Jobs the pass admitted, consumed by their next step. */
+  private readonly admitted = new Set<number>();
+  /** Verdicts "no resource" (job id → reason), consumed by the job's next step. */
+  private readonly noResource = new Map<number, string>();
+  private admitting: Promise<void> | null = null;
+  private again = false;
+  private soon: NodeJS.Immediate | null = null;
+  /** Executors whose queue the last completed pass found blocked → their CPU budget. */
+  private blockedQueues: Map<string, number> | null = null;
+  /**
+   * True when the last completed pass left no job waiting and no job was created since: freed
+   * CPUs (a job ending, a reap done) then have nobody to go to, and their pass is skipped (the
+   * tick's pass still runs; it also sees jobs another server created). Keeps the end of a job
+   * free of a pass whose queries, on the embedded database, share this thread with the job's
+   * streams announcing the end.
+   */
+  private noneWaiting = false;
+  /** 'created' events seen (noneWaiting holds only if none came during the pass). */
+  private createdSeen = 0;
+  /** PENDING jobs left waiting by the last pass (MonitorState.jobsWaiting). */
+  jobsWaiting = 0;
+  /** The CPU budget as the last pass saw it (MonitorState.capacity). */
+  capacity: MonitorState['capacity'];
+
+  constructor(
+    private readonly res: MonitorResources,
+    private readonly writes: Writes,
+    private readonly launch: LaunchSystem,
+    private readonly reap: ReapSystem,
+  ) {
+    this.capacity = { check: res.settings.capacityCheck, used: 0, total: 0, byExecutor: {} };
+  }
+
+  /** Runs admission passes until no new request came in meanwhile (one at a time). */
+  run(): Promise<void> {
+    if (this.admitting) {
+      this.again = true;
+      return this.admitting;
+    }
+    const loop = async () => {
+      do {
+        this.again = false;
+        try {
+          await this.pass();
+        } catch (err) {
+          noteError(this.res, err, 'admission');
+          break; // the next tick retries
+        }
+      } while (this.again && !this.res.life.stopped);
+    };
+    this.admitting = loop().finally(() => (this.admitting = null));
+    return this.admitting;
+  }
+
+  /** Runs a pass soon; `freedOnly` (CPUs were freed): not when nobody waits. */
+  schedule(freedOnly = false): void {
+    if (this.res.life.stopped || this.soon || (freedOnly && this.noneWaiting)) return;
+    this.soon = setImmediate(() => {
+      this.soon = null;
+      void this.run();
+    });
+  }
+
+  /** A job was created: a pass soon, unless it would decide nothing (waitsInBlockedQueue). */
+  created(e: StoreEvent): void {
+    this.createdSeen++;
+    this.noneWaiting = false;
+    if (this.waitsInBlockedQueue(e)) {
+      this.jobsWaiting++;
+      return;
+    }
+    this.schedule();
+  }
+
+  /**
+   * True when a pass for this new job would decide nothing: the last pass (none since, none
+   * scheduled or running) found the job's executor queue blocked by an older job that does not
+   * fit (no backfill), the job is not too big for the executor, and it cannot have waited past
+   * the start timeout. Anything that frees CPUs or unblocks the queue runs a pass of its own.
+   */
+  private waitsInBlockedQueue(e: StoreEvent): boolean {
+    const total = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
+    if (!e.job || total === undefined || this.admitting || this.soon || this.res.settings.startTimeoutMs <= 0) return false;
+    return e.job.cpus <= total;
+  }
+
+  /** The pass running now (null when none) and whether one is scheduled. */
+  pending(): { running: Promise<void> | null; scheduled: boolean } {
+    return { running: this.admitting, scheduled: this.soon !== null };
+  }
+
+  /** Cancels a scheduled pass (the monitor stops). */
+  cancelScheduled(): void {
+    if (this.soon) clearImmediate(this.soon);
+  }
+
+  /** True while the job has a verdict its next step has not consumed. */
+  holdsVerdict(jobId: number): boolean {
+    return this.admitted.has(jobId) || this.noResource.has(jobId);
+  }
+
+  /** Drops the job's verdicts (it is gone or terminal). */
+  forget(jobId: number): void {
+    this.admitted.delete(jobId);
+    this.noResource.delete(jobId);
+  }
+
+  /** A PENDING job's step: acts on its verdict (no resource, or admitted), else waits. */
+  async advancePending(job: JobRow, e: JobEntry): Promise<Next> {
+    const verdict = this.noResource.get(job.id);
+    // Rule 5: a verdict is used by this iteration only; if the write loses, it is gone.
+    this.noResource.delete(job.id);
+    if (verdict !== undefined) {
+      const d = this.writes.decide(job);
+      for (const t of job.tasks) {
+        if (t.status !== 'PENDING') continue;
+        const to: TaskStatus = t.index === job.tasks[0].index ? 'FAILED_NO_RESOURCE' : 'CANCELLED';
+        d.task(t, to, to === 'CANCELLED' ? 'the job could not start' : verdict, { endedAt: now(this.res) });
+      }
+      return d.deriveJob(verdict).write('no-resource');
+    }
+    if (this.admitted.has(job.id)) {
+      this.admitted.delete(job.id);
+      const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED');
+      if (!cur) return this.writes.finish(job, 'finish');
+      if (cur.status !== 'PENDING') throw new Error(`job ${job.id} is PENDING but task ${cur.index} is ${cur.status}`);
+      return this.launch.launchTask(job, cur, e, 'admit');
+    }
+    return 'idle';
+  }
+
+  /** One pass: read the queues, plan (lib/jobs/capacity), note the verdicts, kick their jobs. */
+  private async pass(): Promise<void> {
+    if (this.res.life.stopped) return;
+    // Verdicts of the previous pass were consumed (or their steps failed): decide afresh.
+    this.admitted.clear();
+    this.noResource.clear();
+    // Known again only when this pass completes (a failed pass leaves it unknown).
+    this.blockedQueues = null;
+    this.noneWaiting = false;
+    const createdBefore = this.createdSeen;
+    const { used, queues, waitingCount } = await this.readQueues();
+    const total = this.totals(queues, used);
+    const common = { used, total, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
+    // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
+    // PENDING job on every pass (a pass runs after each submit).
+    const waiting = new Map<number, WaitingJob>();
+    for (const queue of queues) {
+      const reads = planAdmissionReads({ ...common, queue });
+      if (reads) for (const j of await this.readWaiting(queue.executor, reads, common)) waiting.set(j.id, j);
+    }
+    const plan = planAdmission({ ...common, waiting: [...waiting.values()] });
+    this.noteCapacity(plan, total);
+    // The jobs not read all wait.
+    this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
+    // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
+    this.noneWaiting = this.jobsWaiting === 0 && this.createdSeen === createdBefore;
+    this.blockedQueues = this.blocked(plan, queues, waiting, total);
+    if (plan.admit.length === 0 && plan.noResource.length === 0) return;
+    for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
+    for (const id of plan.admit) this.admitted.add(id);
+    await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id)));
+  }
+
+  /** One aggregate: CPUs held per executor and each queue's summary; plus the CPUs of jobs still being reaped. */
+  private async readQueues(): Promise<QueueReadout> {
+    const used: Record<string, number> = {};
+    const queues: QueueSummary[] = [];
+    let waitingCount = 0;
+    for (const g of await this.res.store.queueGroups()) {
+      if (g.status !== 'PENDING') {
+        used[g.executor] = (used[g.executor] ?? 0) + g.sumCpus;
+        continue;
+      }
+      waitingCount += g.count;
+      queues.push({ executor: g.executor, count: g.count, minCpus: g.minCpus, maxCpus: g.maxCpus, oldestSubmittedAtMs: g.oldestSubmittedAtMs });
+    }
+    // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
+    const reaping = this.reap.jobIds();
+    if (reaping.length > 0 && this.res.settings.capacityCheck) {
+      for (const r of await this.res.store.inactiveCpus(reaping)) used[r.executor] = (used[r.executor] ?? 0) + r.cpus;
+    }
+    return { used, queues, waitingCount };
+  }
+
+  /** Each known executor's CPUs (an unknown executor's jobs wait: see planAdmission). */
+  private totals(queues: QueueSummary[], used: Record<string, number>): Record<string, number> {
+    const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), 'local']);
+    const total: Record<string, number> = {};
+    for (const n of names) {
+      try {
+        total[n] = this.res.executor(n).capacity().cpus;
+      } catch {
+        /* unknown executor */
+      }
+    }
+    return total;
+  }
+
+  private noteCapacity(plan: AdmissionPlan, total: Record<string, number>): void {
+    const byExecutor: Record<string, { used: number; total: number }> = {};
+    for (const n of Object.keys(total)) byExecutor[n] = { used: plan.used[n] ?? 0, total: total[n] };
+    this.capacity = {
+      check: this.res.settings.capacityCheck,
+      used: Object.values(byExecutor).reduce((a, b) => a + b.used, 0),
+      total: Object.values(byExecutor).reduce((a, b) => a + b.total, 0),
+      byExecutor,
+    };
+  }
+
+  /**
+   * The queues left blocked → their executor's CPUs: with the check on, a job of an available
+   * executor waits only at or behind the first job that does not fit.
+   */
+  private blocked(plan: AdmissionPlan, queues: QueueSummary[], waiting: Map<number, WaitingJob>, total: Record<string, number>): Map<string, number> {
+    const decided = new Map<string, number>();
+    for (const id of [...plan.admit, ...plan.noResource.map((n) => n.id)]) {
+      const ex = waiting.get(id)!.executor;
+      decided.set(ex, (decided.get(ex) ?? 0) + 1);
+    }
+    const blocked = new Map<string, number>();
+    if (this.res.settings.capacityCheck) {
+      for (const q of queues) if (total[q.executor] !== undefined && q.count > (decided.get(q.executor) ?? 0)) blocked.set(q.executor, total[q.executor]);
+    }
+    return blocked;
+  }
+
+  /**
+   * The waiting jobs of one executor that `reads` names (lib/jobs/capacity QueueReads), in id
+   * order, deduplicated: the head of the queue is read in pages of ADMISSION_PAGE until
+   * planAdmission() finds it blocked (or the queue ends).
+   */
+  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>): Promise<WaitingJob[]> {
+    const store = this.res.store;
+    if (reads.all) return store.waitingAll(executor);
+    const out = new Map<number, WaitingJob>();
+    if (reads.head) {
+      const head: WaitingJob[] = [];
+      for (;;) {
+        const last = head.length ? head[head.length - 1].id : 0;
+        const page = await store.waitingPage(executor, last, ADMISSION_PAGE);
+        head.push(...page);
+        if (page.length < ADMISSION_PAGE || planAdmission({ ...common, waiting: head }).blocked.includes(executor)) break;
+      }
+      for (const j of head) out.set(j.id, j);
+    }
+    for (const r of await store.waitingMatching(executor, { cpusAbove: reads.cpusAbove, submittedAtOrBefore: reads.submittedAtOrBefore })) out.set(r.id, r);
+    return [...out.values()];
+  }
+}

@@ -1,0 +1,164 @@
+import path from 'node:path';
+import type { Attempt, Job, Task } from '../generated/prisma/client';
+import type { ProbeResult } from '../executors/types';
+import { attemptLogPath } from '../jobs/paths';
+import type { TaskStatus } from '../jobs/status';
+import { isTransientExecutorError } from './errors';
+import type { ReapSystem } from './reap';
+import { errMessage, now, type MonitorResources } from './resources';
+import type { JobEntry } from './scheduler';
+import type { AnyTransition, Transition, TransitionOutcome } from './store';
+import { readTaskSpec } from './taskspec';
+import type { JobRow, Next, StepPhase, TaskRow } from './types';
+import type { Writes } from './writes';
+
+/**
+ * New attempts (docs/design.md §6): a task's first attempt, a restart's or a recovery's,
+ * created by one guarded write with the job's move to STARTING, then handed to the executor
+ * once nothing of an earlier attempt of the job runs (reaps awaited). A launch that throws is a
+ * lost attempt (recovery, not the user's restart); a launch the executor refuses only for now
+ * (its backend is temporarily unavailable) is tried again with backoff, spending no budget
+ * (docs/design.md §5 rule 6, transient errors retried).
+ */
+
+/** A new attempt of a task: its number, why it starts, and the writes that go with it. */
+export interface AttemptPlan {
+  number: number;
+  cause: 'first' | 'restart' | 'recovery';
+  /** The task's status as read (→ STARTING). */
+  taskFrom: TaskStatus;
+  reason: string;
+  taskData?: Transition<'task'>['data'];
+  /** Writes applied before, in the same statement (the previous attempt's end). */
+  before?: AnyTransition[];
+  /** The probe result the decision acts on (for the hook). */
+  observed?: ProbeResult;
+  /** 'restart': the task's restarts grow by one (the job's restartCount with them). */
+  counted?: 'restart';
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === 'P2002';
+}
+
+/** Creates and launches attempts (see the module comment). */
+export class LaunchSystem {
+  constructor(
+    private readonly res: MonitorResources,
+    private readonly writes: Writes,
+    private readonly reap: ReapSystem,
+  ) {}
+
+  /** Starts the first attempt of a PENDING task (or succeeds it at once when it has nothing to run). */
+  launchTask(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase): Promise<Next> {
+    const spec = readTaskSpec(task.spec, job.cpus);
+    if (spec.run === null && spec.setup === null) {
+      return this.writes
+        .decide(job)
+        .task(task, 'SUCCEEDED', 'nothing to run', { startedAt: now(this.res), endedAt: now(this.res) })
+        .deriveJob(`task ${task.index} had nothing to run`)
+        .write('nothing-to-run');
+    }
+    return this.newAttempt(job, task, e, phase, { number: 1, cause: 'first', taskFrom: 'PENDING', reason: phase === 'admit' ? 'admitted' : `task ${task.index} starts` });
+  }
+
+  /**
+   * Creates attempt `a.number` of `task` (guarded, with `a.before` and the job's move to
+   * STARTING in the same transaction) and launches it. The RUNNING write happens in the next
+   * iteration, after a fresh probe. Always 'again'.
+   */
+  async newAttempt(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, a: AttemptPlan): Promise<Next> {
+    const logPath = attemptLogPath(job.id, task.index, a.number, this.res.home);
+    const after = new Map<number, TaskStatus>([[task.id, 'STARTING']]);
+    const restarts = new Map<number, number>();
+    if (a.counted === 'restart') restarts.set(task.id, task.restarts + 1);
+    const jt = this.writes.jobTransition(job, after, a.reason, { data: { currentTask: task.index }, restarts });
+    let res: TransitionOutcome<Attempt>;
+    try {
+      res = await this.writes.guarded({ jobId: job.id, phase, job, observed: a.observed }, () =>
+        this.res.store.startAttempt({
+          taskId: task.id,
+          number: a.number,
+          cause: a.cause,
+          executor: job.executor,
+          logPath,
+          taskFrom: a.taskFrom,
+          reason: a.reason,
+          taskData: a.taskData,
+          before: a.before,
+          after: jt ? [jt] : [],
+        }),
+      );
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        this.res.log.info({ jobId: job.id }, `job ${job.id}: attempt ${a.number} of task ${task.index} already exists; re-reading`);
+        return 'again';
+      }
+      throw err;
+    }
+    this.reap.start(job.id);
+    if (res.outcome !== 'applied') return this.writes.outcome(job, phase, res);
+    if (a.cause === 'restart') this.res.counters.restarts++;
+    await this.launchAttempt(job, task, res.row, e);
+    return 'again';
+  }
+
+  /**
+   * An attempt waiting to be launched again (its executor was temporarily unavailable): null
+   * when there is none, 'idle' before its time, else it is launched now ('again').
+   */
+  async relaunchDue(job: Job, task: Task, att: Attempt, e: JobEntry): Promise<Next | null> {
+    const relaunch = e.relaunch.get(att.id);
+    if (!relaunch || att.status !== 'STARTING' || e.handles.has(att.id)) return null;
+    if (this.res.clock.now() < relaunch.at) return 'idle';
+    await this.launchAttempt(job, task, att, e);
+    return 'again';
+  }
+
+  /**
+   * Starts an attempt row (STARTING) on its executor. A launch error is noted in
+   * `e.launchErrors` (the next iteration settles the attempt as lost); a transient executor
+   * error in `e.relaunch` (launched again after a backoff).
+   */
+  private async launchAttempt(job: Job, task: Task, attempt: Attempt, e: JobEntry): Promise<void> {
+    const spec = readTaskSpec(task.spec, job.cpus);
+    const logPath = attempt.logPath ?? attemptLogPath(job.id, task.index, attempt.number, this.res.home);
+    const executor = this.res.executor(attempt.executor);
+    // Nothing of an earlier attempt of this job may run beside the new one.
+    await this.reap.awaitJob(job.id);
+    try {
+      e.launchedAt.set(attempt.id, now(this.res));
+      const handle = await executor.launch({
+        jobId: job.id,
+        taskIndex: task.index,
+        attempt: attempt.number,
+        setup: spec.setup,
+        run: spec.run,
+        envs: spec.envs,
+        workdir: spec.workdir,
+        cpus: spec.cpus,
+        attemptDir: path.dirname(logPath),
+        logPath,
+      });
+      e.relaunch.delete(attempt.id);
+      e.handles.set(attempt.id, handle);
+      this.res.watches.ensure(job.id, attempt.id, executor, handle);
+    } catch (err) {
+      if (isTransientExecutorError(err)) return this.relaunchLater(job, task, attempt, e, err);
+      // The executor could not start it: a lost attempt (recovery, not the user's restart).
+      e.relaunch.delete(attempt.id);
+      const reason = `launch failed: ${errMessage(err)}`;
+      this.res.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err) }, `job ${job.id}: ${reason}`);
+      e.launchErrors.set(attempt.id, reason);
+    }
+  }
+
+  private relaunchLater(job: Job, task: Task, attempt: Attempt, e: JobEntry, err: unknown): void {
+    const tries = (e.relaunch.get(attempt.id)?.tries ?? 0) + 1;
+    const delay = Math.min(this.res.settings.reconcileMs * 2 ** Math.min(tries - 1, 10), 60_000);
+    e.relaunch.set(attempt.id, { tries, at: this.res.clock.now() + delay });
+    this.res.counters.transientRetries++;
+    this.res.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err), retryInMs: delay }, `job ${job.id}: executor unavailable; launching again in ${delay} ms`);
+    this.res.scheduler.later(job.id, delay);
+  }
+}

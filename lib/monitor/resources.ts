@@ -1,0 +1,176 @@
+import type { Logger } from 'pino';
+import type { AttemptHandle, Executor } from '../executors/types';
+import { logger } from '../log';
+import { monitorSettingsFromEnv, type MonitorSettings } from './config';
+import { isTransientError } from './errors';
+import { Scheduler } from './scheduler';
+import { Faults, monitorStore, type MonitorStore } from './store';
+import type { Clock, MonitorHooks, MonitorOptions } from './types';
+
+/**
+ * What every monitor system shares, built once by createMonitor() and handed to each system
+ * (docs/design.md §6): the store, the executors, the clock, the test hooks, the settings, the
+ * logger, the counters of MonitorState, the per-job scheduler, the fault injection and the table
+ * of live exit subscriptions. Systems hold no copy of any of these.
+ */
+
+/** Counters reported in MonitorState (since this monitor started). */
+export interface Counters {
+  restarts: number;
+  recoveries: number;
+  readopted: number;
+  transientRetries: number;
+  controllerFailures: number;
+}
+
+/** Whether the monitor was stopped; every timer and kick checks it. */
+export interface Lifecycle {
+  stopped: boolean;
+}
+
+/** The resources object (see the module comment). */
+export interface MonitorResources {
+  readonly store: MonitorStore;
+  /** The executor by name (Job.executor / Attempt.executor); throws for an unknown name. */
+  readonly executor: (name: string) => Executor;
+  readonly clock: Clock;
+  readonly hooks: MonitorHooks;
+  readonly settings: MonitorSettings;
+  /** Data folder for attempt folders (undefined: `$JOBDECK_HOME`). */
+  readonly home: string | undefined;
+  readonly log: Logger;
+  readonly counters: Counters;
+  readonly life: Lifecycle;
+  readonly scheduler: Scheduler;
+  readonly faults: Faults;
+  readonly watches: WatchTable;
+}
+
+/** The settings: each option given wins over the environment (lib/monitor/config). */
+function settingsFrom(opts: MonitorOptions): MonitorSettings {
+  const env = monitorSettingsFromEnv();
+  return {
+    reconcileMs: opts.reconcileMs ?? env.reconcileMs,
+    maxRecoveries: opts.maxRecoveries ?? env.maxRecoveries,
+    recoveryBackoffMs: opts.recoveryBackoffMs ?? env.recoveryBackoffMs,
+    maxRecoveryBackoffMs: opts.maxRecoveryBackoffMs ?? env.maxRecoveryBackoffMs,
+    lostConfirmMs: opts.lostConfirmMs ?? (opts.reconcileMs !== undefined ? Math.min(500, opts.reconcileMs) : env.lostConfirmMs),
+    launchGraceMs: opts.launchGraceMs ?? env.launchGraceMs,
+    startTimeoutMs: opts.startTimeoutMs ?? env.startTimeoutMs,
+    cancelGraceMs: opts.cancelGraceMs ?? env.cancelGraceMs,
+    leftoverGraceMs: opts.leftoverGraceMs ?? env.leftoverGraceMs,
+    capacityCheck: opts.capacityCheck ?? env.capacityCheck,
+    exitWatch: opts.exitWatch ?? env.exitWatch,
+    maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
+  };
+}
+
+/** Builds the resources of one monitor. @throws Error naming a malformed environment variable. */
+export function createResources(opts: MonitorOptions): MonitorResources {
+  const ex = opts.executor;
+  const clock = opts.clock ?? { now: () => Date.now() };
+  const settings = settingsFrom(opts);
+  const log = logger().child({ subsystem: 'monitor' });
+  const life: Lifecycle = { stopped: false };
+  const faults = new Faults();
+  const scheduler = new Scheduler(clock, life);
+  return {
+    store: monitorStore(opts.db, faults),
+    executor: typeof ex === 'function' ? ex : () => ex,
+    clock,
+    hooks: opts.hooks ?? {},
+    settings,
+    home: opts.home,
+    log,
+    counters: { restarts: 0, recoveries: 0, readopted: 0, transientRetries: 0, controllerFailures: 0 },
+    life,
+    scheduler,
+    faults,
+    watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId)),
+  };
+}
+
+/** The clock's now as a Date (what status writes record). */
+export function now(res: MonitorResources): Date {
+  return new Date(res.clock.now());
+}
+
+/** An error's message (or the thrown value as a string). */
+export function errMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Logs a failed pass (admission, scan); a temporary failure is counted and only warned about. */
+export function noteError(res: MonitorResources, err: unknown, where: string): void {
+  if (res.life.stopped) return;
+  if (isTransientError(err)) {
+    res.counters.transientRetries++;
+    res.log.warn({ err: errMessage(err) }, `${where}: temporary failure (database or executor); retrying`);
+  } else {
+    res.log.error({ err }, `${where} failed`);
+  }
+}
+
+/**
+ * Live exit subscriptions (executor.watch), by attempt id. An exit is only a hint: it kicks the
+ * job's step, which probes again (docs/design.md §5, stale observations dropped).
+ */
+export class WatchTable {
+  private readonly byAttempt = new Map<number, { jobId: number; unsubscribe: () => void }>();
+
+  constructor(
+    private readonly life: Lifecycle,
+    private readonly settings: MonitorSettings,
+    private readonly log: Logger,
+    private readonly kick: (jobId: number) => void,
+  ) {}
+
+  /** Subscribes to the attempt's exit unless watching is off or it is watched already. */
+  ensure(jobId: number, attemptId: number, executor: Executor, handle: AttemptHandle): void {
+    if (this.life.stopped || !this.settings.exitWatch || this.byAttempt.has(attemptId)) return;
+    try {
+      const unsubscribe = executor.watch(handle, () => {
+        this.unwatchAttempt(attemptId);
+        this.kick(jobId);
+      });
+      this.byAttempt.set(attemptId, { jobId, unsubscribe });
+    } catch (err) {
+      this.log.warn({ jobId, attemptId, err: errMessage(err) }, 'executor.watch failed; relying on the reconcile pass');
+    }
+  }
+
+  unwatchAttempt(attemptId: number): void {
+    const w = this.byAttempt.get(attemptId);
+    if (w) {
+      w.unsubscribe();
+      this.byAttempt.delete(attemptId);
+    }
+  }
+
+  unwatchJob(jobId: number): void {
+    for (const [attemptId, w] of this.byAttempt) {
+      if (w.jobId === jobId) {
+        w.unsubscribe();
+        this.byAttempt.delete(attemptId);
+      }
+    }
+  }
+
+  /** Ends every subscription (the monitor stops). */
+  clear(): void {
+    for (const w of this.byAttempt.values()) w.unsubscribe();
+    this.byAttempt.clear();
+  }
+
+  /** Attempts watched (MonitorState.attemptsWatched). */
+  get size(): number {
+    return this.byAttempt.size;
+  }
+
+  /** Jobs with at least one watched attempt. */
+  jobIds(): Set<number> {
+    const ids = new Set<number>();
+    for (const w of this.byAttempt.values()) ids.add(w.jobId);
+    return ids;
+  }
+}

@@ -1,0 +1,151 @@
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import { ACTIVE_JOB_STATUSES, type WaitingJob } from '../jobs/capacity';
+import { JOB_TERMINAL } from '../jobs/status';
+import { startAttempt, transitionMany, type AnyTransition, type BatchOutcome, type TransitionOutcome } from '../jobs/store';
+import { TransientDatabaseError } from './errors';
+import type { Attempt } from '../generated/prisma/client';
+import type { FaultSite, JobRow } from './types';
+
+/**
+ * Every database statement the monitor makes, in one module: the guarded writes of the store
+ * (docs/design.md §4) and the few reads the loop and admission need. Reads go through the
+ * fault injection (failNextRead) so a test can fail exactly one of them.
+ */
+
+export { storeBus, submitStatementStats } from '../jobs/store';
+export type { AnyTransition, BatchOutcome, StoreEvent, Transition, TransitionOutcome } from '../jobs/store';
+
+/** Read failures queued by Monitor.failNextRead(), each consumed by the next read at its site. */
+export class Faults {
+  private readonly queue: Array<{ site: FaultSite; err: Error }> = [];
+
+  /** Queues `err` (default: a temporary database failure) for the next read at `site`. */
+  push(site: FaultSite = 'any', err: Error = new TransientDatabaseError()): void {
+    this.queue.push({ site, err });
+  }
+
+  /** Throws the first queued failure for `site` (or for 'any'), if one is queued. */
+  consume(site: FaultSite): void {
+    const i = this.queue.findIndex((f) => f.site === site || f.site === 'any');
+    if (i >= 0) {
+      const [f] = this.queue.splice(i, 1);
+      throw f.err;
+    }
+  }
+}
+
+/** One group of the admission aggregate: jobs of one executor in one status. */
+export interface QueueGroup {
+  executor: string;
+  status: string;
+  count: number;
+  sumCpus: number;
+  minCpus: number;
+  maxCpus: number;
+  /** Oldest submittedAt of the group (ms), 0 when unknown. */
+  oldestSubmittedAtMs: number;
+}
+
+/** What startAttempt() takes (lib/jobs/store). */
+export type StartAttemptInput = Parameters<typeof startAttempt>[1];
+
+/** The monitor's view of the database (see the module comment). */
+export interface MonitorStore {
+  /** The job with its tasks (by index) and each task's latest attempt; null when gone. Fault site 'job'. */
+  readJob(id: number): Promise<JobRow | null>;
+  /** Ids of non-terminal jobs that are admitted or have a cancel request, ascending. Fault site 'scan'. */
+  activeJobIds(): Promise<number[]>;
+  /** CPUs held per executor (active jobs) and a summary of each queue (PENDING, no cancel request). Fault site 'admission'. */
+  queueGroups(): Promise<QueueGroup[]>;
+  /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
+  inactiveCpus(jobIds: number[]): Promise<Array<{ cpus: number; executor: string }>>;
+  /** Every waiting job of the executor, by id. */
+  waitingAll(executor: string): Promise<WaitingJob[]>;
+  /** Up to `take` waiting jobs of the executor with an id above `afterId`, by id. */
+  waitingPage(executor: string, afterId: number, take: number): Promise<WaitingJob[]>;
+  /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
+  waitingMatching(executor: string, m: { cpusAbove: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
+  /** lib/jobs/store transitionMany(): one guarded, all-or-nothing decision. */
+  transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
+  /** lib/jobs/store startAttempt(): a task's new attempt with the decision's other writes. */
+  startAttempt(a: StartAttemptInput): Promise<TransitionOutcome<Attempt>>;
+}
+
+const JOB_INCLUDE = {
+  tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
+} satisfies Prisma.JobInclude;
+
+const WAITING_SELECT = { id: true, cpus: true, executor: true, submittedAt: true } as const;
+
+function toWaiting(r: { id: number; cpus: number; executor: string; submittedAt: Date }): WaitingJob {
+  return { id: r.id, cpus: r.cpus, executor: r.executor, submittedAtMs: r.submittedAt.getTime() };
+}
+
+function waitingWhere(executor: string) {
+  return { status: 'PENDING' as const, cancelRequestedAt: null, executor };
+}
+
+/** The monitor's store over a Prisma client, reads failing as `faults` says. */
+export function monitorStore(db: PrismaClient, faults: Faults): MonitorStore {
+  return {
+    async readJob(id) {
+      faults.consume('job');
+      return db.job.findUnique({ where: { id }, include: JOB_INCLUDE });
+    },
+    async activeJobIds() {
+      faults.consume('scan');
+      const rows = await db.job.findMany({
+        where: {
+          status: { notIn: [...JOB_TERMINAL] },
+          OR: [{ status: { not: 'PENDING' } }, { cancelRequestedAt: { not: null } }],
+        },
+        select: { id: true },
+        orderBy: { id: 'asc' },
+      });
+      return rows.map((r) => r.id);
+    },
+    async queueGroups() {
+      faults.consume('admission');
+      const groups = await db.job.groupBy({
+        by: ['executor', 'status'],
+        where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null }] },
+        _sum: { cpus: true },
+        _count: { _all: true },
+        _min: { cpus: true, submittedAt: true },
+        _max: { cpus: true },
+      });
+      return groups.map((g) => ({
+        executor: g.executor,
+        status: g.status,
+        count: g._count._all,
+        sumCpus: g._sum.cpus ?? 0,
+        minCpus: g._min.cpus ?? 0,
+        maxCpus: g._max.cpus ?? 0,
+        oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
+      }));
+    },
+    inactiveCpus(jobIds) {
+      return db.job.findMany({
+        where: { id: { in: jobIds }, status: { notIn: [...ACTIVE_JOB_STATUSES] } },
+        select: { cpus: true, executor: true },
+      });
+    },
+    async waitingAll(executor) {
+      return (await db.job.findMany({ where: waitingWhere(executor), select: WAITING_SELECT, orderBy: { id: 'asc' } })).map(toWaiting);
+    },
+    async waitingPage(executor, afterId, take) {
+      const where = { ...waitingWhere(executor), id: { gt: afterId } };
+      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: { id: 'asc' }, take })).map(toWaiting);
+    },
+    async waitingMatching(executor, m) {
+      const also: Prisma.JobWhereInput[] = [];
+      if (m.cpusAbove !== null) also.push({ cpus: { gt: m.cpusAbove } });
+      if (m.submittedAtOrBefore !== null) also.push({ submittedAt: { lte: new Date(m.submittedAtOrBefore) } });
+      if (also.length === 0) return [];
+      const where = { ...waitingWhere(executor), OR: also };
+      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: { id: 'asc' } })).map(toWaiting);
+    },
+    transitionMany: (tr) => transitionMany(db, tr),
+    startAttempt: (a) => startAttempt(db, a),
+  };
+}

@@ -1,0 +1,95 @@
+import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
+import type { Executor, ProbeResult } from '../executors/types';
+import type { MonitorSettings } from './config';
+import type { MonitorHandle } from './handle';
+
+/**
+ * The monitor's public types (re-exported by lib/monitor/monitor.ts) and the row shapes its
+ * systems pass each other.
+ */
+
+/** The monitor's sense of time (ms since the epoch). Timers stay real; tests shift `now`. */
+export interface Clock {
+  now(): number;
+}
+
+/** Where in a step a guarded write is about to happen (for hooks and logs). */
+export type StepPhase =
+  | 'admit'
+  | 'no-resource'
+  | 'nothing-to-run'
+  | 'launch'
+  | 'attach'
+  | 'settle'
+  | 'lost'
+  | 'recover'
+  | 'finish'
+  | 'cancel-pending'
+  | 'cancel-request'
+  | 'cancel-begin'
+  | 'cancel-finish'
+  | 'exception';
+
+/** What a hook sees right before a guarded write. */
+export interface WriteContext {
+  jobId: number;
+  phase: StepPhase;
+  /** The job row as this iteration read it. */
+  job: Job;
+  /** The probe result the write acts on, when there is one. */
+  observed?: ProbeResult;
+}
+
+/**
+ * Seams for tests (docs/design.md §5, the forced races): put a delete, a terminal write or a
+ * status change exactly here.
+ */
+export interface MonitorHooks {
+  /** After the start-up recovery scan listed the non-terminal jobs, before any is handled. */
+  afterScan?(jobIds: number[]): void | Promise<void>;
+  /** Between a read (and its probe) and the guarded write acting on it. May throw. */
+  beforeWrite?(ctx: WriteContext): void | Promise<void>;
+}
+
+/** Options of createMonitor(); settings default to the environment (lib/monitor/config). */
+export interface MonitorOptions extends Partial<MonitorSettings> {
+  db: PrismaClient;
+  /** The executor for every job, or a resolver by name (Job.executor / Attempt.executor). */
+  executor: Executor | ((name: string) => Executor);
+  clock?: Clock;
+  hooks?: MonitorHooks;
+  /** Data folder for attempt folders (default `$JOBDECK_HOME`). */
+  home?: string;
+  /** How long start() waits for the re-adopted jobs' first steps (ms, default 5000). */
+  startWaitMs?: number;
+}
+
+/** Where an injected read failure strikes. */
+export type FaultSite = 'job' | 'admission' | 'scan' | 'any';
+
+/** A running (or stopped) monitor. */
+export interface Monitor extends MonitorHandle {
+  /** Start-up recovery (awaited: call before accepting requests), then the loop. */
+  start(): Promise<void>;
+  /** Stops the loop and the watches; running attempts keep running. Idempotent. */
+  stop(): Promise<void>;
+  /** One admission pass plus one step of every admitted non-terminal job, awaited. */
+  reconcileNow(): Promise<void>;
+  /** One admission pass, awaited (with the steps of the jobs it admitted or failed). */
+  admitNow(): Promise<void>;
+  /** One serialized step of one job, awaited. */
+  step(jobId: number): Promise<void>;
+  /** Resolves once no step, admission pass (running or scheduled) or started reap is left. */
+  idle(): Promise<void>;
+  /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
+  failNextRead(site?: FaultSite, err?: Error): void;
+}
+
+/** A task as a step reads it: with its latest attempt only (`attempts` has 0 or 1 element). */
+export type TaskRow = Task & { attempts: Attempt[] };
+
+/** A job as a step reads it: its tasks by index, each with its latest attempt. */
+export type JobRow = Job & { tasks: TaskRow[] };
+
+/** What an iteration of a step asks for next: read the job again, or end the step. */
+export type Next = 'again' | 'idle';
