@@ -49,10 +49,8 @@ export class AdmissionSystem {
   private noneWaiting = false;
   /** 'created' events seen (noneWaiting holds only if none came during the pass). */
   private createdSeen = 0;
-  /** PENDING jobs left waiting by the last pass (MonitorState.jobsWaiting). */
-  jobsWaiting = 0;
-  /** The CPU budget as the last pass saw it (MonitorState.capacity). */
-  capacity: MonitorState['capacity'];
+  private waitingNow = 0;
+  private capacityNow: MonitorState['capacity'];
 
   constructor(
     private readonly res: MonitorResources,
@@ -60,7 +58,17 @@ export class AdmissionSystem {
     private readonly launch: LaunchSystem,
     private readonly reap: ReapSystem,
   ) {
-    this.capacity = { check: res.settings.capacityCheck, used: 0, total: 0, byExecutor: {} };
+    this.capacityNow = { check: res.settings.capacityCheck, used: 0, total: 0, byExecutor: {} };
+  }
+
+  /** PENDING jobs left waiting by the last pass, plus those created behind a blocked queue since (MonitorState.jobsWaiting). */
+  get jobsWaiting(): number {
+    return this.waitingNow;
+  }
+
+  /** The CPU budget as the last pass saw it (MonitorState.capacity). */
+  get capacity(): MonitorState['capacity'] {
+    return this.capacityNow;
   }
 
   /** Runs admission passes until no new request came in meanwhile (one at a time). */
@@ -98,7 +106,7 @@ export class AdmissionSystem {
     this.createdSeen++;
     this.noneWaiting = false;
     if (this.waitsInBlockedQueue(e)) {
-      this.jobsWaiting++;
+      this.waitingNow++;
       return;
     }
     this.schedule();
@@ -184,9 +192,9 @@ export class AdmissionSystem {
     const plan = planAdmission({ ...common, waiting: [...waiting.values()] });
     this.noteCapacity(plan, total);
     // The jobs not read all wait.
-    this.jobsWaiting = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
+    this.waitingNow = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
     // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
-    this.noneWaiting = this.jobsWaiting === 0 && this.createdSeen === createdBefore;
+    this.noneWaiting = this.waitingNow === 0 && this.createdSeen === createdBefore;
     this.blockedQueues = this.blocked(plan, queues, waiting, total);
     if (plan.admit.length === 0 && plan.noResource.length === 0) return;
     for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
@@ -232,7 +240,7 @@ export class AdmissionSystem {
   private noteCapacity(plan: AdmissionPlan, total: Record<string, number>): void {
     const byExecutor: Record<string, { used: number; total: number }> = {};
     for (const n of Object.keys(total)) byExecutor[n] = { used: plan.used[n] ?? 0, total: total[n] };
-    this.capacity = {
+    this.capacityNow = {
       check: this.res.settings.capacityCheck,
       used: Object.values(byExecutor).reduce((a, b) => a + b.used, 0),
       total: Object.values(byExecutor).reduce((a, b) => a + b.total, 0),
