@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import { openDatabase } from '../lib/db/client';
-import { encodeCursor } from '../lib/jobs/queries';
+import { encodeCursor } from '../lib/api/cursor';
 import type { JobList } from '../lib/api/types';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { tempDir } from './lib/cleanup';

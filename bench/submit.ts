@@ -66,7 +66,7 @@ async function measureKind(kind: 'pglite' | 'postgresql', n: number, ctx: Parame
   const lastQuarter = q / ((doneAt[n - 1] - doneAt[n - 1 - q]) / 1000);
   const rate = (n - errors) / (wallMs / 1000);
   const rateByTenth = Array.from({ length: 10 }, (_, k) => round(tenth / ((doneAt[(k + 1) * tenth - 1] - (k ? doneAt[k * tenth - 1] : 0)) / 1000), 1));
-  // Group commit (lib/jobs/store.ts): submit statements for the whole server life, warm-up included.
+  // Group commit (lib/store submitJob): submit statements for the whole server life, warm-up included.
   const { submits } = await server.json<MonitorState>('/api/monitor');
   const stop = await cancelEverything(server, 60_000);
   await server.stop();

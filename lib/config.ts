@@ -16,6 +16,7 @@ import path from 'node:path';
  *   event loop (lib/db/pglite-worker.ts); default `0` runs it in the server's thread
  * - `JOBDECK_V8_FLAGS`: V8 flags the server sets on itself at start (lib/server/v8-flags.ts; read
  *   by server.ts, not here)
+ * - `JOBDECK_LEFTOVER_GRACE_MS`: leftoverGraceMsFromEnv() (read by the monitor and by a delete)
  */
 export interface Config {
   port: number;
@@ -75,4 +76,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function sizeKb(size: string): number {
   const n = parseInt(size, 10);
   return size.endsWith('GB') ? n * 1024 * 1024 : size.endsWith('MB') ? n * 1024 : n;
+}
+
+/** Default of JOBDECK_LEFTOVER_GRACE_MS (ms). */
+export const DEFAULT_LEFTOVER_GRACE_MS = 2000;
+
+/**
+ * `JOBDECK_LEFTOVER_GRACE_MS` (ms, integer ≥ 0, default 2000): the SIGTERM → SIGKILL grace for
+ * processes an attempt left behind when it ended (`sleep 300 &`) — stopped by the monitor's
+ * reap (lib/monitor/config.ts) — and for what a deleted job left (lib/control/delete.ts).
+ * @throws Error naming the variable when the value is not such an integer.
+ */
+export function leftoverGraceMsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const name = 'JOBDECK_LEFTOVER_GRACE_MS';
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_LEFTOVER_GRACE_MS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected an integer ≥ 0, got "${raw}"`);
+  return n;
 }

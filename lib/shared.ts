@@ -10,6 +10,8 @@ export interface Shared {
   logger?: Logger;
   /** The open database (lib/db/client.ts), or the promise of it while opening. */
   db?: Promise<import('./db/client').Database>;
+  /** The store handle over the open database (lib/store createStore), set with it by lib/server/start.ts. */
+  store?: import('./store').Store;
   /** Anything else a subsystem keeps process-wide (monitor, log hub, auth), by name. */
   [key: string]: unknown;
 }

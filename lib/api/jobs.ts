@@ -1,25 +1,31 @@
 /**
  * The job API's operations, between the route handlers (which parse with lib/api/request.ts
- * and answer) and lib/jobs (which decides): each one calls lib/jobs and turns its domain
- * outcomes into the HTTP answers of the contract — ApiErrors (problem+json) for "not found",
- * "already terminal", "invalid spec", "different spec for this submissionId".
+ * and answer) and lib/control (the verbs) / lib/store (the reads): each one calls them and turns
+ * their domain outcomes into the HTTP answers of the contract — ApiErrors (problem+json) for
+ * "not found", "already terminal", "invalid spec", "different spec for this submissionId".
  */
-import type { PrismaClient } from '../generated/prisma/client';
-import { getDatabase } from '../db';
-import { deleteJobs, requestCancel } from '../jobs/controller';
-import { activeJobIds, getJobDetail, listJobs, type JobFilter } from '../jobs/queries';
+import { deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type SubmitInput, type SubmitOutcome } from '../control';
+import { DatabaseNotOpenError, getDatabase } from '../db';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { SubmissionConflictError, submitJobSpec, type SubmitInput, type SubmitOutcome } from '../jobs/submit';
+import { shared } from '../shared';
+import { activeJobIds, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
 import type { CancelResult, JobDetail, JobList } from './types';
+import { getJobDetail, listJobs } from './views';
 
 /** How many spec issues the `detail` text of a spec problem spells out (all are in `issues`). */
 const DETAIL_ISSUES = 5;
 
-/** The Prisma client of the process-wide database (opened by the server). */
-export async function prisma(): Promise<PrismaClient> {
-  return (await getDatabase()).prisma;
+/**
+ * The store of the process-wide database (opened by the server, which builds its store with it).
+ * @throws DatabaseNotOpenError when no database (or no store) is open in this process.
+ */
+export async function store(): Promise<Store> {
+  await getDatabase();
+  const s = shared().store;
+  if (!s) throw new DatabaseNotOpenError();
+  return s;
 }
 
 /**
@@ -33,13 +39,13 @@ export function specProblem(issues: SpecIssue[]): ApiError {
 }
 
 /**
- * Submits a job (lib/jobs/submit.ts).
+ * Submits a job (lib/control/submit.ts).
  * @throws ApiError 400 with `issues` for an invalid spec; 409 when the submissionId belongs to
  *   a job with a different spec (`jobId` names it).
  */
-export async function submit(db: PrismaClient, input: SubmitInput): Promise<SubmitOutcome> {
+export async function submit(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   try {
-    return await submitJobSpec(db, input);
+    return await submitJobSpec(store, input);
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
@@ -53,28 +59,28 @@ export function validateSpec(text: string, filename?: string): { ok: boolean; is
   return { ok: issues.length === 0, issues };
 }
 
-/** A page of jobs (lib/jobs/queries.ts listJobs). */
-export function list(db: PrismaClient, p: ListParams): Promise<JobList> {
-  return listJobs(db, { status: p.status, q: p.q, limit: p.limit, beforeId: p.beforeId });
+/** A page of jobs (lib/api/views.ts listJobs). */
+export function list(store: Store, p: ListParams): Promise<JobList> {
+  return listJobs(store, { status: p.status, q: p.q, limit: p.limit, beforeId: p.beforeId });
 }
 
 /**
  * One job with tasks, attempts and events.
  * @throws ApiError 404 "job 123 not found".
  */
-export async function detail(db: PrismaClient, id: number): Promise<JobDetail> {
-  const job = await getJobDetail(db, id);
+export async function detail(store: Store, id: number): Promise<JobDetail> {
+  const job = await getJobDetail(store, id);
   if (!job) throw notFound(`job ${id} not found`);
   return job;
 }
 
 /**
- * Cancels one job (lib/jobs/controller.ts requestCancel): PENDING → CANCELLED at once, a running
+ * Cancels one job (lib/control/cancel.ts requestCancel): PENDING → CANCELLED at once, a running
  * job → CANCELLING (the monitor stops it).
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is already SUCCEEDED".
  */
-export async function cancelOne(db: PrismaClient, id: number): Promise<CancelResult> {
-  const r = await requestCancel(db, [id]);
+export async function cancelOne(store: Store, id: number): Promise<CancelResult> {
+  const r = await requestCancel(store, [id]);
   if (r.notFound.includes(id)) throw notFound(`job ${id} not found`);
   const ended = r.alreadyTerminal.find((x) => x.id === id);
   if (ended) throw conflict(`job ${id} is already ${ended.status}`, { jobId: id, jobStatus: ended.status });
@@ -85,18 +91,18 @@ export async function cancelOne(db: PrismaClient, id: number): Promise<CancelRes
  * Cancels the jobs named by `ids`, or the jobs a filter selects that are not terminal yet.
  * Each id lands in exactly one list of the CancelResult. An empty selection cancels nothing.
  */
-export async function cancelMany(db: PrismaClient, sel: { ids: number[] } | { filter: JobFilter }): Promise<CancelResult> {
-  const ids = 'ids' in sel ? sel.ids : await activeJobIds(db, sel.filter);
+export async function cancelMany(store: Store, sel: { ids: number[] } | { filter: JobFilter }): Promise<CancelResult> {
+  const ids = 'ids' in sel ? sel.ids : await activeJobIds(store, sel.filter);
   if (ids.length === 0) return { cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] };
-  return requestCancel(db, ids);
+  return requestCancel(store, ids);
 }
 
 /**
- * Deletes a terminal job: rows and its folder (attempt logs) — lib/jobs/controller.ts deleteJobs.
+ * Deletes a terminal job: rows and its folder (attempt logs) — lib/control/delete.ts deleteJobs.
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: cancel it first".
  */
-export async function deleteOne(db: PrismaClient, id: number): Promise<void> {
-  const r = await deleteJobs(db, [id]);
+export async function deleteOne(store: Store, id: number): Promise<void> {
+  const r = await deleteJobs(store, [id]);
   if (r.deleted.includes(id)) return;
   const refused = r.refused.find((x) => x.id === id);
   if (!refused || refused.status === null) throw notFound(`job ${id} not found`);

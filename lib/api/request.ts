@@ -1,13 +1,14 @@
 /**
  * Request parsing for the job routes: content types, JSON with its error position, zod
  * validation into problem+json answers, path ids, list queries. Route handlers call these, then
- * lib/jobs, then answer — every "bad input" answer of the job API comes from here.
+ * lib/api/jobs.ts, then answer — every "bad input" answer of the job API comes from here.
  */
 import type { z } from 'zod';
-import { decodeCursor, type JobFilter } from '../jobs/queries';
-import type { SpecSource, SubmitInput } from '../jobs/submit';
+import type { SpecSource, SubmitInput } from '../control';
 import type { JobStatus } from '../jobs/status';
+import type { JobFilter } from '../store';
 import { readBody } from './body';
+import { decodeCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import { CancelRequestSchema, JobIdSchema, ListQuerySchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 

@@ -1,7 +1,7 @@
 /**
  * The status machine of jobdeck: every status of a job, a task and an attempt, the terminal
  * sets, and the table of allowed transitions. This module is the one place that owns these
- * rules; the guarded store (lib/jobs/store.ts) refuses any transition not listed here before it
+ * rules; the guarded store (lib/store/transition.ts) refuses any transition not listed here before it
  * touches the database.
  *
  * Words (see DESIGN.md §2): a job runs one or more tasks in order (a pipeline); an attempt is

@@ -1,3 +1,5 @@
+import { leftoverGraceMsFromEnv } from '../config';
+
 /**
  * The monitor's settings, from the environment (read at start; every value has a default).
  *
@@ -74,7 +76,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     launchGraceMs: int(env, 'JOBDECK_LAUNCH_GRACE_MS', 10_000, 0),
     startTimeoutMs: int(env, 'JOBDECK_START_TIMEOUT_MS', 3_600_000, 0),
     cancelGraceMs: int(env, 'JOBDECK_CANCEL_GRACE_MS', 10_000, 0),
-    leftoverGraceMs: int(env, 'JOBDECK_LEFTOVER_GRACE_MS', 2000, 0),
+    leftoverGraceMs: leftoverGraceMsFromEnv(env),
     capacityCheck: !(check === '0' || check === 'false'),
     exitWatch: flag(env, 'JOBDECK_EXIT_WATCH', true),
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),

@@ -1,5 +1,5 @@
-import { submitStatementStats, type SubmitStatementStats } from '../jobs/store';
 import { shared } from '../shared';
+import type { SubmitStatementStats } from '../store';
 
 /**
  * The process-wide monitor, reachable from route handlers and lib/ code without importing the
@@ -41,7 +41,7 @@ export interface MonitorState {
   memory: ProcessMemory;
   /**
    * Submit statements sent since the process started and the jobs they carried (the group commit
-   * of lib/jobs/store.ts submitJob: jobs ÷ statements is the mean batch under load).
+   * of lib/store submitJob: jobs ÷ statements is the mean batch under load).
    */
   submits: SubmitStatementStats;
 }
@@ -93,7 +93,7 @@ export function stoppedState(): MonitorState {
     controllerFailures: 0,
     capacity: { check: true, used: 0, total: 0, byExecutor: {} },
     memory: processMemory(),
-    submits: submitStatementStats(),
+    submits: shared().store?.submits.stats() ?? { statements: 0, jobs: 0 },
   };
 }
 

@@ -9,6 +9,7 @@
 import { getDatabase } from '../db';
 import { getExecutor } from '../executors';
 import { registerLifecycle } from '../server/start';
+import { shared } from '../shared';
 import { processMonitor, setProcessMonitor } from './handle';
 import { createMonitor, type Monitor } from './monitor';
 
@@ -20,8 +21,10 @@ export { monitorSettingsFromEnv, type MonitorSettings } from './config';
 registerLifecycle({
   name: 'monitor',
   async start() {
-    const db = await getDatabase();
-    const m = createMonitor({ db: db.prisma, executor: (name) => getExecutor(name) });
+    await getDatabase();
+    const store = shared().store;
+    if (!store) throw new Error('monitor: no store is open (lib/server/start.ts builds it with the database)');
+    const m = createMonitor({ store, executor: (name) => getExecutor(name) });
     setProcessMonitor(m);
     try {
       await m.start();

@@ -10,7 +10,7 @@ import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import { storeBus, submitStatementStats, type StoreEvent } from './store';
+import type { StoreEvent } from './store';
 import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
 import { Writes } from './writes';
 
@@ -105,7 +105,7 @@ class MonitorLoop implements Monitor {
     this.started = true;
     this.res.life.stopped = false;
     this.startedAt = this.res.clock.now();
-    storeBus().on('change', this.busListener);
+    this.res.store.bus.on('change', this.busListener);
     const ids = await this.scanWithRetry();
     this.res.counters.readopted = ids.length;
     if (ids.length) this.res.log.info({ jobs: ids.length }, `recovery: re-adopting ${ids.length} non-terminal job(s)`);
@@ -120,7 +120,7 @@ class MonitorLoop implements Monitor {
   async stop(): Promise<void> {
     if (this.res.life.stopped) return;
     this.res.life.stopped = true;
-    storeBus().off('change', this.busListener);
+    this.res.store.bus.off('change', this.busListener);
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
@@ -153,7 +153,7 @@ class MonitorLoop implements Monitor {
       ...this.res.counters,
       capacity: this.sys.admission.capacity,
       memory: processMemory(),
-      submits: submitStatementStats(),
+      submits: this.res.store.submitStats(),
     };
   }
 

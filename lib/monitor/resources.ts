@@ -75,7 +75,7 @@ export function createResources(opts: MonitorOptions): MonitorResources {
   const faults = new Faults();
   const scheduler = new Scheduler(clock, life);
   return {
-    store: monitorStore(opts.db, faults),
+    store: monitorStore(opts.store, opts.db ?? opts.store.prisma, faults),
     executor: typeof ex === 'function' ? ex : () => ex,
     clock,
     hooks: opts.hooks ?? {},

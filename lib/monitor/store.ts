@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import { startAttempt, transitionMany, type AnyTransition, type BatchOutcome, type TransitionOutcome } from '../jobs/store';
+import { startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
@@ -12,8 +12,7 @@ import type { FaultSite, JobRow } from './types';
  * fault injection (failNextRead) so a test can fail exactly one of them.
  */
 
-export { storeBus, submitStatementStats } from '../jobs/store';
-export type { AnyTransition, BatchOutcome, StoreEvent, Transition, TransitionOutcome } from '../jobs/store';
+export type { AnyTransition, BatchOutcome, StoreEvent, Transition, TransitionOutcome } from '../store';
 
 /** Read failures queued by Monitor.failNextRead(), each consumed by the next read at its site. */
 export class Faults {
@@ -46,7 +45,7 @@ export interface QueueGroup {
   oldestSubmittedAtMs: number;
 }
 
-/** What startAttempt() takes (lib/jobs/store). */
+/** What startAttempt() takes (lib/store). */
 export type StartAttemptInput = Parameters<typeof startAttempt>[1];
 
 /** The monitor's view of the database (see the module comment). */
@@ -65,10 +64,14 @@ export interface MonitorStore {
   waitingPage(executor: string, afterId: number, take: number): Promise<WaitingJob[]>;
   /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
   waitingMatching(executor: string, m: { cpusAbove: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
-  /** lib/jobs/store transitionMany(): one guarded, all-or-nothing decision. */
+  /** lib/store transitionMany(): one guarded, all-or-nothing decision. */
   transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
-  /** lib/jobs/store startAttempt(): a task's new attempt with the decision's other writes. */
+  /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
   startAttempt(a: StartAttemptInput): Promise<TransitionOutcome<Attempt>>;
+  /** The store's bus: the writes of this process, the monitor's own included, after commit. */
+  readonly bus: StoreBus;
+  /** The store's submit statements so far (lib/store submitStatementStats). */
+  submitStats(): SubmitStatementStats;
 }
 
 const JOB_INCLUDE = {
@@ -85,8 +88,8 @@ function waitingWhere(executor: string) {
   return { status: 'PENDING' as const, cancelRequestedAt: null, executor };
 }
 
-/** The monitor's store over a Prisma client, reads failing as `faults` says. */
-export function monitorStore(db: PrismaClient, faults: Faults): MonitorStore {
+/** The monitor's view of `store`: writes through it, reads through `db`, failing as `faults` says. */
+export function monitorStore(store: Store, db: PrismaClient, faults: Faults): MonitorStore {
   return {
     async readJob(id) {
       faults.consume('job');
@@ -145,7 +148,9 @@ export function monitorStore(db: PrismaClient, faults: Faults): MonitorStore {
       const where = { ...waitingWhere(executor), OR: also };
       return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: { id: 'asc' } })).map(toWaiting);
     },
-    transitionMany: (tr) => transitionMany(db, tr),
-    startAttempt: (a) => startAttempt(db, a),
+    transitionMany: (tr) => transitionMany(store, tr),
+    startAttempt: (a) => startAttempt(store, a),
+    bus: store.bus,
+    submitStats: () => submitStatementStats(store),
   };
 }

@@ -1,4 +1,5 @@
 import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
+import type { Store } from '../store';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
 import type { MonitorHandle } from './handle';
@@ -53,7 +54,13 @@ export interface MonitorHooks {
 
 /** Options of createMonitor(); settings default to the environment (lib/monitor/config). */
 export interface MonitorOptions extends Partial<MonitorSettings> {
-  db: PrismaClient;
+  /**
+   * The store the monitor writes through and listens to: pass the one the rest of the process
+   * uses — its bus is how the monitor hears submits and cancels.
+   */
+  store: Store;
+  /** The client the monitor reads through (default `store.prisma`). */
+  db?: PrismaClient;
   /** The executor for every job, or a resolver by name (Job.executor / Attempt.executor). */
   executor: Executor | ((name: string) => Executor);
   clock?: Clock;

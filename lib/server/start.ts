@@ -8,6 +8,7 @@ import { loadConfig } from '../config';
 import { closeDatabase, initDatabase } from '../db/client';
 import { logger } from '../log';
 import { shared } from '../shared';
+import { createStore } from '../store';
 import { loadApiRouter } from './api-router';
 import { findUpgradeRoute } from './upgrade';
 
@@ -69,6 +70,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const gate = createHttpGate({ dev: !!opts.dev, publicFiles: listPublicFiles(dir) });
 
   const db = await initDatabase();
+  // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
+  shared().store = createStore(db.prisma);
   const lifecycles = (shared().lifecycles as Lifecycle[] | undefined) ?? [];
   for (const l of lifecycles) {
     await l.start();
@@ -153,6 +156,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       });
       await app.close?.().catch(() => undefined);
       await closeDatabase();
+      shared().store = undefined;
     },
   };
 }

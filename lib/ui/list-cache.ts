@@ -72,7 +72,7 @@ function insertNewestFirst(jobs: JobSummary[], job: JobSummary): JobSummary[] {
  * so the page converges to the newest state; a later change arrives through the stream.
  *
  * A job the cache knows as terminal also keeps that row over a non-terminal fetched one (a
- * terminal job never changes status: lib/jobs/store rule 3). A `created` message that would need
+ * terminal job never changes status: lib/store/transition.ts). A `created` message that would need
  * the server's search (a page with `q`) is skipped here: applying it already asked for a refetch.
  */
 export function mergeFetchedPage(cached: JobList | undefined, fresh: JobList, filter: ListFilter, since: readonly ListMessage[]): JobList {

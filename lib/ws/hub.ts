@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { getDatabase } from '../db';
-import { storeBus, type StoreEvent } from '../jobs/store';
+import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
 import { CLOSE, LOG_HEADER_BYTES, type StreamMessage } from '../logs/protocol';
 import { shared } from '../shared';
@@ -43,7 +43,10 @@ export class WsHub {
     }
   };
 
-  constructor(limits: StreamLimits = loadStreamLimits()) {
+  constructor(
+    private readonly store: Store,
+    limits: StreamLimits = loadStreamLimits(),
+  ) {
     this.limits = limits;
     this.budget = new LogSendBudget(limits);
     this.frames = new FramePool(LOG_HEADER_BYTES + limits.chunkBytes, 2 * Math.ceil(limits.totalHighWater / limits.chunkBytes), 8);
@@ -56,8 +59,8 @@ export class WsHub {
       // How long a closing socket may take to flush and answer (ws option; missing from @types/ws).
       ...({ closeTimeout: limits.closeGraceMs } as object),
     });
-    this.list = new ListStreams(async () => (await getDatabase()).prisma, limits);
-    storeBus().on('change', this.onChange);
+    this.list = new ListStreams(store, limits);
+    store.bus.on('change', this.onChange);
     this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -137,10 +140,10 @@ export class WsHub {
       }
       const begin = start;
       getDatabase().then(
-        (db) => {
+        () => {
           if (ws.readyState !== ws.OPEN) return;
           const stream = new JobStream(ws, jobId, begin, {
-            prisma: db.prisma,
+            store: this.store,
             limits: this.limits,
             budget: this.budget,
             frames: this.frames,
@@ -172,7 +175,7 @@ export class WsHub {
   async stop(graceMs = 1000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    storeBus().off('change', this.onChange);
+    this.store.bus.off('change', this.onChange);
     clearInterval(this.heartbeat);
     for (const set of this.byJob.values()) for (const s of [...set]) s.goAway();
     this.list.closeAll(CLOSE.GOING_AWAY, 'server stopping');
@@ -188,8 +191,15 @@ export class WsHub {
 /** The process-wide hub, created on first use (with limits from the environment). */
 export function wsHub(): WsHub {
   const s = shared();
-  if (!s.wsHub) s.wsHub = new WsHub();
+  if (!s.wsHub) s.wsHub = new WsHub(openStore());
   return s.wsHub as WsHub;
+}
+
+/** The store of the open database (set by lib/server/start.ts). @throws Error when none is open. */
+function openStore(): Store {
+  const store = shared().store;
+  if (!store) throw new Error('ws hub: no store is open (lib/server/start.ts builds it with the database)');
+  return store;
 }
 
 /** Stops the process-wide hub (if any) and forgets it; the next wsHub() makes a fresh one. */
@@ -206,7 +216,7 @@ export async function stopWsHub(): Promise<void> {
  */
 export async function resetWsHub(limits: Partial<StreamLimits> = {}): Promise<WsHub> {
   await stopWsHub();
-  const hub = new WsHub({ ...loadStreamLimits(), ...limits });
+  const hub = new WsHub(openStore(), { ...loadStreamLimits(), ...limits });
   shared().wsHub = hub;
   return hub;
 }

@@ -1,8 +1,8 @@
 import type { WebSocket } from 'ws';
-import type { Attempt, JobEvent, PrismaClient } from '../generated/prisma/client';
-import { getJobSummary, toTaskSummary } from '../jobs/queries';
+import { getJobSummary, toTaskSummary } from '../api/views';
+import type { Attempt, JobEvent } from '../generated/prisma/client';
 import { isTerminal, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
-import type { StoreEvent } from '../jobs/store';
+import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
 import { LogFollower, LogTruncatedError, logSize } from '../logs/reader';
 import { CLOSE, LOG_HEADER_BYTES, PROTOCOL_VERSION } from '../logs/protocol';
@@ -82,7 +82,8 @@ const before = (t: number, a: number, t0: number, a0: number) => t < t0 || (t ==
 
 /** What a JobStream needs from its surroundings (the hub). */
 export interface StreamDeps {
-  prisma: PrismaClient;
+  /** The store whose bus feeds onStoreEvent(); the stream reads through it. */
+  store: Store;
   limits: StreamLimits;
   /** Shared by the hub's job streams; without one, each stream uses limits.highWater. */
   budget?: LogSendBudget;
@@ -116,7 +117,7 @@ export class JobStream {
     readonly start: StreamStart,
     private readonly deps: StreamDeps,
   ) {
-    this.events = new JobEventFeed(deps.prisma, jobId, deps.limits);
+    this.events = new JobEventFeed(deps.store.prisma, jobId, deps.limits);
     this.pos = { task: start.task, attempt: start.attempt, offset: start.offset };
     this.reached = (start.task === 0 && start.attempt === 1 && start.offset === 0) || start.since !== null;
     if (start.since !== null) this.lastEventId = start.since;
@@ -182,8 +183,8 @@ export class JobStream {
 
   /** Sends hello and the history so far. @returns false when the stream ended instead. */
   private async hello(): Promise<boolean> {
-    const { prisma } = this.deps;
-    const job = await prisma.job.findUnique({ where: { id: this.jobId }, include: { tasks: { orderBy: { index: 'asc' } } } });
+    const { store } = this.deps;
+    const job = await store.prisma.job.findUnique({ where: { id: this.jobId }, include: { tasks: { orderBy: { index: 'asc' } } } });
     if (this.closed) return false;
     if (!job) {
       this.sock.fail('not_found', `job ${this.jobId} does not exist`, CLOSE.NOT_FOUND);
@@ -195,7 +196,7 @@ export class JobStream {
     }
     for (const t of job.tasks) this.taskInfo.set(t.index, { name: t.name, maxRestarts: toTaskSummary(t, 0).maxRestarts });
     this.jobStatus = job.status;
-    const summary = await getJobSummary(prisma, this.jobId);
+    const summary = await getJobSummary(store, this.jobId);
     if (this.closed) return false;
     if (!summary) {
       this.sock.fail('deleted', `job ${this.jobId} was deleted`, CLOSE.NOT_FOUND);
@@ -209,7 +210,8 @@ export class JobStream {
   }
 
   private async loop(): Promise<void> {
-    const { prisma, limits } = this.deps;
+    const { store, limits } = this.deps;
+    const prisma = store.prisma;
     if (!(await this.hello())) return;
     const events = this.events;
     for (;;) {
@@ -347,7 +349,7 @@ export class JobStream {
   // ─── attempts ──────────────────────────────────────────────────────────────────────────────
 
   private loadAttempt(task: number, number: number): Promise<Attempt | null> {
-    return this.deps.prisma.attempt.findFirst({ where: { jobId: this.jobId, number, task: { index: task } } });
+    return this.deps.store.prisma.attempt.findFirst({ where: { jobId: this.jobId, number, task: { index: task } } });
   }
 
   private async refreshOpen(): Promise<void> {
@@ -392,7 +394,7 @@ export class JobStream {
       const cause = row.cause === 'restart' || row.cause === 'recovery' ? row.cause : 'first';
       let restart: { n: number; max: number } | undefined;
       if (cause === 'restart') {
-        const n = await this.deps.prisma.attempt.count({ where: { taskId: row.taskId, cause: 'restart', number: { lte: number } } });
+        const n = await this.deps.store.prisma.attempt.count({ where: { taskId: row.taskId, cause: 'restart', number: { lte: number } } });
         restart = { n, max: this.taskInfo.get(task)?.maxRestarts ?? 0 };
       }
       this.sock.send({

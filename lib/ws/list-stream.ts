@@ -1,7 +1,6 @@
 import type { WebSocket } from 'ws';
-import type { PrismaClient } from '../generated/prisma/client';
-import { getJobSummaries } from '../jobs/queries';
-import type { StoreEvent } from '../jobs/store';
+import { getJobSummaries } from '../api/views';
+import type { StoreEvent, StoreScope } from '../store';
 import { logger } from '../log';
 import { CLOSE, type ListMessage, type PongMessage } from '../logs/protocol';
 import { isPingMessage, type StreamLimits } from './config';
@@ -22,7 +21,7 @@ export class ListStreams {
   private lastFlush = 0;
 
   constructor(
-    private readonly prisma: () => Promise<PrismaClient>,
+    private readonly store: StoreScope,
     private readonly limits: StreamLimits,
   ) {}
 
@@ -79,7 +78,7 @@ export class ListStreams {
       const messages: ListMessage[] = deleted.map((jobId) => ({ type: 'deleted', jobId }));
       if (dirty.size) {
         const ids = [...dirty.keys()];
-        const jobs = await getJobSummaries(await this.prisma(), ids);
+        const jobs = await getJobSummaries(this.store, ids);
         const found = new Set(jobs.map((j) => j.id));
         for (const job of jobs) messages.push({ type: dirty.get(job.id) === 'created' ? 'created' : 'updated', job });
         // A job that vanished between its change and this read was deleted.

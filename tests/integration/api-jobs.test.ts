@@ -1,6 +1,6 @@
 /**
- * The job API's lib layer (lib/api/jobs.ts, lib/api/request.ts, lib/jobs/submit.ts,
- * lib/jobs/queries.ts) in-process, against both databases: submission and idempotency (20
+ * The job API's lib layer (lib/api/jobs.ts, lib/api/request.ts, lib/control/submit.ts,
+ * lib/api/views.ts) in-process, against both databases: submission and idempotency (20
  * concurrent submits with one submissionId), list filters and keyset paging (3 pages, and a deep
  * page among 10,000 jobs), detail shape with attempts, log sizes, events and masked secrets.
  */
@@ -15,9 +15,10 @@ import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec } 
 import { parseCancelRequest, parseListQuery, parseSubmitRequest } from '../../lib/api/request';
 import { jobDir } from '../../lib/jobs/paths';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
-import { decodeCursor, encodeCursor, getJobSummary, listJobs } from '../../lib/jobs/queries';
-import { startAttempt, transitionMany } from '../../lib/jobs/store';
-import { SubmissionConflictError, submitJobSpec } from '../../lib/jobs/submit';
+import { decodeCursor, encodeCursor } from '../../lib/api/cursor';
+import { getJobSummary, listJobs } from '../../lib/api/views';
+import { SubmissionConflictError, submitJobSpec } from '../../lib/control';
+import { createStore, startAttempt, transitionMany, type Store } from '../../lib/store';
 import type { JobStatus } from '../../lib/jobs/status';
 
 const PIPELINE = `name: two-steps
@@ -53,11 +54,13 @@ async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError
 describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   let t: TestDatabase;
   let db: PrismaClient;
+  let store: Store;
   let tmp: string;
   const savedHome = process.env.JOBDECK_HOME;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `api-jobs-${kind}`);
     db = t.db.prisma;
+    store = createStore(db);
     tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-api-'));
     // deleteJobs removes $JOBDECK_HOME/jobs/<id>: keep it inside this test's folder.
     process.env.JOBDECK_HOME = tmp;
@@ -70,7 +73,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   });
 
   it('submits a YAML pipeline: PENDING job, tasks stored as normalized specs, 201 semantics', async () => {
-    const out = await submit(db, await parseSubmitRequest(yamlRequest(PIPELINE, '?name=renamed')));
+    const out = await submit(store, await parseSubmitRequest(yamlRequest(PIPELINE, '?name=renamed')));
     expect(out.created).toBe(true);
     expect(out.result).toMatchObject({ status: 'PENDING', submissionId: null });
     const job = await db.job.findUniqueOrThrow({ where: { id: out.result.id }, include: { tasks: { orderBy: { index: 'asc' } } } });
@@ -84,7 +87,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
 
   it('submits JSON forms: cmd shortcut, spec object, yaml field, with name and env overrides and metadata', async () => {
     const cmd = await submit(
-      db,
+      store,
       await parseSubmitRequest(
         new Request('http://x/api/jobs', {
           method: 'POST',
@@ -98,22 +101,22 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     expect(row.tasks[0].spec).toMatchObject({ run: 'echo hi', envs: { A: '1' } });
     expect(row.specYaml).toContain('echo hi');
 
-    const spec = await submit(db, { source: { kind: 'spec', value: [{ name: 'hdr' }, { run: 'echo a' }, { run: 'echo b' }] } });
+    const spec = await submit(store, { source: { kind: 'spec', value: [{ name: 'hdr' }, { run: 'echo a' }, { run: 'echo b' }] } });
     expect(await db.job.findUniqueOrThrow({ where: { id: spec.result.id } })).toMatchObject({ taskCount: 2, executor: 'local' });
-    const slurm = await submit(db, { source: { kind: 'yaml', text: 'resources:\n  infra: slurm\nrun: echo s\n' } });
+    const slurm = await submit(store, { source: { kind: 'yaml', text: 'resources:\n  infra: slurm\nrun: echo s\n' } });
     expect((await db.job.findUniqueOrThrow({ where: { id: slurm.result.id } })).executor).toBe('slurm');
   });
 
   it('answers a spec error with 400, every issue with line and key path, and a formatted detail', async () => {
     const bad = 'name: broken\nrun: echo hi\nresources:\n  cpus: lots\n';
-    const err = await apiError(submit(db, { source: { kind: 'yaml', text: bad, filename: 'broken.yaml' } }));
+    const err = await apiError(submit(store, { source: { kind: 'yaml', text: bad, filename: 'broken.yaml' } }));
     expect(err.status).toBe(400);
     expect(err.title).toBe('Invalid job spec');
     const issues = err.extra.issues as Array<{ file: string; line: number; path: string; message: string }>;
     expect(issues[0]).toMatchObject({ file: 'broken.yaml', line: 4, path: expect.stringContaining('resources.cpus') });
     expect(err.detail).toContain('broken.yaml:4');
     const before = await db.job.count();
-    await apiError(submit(db, { source: { kind: 'yaml', text: 'run: [unclosed\n' } }));
+    await apiError(submit(store, { source: { kind: 'yaml', text: 'run: [unclosed\n' } }));
     expect(await db.job.count()).toBe(before);
   });
 
@@ -125,23 +128,23 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   });
 
   it('makes a repeated submissionId idempotent: same spec → same job, different spec → 409', async () => {
-    const first = await submit(db, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
+    const first = await submit(store, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
     expect(first.created).toBe(true);
-    const again = await submit(db, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
+    const again = await submit(store, { source: { kind: 'cmd', cmd: 'echo idem' }, submissionId: 'idem-1' });
     expect(again).toEqual({ created: false, result: first.result });
     // Same text submitted as YAML normalizes to the same spec.
-    const asYaml = await submit(db, { source: { kind: 'yaml', text: 'run: echo idem\n' }, submissionId: 'idem-1' });
+    const asYaml = await submit(store, { source: { kind: 'yaml', text: 'run: echo idem\n' }, submissionId: 'idem-1' });
     expect(asYaml.result.id).toBe(first.result.id);
-    const err = await apiError(submit(db, { source: { kind: 'cmd', cmd: 'echo other' }, submissionId: 'idem-1' }));
+    const err = await apiError(submit(store, { source: { kind: 'cmd', cmd: 'echo other' }, submissionId: 'idem-1' }));
     expect(err.status).toBe(409);
     expect(err.detail).toContain(`job ${first.result.id}`);
     // An override is part of the spec.
-    await expect(submitJobSpec(db, { source: { kind: 'cmd', cmd: 'echo idem' }, envs: { X: '1' }, submissionId: 'idem-1' })).rejects.toBeInstanceOf(SubmissionConflictError);
+    await expect(submitJobSpec(store, { source: { kind: 'cmd', cmd: 'echo idem' }, envs: { X: '1' }, submissionId: 'idem-1' })).rejects.toBeInstanceOf(SubmissionConflictError);
     expect(await db.job.count({ where: { submissionId: 'idem-1' } })).toBe(1);
   });
 
   it('creates exactly one job for 20 concurrent submits with one submissionId', async () => {
-    const outs = await Promise.all(Array.from({ length: 20 }, () => submitJobSpec(db, { source: { kind: 'yaml', text: 'name: race\nrun: echo race\n' }, submissionId: 'race-1' })));
+    const outs = await Promise.all(Array.from({ length: 20 }, () => submitJobSpec(store, { source: { kind: 'yaml', text: 'name: race\nrun: echo race\n' }, submissionId: 'race-1' })));
     expect(outs.filter((o) => o.created)).toHaveLength(1);
     expect(new Set(outs.map((o) => o.result.id)).size).toBe(1);
     expect(await db.job.count({ where: { submissionId: 'race-1' } })).toBe(1);
@@ -154,12 +157,12 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       await db.job.deleteMany({});
       // 7 jobs: names list-0 … list-6; list-3 and list-5 FAILED through the guarded store.
       for (let i = 0; i < 7; i++) {
-        const out = await submitJobSpec(db, { source: { kind: 'yaml', text: `name: List-${i}\n---\nrun: echo a\n---\nrun: echo b\n` } });
+        const out = await submitJobSpec(store, { source: { kind: 'yaml', text: `name: List-${i}\n---\nrun: echo a\n---\nrun: echo b\n` } });
         ids.push(out.result.id);
       }
       for (const i of [3, 5]) {
         const tasks = await db.task.findMany({ where: { jobId: ids[i] }, orderBy: { index: 'asc' } });
-        const r = await transitionMany(db, [
+        const r = await transitionMany(store, [
           { entity: 'job', id: ids[i], from: 'PENDING', to: 'FAILED_PRECHECKS', reason: 'test' },
           { entity: 'task', id: tasks[0].id, from: 'PENDING', to: 'CANCELLED' },
           { entity: 'task', id: tasks[1].id, from: 'PENDING', to: 'CANCELLED' },
@@ -169,38 +172,38 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     });
 
     it('lists newest first with task summaries and pages with an opaque cursor across 3 pages', async () => {
-      const p1 = await list(db, parseListQuery(new URL('http://x/api/jobs?limit=3')));
+      const p1 = await list(store, parseListQuery(new URL('http://x/api/jobs?limit=3')));
       expect(p1.jobs.map((j) => j.id)).toEqual([ids[6], ids[5], ids[4]]);
       expect(p1.jobs[0].tasks).toHaveLength(2);
       expect(p1.jobs[0]).toMatchObject({ name: 'List-6', status: 'PENDING', taskCount: 2, tasksSucceeded: 0, cancelRequested: false, jobDurationMs: null });
       expect(p1.nextCursor).toBe(encodeCursor(ids[4]));
-      const p2 = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p1.nextCursor}`)));
+      const p2 = await list(store, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p1.nextCursor}`)));
       expect(p2.jobs.map((j) => j.id)).toEqual([ids[3], ids[2], ids[1]]);
-      const p3 = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p2.nextCursor}`)));
+      const p3 = await list(store, parseListQuery(new URL(`http://x/api/jobs?limit=3&cursor=${p2.nextCursor}`)));
       expect(p3.jobs.map((j) => j.id)).toEqual([ids[0]]);
       expect(p3.nextCursor).toBeNull();
     });
 
     it('filters by status (repeatable, comma list, any case) and by q (name substring or exact id)', async () => {
-      const failed = await list(db, parseListQuery(new URL('http://x/api/jobs?status=failed_prechecks')));
+      const failed = await list(store, parseListQuery(new URL('http://x/api/jobs?status=failed_prechecks')));
       expect(failed.jobs.map((j) => j.id)).toEqual([ids[5], ids[3]]);
-      const both = await list(db, parseListQuery(new URL('http://x/api/jobs?status=PENDING&status=FAILED_PRECHECKS,RUNNING')));
+      const both = await list(store, parseListQuery(new URL('http://x/api/jobs?status=PENDING&status=FAILED_PRECHECKS,RUNNING')));
       expect(both.jobs).toHaveLength(7);
-      const pendingPaged = await listJobs(db, { status: ['PENDING'], limit: 2, beforeId: ids[4] });
+      const pendingPaged = await listJobs(store, { status: ['PENDING'], limit: 2, beforeId: ids[4] });
       expect(pendingPaged.jobs.map((j) => j.id)).toEqual([ids[2], ids[1]]);
-      const byName = await list(db, parseListQuery(new URL('http://x/api/jobs?q=list-2')));
+      const byName = await list(store, parseListQuery(new URL('http://x/api/jobs?q=list-2')));
       expect(byName.jobs.map((j) => j.id)).toEqual([ids[2]]);
-      const byId = await list(db, parseListQuery(new URL(`http://x/api/jobs?q=${ids[4]}`)));
+      const byId = await list(store, parseListQuery(new URL(`http://x/api/jobs?q=${ids[4]}`)));
       expect(byId.jobs.map((j) => j.id)).toContain(ids[4]);
-      const none = await list(db, parseListQuery(new URL('http://x/api/jobs?q=nothing-like-this')));
+      const none = await list(store, parseListQuery(new URL('http://x/api/jobs?q=nothing-like-this')));
       expect(none).toEqual({ jobs: [], nextCursor: null });
     });
 
     it('counts attempts per task in the summary (one groupBy per page)', async () => {
       const task = await db.task.findFirstOrThrow({ where: { jobId: ids[6], index: 0 } });
-      const a = await startAttempt(db, { taskId: task.id, number: 1, cause: 'first', taskFrom: 'PENDING' });
+      const a = await startAttempt(store, { taskId: task.id, number: 1, cause: 'first', taskFrom: 'PENDING' });
       expect(a.outcome).toBe('applied');
-      const s = await getJobSummary(db, ids[6]);
+      const s = await getJobSummary(store, ids[6]);
       expect(s?.tasks.map((x) => [x.index, x.status, x.attempts])).toEqual([
         [0, 'STARTING', 1],
         [1, 'PENDING', 0],
@@ -208,16 +211,16 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     });
 
     it('answers the detail: tasks with attempts (log size from disk), events in order, secrets masked', async () => {
-      const out = await submitJobSpec(db, { source: { kind: 'yaml', text: PIPELINE }, envs: { DB_URL: 'postgresql://u:hunter2@h/db' } });
+      const out = await submitJobSpec(store, { source: { kind: 'yaml', text: PIPELINE }, envs: { DB_URL: 'postgresql://u:hunter2@h/db' } });
       const tasks = await db.task.findMany({ where: { jobId: out.result.id }, orderBy: { index: 'asc' } });
       const logPath = path.join(tmp, `job-${out.result.id}.log`);
       writeFileSync(logPath, 'hello\nworld\n');
-      const started = await startAttempt(db, { taskId: tasks[0].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath });
+      const started = await startAttempt(store, { taskId: tasks[0].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath });
       expect(started.outcome).toBe('applied');
-      const missing = await startAttempt(db, { taskId: tasks[1].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath: path.join(tmp, 'never-written.log') });
+      const missing = await startAttempt(store, { taskId: tasks[1].id, number: 1, cause: 'first', taskFrom: 'PENDING', logPath: path.join(tmp, 'never-written.log') });
       expect(missing.outcome).toBe('applied');
 
-      const d = await detail(db, out.result.id);
+      const d = await detail(store, out.result.id);
       expect(d.tasks).toHaveLength(2);
       const [t0, t1] = d.tasks;
       expect(t0).toMatchObject({ index: 0, name: 'prepare', status: 'STARTING', attempts: 1, run: 'echo prepare', maxRestarts: 0 });
@@ -242,7 +245,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     });
 
     it('answers 404 "job N not found" for an unknown id', async () => {
-      const err = await apiError(detail(db, 999_999));
+      const err = await apiError(detail(store, 999_999));
       expect(err.status).toBe(404);
       expect(err.detail).toBe('job 999999 not found');
     });
@@ -253,60 +256,60 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       parseCancelRequest(new Request('http://x/api/jobs/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
 
     it('cancels a PENDING job at once, then answers 409 "already CANCELLED"; 404 for an unknown job', async () => {
-      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
-      expect(await cancelOne(db, result.id)).toEqual({ cancelled: [result.id], cancelling: [], alreadyTerminal: [], notFound: [] });
-      const again = await apiError(cancelOne(db, result.id));
+      const { result } = await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      expect(await cancelOne(store, result.id)).toEqual({ cancelled: [result.id], cancelling: [], alreadyTerminal: [], notFound: [] });
+      const again = await apiError(cancelOne(store, result.id));
       expect(again.status).toBe(409);
       expect(again.detail).toBe(`job ${result.id} is already CANCELLED`);
-      const unknown = await apiError(cancelOne(db, 999_998));
+      const unknown = await apiError(cancelOne(store, 999_998));
       expect([unknown.status, unknown.detail]).toEqual([404, 'job 999998 not found']);
     });
 
     it('cancels a running job into CANCELLING (the monitor finishes it)', async () => {
-      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
-      const moved = await transitionMany(db, [{ entity: 'job', id: result.id, from: 'PENDING', to: 'RUNNING' }]);
+      const { result } = await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      const moved = await transitionMany(store, [{ entity: 'job', id: result.id, from: 'PENDING', to: 'RUNNING' }]);
       expect(moved.outcome).toBe('applied');
-      expect(await cancelOne(db, result.id)).toEqual({ cancelled: [], cancelling: [result.id], alreadyTerminal: [], notFound: [] });
-      const d = await detail(db, result.id);
+      expect(await cancelOne(store, result.id)).toEqual({ cancelled: [], cancelling: [result.id], alreadyTerminal: [], notFound: [] });
+      const d = await detail(store, result.id);
       expect(d).toMatchObject({ status: 'CANCELLING', cancelRequested: true });
-      const refused = await apiError(deleteOne(db, result.id));
+      const refused = await apiError(deleteOne(store, result.id));
       expect([refused.status, refused.detail]).toEqual([409, `job ${result.id} is CANCELLING: it is being cancelled; delete it once it is CANCELLED (only a terminal job can be deleted)`]);
     });
 
     it('refuses to delete a job that is not terminal; deletes a terminal one with its folder (204 semantics)', async () => {
-      const { result } = await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } });
-      const refused = await apiError(deleteOne(db, result.id));
+      const { result } = await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' } });
+      const refused = await apiError(deleteOne(store, result.id));
       expect(refused.status).toBe(409);
       expect(refused.detail).toMatch(new RegExp(`^job ${result.id} is PENDING: cancel it first`));
-      await cancelOne(db, result.id);
+      await cancelOne(store, result.id);
       const folder = jobDir(result.id);
       expect(folder.startsWith(tmp)).toBe(true);
       mkdirSync(path.join(folder, 'task-0'), { recursive: true });
       writeFileSync(path.join(folder, 'task-0', 'log'), 'bytes');
-      await deleteOne(db, result.id);
+      await deleteOne(store, result.id);
       expect(existsSync(folder)).toBe(false);
-      expect((await apiError(detail(db, result.id))).status).toBe(404);
-      const gone = await apiError(deleteOne(db, result.id));
+      expect((await apiError(detail(store, result.id))).status).toBe(404);
+      const gone = await apiError(deleteOne(store, result.id));
       expect([gone.status, gone.detail]).toEqual([404, `job ${result.id} not found`]);
     });
 
     it('cancels by ids (each id in one list) and by filter (only matching jobs not yet terminal)', async () => {
       const name = `filter-${kind}`;
       const ids: number[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' }, name })).result.id);
-      const other = (await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' }, name: 'unrelated' })).result.id;
-      await cancelOne(db, ids[0]);
-      const byFilter = await cancelMany(db, await cancelBody({ q: name.toUpperCase() }));
+      for (let i = 0; i < 3; i++) ids.push((await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' }, name })).result.id);
+      const other = (await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' }, name: 'unrelated' })).result.id;
+      await cancelOne(store, ids[0]);
+      const byFilter = await cancelMany(store, await cancelBody({ q: name.toUpperCase() }));
       expect(byFilter).toEqual({ cancelled: [ids[1], ids[2]], cancelling: [], alreadyTerminal: [], notFound: [] });
-      expect((await detail(db, other)).status).toBe('PENDING');
-      const byIds = await cancelMany(db, await cancelBody({ ids: [ids[0], other, 999_997] }));
+      expect((await detail(store, other)).status).toBe('PENDING');
+      const byIds = await cancelMany(store, await cancelBody({ ids: [ids[0], other, 999_997] }));
       expect(byIds).toEqual({ cancelled: [other], cancelling: [], alreadyTerminal: [{ id: ids[0], status: 'CANCELLED' }], notFound: [999_997] });
-      expect(await cancelMany(db, await cancelBody({ status: ['SUCCEEDED'] }))).toEqual({ cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] });
+      expect(await cancelMany(store, await cancelBody({ status: ['SUCCEEDED'] }))).toEqual({ cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] });
     });
 
     it('cancels every job not yet terminal with all: true', async () => {
-      const a = (await submitJobSpec(db, { source: { kind: 'cmd', cmd: 'sleep 60' } })).result.id;
-      const r = await cancelMany(db, await cancelBody({ all: true }));
+      const a = (await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' } })).result.id;
+      const r = await cancelMany(store, await cancelBody({ all: true }));
       expect(r.cancelled).toContain(a);
       expect(await db.job.count({ where: { status: 'PENDING' } })).toBe(0);
     });
@@ -335,11 +338,11 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
 
     it('answers a deep page exactly (keyset: id < cursor, newest first)', async () => {
       const at = 9_000;
-      const page = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=50&cursor=${encodeCursor(all[at - 1])}`)));
+      const page = await list(store, parseListQuery(new URL(`http://x/api/jobs?limit=50&cursor=${encodeCursor(all[at - 1])}`)));
       expect(page.jobs.map((j) => j.id)).toEqual(all.slice(at, at + 50));
       expect(page.jobs.every((j) => j.tasks.length === 1)).toBe(true);
       expect(decodeCursor(page.nextCursor!)).toBe(all[at + 49]);
-      const last = await list(db, parseListQuery(new URL(`http://x/api/jobs?limit=200&cursor=${encodeCursor(all[all.length - 101])}`)));
+      const last = await list(store, parseListQuery(new URL(`http://x/api/jobs?limit=200&cursor=${encodeCursor(all[all.length - 101])}`)));
       expect(last.jobs.map((j) => j.id)).toEqual(all.slice(-100));
       expect(last.nextCursor).toBeNull();
     });
@@ -347,7 +350,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     it('answers a deep filtered page exactly', async () => {
       const failed = (await db.job.findMany({ where: { status: 'FAILED' }, select: { id: true }, orderBy: { id: 'desc' } })).map((r) => r.id);
       expect(failed).toHaveLength(2_500);
-      const page = await list(db, parseListQuery(new URL(`http://x/api/jobs?status=FAILED&limit=100&cursor=${encodeCursor(failed[1_999])}`)));
+      const page = await list(store, parseListQuery(new URL(`http://x/api/jobs?status=FAILED&limit=100&cursor=${encodeCursor(failed[1_999])}`)));
       expect(page.jobs.map((j) => j.id)).toEqual(failed.slice(2_000, 2_100));
       expect(page.jobs.every((j) => j.status === 'FAILED')).toBe(true);
     });

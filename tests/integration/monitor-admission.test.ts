@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { Fixture, jobTree, submit, waitFor, waitTerminal } from './monitor-helpers';
+import { storeOf } from '../helpers/store';
 
 /** `db` with its `job.groupBy` calls (the admission pass's first read) counted. */
 function countingGroupBy(db: PrismaClient): { db: PrismaClient; calls: () => number } {
@@ -46,7 +47,7 @@ describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
     const gate = `${fx.home}/gate`;
     const counted = countingGroupBy(db);
     // No ticks during the test: every pass comes from an event.
-    const m = fx.monitor(counted.db, { reconcileMs: 60_000 });
+    const m = fx.monitor(counted.db, { reconcileMs: 60_000, store: storeOf(db) });
     await m.start();
     const holder = await submit(db, `name: holder\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);
     await waitFor(async () => (await jobTree(db, holder))?.status === 'RUNNING', 'holder running');
@@ -74,7 +75,7 @@ describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
     fx = new Fixture();
     const counted = countingGroupBy(db);
     // No ticks during the test: every pass comes from an event.
-    const m = fx.monitor(counted.db, { reconcileMs: 60_000 });
+    const m = fx.monitor(counted.db, { reconcileMs: 60_000, store: storeOf(db) });
     await m.start();
     const gate = `${fx.home}/gate-alone`;
     const alone = await submit(db, `name: alone\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);

@@ -1,5 +1,5 @@
 /**
- * Cancel and delete (lib/jobs/controller.ts) with the monitor: PENDING → CANCELLED at once;
+ * Cancel and delete (lib/control) with the monitor: PENDING → CANCELLED at once;
  * running → CANCELLING → SIGTERM to the process group, SIGKILL after the grace → CANCELLED, with
  * no process of the job left; hundreds of PENDING jobs in one batch; delete only for terminal
  * jobs, rows and folder. Real database (both kinds), real processes.
@@ -8,8 +8,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { deleteJobs, requestCancel } from '../../lib/jobs/controller';
-import { submitJob } from '../../lib/jobs/store';
+import { deleteJobs, requestCancel } from '../../lib/control';
+import { submitJob } from '../../lib/store';
+import { storeOf } from '../helpers/store';
 import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal } from './monitor-helpers';
 
 describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
@@ -51,7 +52,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     const pid = running.pid!;
     expect(groupAlive(pid)).toBe(true);
     const t0 = Date.now();
-    const r = await requestCancel(db, [id]);
+    const r = await requestCancel(storeOf(db), [id]);
     expect(r).toEqual({ cancelled: [], cancelling: [id], alreadyTerminal: [], notFound: [] });
     expect((await jobTree(db, id))!.cancelRequestedAt).not.toBeNull();
     const j = await waitTerminal(db, id);
@@ -82,7 +83,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     const id = await submit(db, 'name: polite\nrun: sleep 1000\n');
     const a = await waitFor(async () => (await jobTree(db, id))?.tasks[0].attempts.find((x) => x.status === 'RUNNING'), 'running');
     const t0 = Date.now();
-    await requestCancel(db, [id]);
+    await requestCancel(storeOf(db), [id]);
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('CANCELLED');
     expect(Date.now() - t0).toBeLessThan(20_000);
@@ -92,14 +93,14 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
   it('PENDING jobs are CANCELLED at once, with all their tasks; a terminal job is reported, nothing written', async () => {
     fx = new Fixture();
     const id = await submit(db, 'name: waits\nrun: echo no\n---\nrun: echo no\n');
-    const r = await requestCancel(db, [id, 987654321]);
+    const r = await requestCancel(storeOf(db), [id, 987654321]);
     expect(r).toEqual({ cancelled: [id], cancelling: [], alreadyTerminal: [], notFound: [987654321] });
     const j = (await jobTree(db, id))!;
     expect(j.status).toBe('CANCELLED');
     expect(j.endedAt).not.toBeNull();
     expect(j.tasks.map((x) => x.status)).toEqual(['CANCELLED', 'CANCELLED']);
     expect(await story(db, id)).toEqual(['job >PENDING', 't0 PENDING>CANCELLED', 't1 PENDING>CANCELLED', 'job PENDING>CANCELLED']);
-    const again = await requestCancel(db, [id]);
+    const again = await requestCancel(storeOf(db), [id]);
     expect(again).toEqual({ cancelled: [], cancelling: [], alreadyTerminal: [{ id, status: 'CANCELLED' }], notFound: [] });
     expect(await story(db, id)).toHaveLength(4);
     // a monitor started later never runs it
@@ -114,7 +115,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     const n = 300;
     const ids: number[] = [];
     for (let i = 0; i < n; i++) {
-      const job = await submitJob(db, {
+      const job = await submitJob(storeOf(db), {
         name: `bulk-${i}`,
         specYaml: 'run: echo x\n---\nrun: echo y\n',
         spec: { name: `bulk-${i}`, tasks: [] },
@@ -124,9 +125,9 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
       });
       ids.push(job.id);
     }
-    const done = await submitJob(db, { name: 'done', specYaml: 'run: x', spec: {}, specHash: 'h', cpus: 1, tasks: [{ spec: {} }] });
-    await requestCancel(db, [done.id]);
-    const r = await requestCancel(db, [...ids, done.id, ids[0], 2_000_000_000]);
+    const done = await submitJob(storeOf(db), { name: 'done', specYaml: 'run: x', spec: {}, specHash: 'h', cpus: 1, tasks: [{ spec: {} }] });
+    await requestCancel(storeOf(db), [done.id]);
+    const r = await requestCancel(storeOf(db), [...ids, done.id, ids[0], 2_000_000_000]);
     expect(r.cancelled).toEqual(ids);
     expect(r.cancelling).toEqual([]);
     expect(r.alreadyTerminal).toEqual([{ id: done.id, status: 'CANCELLED' }]);
@@ -147,7 +148,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
           // right when task 1 is about to launch, a cancel arrives
           if (ctx.phase === 'launch' && !paused) {
             paused = true;
-            await requestCancel(db, [ctx.jobId]);
+            await requestCancel(storeOf(db), [ctx.jobId]);
           }
         },
       },
@@ -173,12 +174,12 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     await waitFor(async () => (await jobTree(db, blocker))?.status === 'RUNNING', 'blocker running');
     const id = await submit(db, 'name: huge\nresources:\n  cpus: 3\nrun: echo x\n');
     expect((await jobTree(db, id))?.status).toBe('PENDING');
-    const r = await requestCancel(db, [id]);
+    const r = await requestCancel(storeOf(db), [id]);
     expect(r).toMatchObject({ cancelled: [id], cancelling: [] }); // immediate: no process to stop
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('CANCELLED');
     expect(j.tasks[0].attempts).toHaveLength(0);
-    await requestCancel(db, [blocker]);
+    await requestCancel(storeOf(db), [blocker]);
     await waitTerminal(db, blocker);
   });
 
@@ -193,7 +194,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     await waitFor(async () => (await jobTree(db, running))?.status === 'RUNNING', 'running');
     const folder = `${fx.home}/jobs/${done}`;
     expect(existsSync(jd.tasks[0].attempts[0].logPath!)).toBe(true);
-    const r = await deleteJobs(db, [done, running, 123456789], { home: fx.home });
+    const r = await deleteJobs(storeOf(db), [done, running, 123456789], { home: fx.home });
     expect(r).toEqual({
       deleted: [done],
       refused: [

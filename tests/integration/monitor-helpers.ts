@@ -10,8 +10,9 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
 import { liveMembers } from '../../lib/executors/proc';
 import type { Executor } from '../../lib/executors/types';
-import { submitJobSpec } from '../../lib/jobs/submit';
+import { submitJobSpec } from '../../lib/control/submit';
 import { createMonitor, type Monitor, type MonitorOptions } from '../../lib/monitor/monitor';
+import { storeOf } from '../helpers/store';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -22,7 +23,7 @@ export function example(name: string): string {
 
 /** Submits YAML through the real submit path (spec validation included); returns the job id. */
 export async function submit(db: PrismaClient, yaml: string): Promise<number> {
-  const r = await submitJobSpec(db, { source: { kind: 'yaml', text: yaml } });
+  const r = await submitJobSpec(storeOf(db), { source: { kind: 'yaml', text: yaml } });
   return r.result.id;
 }
 
@@ -100,9 +101,10 @@ export class Fixture {
     this.homes.push(this.home);
   }
 
-  /** A monitor on `db` with the real local executor and fast settings (overridable). */
+  /** A monitor on `db` (and its store: storeOf(db)) with the real local executor and fast settings (overridable). */
   monitor(db: PrismaClient, opts: Partial<MonitorOptions> = {}): Monitor {
     const m = createMonitor({
+      store: storeOf(db),
       db,
       executor: this.executor,
       home: this.home,

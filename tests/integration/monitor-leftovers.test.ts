@@ -13,7 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { isLiveState, readProcStat } from '../../lib/executors/proc';
-import { deleteJobs } from '../../lib/jobs/controller';
+import { deleteJobs } from '../../lib/control';
+import { storeOf } from '../helpers/store';
 import { Fixture, groupAlive, jobTree, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
 
 /** True while `pid` is a live (non-zombie) process. */
@@ -156,7 +157,7 @@ describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('SUCCEEDED');
     expect(alive(child)).toBe(true);
-    const r = await deleteJobs(db, [id], { home: fx.home });
+    const r = await deleteJobs(storeOf(db), [id], { home: fx.home });
     expect(r.deleted).toEqual([id]);
     expect(alive(child)).toBe(false);
     expect(groupAlive(j.tasks[0].attempts[0].pid!)).toBe(false);

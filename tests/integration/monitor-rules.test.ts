@@ -11,8 +11,9 @@ import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
 import type { Executor } from '../../lib/executors/types';
-import { requestCancel } from '../../lib/jobs/controller';
-import { storeBus, transitionMany, type StoreEvent } from '../../lib/jobs/store';
+import { requestCancel } from '../../lib/control';
+import { transitionMany, type StoreEvent } from '../../lib/store';
+import { storeOf } from '../helpers/store';
 import { openDatabase } from '../../lib/db/client';
 import { isTransientDbError } from '../../lib/monitor/errors';
 import type { Monitor, WriteContext } from '../../lib/monitor/monitor';
@@ -57,8 +58,8 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
   function eventsFor(id: number): { list: StoreEvent[]; off: () => void } {
     const list: StoreEvent[] = [];
     const l = (e: StoreEvent) => e.jobId === id && list.push(e);
-    storeBus().on('change', l);
-    return { list, off: () => storeBus().off('change', l) };
+    storeOf(db).bus.on('change', l);
+    return { list, off: () => storeOf(db).bus.off('change', l) };
   }
 
   // ── rule 2: row gone → stop, never re-create ──
@@ -124,7 +125,7 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
       hooks: {
         afterScan: async () => {
           // another writer settles the job SUCCEEDED between the scan and the monitor's pass
-          const r = await transitionMany(db, [
+          const r = await transitionMany(storeOf(db), [
             { entity: 'attempt', id: j.tasks[0].attempts[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
             { entity: 'task', id: j.tasks[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
             { entity: 'job', id, from: 'RUNNING', to: 'SUCCEEDED', reason: 'settled elsewhere' },
@@ -159,7 +160,7 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
         beforeWrite: async (ctx) => {
           if (ctx.jobId !== id || hit) return;
           hit = ctx; // the monitor saw exit 1 and is about to restart the task
-          await transitionMany(db, [
+          await transitionMany(storeOf(db), [
             { entity: 'attempt', id: j.tasks[0].attempts[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
             { entity: 'task', id: j.tasks[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
             { entity: 'job', id, from: 'RUNNING', to: 'SUCCEEDED', reason: 'settled elsewhere' },
@@ -283,7 +284,7 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
           if (ctx.phase === 'lost' && !raced) {
             raced = true;
             expect(ctx.observed).toEqual({ state: 'lost', reason: 'probe says lost' });
-            const r = await requestCancel(db, [ctx.jobId]); // RUNNING → CANCELLING, exactly here
+            const r = await requestCancel(storeOf(db), [ctx.jobId]); // RUNNING → CANCELLING, exactly here
             expect(r.cancelling).toEqual([ctx.jobId]);
           }
         },
@@ -348,7 +349,7 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
         beforeWrite: async (ctx) => {
           if (ctx.jobId === id && ctx.phase !== 'exception' && !thrown) {
             thrown = true;
-            await transitionMany(db, [
+            await transitionMany(storeOf(db), [
               { entity: 'attempt', id: j.tasks[0].attempts[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
               { entity: 'task', id: j.tasks[0].id, from: 'RUNNING', to: 'SUCCEEDED' },
               { entity: 'job', id, from: 'RUNNING', to: 'SUCCEEDED' },

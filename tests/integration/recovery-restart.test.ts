@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
-import { requestCancel } from '../../lib/jobs/controller';
+import { requestCancel } from '../../lib/control';
+import { storeOf } from '../helpers/store';
 import type { Monitor } from '../../lib/monitor/monitor';
 import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
 
@@ -125,7 +126,7 @@ describe.each(DB_KINDS)('start-up recovery on %s', (kind) => {
     fx = new Fixture();
     const gate = `${fx.home}/gate`;
     const { id, attempt } = await runTask2ThenDrop(pipeline(gate));
-    const r = await requestCancel(db, [id]); // no monitor runs: the request is only recorded
+    const r = await requestCancel(storeOf(db), [id]); // no monitor runs: the request is only recorded
     expect(r.cancelling).toEqual([id]);
     expect(groupAlive(attempt.pid!)).toBe(true);
     const m2 = restarted();

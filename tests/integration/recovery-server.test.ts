@@ -92,7 +92,7 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     const gate = path.join(s1.home, 'gate');
     const id = await submitPipeline(s1, gate);
     const pid = await task2Running(s1, id);
-    // One submit, one statement (lib/jobs/store.ts group commit).
+    // One submit, one statement (lib/store submitJob group commit).
     expect(((await (await s1.api('/api/monitor')).json()) as MonitorState).submits).toEqual({ statements: 1, jobs: 1 });
     const before = story(await detail(s1, id));
     await s1.kill9();

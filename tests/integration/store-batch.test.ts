@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { openDatabase, type Database } from '../../lib/db/client';
-import { startAttempt, storeBus, submitJob, transitionMany, type AnyTransition, type StoreEvent } from '../../lib/jobs/store';
+import { createStore, inTransaction, startAttempt, submitJob, transitionMany, type AnyTransition, type Store, type StoreEvent } from '../../lib/store';
 import { Prisma, type Attempt, type Job, type PrismaClient, type Task } from '../../lib/generated/prisma/client';
 
 /**
@@ -39,32 +39,34 @@ async function snapshot(prisma: PrismaClient, jobId: number) {
 }
 
 /** Collects the store bus's announcements while `fn` runs. */
-async function announced<T>(fn: () => Promise<T>): Promise<{ value: T; seen: StoreEvent[] }> {
+async function announced<T>(store: Store, fn: () => Promise<T>): Promise<{ value: T; seen: StoreEvent[] }> {
   const seen: StoreEvent[] = [];
   const listener = (e: StoreEvent) => seen.push(e);
-  storeBus().on('change', listener);
+  store.bus.on('change', listener);
   try {
     return { value: await fn(), seen };
   } finally {
-    storeBus().off('change', listener);
+    store.bus.off('change', listener);
   }
 }
 
 describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
   let t: TestDatabase;
   let prisma: PrismaClient;
+  let store: Store;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `store-batch-${kind}`);
     prisma = t.db.prisma;
+    store = createStore(prisma);
   });
   afterAll(async () => {
     await t?.dispose();
   });
 
   it('answers every column of the written Job, Task and Attempt rows exactly as a fresh Prisma read', async () => {
-    const job = await submitJob(prisma, newJob('columns', 2));
+    const job = await submitJob(store, newJob('columns', 2));
     const [t0] = job.tasks;
-    const started = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', executor: 'slurm', logPath: '/tmp/a.log', reason: 'launch' });
+    const started = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', executor: 'slurm', logPath: '/tmp/a.log', reason: 'launch' });
     expect(started.outcome).toBe('applied');
     if (started.outcome !== 'applied') return;
     expect(started.row).toStrictEqual(await prisma.attempt.findUniqueOrThrow({ where: { id: started.row.id } }));
@@ -125,7 +127,7 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
         },
       },
     ];
-    const { value: r, seen } = await announced(() => transitionMany(prisma, tr));
+    const { value: r, seen } = await announced(store, () => transitionMany(store, tr));
     expect(r.outcome).toBe('applied');
     if (r.outcome !== 'applied') return;
     const [ra, rt, rj] = r.rows as [Attempt, Task, Job];
@@ -156,26 +158,26 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
     // Json nulls: JSON null and SQL NULL in a nullable Json column; a float of no fraction.
     for (const metadata of [Prisma.JsonNull, Prisma.DbNull]) {
       const before = await prisma.job.findUniqueOrThrow({ where: { id: job.id } });
-      const w = await transitionMany(prisma, [{ entity: 'job', id: job.id, from: before.status as 'RUNNING', to: 'RECOVERING', data: { metadata, cpus: 2 } }]);
+      const w = await transitionMany(store, [{ entity: 'job', id: job.id, from: before.status as 'RUNNING', to: 'RECOVERING', data: { metadata, cpus: 2 } }]);
       expect(w.outcome).toBe('applied');
       if (w.outcome !== 'applied') return;
       expect(w.rows[0]).toStrictEqual(await prisma.job.findUniqueOrThrow({ where: { id: job.id } }));
-      await transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'RECOVERING', to: 'RUNNING' }]);
+      await transitionMany(store, [{ entity: 'job', id: job.id, from: 'RECOVERING', to: 'RUNNING' }]);
     }
   });
 
   it('startAttempt answers its attempt, announces before / task / attempt / after in order, each write with its row', async () => {
-    const job = await submitJob(prisma, newJob('start', 1));
+    const job = await submitJob(store, newJob('start', 1));
     const [t0] = job.tasks;
-    const first = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] });
+    const first = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] });
     if (first.outcome !== 'applied') throw new Error('first attempt lost');
-    await transitionMany(prisma, [
+    await transitionMany(store, [
       { entity: 'attempt', id: first.row.id, from: 'STARTING', to: 'RUNNING' },
       { entity: 'task', id: t0.id, from: 'STARTING', to: 'RUNNING' },
       { entity: 'job', id: job.id, from: 'STARTING', to: 'RUNNING' },
     ]);
-    const { value: second, seen } = await announced(() =>
-      startAttempt(prisma, {
+    const { value: second, seen } = await announced(store, () =>
+      startAttempt(store, {
         taskId: t0.id,
         taskFrom: 'RUNNING',
         number: 2,
@@ -204,11 +206,11 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
   });
 
   it('a batch whose 2nd of 3 guards fails writes nothing and names that write with its fresh row', async () => {
-    const job = await submitJob(prisma, newJob('second-guard', 2));
+    const job = await submitJob(store, newJob('second-guard', 2));
     const [t0, t1] = job.tasks;
     const before = await snapshot(prisma, job.id);
-    const { value: r, seen } = await announced(() =>
-      transitionMany(prisma, [
+    const { value: r, seen } = await announced(store, () =>
+      transitionMany(store, [
         { entity: 'task', id: t0.id, from: 'PENDING', to: 'CANCELLED', reason: 'would apply', data: { endedAt: new Date() } },
         { entity: 'task', id: t1.id, from: 'STARTING', to: 'RUNNING', data: { startedAt: new Date() } }, // t1 is PENDING
         { entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', reason: 'would apply', data: { currentTask: 1 } },
@@ -220,17 +222,17 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
   });
 
   it('names the first loser in transition order: gone before terminal', async () => {
-    const live = await submitJob(prisma, newJob('live'));
-    const done = await submitJob(prisma, newJob('done'));
-    await transitionMany(prisma, [{ entity: 'job', id: done.id, from: 'PENDING', to: 'CANCELLED' }]);
+    const live = await submitJob(store, newJob('live'));
+    const done = await submitJob(store, newJob('done'));
+    await transitionMany(store, [{ entity: 'job', id: done.id, from: 'PENDING', to: 'CANCELLED' }]);
     const before = await snapshot(prisma, live.id);
-    const r = await transitionMany(prisma, [
+    const r = await transitionMany(store, [
       { entity: 'job', id: live.id, from: 'PENDING', to: 'STARTING' },
       { entity: 'task', id: 987_654_321, from: 'PENDING', to: 'STARTING' },
       { entity: 'job', id: done.id, from: 'PENDING', to: 'STARTING' },
     ]);
     expect(r).toStrictEqual({ outcome: 'lost', index: 1, reason: 'gone' });
-    const r2 = await transitionMany(prisma, [
+    const r2 = await transitionMany(store, [
       { entity: 'job', id: live.id, from: 'PENDING', to: 'STARTING' },
       { entity: 'job', id: done.id, from: 'PENDING', to: 'STARTING' },
     ]);
@@ -239,13 +241,13 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
   });
 
   it('startAttempt with a taken attempt number raises P2002 and writes nothing', async () => {
-    const job = await submitJob(prisma, newJob('taken'));
+    const job = await submitJob(store, newJob('taken'));
     const [t0] = job.tasks;
-    const a = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
+    const a = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
     expect(a.outcome).toBe('applied');
-    await transitionMany(prisma, [{ entity: 'task', id: t0.id, from: 'STARTING', to: 'RUNNING' }]);
+    await transitionMany(store, [{ entity: 'task', id: t0.id, from: 'STARTING', to: 'RUNNING' }]);
     const before = await snapshot(prisma, job.id);
-    const err = await startAttempt(prisma, {
+    const err = await startAttempt(store, {
       taskId: t0.id,
       taskFrom: 'RUNNING',
       number: 1,
@@ -258,32 +260,32 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
   });
 
   it('refuses before any query: a row written twice, a column the entity does not have, a value its column cannot hold', async () => {
-    const job = await submitJob(prisma, newJob('refused'));
+    const job = await submitJob(store, newJob('refused'));
     const before = await snapshot(prisma, job.id);
     await expect(
-      transitionMany(prisma, [
+      transitionMany(store, [
         { entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' },
         { entity: 'job', id: job.id, from: 'STARTING', to: 'RUNNING' },
       ]),
     ).rejects.toThrow(/writes job \d+ twice/);
-    await expect(transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { nope: 1 } as never }])).rejects.toThrow(/not a writable column/);
-    await expect(transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { id: 5 } as never }])).rejects.toThrow(/not a writable column/);
-    await expect(transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { currentTask: 1.5 } }])).rejects.toBeInstanceOf(TypeError);
-    await expect(transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { startedAt: new Date('nope') } }])).rejects.toBeInstanceOf(TypeError);
+    await expect(transitionMany(store, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { nope: 1 } as never }])).rejects.toThrow(/not a writable column/);
+    await expect(transitionMany(store, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { id: 5 } as never }])).rejects.toThrow(/not a writable column/);
+    await expect(transitionMany(store, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { currentTask: 1.5 } }])).rejects.toBeInstanceOf(TypeError);
+    await expect(transitionMany(store, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', data: { startedAt: new Date('nope') } }])).rejects.toBeInstanceOf(TypeError);
     // Data is never SQL text: a column value that looks like SQL is stored as it is.
     const sneaky = `x'); DELETE FROM "Job"; --`;
-    const r = await transitionMany(prisma, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', reason: sneaky, data: { name: sneaky } }]);
+    const r = await transitionMany(store, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', reason: sneaky, data: { name: sneaky } }]);
     expect(r).toMatchObject({ outcome: 'applied', rows: [{ name: sneaky, statusReason: sneaky }] });
     expect(await prisma.job.count({ where: { id: before.job!.id } })).toBe(1);
   });
 
   it('runs inside a caller transaction (composition): rolled back with it, announced by no one', async () => {
-    const job = await submitJob(prisma, newJob('compose'));
+    const job = await submitJob(store, newJob('compose'));
     const before = await snapshot(prisma, job.id);
-    const { seen } = await announced(async () => {
+    const { seen } = await announced(store, async () => {
       const err = await prisma
         .$transaction(async (tx) => {
-          const r = await transitionMany(tx, [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }]);
+          const r = await transitionMany(inTransaction(store, tx), [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }]);
           expect(r.outcome).toBe('applied');
           throw new Error('roll back');
         })
@@ -298,13 +300,17 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
 describe('store batch statement: concurrent writers on postgresql', () => {
   let t: TestDatabase;
   let prisma: PrismaClient;
+  let store: Store;
   let other: Database;
+  let otherStore: Store;
   let admin: pg.Client;
   beforeAll(async () => {
     t = await createTestDatabase('postgresql', 'store-batch-race');
     prisma = t.db.prisma;
+    store = createStore(prisma);
     // A second Prisma client on the same database: its own connections.
     other = await openDatabase({ databaseUrl: t.url!, migrate: false });
+    otherStore = createStore(other.prisma);
     admin = new pg.Client({ connectionString: t.url! });
     await admin.connect();
   });
@@ -337,10 +343,10 @@ describe('store batch statement: concurrent writers on postgresql', () => {
     const holding = new Promise<void>((r) => (held = r));
     const tx = other.prisma.$transaction(
       async (tx) => {
-        const a = await transitionMany(tx, first);
+        const a = await transitionMany(inTransaction(otherStore, tx), first);
         held();
         await released;
-        const b = more.length ? await transitionMany(tx, more) : null;
+        const b = more.length ? await transitionMany(inTransaction(otherStore, tx), more) : null;
         return { a, b };
       },
       { timeout: 30_000 },
@@ -355,12 +361,12 @@ describe('store batch statement: concurrent writers on postgresql', () => {
   }
 
   it('two batches on one row: the one that waited for the lock loses (moved) with the fresh row and leaves no event', async () => {
-    const job = await submitJob(prisma, newJob('race-moved', 2));
+    const job = await submitJob(store, newJob('race-moved', 2));
     const [t0, t1] = job.tasks;
     const { firstResult, secondResult } = await interleave(
       [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING', reason: 'first' }],
       () =>
-        transitionMany(prisma, [
+        transitionMany(store, [
           { entity: 'task', id: t1.id, from: 'PENDING', to: 'CANCELLED', reason: 'second' },
           { entity: 'job', id: job.id, from: 'PENDING', to: 'CANCELLING', reason: 'second' },
           { entity: 'task', id: t0.id, from: 'PENDING', to: 'CANCELLED', reason: 'second' },
@@ -379,14 +385,14 @@ describe('store batch statement: concurrent writers on postgresql', () => {
   });
 
   it('two batches on one row: a terminal winner makes the waiting batch lose (terminal) and write nothing', async () => {
-    const job = await submitJob(prisma, newJob('race-terminal'));
+    const job = await submitJob(store, newJob('race-terminal'));
     const [t0] = job.tasks;
     const { firstResult, secondResult } = await interleave(
       [
         { entity: 'task', id: t0.id, from: 'PENDING', to: 'CANCELLED', reason: 'first' },
         { entity: 'job', id: job.id, from: 'PENDING', to: 'CANCELLED', reason: 'first' },
       ],
-      () => startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', reason: 'second', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] }),
+      () => startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', reason: 'second', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] }),
     );
     expect(firstResult.a.outcome).toBe('applied');
     const now = await snapshot(prisma, job.id);
@@ -400,9 +406,9 @@ describe('store batch statement: concurrent writers on postgresql', () => {
   });
 
   it('a concurrent write that leaves the status alone: the waiting batch applies on top of it (newest row version)', async () => {
-    const job = await submitJob(prisma, newJob('race-same-status'));
+    const job = await submitJob(store, newJob('race-same-status'));
     const [t0] = job.tasks;
-    const a = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
+    const a = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
     if (a.outcome !== 'applied') throw new Error('attempt lost');
     // The competitor changes the attempt's pid without a status change, in a plain UPDATE.
     const c = new pg.Client({ connectionString: t.url! });
@@ -410,7 +416,7 @@ describe('store batch statement: concurrent writers on postgresql', () => {
     try {
       await c.query('BEGIN');
       await c.query(`UPDATE "Attempt" SET "pid" = 777 WHERE "id" = $1`, [a.row.id]);
-      const late = transitionMany(prisma, [
+      const late = transitionMany(store, [
         { entity: 'task', id: t0.id, from: 'STARTING', to: 'RUNNING' },
         { entity: 'attempt', id: a.row.id, from: 'STARTING', to: 'RUNNING', data: { executorRef: 'ref' } },
       ]);
@@ -429,16 +435,16 @@ describe('store batch statement: concurrent writers on postgresql', () => {
   });
 
   it('batches lock jobs before tasks before attempts, whatever their order: no deadlock with a job-first writer', async () => {
-    const job = await submitJob(prisma, newJob('lock-order'));
+    const job = await submitJob(store, newJob('lock-order'));
     const [t0] = job.tasks;
-    const a = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] });
+    const a = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', after: [{ entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' }] });
     if (a.outcome !== 'applied') throw new Error('attempt lost');
     // The open transaction holds the job, then (after the batch below waits) takes the attempt.
     // Locking in the batch's own order (attempt first) would deadlock the two.
     const { firstResult, secondResult } = await interleave(
       [{ entity: 'job', id: job.id, from: 'STARTING', to: 'CANCELLING', reason: 'first' }],
       () =>
-        transitionMany(prisma, [
+        transitionMany(store, [
           { entity: 'attempt', id: a.row.id, from: 'STARTING', to: 'RUNNING' },
           { entity: 'task', id: t0.id, from: 'STARTING', to: 'RUNNING' },
           { entity: 'job', id: job.id, from: 'STARTING', to: 'RUNNING' },

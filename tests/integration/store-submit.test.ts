@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { storeBus, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type StoreEvent } from '../../lib/jobs/store';
+import { createStore, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type Store, type StoreEvent } from '../../lib/store';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 
 /**
@@ -11,9 +11,11 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
   let t: TestDatabase;
   let prisma: PrismaClient;
+  let store: Store;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `store-submit-${kind}`);
     prisma = t.db.prisma;
+    store = createStore(prisma);
   });
   afterAll(async () => {
     await t?.dispose();
@@ -34,12 +36,12 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
   it('answers the rows as stored (job, tasks in order) and announces one created event with the stored JobEvent', async () => {
     const seen: StoreEvent[] = [];
     const listener = (e: StoreEvent) => seen.push(e);
-    storeBus().on('change', listener);
+    store.bus.on('change', listener);
     let job: Awaited<ReturnType<typeof submitJob>>;
     try {
-      job = await submitJob(prisma, input('exact-1'));
+      job = await submitJob(store, input('exact-1'));
     } finally {
-      storeBus().off('change', listener);
+      store.bus.off('change', listener);
     }
     const stored = await prisma.job.findUniqueOrThrow({ where: { id: job.id }, include: { tasks: { orderBy: { index: 'asc' } } } });
     expect(job).toEqual(stored);
@@ -59,7 +61,7 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
 
   it('stores no metadata as NULL and defaults the executor to local', async () => {
     const { metadata: _m, executor: _e, ...rest } = input(null, 1);
-    const job = await submitJob(prisma, rest);
+    const job = await submitJob(store, rest);
     const stored = await prisma.job.findUniqueOrThrow({ where: { id: job.id }, include: { tasks: { orderBy: { index: 'asc' } } } });
     expect(job).toEqual(stored);
     expect(stored.metadata).toBeNull();
@@ -67,37 +69,37 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
   });
 
   it('raises P2002 for a taken submissionId and writes nothing', async () => {
-    const first = await submitJob(prisma, input('dup-1', 2));
+    const first = await submitJob(store, input('dup-1', 2));
     const [jobs, tasks, events] = await Promise.all([prisma.job.count(), prisma.task.count(), prisma.jobEvent.count()]);
-    const err = await submitJob(prisma, input('dup-1', 2)).catch((e: unknown) => e);
+    const err = await submitJob(store, input('dup-1', 2)).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'P2002', meta: { target: ['submissionId'] } });
     expect(await Promise.all([prisma.job.count(), prisma.task.count(), prisma.jobEvent.count()])).toEqual([jobs, tasks, events]);
     expect((await prisma.job.findUniqueOrThrow({ where: { submissionId: 'dup-1' } })).id).toBe(first.id);
   });
 
   it('refuses a job without tasks before writing', async () => {
-    await expect(submitJob(prisma, input(null, 0))).rejects.toThrow('a job needs at least one task');
+    await expect(submitJob(store, input(null, 0))).rejects.toThrow('a job needs at least one task');
   });
 
   it('writes a burst of concurrent submits in few statements, each job as stored, ids in call order', async () => {
     const n = 40;
     const seen: StoreEvent[] = [];
     const listener = (e: StoreEvent) => seen.push(e);
-    const before = submitStatementStats();
-    storeBus().on('change', listener);
+    const before = submitStatementStats(store);
+    store.bus.on('change', listener);
     let jobs: Array<Awaited<ReturnType<typeof submitJob>>>;
     try {
       jobs = await Promise.all(
         Array.from({ length: n }, (_, i) => {
           const one = { ...input(null, 1 + (i % 3)), name: `burst-${i}`, cpus: i / 8 };
           if (i % 4 === 0) delete (one as { metadata?: unknown }).metadata;
-          return submitJob(prisma, one);
+          return submitJob(store, one);
         }),
       );
     } finally {
-      storeBus().off('change', listener);
+      store.bus.off('change', listener);
     }
-    const after = submitStatementStats();
+    const after = submitStatementStats(store);
     expect(after.jobs - before.jobs).toBe(n);
     // The first SUBMIT_IN_FLIGHT go alone at once; the rest wait for them and go together.
     expect(after.statements - before.statements).toBeLessThanOrEqual(SUBMIT_IN_FLIGHT + 1);
@@ -120,16 +122,16 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
   });
 
   it('a batch PostgreSQL refuses is sent again job by job: only the refused jobs fail, nothing of them is written', async () => {
-    await submitJob(prisma, input('taken-1', 1));
+    await submitJob(store, input('taken-1', 1));
     const counts = () => Promise.all([prisma.job.count(), prisma.task.count(), prisma.jobEvent.count()]);
     const [jobs0, tasks0, events0] = await counts();
-    const stats0 = submitStatementStats();
+    const stats0 = submitStatementStats(store);
     const outcomes = await Promise.allSettled(
       Array.from({ length: 12 }, (_, i) => {
         // Two go alone (SUBMIT_IN_FLIGHT); 2..11 wait and go as one batch with both bad jobs in it.
-        if (i === 5) return submitJob(prisma, input('taken-1', 2));
-        if (i === 8) return submitJob(prisma, { ...input(null, 1), name: 'nul\u0000byte' });
-        return submitJob(prisma, { ...input(null, 2), name: `ok-${i}` });
+        if (i === 5) return submitJob(store, input('taken-1', 2));
+        if (i === 8) return submitJob(store, { ...input(null, 1), name: 'nul\u0000byte' });
+        return submitJob(store, { ...input(null, 2), name: `ok-${i}` });
       }),
     );
     expect(outcomes[5]).toMatchObject({ status: 'rejected', reason: { code: 'P2002', meta: { target: ['submissionId'] } } });
@@ -138,7 +140,7 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
     expect(ok.every((o) => o.status === 'fulfilled')).toBe(true);
     expect(await counts()).toEqual([jobs0 + 10, tasks0 + 20, events0 + 10]);
     // 2 alone, the batch of 10 (refused), then its 10 again one by one.
-    const stats = submitStatementStats();
+    const stats = submitStatementStats(store);
     expect([stats.statements - stats0.statements, stats.jobs - stats0.jobs]).toEqual([13, 22]);
     for (const o of ok) {
       const job = (o as PromiseFulfilledResult<Awaited<ReturnType<typeof submitJob>>>).value;
@@ -148,11 +150,11 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
 
   it('two submits of one new submissionId in one batch: one job, the other gets P2002', async () => {
     const outcomes = await Promise.allSettled([
-      submitJob(prisma, input(null, 1)),
-      submitJob(prisma, input(null, 1)),
-      submitJob(prisma, input('twin-1', 1)),
-      submitJob(prisma, input(null, 1)),
-      submitJob(prisma, input('twin-1', 1)),
+      submitJob(store, input(null, 1)),
+      submitJob(store, input(null, 1)),
+      submitJob(store, input('twin-1', 1)),
+      submitJob(store, input(null, 1)),
+      submitJob(store, input('twin-1', 1)),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
     expect(outcomes[4]).toMatchObject({ reason: { code: 'P2002', meta: { target: ['submissionId'] } } });

@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import {
+  createStore,
   deleteTerminalJobs,
   startAttempt,
-  storeBus,
   submitJob,
   transition,
   transitionJob,
   transitionMany,
   transitionTask,
+  type Store,
   type StoreEvent,
-} from '../../lib/jobs/store';
+} from '../../lib/store';
 import { IllegalTransitionError } from '../../lib/jobs/status';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 
@@ -32,16 +33,18 @@ async function eventCount(prisma: PrismaClient, jobId: number) {
 describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   let t: TestDatabase;
   let prisma: PrismaClient;
+  let store: Store;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `store-${kind}`);
     prisma = t.db.prisma;
+    store = createStore(prisma);
   });
   afterAll(async () => {
     await t?.dispose();
   });
 
   it('submits a job with its tasks and one PENDING event', async () => {
-    const job = await submitJob(prisma, newJob('submit', 3));
+    const job = await submitJob(store, newJob('submit', 3));
     expect(job.status).toBe('PENDING');
     expect(job.tasks.map((x) => [x.index, x.status])).toEqual([
       [0, 'PENDING'],
@@ -54,12 +57,12 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('applies a legal transition with exactly one JobEvent and announces it after commit', async () => {
-    const job = await submitJob(prisma, newJob('apply'));
+    const job = await submitJob(store, newJob('apply'));
     const seen: StoreEvent[] = [];
     const listener = (e: StoreEvent) => seen.push(e);
-    storeBus().on('change', listener);
-    const r = await transitionJob(prisma, job.id, 'PENDING', 'STARTING', { reason: 'admitted', data: { startedAt: new Date() } });
-    storeBus().off('change', listener);
+    store.bus.on('change', listener);
+    const r = await transitionJob(store, job.id, 'PENDING', 'STARTING', { reason: 'admitted', data: { startedAt: new Date() } });
+    store.bus.off('change', listener);
     expect(r.outcome).toBe('applied');
     if (r.outcome !== 'applied') return;
     expect(r.row.status).toBe('STARTING');
@@ -70,9 +73,9 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('20 concurrent transitions from one expected status: exactly one applied, the rest lost (moved)', async () => {
-    const job = await submitJob(prisma, newJob('race'));
+    const job = await submitJob(store, newJob('race'));
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => transitionJob(prisma, job.id, 'PENDING', i % 2 ? 'STARTING' : 'CANCELLED', { reason: `racer ${i}` })),
+      Array.from({ length: 20 }, (_, i) => transitionJob(store, job.id, 'PENDING', i % 2 ? 'STARTING' : 'CANCELLED', { reason: `racer ${i}` })),
     );
     const applied = results.filter((r) => r.outcome === 'applied');
     expect(applied).toHaveLength(1);
@@ -87,12 +90,12 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('never overwrites a terminal status', async () => {
-    const job = await submitJob(prisma, newJob('terminal'));
-    expect((await transitionJob(prisma, job.id, 'PENDING', 'STARTING')).outcome).toBe('applied');
-    expect((await transitionJob(prisma, job.id, 'STARTING', 'RUNNING')).outcome).toBe('applied');
-    expect((await transitionJob(prisma, job.id, 'RUNNING', 'SUCCEEDED')).outcome).toBe('applied');
+    const job = await submitJob(store, newJob('terminal'));
+    expect((await transitionJob(store, job.id, 'PENDING', 'STARTING')).outcome).toBe('applied');
+    expect((await transitionJob(store, job.id, 'STARTING', 'RUNNING')).outcome).toBe('applied');
+    expect((await transitionJob(store, job.id, 'RUNNING', 'SUCCEEDED')).outcome).toBe('applied');
     // A late monitor that still believes the job is RUNNING:
-    const late = await transitionJob(prisma, job.id, 'RUNNING', 'FAILED', { reason: 'late' });
+    const late = await transitionJob(store, job.id, 'RUNNING', 'FAILED', { reason: 'late' });
     expect(late).toMatchObject({ outcome: 'lost', reason: 'terminal', row: expect.objectContaining({ status: 'SUCCEEDED' }) });
     const row = await prisma.job.findUniqueOrThrow({ where: { id: job.id } });
     expect(row.status).toBe('SUCCEEDED');
@@ -100,13 +103,13 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('never re-creates a deleted job on a late write', async () => {
-    const job = await submitJob(prisma, newJob('deleted'));
-    await transitionJob(prisma, job.id, 'PENDING', 'CANCELLED');
-    const del = await deleteTerminalJobs(prisma, [job.id]);
+    const job = await submitJob(store, newJob('deleted'));
+    await transitionJob(store, job.id, 'PENDING', 'CANCELLED');
+    const del = await deleteTerminalJobs(store, [job.id]);
     expect(del.deleted).toEqual([job.id]);
-    const late = await transitionJob(prisma, job.id, 'CANCELLED', 'FAILED').catch((e) => e);
+    const late = await transitionJob(store, job.id, 'CANCELLED', 'FAILED').catch((e) => e);
     expect(late).toBeInstanceOf(IllegalTransitionError); // terminal → anything is refused before the DB
-    const late2 = await transitionJob(prisma, job.id, 'RUNNING', 'FAILED_CONTROLLER');
+    const late2 = await transitionJob(store, job.id, 'RUNNING', 'FAILED_CONTROLLER');
     expect(late2).toEqual({ outcome: 'lost', reason: 'gone' });
     expect(await prisma.job.findUnique({ where: { id: job.id } })).toBeNull();
     expect(await prisma.jobEvent.count({ where: { jobId: job.id } })).toBe(0);
@@ -114,34 +117,34 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('refuses an illegal transition before touching the database', async () => {
-    const job = await submitJob(prisma, newJob('illegal'));
-    await expect(transitionJob(prisma, job.id, 'PENDING', 'SUCCEEDED' as never).then(() => 'ok')).resolves.toBe('ok'); // legal: a job with nothing to run
-    await expect(transitionJob(prisma, job.id, 'SUCCEEDED', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
-    await expect(transitionTask(prisma, job.tasks[0].id, 'PENDING', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
+    const job = await submitJob(store, newJob('illegal'));
+    await expect(transitionJob(store, job.id, 'PENDING', 'SUCCEEDED' as never).then(() => 'ok')).resolves.toBe('ok'); // legal: a job with nothing to run
+    await expect(transitionJob(store, job.id, 'SUCCEEDED', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(transitionTask(store, job.tasks[0].id, 'PENDING', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
     // An illegal write to a row that does not exist still throws (the table is checked first).
-    await expect(transitionJob(prisma, 999_999_999, 'FAILED', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(transitionJob(store, 999_999_999, 'FAILED', 'RUNNING')).rejects.toBeInstanceOf(IllegalTransitionError);
     expect(await eventCount(prisma, job.id)).toBe(2);
   });
 
   it('reports a move to another non-terminal status with the fresh row', async () => {
-    const job = await submitJob(prisma, newJob('moved'));
-    await transitionJob(prisma, job.id, 'PENDING', 'STARTING');
-    const r = await transitionJob(prisma, job.id, 'PENDING', 'CANCELLING');
+    const job = await submitJob(store, newJob('moved'));
+    await transitionJob(store, job.id, 'PENDING', 'STARTING');
+    const r = await transitionJob(store, job.id, 'PENDING', 'CANCELLING');
     expect(r).toMatchObject({ outcome: 'lost', reason: 'moved', row: expect.objectContaining({ status: 'STARTING' }) });
   });
 
   it('applies several writes all-or-nothing; a loser rolls back the batch', async () => {
-    const job = await submitJob(prisma, newJob('batch', 2));
+    const job = await submitJob(store, newJob('batch', 2));
     const [t0, t1] = job.tasks;
     const before = await eventCount(prisma, job.id);
-    const bad = await transitionMany(prisma, [
+    const bad = await transitionMany(store, [
       { entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' },
       { entity: 'task', id: t1.id, from: 'STARTING', to: 'RUNNING' }, // t1 is PENDING: loses
     ]);
     expect(bad).toMatchObject({ outcome: 'lost', index: 1, reason: 'moved' });
     expect((await prisma.job.findUniqueOrThrow({ where: { id: job.id } })).status).toBe('PENDING');
     expect(await eventCount(prisma, job.id)).toBe(before);
-    const good = await transitionMany(prisma, [
+    const good = await transitionMany(store, [
       { entity: 'job', id: job.id, from: 'PENDING', to: 'STARTING' },
       { entity: 'task', id: t0.id, from: 'PENDING', to: 'STARTING', data: { restarts: { increment: 0 } } },
     ]);
@@ -152,36 +155,36 @@ describe.each(DB_KINDS)('guarded store on %s', (kind) => {
   });
 
   it('starts an attempt with the task transition in one transaction; a terminal task gets none', async () => {
-    const job = await submitJob(prisma, newJob('attempt', 2));
+    const job = await submitJob(store, newJob('attempt', 2));
     const [t0, t1] = job.tasks;
-    const a = await startAttempt(prisma, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', logPath: '/tmp/x.log' });
+    const a = await startAttempt(store, { taskId: t0.id, taskFrom: 'PENDING', number: 1, cause: 'first', logPath: '/tmp/x.log' });
     expect(a.outcome).toBe('applied');
     if (a.outcome !== 'applied') return;
     expect(a.row).toMatchObject({ jobId: job.id, taskId: t0.id, number: 1, status: 'STARTING', cause: 'first', logPath: '/tmp/x.log' });
-    const ar = await transition(prisma, { entity: 'attempt', id: a.row.id, from: 'STARTING', to: 'RUNNING', data: { pid: 123 } });
+    const ar = await transition(store, { entity: 'attempt', id: a.row.id, from: 'STARTING', to: 'RUNNING', data: { pid: 123 } });
     expect(ar).toMatchObject({ outcome: 'applied', row: expect.objectContaining({ status: 'RUNNING', pid: 123 }) });
     const ev = await prisma.jobEvent.findMany({ where: { jobId: job.id, entity: 'attempt' }, orderBy: { id: 'asc' } });
     expect(ev.map((e) => [e.taskIndex, e.attemptNumber, e.from, e.to])).toEqual([
       [0, 1, null, 'STARTING'],
       [0, 1, 'STARTING', 'RUNNING'],
     ]);
-    await transitionTask(prisma, t1.id, 'PENDING', 'CANCELLED');
-    const none = await startAttempt(prisma, { taskId: t1.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
+    await transitionTask(store, t1.id, 'PENDING', 'CANCELLED');
+    const none = await startAttempt(store, { taskId: t1.id, taskFrom: 'PENDING', number: 1, cause: 'first' });
     expect(none).toMatchObject({ outcome: 'lost', reason: 'terminal' });
     expect(await prisma.attempt.count({ where: { taskId: t1.id } })).toBe(0);
   });
 
   it('deletes only terminal jobs', async () => {
-    const running = await submitJob(prisma, newJob('keep'));
-    const done = await submitJob(prisma, newJob('drop'));
-    await transitionJob(prisma, done.id, 'PENDING', 'CANCELLED');
-    const r = await deleteTerminalJobs(prisma, [running.id, done.id, 987_654_321]);
+    const running = await submitJob(store, newJob('keep'));
+    const done = await submitJob(store, newJob('drop'));
+    await transitionJob(store, done.id, 'PENDING', 'CANCELLED');
+    const r = await deleteTerminalJobs(store, [running.id, done.id, 987_654_321]);
     expect(r).toEqual({ deleted: [done.id], refused: [running.id, 987_654_321] });
     expect(await prisma.job.findUnique({ where: { id: running.id } })).not.toBeNull();
   });
 
   it('rejects a second job with the same submissionId', async () => {
-    await submitJob(prisma, { ...newJob('idem'), submissionId: 'sub-1' });
-    await expect(submitJob(prisma, { ...newJob('idem'), submissionId: 'sub-1' })).rejects.toMatchObject({ code: 'P2002' });
+    await submitJob(store, { ...newJob('idem'), submissionId: 'sub-1' });
+    await expect(submitJob(store, { ...newJob('idem'), submissionId: 'sub-1' })).rejects.toMatchObject({ code: 'P2002' });
   });
 });

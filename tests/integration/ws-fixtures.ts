@@ -10,13 +10,14 @@ import path from 'node:path';
 import { WebSocket } from 'ws';
 import type { Attempt, PrismaClient, Task } from '../../lib/generated/prisma/client';
 import type { Database } from '../../lib/db/client';
-import { startAttempt, submitJob, transitionAttempt, transitionJob, transitionTask } from '../../lib/jobs/store';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../../lib/jobs/status';
 import { decodeLogChunk, type PongMessage, type StreamMessage } from '../../lib/logs/protocol';
 import { shared } from '../../lib/shared';
+import { startAttempt, submitJob, transitionAttempt, transitionJob, transitionTask } from '../../lib/store';
 import { findUpgradeRoute } from '../../lib/server/upgrade';
 import type { StreamLimits } from '../../lib/ws/config';
 import { resetWsHub, stopWsHub, type WsHub } from '../../lib/ws';
+import { storeOf } from '../helpers/store';
 
 /** An in-process server: the ws routes on a plain http server, over `db`. */
 export interface WsServer {
@@ -28,6 +29,7 @@ export interface WsServer {
 /** Starts the ws routes on a free port with a fresh hub (limits overridable) over `db`. */
 export async function startWsServer(db: Database, limits: Partial<StreamLimits> = {}): Promise<WsServer> {
   shared().db = Promise.resolve(db);
+  shared().store = storeOf(db.prisma);
   const hub = await resetWsHub(limits);
   const server = http.createServer((_req, res) => {
     res.statusCode = 404;
@@ -82,7 +84,7 @@ export class JobDriver {
   static async create(prisma: PrismaClient, logDir: string, opts: { tasks?: number; maxRestarts?: number; name?: string } = {}): Promise<JobDriver> {
     const n = opts.tasks ?? 1;
     const specs = Array.from({ length: n }, (_, i) => ({ ...taskSpec(opts.maxRestarts ?? 0), name: `step-${i}` }));
-    const job = await submitJob(prisma, {
+    const job = await submitJob(storeOf(prisma), {
       name: opts.name ?? 'ws-test',
       specYaml: 'run: true\n',
       spec: { name: opts.name ?? 'ws-test', tasks: specs },
@@ -91,6 +93,11 @@ export class JobDriver {
       tasks: specs.map((s) => ({ name: s.name, spec: s })),
     });
     return new JobDriver(prisma, job.id, job.tasks, logDir);
+  }
+
+  /** The store the hub listens to (one per client). */
+  get store() {
+    return storeOf(this.prisma);
   }
 
   logPath(task: number, attempt: number): string {
@@ -104,7 +111,7 @@ export class JobDriver {
   private async moveJob(to: JobStatus, reason?: string): Promise<void> {
     const from = await this.jobStatus();
     if (from === to) return;
-    const r = await transitionJob(this.prisma, this.jobId, from, to, { reason: reason ?? null, data: to === 'RUNNING' ? { startedAt: new Date() } : {} });
+    const r = await transitionJob(this.store, this.jobId, from, to, { reason: reason ?? null, data: to === 'RUNNING' ? { startedAt: new Date() } : {} });
     if (r.outcome !== 'applied') throw new Error(`job ${from} → ${to}: ${r.outcome}`);
   }
 
@@ -112,30 +119,30 @@ export class JobDriver {
   async startAttempt(task: number, number: number, cause: 'first' | 'restart' | 'recovery' = 'first'): Promise<Attempt> {
     const t = await this.prisma.task.findUniqueOrThrow({ where: { id: this.tasks[task].id } });
     if ((await this.jobStatus()) === 'PENDING') await this.moveJob('STARTING');
-    const r = await startAttempt(this.prisma, { taskId: t.id, number, cause, logPath: this.logPath(task, number), taskFrom: t.status as TaskStatus, reason: cause });
+    const r = await startAttempt(this.store, { taskId: t.id, number, cause, logPath: this.logPath(task, number), taskFrom: t.status as TaskStatus, reason: cause });
     if (r.outcome !== 'applied') throw new Error(`start attempt: ${r.outcome}`);
-    const a = await transitionAttempt(this.prisma, r.row.id, 'STARTING', 'RUNNING', { data: { startedAt: new Date(), pid: 1 } });
+    const a = await transitionAttempt(this.store, r.row.id, 'STARTING', 'RUNNING', { data: { startedAt: new Date(), pid: 1 } });
     if (a.outcome !== 'applied') throw new Error('attempt → RUNNING');
-    await transitionTask(this.prisma, t.id, 'STARTING', 'RUNNING', { data: { startedAt: new Date() } });
+    await transitionTask(this.store, t.id, 'STARTING', 'RUNNING', { data: { startedAt: new Date() } });
     await this.moveJob('RUNNING');
     return a.row;
   }
 
   /** Ends an attempt with a status and exit code (as the monitor records an exit). */
   async endAttempt(a: Attempt, status: AttemptStatus, exitCode: number | null): Promise<void> {
-    const r = await transitionAttempt(this.prisma, a.id, 'RUNNING', status, { reason: exitCode === null ? status : `exit code ${exitCode}`, data: { exitCode, endedAt: new Date() } });
+    const r = await transitionAttempt(this.store, a.id, 'RUNNING', status, { reason: exitCode === null ? status : `exit code ${exitCode}`, data: { exitCode, endedAt: new Date() } });
     if (r.outcome !== 'applied') throw new Error(`attempt → ${status}: ${r.outcome}`);
   }
 
   /** Ends a task (from RUNNING). */
   async endTask(task: number, status: TaskStatus, exitCode: number | null = null): Promise<void> {
-    const r = await transitionTask(this.prisma, this.tasks[task].id, 'RUNNING', status, { reason: status, data: { exitCode, endedAt: new Date() } });
+    const r = await transitionTask(this.store, this.tasks[task].id, 'RUNNING', status, { reason: status, data: { exitCode, endedAt: new Date() } });
     if (r.outcome !== 'applied') throw new Error(`task → ${status}: ${r.outcome}`);
   }
 
   /** Cancels a task that never started (PENDING → CANCELLED). */
   async cancelPendingTask(task: number): Promise<void> {
-    const r = await transitionTask(this.prisma, this.tasks[task].id, 'PENDING', 'CANCELLED', { reason: 'an earlier task failed' });
+    const r = await transitionTask(this.store, this.tasks[task].id, 'PENDING', 'CANCELLED', { reason: 'an earlier task failed' });
     if (r.outcome !== 'applied') throw new Error(`task → CANCELLED: ${r.outcome}`);
   }
 

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteTerminalJobs } from '../../lib/jobs/store';
+import { deleteTerminalJobs } from '../../lib/store';
+import { storeOf } from '../helpers/store';
 import type { ListMessage } from '../../lib/logs/protocol';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
@@ -54,7 +55,7 @@ describe.each(DB_KINDS)('job list stream (%s)', (kind) => {
     const last = updates.at(-1)!.msg as Extract<ListMessage, { type: 'updated' }>;
     expect(last.job).toMatchObject({ id: d.jobId, status: 'SUCCEEDED', tasksSucceeded: 2 });
 
-    expect((await deleteTerminalJobs(tdb.db.prisma, [d.jobId])).deleted).toEqual([d.jobId]);
+    expect((await deleteTerminalJobs(storeOf(tdb.db.prisma), [d.jobId])).deleted).toEqual([d.jobId]);
     await c.until(() => list().some((m) => m.type === 'deleted'), 5000, 'deleted');
     expect(list().at(-1)).toEqual({ type: 'deleted', jobId: d.jobId });
     c.ws.close();

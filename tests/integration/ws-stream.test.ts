@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteTerminalJobs } from '../../lib/jobs/store';
+import { deleteTerminalJobs } from '../../lib/store';
+import { storeOf } from '../helpers/store';
 import type { StreamMessage } from '../../lib/logs/protocol';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { ByteLedger, JobDriver, startWsServer, story, StreamClient, type WsServer } from './ws-fixtures';
@@ -268,7 +269,7 @@ describe.each(DB_KINDS)('job stream (%s)', (kind) => {
     sock.pause();
     await new Promise((r) => setTimeout(r, 300));
     expect(srv.hub.streamsOf(d.jobId)).toBe(1);
-    expect((await deleteTerminalJobs(tdb.db.prisma, [d.jobId])).deleted).toEqual([d.jobId]);
+    expect((await deleteTerminalJobs(storeOf(tdb.db.prisma), [d.jobId])).deleted).toEqual([d.jobId]);
     sock.resume();
     expect(await c.done(10_000)).toMatchObject({ code: 4404 });
     expect(c.messages.at(-1)).toMatchObject({ type: 'error', code: 'deleted' });

@@ -1,6 +1,6 @@
 /**
  * Request parsing of the job API (lib/api/request.ts, lib/api/body.ts), cursors
- * (lib/jobs/queries.ts) and YAML masking (lib/api/mask.ts): every kind of bad input gets the
+ * (lib/api/cursor.ts) and YAML masking (lib/api/mask.ts): every kind of bad input gets the
  * right status and a message that says what and where.
  */
 import { describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ import {
   parseValidateRequest,
 } from '../../lib/api/request';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
-import { decodeCursor, encodeCursor } from '../../lib/jobs/queries';
+import { decodeCursor, encodeCursor } from '../../lib/api/cursor';
 import { JOB_STATUSES } from '../../lib/jobs/status';
 
 async function apiError(f: () => unknown): Promise<ApiError> {

@@ -1,5 +1,5 @@
 import { apiRoute } from '@/lib/api/handler';
-import { list, prisma, submit } from '@/lib/api/jobs';
+import { list, store, submit } from '@/lib/api/jobs';
 import { parseListQuery, parseSubmitRequest } from '@/lib/api/request';
 
 export const dynamic = 'force-dynamic';
@@ -11,12 +11,12 @@ export const dynamic = 'force-dynamic';
  */
 export const POST = apiRoute(async (req) => {
   const input = await parseSubmitRequest(req);
-  const out = await submit(await prisma(), input);
+  const out = await submit(await store(), input);
   return Response.json(out.result, { status: out.created ? 201 : 200, headers: { location: `/api/jobs/${out.result.id}` } });
 });
 
 /** GET /api/jobs?status=&q=&limit=&cursor= — JobList, newest first (keyset pages). */
 export const GET = apiRoute(async (req) => {
   const params = parseListQuery(new URL(req.url));
-  return Response.json(await list(await prisma(), params), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await list(await store(), params), { headers: { 'cache-control': 'no-store' } });
 });

@@ -1,5 +1,5 @@
 import { apiRoute } from '@/lib/api/handler';
-import { cancelMany, prisma } from '@/lib/api/jobs';
+import { cancelMany, store } from '@/lib/api/jobs';
 import { parseCancelRequest } from '@/lib/api/request';
 
 export const dynamic = 'force-dynamic';
@@ -10,5 +10,5 @@ export const dynamic = 'force-dynamic';
  */
 export const POST = apiRoute(async (req) => {
   const selection = await parseCancelRequest(req);
-  return Response.json(await cancelMany(await prisma(), selection));
+  return Response.json(await cancelMany(await store(), selection));
 });

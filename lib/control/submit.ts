@@ -1,6 +1,6 @@
 /**
  * Job submission with idempotency (Ray's `submission_id`): parse and validate the spec
- * (lib/jobs/spec.ts), then create the job through the store (lib/jobs/store.ts submitJob).
+ * (lib/jobs/spec.ts), then create the job through the store (lib/store submitJob).
  *
  * A client-chosen `submissionId` makes a submit safe to repeat: the same id with the same spec
  * (specHash, after overrides) answers the job that exists; with a different spec it is refused.
@@ -8,10 +8,10 @@
  * Job.submissionId decides, and the loser (Prisma P2002) re-reads the winner's row.
  */
 import { stringify } from 'yaml';
-import type { Job, PrismaClient } from '../generated/prisma/client';
-import type { SubmitResult } from '../api/types';
-import { commandSpec, jobCpus, jobExecutor, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from './spec';
-import { submitJob } from './store';
+import type { Job } from '../generated/prisma/client';
+import { commandSpec, jobCpus, jobExecutor, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from '../jobs/spec';
+import type { JobStatus } from '../jobs/status';
+import { jobBySubmissionId, submitJob, type Store } from '../store';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -35,10 +35,17 @@ export interface SubmitInput {
   metadata?: Record<string, unknown> | null;
 }
 
+/** The job a submit answers (the API's SubmitResult). */
+export interface SubmittedJob {
+  id: number;
+  submissionId: string | null;
+  status: JobStatus;
+}
+
 /** What a submit did: `created` false means a repeated submissionId matched an existing job. */
 export interface SubmitOutcome {
   created: boolean;
-  result: SubmitResult;
+  result: SubmittedJob;
 }
 
 /** A submissionId was reused with a different spec. Nothing was written. */
@@ -82,7 +89,7 @@ function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
 }
 
-const resultOf = (job: Job): SubmitResult => ({ id: job.id, submissionId: job.submissionId, status: job.status });
+const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status });
 
 /**
  * Submits a job: validates it, then creates it in PENDING on its executor (the spec's
@@ -92,14 +99,14 @@ const resultOf = (job: Job): SubmitResult => ({ id: job.id, submissionId: job.su
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
  *   taken by a job with a different spec; Error when JOBDECK_EXECUTOR names no executor.
  */
-export async function submitJobSpec(db: PrismaClient, input: SubmitInput): Promise<SubmitOutcome> {
+export async function submitJobSpec(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const { spec, specYaml } = buildSpec(input.source, { name: input.name, envs: input.envs });
   const hash = specHash(spec);
   const submissionId = input.submissionId ?? null;
 
   const existing = async (): Promise<SubmitOutcome | null> => {
     if (!submissionId) return null;
-    const row = await db.job.findUnique({ where: { submissionId } });
+    const row = await jobBySubmissionId(store, submissionId);
     if (!row) return null;
     if (row.specHash !== hash) throw new SubmissionConflictError(submissionId, row.id);
     return { created: false, result: resultOf(row) };
@@ -108,7 +115,7 @@ export async function submitJobSpec(db: PrismaClient, input: SubmitInput): Promi
   const before = await existing();
   if (before) return before;
   try {
-    const job = await submitJob(db, {
+    const job = await submitJob(store, {
       name: spec.name,
       submissionId,
       specYaml,

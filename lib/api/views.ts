@@ -1,0 +1,188 @@
+/**
+ * What the API shows of a job: the one place that maps the store's rows (lib/store list.ts,
+ * detail.ts) to the shapes of lib/api/types.ts (JobSummary, JobDetail…), with secrets masked.
+ * The REST routes, the CLI (through the API), the dashboard and the WebSocket hub all show jobs
+ * through these functions, so a job looks the same everywhere.
+ */
+import { stat } from 'node:fs/promises';
+import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
+import type { Resources, TaskSpec } from '../jobs/spec';
+import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
+import { encodeCursor } from './cursor';
+import { maskEnvs, maskSpecYaml } from './mask';
+import type { AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
+
+// ─── reads, as views ─────────────────────────────────────────────────────────────────────────
+
+/**
+ * One page of jobs, newest first (id descending), with their task summaries (lib/store
+ * listJobRows: keyset pages, three queries). `nextCursor` is null on the last page. `now` is
+ * "now" for running durations (default the clock).
+ */
+export async function listJobs(store: StoreScope, opts: ListJobsOptions & { now?: Date } = {}): Promise<JobList> {
+  const { jobs, more } = await listJobRows(store, opts);
+  const now = opts.now ?? new Date();
+  return { jobs: jobs.map((r) => summaryOf(r, now)), nextCursor: more ? encodeCursor(jobs[jobs.length - 1].job.id) : null };
+}
+
+/** JobSummaries of the given ids (missing ids are skipped), in the order of `ids`. */
+export async function getJobSummaries(store: StoreScope, ids: readonly number[], now: Date = new Date()): Promise<JobSummary[]> {
+  return (await jobListRows(store, ids)).map((r) => summaryOf(r, now));
+}
+
+/** The JobSummary of one job, or null when it does not exist (e.g. deleted). */
+export async function getJobSummary(store: StoreScope, id: number, now: Date = new Date()): Promise<JobSummary | null> {
+  return (await getJobSummaries(store, [id], now))[0] ?? null;
+}
+
+/**
+ * The whole story of one job for its page: tasks with every attempt (log sizes read from disk),
+ * every event in order, the masked YAML. Null when the job does not exist.
+ */
+export async function getJobDetail(store: StoreScope, id: number, now: Date = new Date()): Promise<JobDetail | null> {
+  const job = await jobTree(store, id);
+  if (!job) return null;
+  const tasks = await Promise.all(job.tasks.map(toTaskView));
+  return {
+    ...toJobSummary(job, tasks, now),
+    events: job.events.map(toJobEventView),
+    specYaml: maskSpecYaml(job.specYaml),
+    metadata: job.metadata ?? null,
+    executor: job.executor,
+  };
+}
+
+function summaryOf(r: JobListRow, now: Date): JobSummary {
+  return toJobSummary(
+    r.job,
+    r.tasks.map((t) => toTaskSummary(t.task, t.attempts)),
+    now,
+  );
+}
+
+// ─── mapping ───────────────────────────────────────────────────────────────────────────────
+
+/** The display fields of a Task row's `spec` (a TaskSpec as lib/control/submit.ts stores it). */
+function taskSpecView(json: unknown): {
+  setup: string | null;
+  run: string | null;
+  envs: Record<string, string>;
+  workdir: string | null;
+  resources: Omit<Resources, 'other'>;
+  maxRestarts: number;
+  recoverOnExitCodes: number[];
+} {
+  const t = (json ?? {}) as Partial<TaskSpec>;
+  const r = t.resources;
+  return {
+    setup: t.setup ?? null,
+    run: t.run ?? null,
+    envs: t.envs ?? {},
+    workdir: t.workdir ?? null,
+    resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false },
+    maxRestarts: t.jobRecovery?.maxRestartsOnErrors ?? 0,
+    recoverOnExitCodes: t.jobRecovery?.recoverOnExitCodes ?? [],
+  };
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+const span = (from: Date, to: Date): number => Math.max(0, to.getTime() - from.getTime());
+
+/** Maps one Task row and its attempt count to a TaskSummary. */
+export function toTaskSummary(t: Task, attempts: number): TaskSummary {
+  return {
+    index: t.index,
+    name: t.name,
+    status: t.status,
+    attempts,
+    restarts: t.restarts,
+    maxRestarts: taskSpecView(t.spec).maxRestarts,
+    recoveries: t.recoveries,
+    startedAt: iso(t.startedAt),
+    endedAt: iso(t.endedAt),
+  };
+}
+
+/**
+ * Maps a Job row and its task summaries (pipeline order) to a JobSummary. Durations run to
+ * `now` while the job has not ended (SkyPilot's TOT. DURATION and JOB DURATION).
+ */
+export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T[], now: Date = new Date()): Omit<JobSummary, 'tasks'> & { tasks: T[] } {
+  const end = job.endedAt ?? now;
+  return {
+    id: job.id,
+    name: job.name,
+    status: job.status,
+    statusReason: job.statusReason,
+    submissionId: job.submissionId,
+    submittedAt: job.submittedAt.toISOString(),
+    startedAt: iso(job.startedAt),
+    endedAt: iso(job.endedAt),
+    totalDurationMs: span(job.submittedAt, end),
+    jobDurationMs: job.startedAt ? span(job.startedAt, end) : null,
+    taskCount: job.taskCount,
+    currentTask: job.currentTask,
+    tasksSucceeded: tasks.filter((t) => t.status === 'SUCCEEDED').length,
+    restartCount: job.restartCount,
+    recoveryCount: job.recoveryCount,
+    cancelRequested: job.cancelRequestedAt !== null,
+    tasks,
+  };
+}
+
+/** Size of a file in bytes; 0 when the path is null or the file does not exist (yet). */
+async function fileSize(p: string | null): Promise<number> {
+  if (!p) return 0;
+  try {
+    return (await stat(p)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Maps an Attempt row to an AttemptView (logBytes: the log file's size now). */
+export async function toAttemptView(a: Attempt): Promise<AttemptView> {
+  return {
+    number: a.number,
+    status: a.status,
+    cause: a.cause === 'restart' || a.cause === 'recovery' ? a.cause : 'first',
+    exitCode: a.exitCode,
+    reason: a.statusReason,
+    executor: a.executor,
+    createdAt: a.createdAt.toISOString(),
+    startedAt: iso(a.startedAt),
+    endedAt: iso(a.endedAt),
+    logBytes: await fileSize(a.logPath),
+  };
+}
+
+/** Maps a JobEvent row to a JobEventView. */
+export function toJobEventView(e: JobEvent): JobEventView {
+  return {
+    id: e.id,
+    at: e.at.toISOString(),
+    entity: e.entity === 'task' || e.entity === 'attempt' ? e.entity : 'job',
+    taskIndex: e.taskIndex,
+    attemptNumber: e.attemptNumber,
+    from: e.from,
+    to: e.to,
+    reason: e.reason,
+  };
+}
+
+/** Maps a Task row with its attempts to a TaskView (envs masked). */
+export async function toTaskView(t: Task & { attempts: Attempt[] }): Promise<TaskView> {
+  const s = taskSpecView(t.spec);
+  return {
+    ...toTaskSummary(t, t.attempts.length),
+    statusReason: t.statusReason,
+    exitCode: t.exitCode,
+    setup: s.setup,
+    run: s.run,
+    envs: maskEnvs(s.envs),
+    workdir: s.workdir,
+    resources: s.resources,
+    recoverOnExitCodes: s.recoverOnExitCodes,
+    attemptList: await Promise.all([...t.attempts].sort((a, b) => a.number - b.number).map(toAttemptView)),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The cancel verb (Ray's stop_job): a batch of ids, answered per id, written only through the
+ * store's guarded writes. Cancel and delete (delete.ts) are different verbs, as in Ray's job API.
+ *
+ * The monitor needs no call from here: the store's bus announces every status write, and the
+ * monitor kicks a job whose event goes to CANCELLING (a PENDING job's cancel ends it at once).
+ */
+import { logger } from '../log';
+import { isTerminal, type JobStatus } from '../jobs/status';
+import { jobStatuses, recordCancelRequest, transitionJobsWhere, type Store } from '../store';
+
+/** What requestCancel() did, per id (each id appears in exactly one list, ids ascending). */
+export interface CancelOutcome {
+  /** Were PENDING: now CANCELLED with all their tasks (never started). */
+  cancelled: number[];
+  /** Were running: now CANCELLING; the monitor stops the process group, then CANCELLED. */
+  cancelling: number[];
+  /** Already terminal: nothing written (the API answers an error that says so). */
+  alreadyTerminal: { id: number; status: string }[];
+  notFound: number[];
+}
+
+const RUNNING_STATES: JobStatus[] = ['STARTING', 'RUNNING', 'RECOVERING'];
+
+/** Rounds of read-then-write before a job that keeps changing status gets a durable request only. */
+const CANCEL_ROUNDS = 5;
+
+/** Sorts each list of a CancelOutcome (ids ascending). */
+function sorted(out: CancelOutcome): CancelOutcome {
+  out.cancelled.sort((a, b) => a - b);
+  out.cancelling.sort((a, b) => a - b);
+  out.alreadyTerminal.sort((a, b) => a.id - b.id);
+  out.notFound.sort((a, b) => a - b);
+  return out;
+}
+
+/**
+ * Cancels jobs, in one batch:
+ * - PENDING → CANCELLED at once, the job and all its tasks in one guarded set write per chunk
+ *   (no process was ever started);
+ * - STARTING / RUNNING / RECOVERING → CANCELLING with cancelRequestedAt set (guarded set write per
+ *   status); the monitor hears the write on the store's bus, sends SIGTERM to the process group
+ *   and SIGKILL after JOBDECK_CANCEL_GRACE_MS, then writes CANCELLED. The request is durable: a
+ *   monitor started after a crash honours it;
+ * - CANCELLING already → reported as `cancelling` (idempotent, nothing written);
+ * - terminal → `alreadyTerminal` with its status; unknown id → `notFound`.
+ * A job whose status changed between the read and the write (lost race) is read again and
+ * handled by its fresh status (a few rounds). Cost: two reads plus one write per status group and
+ * chunk of 1000 ids — hundreds of ids in well under a second.
+ */
+export async function requestCancel(store: Store, ids: number[]): Promise<CancelOutcome> {
+  const out: CancelOutcome = { cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] };
+  let remaining = [...new Set(ids)].filter((id) => Number.isInteger(id) && id > 0);
+  out.notFound.push(...[...new Set(ids)].filter((id) => !(Number.isInteger(id) && id > 0)));
+  for (let round = 0; round < CANCEL_ROUNDS && remaining.length > 0; round++) {
+    const found = await jobStatuses(store, remaining);
+    const byStatus = new Map<JobStatus, number[]>();
+    for (const id of remaining) {
+      const status = found.get(id);
+      if (status === undefined) out.notFound.push(id);
+      else if (isTerminal('job', status)) out.alreadyTerminal.push({ id, status });
+      else if (status === 'CANCELLING') out.cancelling.push(id);
+      else byStatus.set(status, [...(byStatus.get(status) ?? []), id]);
+    }
+    const now = new Date();
+    const retry: number[] = [];
+    const pending = byStatus.get('PENDING') ?? [];
+    if (pending.length > 0) {
+      const r = await transitionJobsWhere(store, {
+        ids: pending,
+        from: 'PENDING',
+        to: 'CANCELLED',
+        reason: 'cancelled by request before it started',
+        data: { cancelRequestedAt: now, endedAt: now },
+        tasks: { from: 'PENDING', to: 'CANCELLED', reason: 'job cancelled before it started' },
+      });
+      out.cancelled.push(...r.applied);
+      const applied = new Set(r.applied);
+      retry.push(...pending.filter((id) => !applied.has(id)));
+    }
+    for (const from of RUNNING_STATES) {
+      const group = byStatus.get(from) ?? [];
+      if (group.length === 0) continue;
+      const r = await transitionJobsWhere(store, { ids: group, from, to: 'CANCELLING', reason: 'cancel requested', data: { cancelRequestedAt: now } });
+      out.cancelling.push(...r.applied);
+      const applied = new Set(r.applied);
+      retry.push(...group.filter((id) => !applied.has(id)));
+    }
+    remaining = retry;
+  }
+  if (remaining.length > 0) {
+    // Still racing after several rounds (a job changing status constantly, so its monitor is
+    // stepping it): record the request durably without a status write; the monitor honours
+    // cancelRequestedAt on the job's next step.
+    await recordCancelRequest(store, remaining);
+    out.cancelling.push(...remaining);
+  }
+  if (out.cancelled.length + out.cancelling.length > 0) {
+    logger().info({ cancelled: out.cancelled.length, cancelling: out.cancelling.length }, `cancel: ${out.cancelled.length} cancelled, ${out.cancelling.length} cancelling`);
+  }
+  return sorted(out);
+}

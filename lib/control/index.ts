@@ -1,0 +1,8 @@
+/**
+ * lib/control: the verbs users call on jobs — submit (submit.ts), cancel (cancel.ts), delete
+ * (delete.ts). They decide with lib/jobs and write through lib/store; the monitor hears their
+ * writes on the store's bus (no call into lib/monitor).
+ */
+export { buildSpec, SubmissionConflictError, submitJobSpec, type BuiltSpec, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
+export { requestCancel, type CancelOutcome } from './cancel';
+export { deleteJobs, type DeleteOptions, type DeleteOutcome } from './delete';

@@ -1,0 +1,57 @@
+import { EventEmitter } from 'node:events';
+import type { Attempt, Job, JobEvent, Task } from '../generated/prisma/client';
+import { logger } from '../log';
+
+/** What a store announces after a commit (the WebSocket hub and the monitor listen). */
+export interface StoreEvent {
+  type: 'event' | 'created' | 'deleted';
+  jobId: number;
+  /** The JobEvent row, for `event` and `created`. */
+  event?: JobEvent;
+  /**
+   * For `event` of a status write: the job, task or attempt row exactly as that write left it
+   * (what `RETURNING` gave), so a listener needs no read of its own. Absent for rows the write
+   * created (a new attempt) and for `created` / `deleted`.
+   */
+  row?: Job | Task | Attempt;
+  /** For `created`: what admission needs of the new job (Job.cpus, Job.executor). */
+  job?: Pick<Job, 'cpus' | 'executor'>;
+}
+
+/** A listener of the store bus. It must not throw (a throw is logged and swallowed). */
+export type StoreListener = (e: StoreEvent) => void;
+
+/**
+ * One store's bus: `change` with a StoreEvent after each committed write, in commit order,
+ * synchronously from the writer's call (a listener runs before the write's promise resolves).
+ * Writes inside a caller's transaction (inTransaction()) are never announced: nothing is
+ * committed yet. Any number of listeners.
+ */
+export class StoreBus {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+
+  /** Adds a listener of committed writes. */
+  on(event: 'change', listener: StoreListener): this {
+    this.emitter.on(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with on(). */
+  off(event: 'change', listener: StoreListener): this {
+    this.emitter.off(event, listener);
+    return this;
+  }
+
+  /** Announces one committed write to every listener; a listener that throws is logged. */
+  emit(e: StoreEvent): void {
+    try {
+      this.emitter.emit('change', e);
+    } catch (err) {
+      logger().error({ err, jobId: e.jobId }, 'store listener threw');
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * lib/store: every database statement of jobdeck's jobs, one family per file — the handle
+ * (store.ts), the bus (bus.ts), the column table (columns.ts), parameters and decoding (sql.ts),
+ * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
+ * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts) and the reads
+ * (list.ts, detail.ts, lookup.ts). Reads answer rows; lib/api maps them to the API's views.
+ */
+export { createStore, inTransaction, type Db, type Store, type StoreScope, type StoreTx } from './store';
+export { StoreBus, type StoreEvent, type StoreListener } from './bus';
+export type { Column, ColumnTable, ColumnType, ModelColumns } from './columns';
+export {
+  transition,
+  transitionAttempt,
+  transitionJob,
+  transitionMany,
+  transitionTask,
+  type AnyTransition,
+  type BatchOutcome,
+  type NewAttempt,
+  type Transition,
+  type TransitionOutcome,
+} from './transition';
+export { startAttempt } from './attempt';
+export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
+export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
+export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
+export { activeJobIds, jobFilterWhere, jobListRows, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions } from './list';
+export { jobTree, type JobTree } from './detail';
+export { jobBySubmissionId, jobStatuses } from './lookup';

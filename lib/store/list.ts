@@ -1,0 +1,122 @@
+/**
+ * Lists of jobs as rows: a page of jobs with their tasks and attempt counts, the jobs of a
+ * filter, the rows of given ids. lib/api/views.ts maps them to what the API shows.
+ *
+ * Lists use keyset pagination (`id < beforeId ORDER BY id DESC`), served by the primary key and
+ * the (status, id) index, so a deep page costs what the first one costs, with 10,000+ jobs.
+ * A page costs three queries whatever its size: jobs, their tasks, attempt counts (groupBy).
+ */
+import type { Prisma, Task } from '../generated/prisma/client';
+import { JOB_STATUSES, JOB_TERMINAL, type JobStatus } from '../jobs/status';
+import type { StoreScope } from './store';
+
+/** Largest job id (PostgreSQL `integer`). */
+export const MAX_JOB_ID = 2_147_483_647;
+
+/** Which jobs a list or a bulk cancel is about. */
+export interface JobFilter {
+  /** Only these statuses (any when absent or empty). */
+  status?: readonly JobStatus[];
+  /** Case-insensitive name substring; when it is a number, also that exact job id. */
+  q?: string;
+}
+
+/** The Prisma `where` for a JobFilter. */
+export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
+  const and: Prisma.JobWhereInput[] = [];
+  if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
+  const q = f.q?.trim();
+  if (q) {
+    const byName: Prisma.JobWhereInput = { name: { contains: q, mode: 'insensitive' } };
+    const n = /^[0-9]{1,10}$/.test(q) ? Number(q) : NaN;
+    and.push(n >= 1 && n <= MAX_JOB_ID ? { OR: [{ id: n }, byName] } : byName);
+  }
+  return and.length ? { AND: and } : {};
+}
+
+/**
+ * The Job columns a list shows. Not the spec, its YAML, hash or metadata: a list page reads 50
+ * rows, and a real job's spec (every task's run script and envs) and YAML are most of its row —
+ * read, parsed and dropped for nothing.
+ */
+const JOB_SUMMARY_COLUMNS = {
+  id: true,
+  name: true,
+  status: true,
+  statusReason: true,
+  submissionId: true,
+  submittedAt: true,
+  startedAt: true,
+  endedAt: true,
+  taskCount: true,
+  currentTask: true,
+  restartCount: true,
+  recoveryCount: true,
+  cancelRequestedAt: true,
+} satisfies Prisma.JobSelect;
+
+/** A Job row as far as a list needs it (a whole Job row is one too). */
+export type JobSummaryRow = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_COLUMNS }>;
+
+/** A job of a list: its summary columns, and its tasks (pipeline order) with their attempt counts. */
+export interface JobListRow {
+  job: JobSummaryRow;
+  tasks: Array<{ task: Task; attempts: number }>;
+}
+
+/** Options of listJobRows(). */
+export interface ListJobsOptions extends JobFilter {
+  /** Page size, 1–1000 (the API bounds it to 1–200). Default 50. */
+  limit?: number;
+  /** Only jobs with a smaller id (the decoded cursor). */
+  beforeId?: number | null;
+}
+
+/** One page of jobs, newest first (id descending); `more` when older jobs follow the page. */
+export async function listJobRows(store: StoreScope, opts: ListJobsOptions = {}): Promise<{ jobs: JobListRow[]; more: boolean }> {
+  const limit = Math.max(1, Math.min(opts.limit ?? 50, 1000));
+  const where = jobFilterWhere(opts);
+  if (opts.beforeId != null) where.id = { lt: opts.beforeId };
+  const rows = await store.prisma.job.findMany({ where, orderBy: { id: 'desc' }, take: limit + 1, select: JOB_SUMMARY_COLUMNS });
+  const more = rows.length > limit;
+  return { jobs: await withTasks(store, more ? rows.slice(0, limit) : rows), more };
+}
+
+/**
+ * Ids of the jobs a filter selects that are not terminal yet (for a bulk cancel), newest first.
+ * With no status and no q, every non-terminal job.
+ */
+export async function activeJobIds(store: StoreScope, f: JobFilter): Promise<number[]> {
+  const active = JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s));
+  const status = f.status && f.status.length ? f.status.filter((s) => !JOB_TERMINAL.has(s)) : active;
+  if (status.length === 0) return [];
+  const rows = await store.prisma.job.findMany({ where: jobFilterWhere({ status, q: f.q }), select: { id: true }, orderBy: { id: 'desc' } });
+  return rows.map((r) => r.id);
+}
+
+/** The list rows of the given ids (missing ids are skipped), in the order of `ids`. */
+export async function jobListRows(store: StoreScope, ids: readonly number[]): Promise<JobListRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: JOB_SUMMARY_COLUMNS });
+  const byId = new Map((await withTasks(store, rows)).map((r) => [r.job.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is JobListRow => !!r);
+}
+
+/** Tasks and attempt counts for a set of jobs: two queries. */
+async function withTasks(store: StoreScope, jobs: JobSummaryRow[]): Promise<JobListRow[]> {
+  if (jobs.length === 0) return [];
+  const ids = jobs.map((j) => j.id);
+  const [tasks, counts] = await Promise.all([
+    store.prisma.task.findMany({ where: { jobId: { in: ids } }, orderBy: [{ jobId: 'asc' }, { index: 'asc' }] }),
+    store.prisma.attempt.groupBy({ by: ['taskId'], where: { jobId: { in: ids } }, _count: { _all: true } }),
+  ]);
+  const attemptsOf = new Map(counts.map((c) => [c.taskId, c._count._all]));
+  const tasksOf = new Map<number, JobListRow['tasks']>();
+  for (const t of tasks) {
+    const entry = { task: t, attempts: attemptsOf.get(t.id) ?? 0 };
+    const list = tasksOf.get(t.jobId);
+    if (list) list.push(entry);
+    else tasksOf.set(t.jobId, [entry]);
+  }
+  return jobs.map((job) => ({ job, tasks: tasksOf.get(job.id) ?? [] }));
+}

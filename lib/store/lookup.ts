@@ -1,0 +1,16 @@
+/** Small reads the verbs make (lib/control): a job by its submissionId, the status of some jobs. */
+import type { Job } from '../generated/prisma/client';
+import type { JobStatus } from '../jobs/status';
+import type { StoreScope } from './store';
+
+/** The job submitted with this idempotency key (Job.submissionId), or null. */
+export function jobBySubmissionId(store: StoreScope, submissionId: string): Promise<Job | null> {
+  return store.prisma.job.findUnique({ where: { submissionId } });
+}
+
+/** The status of each of `ids` that exists (missing ids are absent from the map). */
+export async function jobStatuses(store: StoreScope, ids: readonly number[]): Promise<Map<number, JobStatus>> {
+  if (ids.length === 0) return new Map();
+  const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: { id: true, status: true } });
+  return new Map(rows.map((r) => [r.id, r.status as JobStatus]));
+}

@@ -1,0 +1,213 @@
+/**
+ * The submit statements — one job, or a batch of jobs, written in one SQL statement — and the
+ * group commit that batches concurrent submits of one store (submit.ts is the verb).
+ */
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import { pgTimestamp, refusedData } from './sql';
+
+/** A task of a new job, as submitJob() stores it. */
+export interface NewTask {
+  name?: string | null;
+  /** The task's normalized spec (lib/jobs/spec). */
+  spec: Prisma.InputJsonValue;
+}
+
+/** A new job, as submitJob() stores it. */
+export interface NewJob {
+  name: string;
+  submissionId?: string | null;
+  specYaml: string;
+  spec: Prisma.InputJsonValue;
+  specHash: string;
+  cpus: number;
+  metadata?: Prisma.InputJsonValue;
+  executor?: string;
+  tasks: NewTask[];
+}
+
+/** Most jobs one submit statement writes (its JSON parameter is ~1 KiB per simple job). */
+export const SUBMIT_BATCH_MAX = 64;
+/** Submit statements one store runs at once; later submits wait and go in one statement. */
+export const SUBMIT_IN_FLIGHT = 2;
+
+/** A job on its way to the database: the input, serialized once, and its timestamp. */
+export interface JobEntry {
+  job: NewJob;
+  now: Date;
+  /** pgTimestamp(now). */
+  at: string;
+  specJson: string;
+  metadataJson: string | null;
+  executor: string;
+  submissionId: string | null;
+}
+
+/** The ids one job got. */
+export interface InsertedIds {
+  jobId: number;
+  eventId: number;
+  taskIds: number[];
+}
+
+/** A job's entry, its timestamp taken now (ms). */
+export function newJobEntry(job: NewJob): JobEntry {
+  const now = new Date();
+  return {
+    job,
+    now,
+    at: pgTimestamp(now),
+    specJson: JSON.stringify(job.spec),
+    metadataJson: job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata),
+    executor: job.executor ?? 'local',
+    submissionId: job.submissionId ?? null,
+  };
+}
+
+/** Writes one job: the statement of one submit. */
+async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
+  const { job, at } = e;
+  const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
+  const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
+    WITH j AS (
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
+      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${e.metadataJson}::jsonb, ${e.executor},
+              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
+      RETURNING "id"
+    ), t AS (
+      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
+      SELECT j."id", (x.i - 1)::int, x.v->>'name', 'PENDING', NULL, x.v->'spec', 0, 0, NULL, NULL, NULL
+      FROM j, jsonb_array_elements(${tasksJson}::jsonb) WITH ORDINALITY AS x(v, i)
+      RETURNING "id", "index"
+    ), e AS (
+      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
+      SELECT j."id", ${at}::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM j
+      RETURNING "id"
+    )
+    SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds" FROM j, e`);
+  return rows[0];
+}
+
+/**
+ * Writes several jobs in one statement, in order: the ids come from the Job sequence in the
+ * order of `entries` (the `input` CTE is materialized: nextval is volatile), so the tasks and the
+ * event of each job join on its id. Same columns and values as insertOne().
+ */
+async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promise<InsertedIds[]> {
+  const input = JSON.stringify(
+    entries.map((e) => ({
+      submissionId: e.submissionId,
+      name: e.job.name,
+      specYaml: e.job.specYaml,
+      spec: JSON.parse(e.specJson) as unknown,
+      specHash: e.job.specHash,
+      cpus: e.job.cpus,
+      // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
+      ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
+      executor: e.executor,
+      at: e.at,
+      tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
+    })),
+  );
+  const rows = await db.$queryRaw<Array<InsertedIds & { ord: bigint | number }>>(Prisma.sql`
+    WITH input AS MATERIALIZED (
+      SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
+      FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
+    ), j AS (
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, v->'metadata', v->>'executor',
+             (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
+      FROM input ORDER BY "ord"
+      RETURNING "id"
+    ), t AS (
+      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
+      SELECT input."id", (y.k - 1)::int, y.w->>'name', 'PENDING', NULL, y.w->'spec', 0, 0, NULL, NULL, NULL
+      FROM input, jsonb_array_elements(input.v->'tasks') WITH ORDINALITY AS y(w, k)
+      RETURNING "id", "jobId", "index"
+    ), e AS (
+      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
+      SELECT input."id", (input.v->>'at')::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM input ORDER BY input."ord"
+      RETURNING "id", "jobId"
+    )
+    SELECT input."ord", j."id" AS "jobId", e."id" AS "eventId",
+           (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds"
+    FROM input JOIN j ON j."id" = input."id" JOIN e ON e."jobId" = input."id"
+    ORDER BY input."ord"`);
+  if (rows.length !== entries.length) throw new Error(`submit: a statement of ${entries.length} jobs answered ${rows.length} rows`);
+  return rows.map((r) => ({ jobId: r.jobId, eventId: r.eventId, taskIds: r.taskIds }));
+}
+
+/** Submit statements a store sent, and the jobs they carried. */
+export interface SubmitStatementStats {
+  statements: number;
+  jobs: number;
+}
+
+/**
+ * One store's submits: the group commit of submitJob(). While SUBMIT_IN_FLIGHT statements run,
+ * further submits wait and then go together, up to SUBMIT_BATCH_MAX jobs in one statement.
+ */
+export class SubmitQueue {
+  private waiting: Array<{ entry: JobEntry; resolve(ids: InsertedIds): void; reject(err: unknown): void }> = [];
+  private inFlight = 0;
+  private readonly counts: SubmitStatementStats = { statements: 0, jobs: 0 };
+
+  constructor(private readonly db: PrismaClient) {}
+
+  /** Statements sent so far and the jobs they carried (a copy; refused batches and their retries included). */
+  stats(): SubmitStatementStats {
+    return { ...this.counts };
+  }
+
+  /** Resolves with the job's ids once its statement committed; rejects with its error (as Prisma raised it). */
+  add(entry: JobEntry): Promise<InsertedIds> {
+    return new Promise<InsertedIds>((resolve, reject) => {
+      this.waiting.push({ entry, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < SUBMIT_IN_FLIGHT && this.waiting.length) {
+      const batch = this.waiting.splice(0, SUBMIT_BATCH_MAX);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(batch: SubmitQueue['waiting']): Promise<void> {
+    const stats = this.counts;
+    stats.statements++;
+    stats.jobs += batch.length;
+    if (batch.length === 1) {
+      const [one] = batch;
+      await insertOne(this.db, one.entry).then(one.resolve, one.reject);
+      return;
+    }
+    let ids: InsertedIds[];
+    try {
+      ids = await insertMany(
+        this.db,
+        batch.map((b) => b.entry),
+      );
+    } catch (err) {
+      if (!refusedData(err)) {
+        for (const b of batch) b.reject(err);
+        return;
+      }
+      // Nothing of the batch was written: each job alone, in call order (of two submits of one
+      // new submissionId, the first wins), so that only the refused ones fail.
+      for (const b of batch) {
+        stats.statements++;
+        stats.jobs++;
+        await insertOne(this.db, b.entry).then(b.resolve, b.reject);
+      }
+      return;
+    }
+    batch.forEach((b, i) => b.resolve(ids[i]));
+  }
+}

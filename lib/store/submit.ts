@@ -1,0 +1,100 @@
+import type { Job, JobEvent, Task } from '../generated/prisma/client';
+import { logger } from '../log';
+import { uniqueViolationAsP2002 } from './sql';
+import type { Store } from './store';
+import { newJobEntry, type InsertedIds, type JobEntry, type NewJob, type SubmitStatementStats } from './submit-queue';
+
+export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type SubmitStatementStats } from './submit-queue';
+
+/**
+ * Creates a job in PENDING with its tasks (PENDING) and the first JobEvent ("submitted"), then
+ * announces `created` on the store's bus. The only place a job row is created.
+ *
+ * One SQL statement (data-modifying CTEs: atomic like a transaction) writes the three tables and
+ * answers only the new ids: one database round trip per submit instead of seven for Prisma's
+ * nested create (BEGIN, INSERT ×3, re-read of job and tasks, COMMIT). Every column is written
+ * explicitly, so the returned rows — built here from the input and those ids, typed as the Prisma
+ * models so a new column cannot be forgotten — are what a read would answer; JSON values are
+ * returned as stored (JSON round trip). Timestamps are one `new Date()` (ms, stored as UTC like
+ * Prisma does) taken when the call is made, shared by submittedAt, updatedAt and the event's `at`.
+ *
+ * Group commit (submit-queue.ts): while SUBMIT_IN_FLIGHT statements of the store are running,
+ * further submits wait and then go together, up to SUBMIT_BATCH_MAX jobs in one statement (one
+ * round trip, one commit). An idle server sends a submit at once, alone, so batching adds no
+ * latency; under a burst it saves the per-statement cost in Prisma, the driver and PostgreSQL's
+ * commit (bench/README.md). Each job is still all-or-nothing. When PostgreSQL refuses a batch's
+ * data (SQLSTATE class 22 or 23: a value it cannot store, a submissionId taken) nothing was
+ * written, and every job of it is sent again alone, in call order, so each caller gets its own
+ * answer; any other error (a lost connection, where a commit may have happened) is every
+ * caller's error, as it would have been alone. Ids follow the order of the calls within a statement.
+ *
+ * @returns the job with its tasks in index order.
+ * @throws Error when `tasks` is empty; Prisma's P2002 PrismaClientKnownRequestError (meta.target
+ *   ['submissionId']) when `submissionId` is already taken — nothing was written (callers answer
+ *   idempotently); other database errors as Prisma raises them.
+ */
+export async function submitJob(store: Store, job: NewJob): Promise<Job & { tasks: Task[] }> {
+  if (job.tasks.length === 0) throw new Error('a job needs at least one task');
+  const entry = newJobEntry(job);
+  let ids: InsertedIds;
+  try {
+    ids = await store.submits.add(entry);
+  } catch (err) {
+    throw uniqueViolationAsP2002(err);
+  }
+  return announceNewJob(store, entry, ids);
+}
+
+/**
+ * How the store's submit group commit went so far: submit statements sent and the jobs they
+ * carried (refused batches and their job-by-job retries included); jobs ÷ statements is the mean
+ * batch. Zeros before the first submit.
+ */
+export function submitStatementStats(store: Store): SubmitStatementStats {
+  return store.submits.stats();
+}
+
+/** The stored rows of a written job (from its input and ids), logged and announced as `created`. */
+function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { tasks: Task[] } {
+  const { job, now } = e;
+  const row: Job = {
+    id: ids.jobId,
+    submissionId: e.submissionId,
+    name: job.name,
+    status: 'PENDING',
+    statusReason: null,
+    specYaml: job.specYaml,
+    spec: JSON.parse(e.specJson),
+    specHash: job.specHash,
+    cpus: job.cpus,
+    metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
+    executor: e.executor,
+    submittedAt: now,
+    startedAt: null,
+    endedAt: null,
+    updatedAt: now,
+    cancelRequestedAt: null,
+    restartCount: 0,
+    recoveryCount: 0,
+    currentTask: 0,
+    taskCount: job.tasks.length,
+  };
+  const tasks: Task[] = job.tasks.map((t, index) => ({
+    id: ids.taskIds[index],
+    jobId: row.id,
+    index,
+    name: t.name ?? null,
+    status: 'PENDING',
+    statusReason: null,
+    spec: JSON.parse(JSON.stringify(t.spec)),
+    restarts: 0,
+    recoveries: 0,
+    exitCode: null,
+    startedAt: null,
+    endedAt: null,
+  }));
+  const event: JobEvent = { id: ids.eventId, jobId: row.id, at: now, entity: 'job', taskIndex: null, attemptNumber: null, from: null, to: 'PENDING', reason: 'submitted' };
+  logger().info({ jobId: row.id, name: row.name, tasks: job.tasks.length }, `job ${row.id}: submitted (${row.name})`);
+  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, executor: row.executor } });
+  return { ...row, tasks };
+}
