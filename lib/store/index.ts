@@ -5,7 +5,7 @@
  * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts) and the reads
  * (list.ts, detail.ts, lookup.ts). Reads answer rows; lib/api maps them to the API's views.
  */
-export { createStore, inTransaction, type Db, type Store, type StoreScope, type StoreTx } from './store';
+export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
 export { StoreBus, type StoreEvent, type StoreListener } from './bus';
 export type { Column, ColumnTable, ColumnType, ModelColumns } from './columns';
 export {

@@ -9,9 +9,6 @@ import { StoreBus } from './bus';
 import { columnsOf, type ColumnTable } from './columns';
 import { SubmitQueue } from './submit-queue';
 
-/** A Prisma client or an interactive-transaction client. */
-export type Db = PrismaClient | Prisma.TransactionClient;
-
 /** One database's store: its client, its bus, its column table and its submit group commit. */
 export interface Store {
   /** The client every statement runs on. */
