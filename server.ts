@@ -6,7 +6,6 @@
  */
 import { logger } from './lib/log';
 import { startServer } from './lib/server/start';
-import './lib/server/subsystems';
 import { applyV8Flags, missingNodeFlags } from './lib/server/v8-flags';
 
 const log = logger();

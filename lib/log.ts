@@ -1,15 +1,18 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { shared } from './shared';
+
+let instance: Logger | undefined;
 
 /**
- * The process-wide structured logger (pino). JSON lines by default; pretty, coloured lines when
- * stdout is a terminal or `JOBDECK_LOG_PRETTY=1`. Level from `JOBDECK_LOG_LEVEL` (default info;
- * `silent` in tests unless set). Uses a synchronous pretty stream, not a worker transport, so it
- * works the same inside Next.js route bundles and the custom server.
+ * The structured logger (pino), created on first use from the environment. JSON lines by
+ * default; pretty, coloured lines when stdout is a terminal or `JOBDECK_LOG_PRETTY=1`. Level from
+ * `JOBDECK_LOG_LEVEL` (default info; `silent` in tests unless set). Uses a synchronous pretty
+ * stream, not a worker transport, so it works the same inside Next.js route bundles and the
+ * custom server. It is configuration, not state: a route bundle's own module copy makes an
+ * identical logger writing to the same stdout (docs/design.md, "Wiring").
  */
 export function logger(): Logger {
-  return (shared().logger ??= createLogger());
+  return (instance ??= createLogger());
 }
 
 function createLogger(): Logger {

@@ -1,4 +1,5 @@
 import { checkRequest } from '../auth/guard';
+import type { AuthState } from '../auth/state';
 import { logger } from '../log';
 import { MAX_BODY_BYTES } from './body';
 import { ApiError, problem } from './errors';
@@ -11,6 +12,8 @@ export interface RouteContext<P> {
 
 /** Options of apiRoute(). */
 export interface ApiRouteOptions {
+  /** The auth state to check each request against, read per request (the server's). */
+  auth: () => AuthState;
   /**
    * No token needed. Only for routes also listed in lib/auth/policy.ts (GET /api/health,
    * POST /api/auth/login): the custom server's gate refuses anything else first.
@@ -29,11 +32,12 @@ export interface ApiRouteOptions {
  * - the body cap: the handler receives a request whose body refuses more than the cap (413) and
  *   JSON nested deeper than 64 levels (400), however it reads it (req.json(), readBody()…).
  * Route handlers stay thin: parse, call lib/, answer. The request the handler gets is a plain
- * `Request` (not a NextRequest) when it has a body.
+ * `Request` (not a NextRequest) when it has a body. app/api routes use lib/server/route.ts
+ * route(), which supplies the server's auth state.
  */
 export function apiRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
-  opts: ApiRouteOptions = {},
+  opts: ApiRouteOptions,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   const limit = Math.min(opts.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
   return async (req, ctx) => {
@@ -46,7 +50,7 @@ export function apiRoute<P = Record<string, never>>(
       return res;
     };
     try {
-      const verdict = checkRequest({ method: req.method, headers: (n) => req.headers.get(n) }, { public: opts.public });
+      const verdict = checkRequest({ method: req.method, headers: (n) => req.headers.get(n) }, { public: opts.public }, opts.auth());
       if (!verdict.ok) {
         const res = problem(new ApiError(verdict.status, verdict.title, verdict.detail));
         if (verdict.status === 401) res.headers.set('www-authenticate', 'Bearer realm="jobdeck"');

@@ -1,4 +1,4 @@
-import { getDatabase } from '../db';
+import type { Database } from '../db/client';
 import { version } from '../server/version';
 
 /** The body of `GET /api/health`. */
@@ -13,14 +13,15 @@ export interface Health {
 }
 
 /**
- * Checks the database with a trivial query. Never throws: a failure is `{ ok: false, error }`.
+ * Checks the database `db()` returns with a trivial query. Never throws: a failure (including
+ * `db()` throwing: no server) is `{ ok: false, error }`.
  */
-export async function health(): Promise<Health> {
+export async function health(db: () => Database): Promise<Health> {
   const kind = process.env.DATABASE_URL ? 'postgresql' : 'pglite';
   try {
-    const db = await getDatabase();
-    await db.prisma.$queryRaw`SELECT 1`;
-    return { ok: true, database: db.kind, migrations: db.migrations, version: version() };
+    const d = db();
+    await d.prisma.$queryRaw`SELECT 1`;
+    return { ok: true, database: d.kind, migrations: d.migrations, version: version() };
   } catch (err) {
     return { ok: false, database: kind, migrations: [], version: version(), error: (err as Error).message };
   }

@@ -1,13 +1,13 @@
 /**
- * The job API's operations, between the route handlers (which parse with lib/api/request.ts
- * and answer) and lib/control (the verbs) / lib/store (the reads): each one calls them and turns
- * their domain outcomes into the HTTP answers of the contract — ApiErrors (problem+json) for
- * "not found", "already terminal", "invalid spec", "different spec for this submissionId".
+ * The job API's operations, between the route handlers (which parse with lib/api/request.ts,
+ * take the store and the executors from the server's services, and answer) and lib/control (the
+ * verbs) / lib/store (the reads): each one calls them and turns their domain outcomes into the
+ * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
+ * "invalid spec", "different spec for this submissionId".
  */
 import { deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type SubmitInput, type SubmitOutcome } from '../control';
-import { DatabaseNotOpenError, getDatabase } from '../db';
+import type { Executor } from '../executors/types';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { shared } from '../shared';
 import { activeJobIds, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
@@ -16,17 +16,6 @@ import { getJobDetail, listJobs } from './views';
 
 /** How many spec issues the `detail` text of a spec problem spells out (all are in `issues`). */
 const DETAIL_ISSUES = 5;
-
-/**
- * The store of the process-wide database (opened by the server, which builds its store with it).
- * @throws DatabaseNotOpenError when no database (or no store) is open in this process.
- */
-export async function store(): Promise<Store> {
-  await getDatabase();
-  const s = shared().store;
-  if (!s) throw new DatabaseNotOpenError();
-  return s;
-}
 
 /**
  * The problem for an invalid spec: 400 "Invalid job spec", `detail` = the first issues as
@@ -97,12 +86,22 @@ export async function cancelMany(store: Store, sel: { ids: number[] } | { filter
   return requestCancel(store, ids);
 }
 
+/** What deleteOne() needs besides the database (it removes the job's folder and stops leftovers). */
+export interface DeleteDeps {
+  /** The data folder holding `jobs/<id>` (the server's JOBDECK_HOME). */
+  home: string;
+  /** The server's executors by name (lib/executors ExecutorRegistry.get). */
+  executor: (name: string) => Executor;
+  /** SIGTERM → SIGKILL grace for those leftovers (ms; the monitor's leftoverGraceMs). */
+  leftoverGraceMs: number;
+}
+
 /**
  * Deletes a terminal job: rows and its folder (attempt logs) — lib/control/delete.ts deleteJobs.
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: cancel it first".
  */
-export async function deleteOne(store: Store, id: number): Promise<void> {
-  const r = await deleteJobs(store, [id]);
+export async function deleteOne(store: Store, id: number, deps: DeleteDeps): Promise<void> {
+  const r = await deleteJobs(store, [id], { home: deps.home, executor: deps.executor, leftoverGraceMs: deps.leftoverGraceMs });
   if (r.deleted.includes(id)) return;
   const refused = r.refused.find((x) => x.id === id);
   if (!refused || refused.status === null) throw notFound(`job ${id} not found`);

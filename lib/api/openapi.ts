@@ -5,14 +5,14 @@
  *
  * Only the paths (which route, which schema, which status) are written here, in one table.
  * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
- * the schemas lib/logs/api.ts exports. The login routes (`/api/auth/login|logout`,
+ * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
  * lib/auth/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
  * described by hand below (AUTH_PATHS, '/api/monitor').
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
 import { z } from 'zod';
-import { LogDownloadQuerySchema, LogRangeQuerySchema } from '../logs/api';
+import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
 import { version } from '../server/version';
 import {
   apiRegistry,

@@ -6,7 +6,7 @@ import { type HeaderGetter, checkRequest } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps } from './session';
-import { getAuth } from './state';
+import type { AuthState } from './state';
 import { verifyToken } from './tokens';
 
 /**
@@ -30,6 +30,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 /** Options of createHttpGate(). */
 export interface GateOptions extends PublicPolicy {
+  /** The server's authentication state (lib/auth/state.ts loadAuth). */
+  auth: AuthState;
   /** Largest request body (bytes) by Content-Length; default MAX_BODY_BYTES (1 MiB). */
   maxBodyBytes?: number;
 }
@@ -74,8 +76,7 @@ function loginRedirectTarget(url: URL): string {
  * wrong one redirects to `/login?error=invalid`. Referrer-Policy no-referrer keeps the token out
  * of Referer headers.
  */
-function loginWithUrlToken(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const state = getAuth();
+function loginWithUrlToken(state: AuthState, req: IncomingMessage, res: ServerResponse, url: URL): void {
   const next = safeNextPath(url.searchParams.get('next'));
   if (verifyToken(url.searchParams.get('token'), state.tokenHash)) {
     const { value } = issueSession(state);
@@ -114,7 +115,7 @@ function lingerThenCut(req: IncomingMessage): void {
  * - non-public request without valid credentials → pages: 303 to /login?next=…; API: 401
  *   problem+json; wrong Host / cross-origin → 403.
  */
-export function createHttpGate(opts: GateOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
@@ -138,9 +139,9 @@ export function createHttpGate(opts: GateOptions = {}): (req: IncomingMessage, r
     const pathname = url.pathname;
     const headers = nodeHeaders(req);
     const isPublic = isPublicRequest(method, pathname, opts);
-    const verdict = checkRequest({ method, headers }, { public: isPublic });
+    const verdict = checkRequest({ method, headers }, { public: isPublic }, opts.auth);
     if (verdict.ok && pathname === LOGIN_PATH && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
-      loginWithUrlToken(req, res, url);
+      loginWithUrlToken(opts.auth, req, res, url);
       return false;
     }
     if (verdict.ok) return true;
@@ -177,10 +178,11 @@ export function refuseUpgrade(socket: Duplex, status: number, title: string, det
  * Checks a WebSocket upgrade like a state-changing request (a socket can do anything a token
  * can): Host, Origin (a cookie-authenticated upgrade must carry a matching Origin — blocks
  * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns true to let
- * it through; otherwise it has already answered 401/403 on the socket.
+ * it through; otherwise it has already answered 401/403 on the socket. `auth`: the server's
+ * AuthState.
  */
-export function gateUpgrade(req: IncomingMessage, socket: Duplex): boolean {
-  const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true });
+export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex): boolean {
+  const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true }, auth);
   if (verdict.ok) return true;
   logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);
   refuseUpgrade(socket, verdict.status, verdict.title, verdict.detail);

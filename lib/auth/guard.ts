@@ -1,6 +1,6 @@
 import { hostAllowed, isStateChanging, originMatches } from './origin';
 import { type Session, hasSessionCookie, sessionFromCookieHeader } from './session';
-import { type AuthState, getAuth } from './state';
+import type { AuthState } from './state';
 import { verifyToken } from './tokens';
 
 /**
@@ -48,9 +48,10 @@ export function bearerToken(header: string | undefined | null): string | null {
 
 /**
  * Who sent these headers, if anyone. A bearer token, when present, decides alone (a wrong
- * bearer token is a failure even with a valid cookie); otherwise the session cookie.
+ * bearer token is a failure even with a valid cookie); otherwise the session cookie. `state` is
+ * the server's AuthState (lib/auth/state.ts).
  */
-export function authenticate(headers: HeaderGetter, state: AuthState = getAuth()): { identity: Identity | null; failure?: string } {
+export function authenticate(headers: HeaderGetter, state: AuthState): { identity: Identity | null; failure?: string } {
   const bearer = bearerToken(headers('authorization'));
   if (bearer !== null) {
     if (bearer === '') return { identity: null, failure: 'the Authorization header must be "Bearer <token>"' };
@@ -76,8 +77,9 @@ export function authenticate(headers: HeaderGetter, state: AuthState = getAuth()
  *   403. Bearer-token clients (CLI, scripts) need no Origin: a browser cannot attach that header
  *   cross-site without a CORS preflight, which jobdeck never grants.
  * - Credentials: a valid bearer token or session cookie → ok; otherwise 401 unless public.
+ * `state` is the server's AuthState (lib/auth/state.ts).
  */
-export function checkRequest(req: { method: string; headers: HeaderGetter }, opts: CheckOptions = {}, state: AuthState = getAuth()): Verdict {
+export function checkRequest(req: { method: string; headers: HeaderGetter }, opts: CheckOptions, state: AuthState): Verdict {
   const host = req.headers('host') ?? undefined;
   if (!hostAllowed(host, state.bindHost, state.allowedOrigins)) {
     return {

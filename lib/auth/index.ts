@@ -14,7 +14,7 @@
 export { readLocalToken, tokenPath, TOKEN_FILE, TOKEN_HASH_FILE, constantTimeEqual, verifyToken, hashToken, generateToken } from './tokens';
 export { maskEnvs, isSecretName, maskUrlPasswords, MASKED_VALUE } from './secrets';
 export { checkRequest, authenticate, bearerToken, type Identity, type Verdict, type HeaderGetter } from './guard';
-export { getAuth, initAuth, loadAuth, type AuthState } from './state';
+export { closedAuthState, loadAuth, type AuthState } from './state';
 export { isLoopbackHost, assertSafeBinding, AuthConfigError } from './binding';
 export { originMatches, hostAllowed, isStateChanging, safeNextPath } from './origin';
 export { isPublicRequest, LOGIN_PATH } from './policy';

@@ -5,7 +5,7 @@ import { authenticate, bearerToken } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH } from './policy';
 import { clearSessionCookie, issueSession, revokeSession, sessionSetCookie, viaHttps } from './session';
-import { getAuth } from './state';
+import type { AuthState } from './state';
 import { verifyToken } from './tokens';
 
 /**
@@ -54,11 +54,11 @@ async function readCredentials(req: Request): Promise<{ token: string; next: str
  * `Authorization: Bearer`) and answers: a new session cookie (HttpOnly,
  * SameSite=Strict, Path=/) and 200 JSON `{ ok: true, next, expiresAt }` — or, for an HTML form,
  * 303 to `next`. A wrong token: 401 problem+json, or 303 back to /login?error=invalid.
+ * `state`: the server's AuthState (the token hash checked, the session key signing the cookie).
  *
  * @throws ApiError 400 (malformed body), 413 (body over 16 KiB), 415 (other content types).
  */
-export async function loginResponse(req: Request): Promise<Response> {
-  const state = getAuth();
+export async function loginResponse(req: Request, state: AuthState): Promise<Response> {
   const form = isForm(req);
   const creds = await readCredentials(req);
   // No token in the body: exchange the bearer token, if any, for a session.
@@ -88,9 +88,9 @@ export async function loginResponse(req: Request): Promise<Response> {
  * Ends the caller's browser session (revoked at once, also across restarts) and clears the
  * cookie. 200 JSON `{ ok: true }`, or 303 to /login for an HTML form post. A bearer-token caller
  * has no session: nothing is revoked (rotate the token to revoke it — see SECURITY.md).
+ * `state`: the server's AuthState (its revocation list is updated).
  */
-export async function logoutResponse(req: Request): Promise<Response> {
-  const state = getAuth();
+export async function logoutResponse(req: Request, state: AuthState): Promise<Response> {
   const { identity } = authenticate((n) => req.headers.get(n), state);
   if (identity?.session) revokeSession(state, identity.session);
   const cookie = clearSessionCookie(state, { secure: viaHttps(req.headers.get('x-forwarded-proto')) });

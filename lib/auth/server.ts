@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type Env, assertSafeBinding } from './binding';
 import { LOGIN_PATH } from './policy';
-import { type LoadAuthResult, initAuth } from './state';
+import { type LoadAuthResult, loadAuth } from './state';
 import { tokenPath } from './tokens';
 
 /**
@@ -30,8 +30,8 @@ export function loginUrl(host: string, port: number, token: string | null): stri
 }
 
 /**
- * Refuses unsafe configurations, loads (or generates) the token, and returns how to announce the
- * login URL.
+ * Refuses unsafe configurations, loads (or generates) the token, and returns the auth state
+ * (`result.state`, for the server's services) and how to announce the login URL.
  *
  * @param opts.home data folder; opts.host listen address.
  * @throws AuthConfigError when listening on a non-loopback address without JOBDECK_TOKEN, or when
@@ -40,7 +40,7 @@ export function loginUrl(host: string, port: number, token: string | null): stri
 export function prepareServerAuth(opts: { home: string; host: string; env?: Env }): ServerAuth {
   const env = opts.env ?? process.env;
   assertSafeBinding(opts.host, env);
-  const result = initAuth({ home: opts.home, host: opts.host, env });
+  const result = loadAuth({ generate: true, home: opts.home, host: opts.host, env });
   return {
     result,
     announce(log, port) {

@@ -2,7 +2,6 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { shared } from '../shared';
 import { AuthConfigError, type Env } from './binding';
 import {
   MIN_TOKEN_LENGTH,
@@ -24,8 +23,9 @@ export const REVOKED_SESSIONS_FILE = 'sessions.revoked';
 export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * The process-wide authentication state (kept on globalThis via lib/shared.ts so server.ts and
- * the Next.js route bundles see one object). Holds the token's HASH only, never the token.
+ * The server's authentication state: loaded once at start (loadAuth), kept in the server's
+ * services (lib/server/services.ts) and handed to the gates and route handlers. Holds the
+ * token's HASH only, never the token.
  */
 export interface AuthState {
   /** sha256 of the admin token; null when none is configured (then nothing authenticates). */
@@ -48,7 +48,7 @@ export interface AuthState {
   bindHost: string | null;
 }
 
-/** Options of loadAuth()/initAuth(). */
+/** Options of loadAuth(). */
 export interface LoadAuthOptions {
   /** Data folder (default: JOBDECK_HOME). */
   home?: string;
@@ -212,29 +212,22 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
 }
 
 /**
- * Loads the auth configuration for this process (generating a token when none exists) and makes
- * it the one getAuth() returns. Called once by the server at start.
+ * A state under which nothing authenticates (no token, a random session key, no Host check):
+ * what a route handler checks against when no jobdeck server runs in its process (route modules
+ * served by plain `next start`), so such a process fails closed. Writes nothing.
  */
-export function initAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
-  const r = loadAuth({ generate: true, ...opts });
-  shared().auth = r.state;
-  return r;
-}
-
-/**
- * The process's auth state. When the server did not initialise it (a route bundle running under
- * plain `next start`/`next dev`), it is loaded read-only from JOBDECK_TOKEN / the data folder;
- * with no token anywhere, nothing authenticates (fail closed).
- */
-export function getAuth(): AuthState {
-  const s = shared();
-  if (!s.auth) s.auth = loadAuth({ generate: false }).state;
-  return s.auth as AuthState;
-}
-
-/** Replaces the process's auth state (tests). */
-export function setAuth(state: AuthState): void {
-  shared().auth = state;
+export function closedAuthState(): AuthState {
+  return {
+    tokenHash: null,
+    source: 'none',
+    sessionKey: randomBytes(32),
+    cookieName: 'jobdeck_session',
+    sessionTtlMs: DEFAULT_SESSION_TTL_MS,
+    home: '',
+    revoked: new Map(),
+    allowedOrigins: [],
+    bindHost: null,
+  };
 }
 
 /** Records a logged-out session until it would have expired (in memory and in the data folder). */

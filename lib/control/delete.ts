@@ -5,7 +5,6 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { leftoverGraceMsFromEnv } from '../config';
-import { getExecutor } from '../executors';
 import type { AttemptHandle, Executor } from '../executors/types';
 import { logger } from '../log';
 import { attemptDir, jobDir } from '../jobs/paths';
@@ -22,8 +21,8 @@ export interface DeleteOutcome {
 export interface DeleteOptions {
   /** Data folder (default `$JOBDECK_HOME`). */
   home?: string;
-  /** Executors by name (default: the process-wide ones, lib/executors getExecutor). */
-  executor?: (name: string) => Executor;
+  /** The server's executors by name (lib/executors ExecutorRegistry.get). */
+  executor: (name: string) => Executor;
   /** SIGTERM → SIGKILL grace for what the jobs' attempts left running (ms; default JOBDECK_LEFTOVER_GRACE_MS, 2000). */
   leftoverGraceMs?: number;
 }
@@ -39,7 +38,7 @@ const LEFTOVER_CONCURRENCY = 32;
 async function stopLeftovers(store: Store, jobIds: number[], opts: DeleteOptions): Promise<void> {
   const rows = await leftoverAttempts(store, jobIds);
   if (rows.length === 0) return;
-  const resolve = opts.executor ?? getExecutor;
+  const resolve = opts.executor;
   const graceMs = opts.leftoverGraceMs ?? leftoverGraceMsFromEnv();
   const work = rows.map((a) => async () => {
     try {
@@ -69,7 +68,7 @@ async function stopLeftovers(store: Store, jobIds: number[], opts: DeleteOptions
  * that cannot be removed is logged, not an error (the rows are gone); so is a leftover that
  * cannot be stopped.
  */
-export async function deleteJobs(store: Store, ids: number[], opts: DeleteOptions = {}): Promise<DeleteOutcome> {
+export async function deleteJobs(store: Store, ids: number[], opts: DeleteOptions): Promise<DeleteOutcome> {
   const unique = [...new Set(ids)].filter((id) => Number.isInteger(id) && id > 0);
   await stopLeftovers(store, unique, opts);
   const { deleted } = await deleteTerminalJobs(store, unique);

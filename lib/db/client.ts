@@ -3,7 +3,6 @@ import path from 'node:path';
 import { PrismaClient } from '../generated/prisma/client';
 import { loadConfig } from '../config';
 import { logger } from '../log';
-import { shared } from '../shared';
 import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
 import { initPgliteFolder } from './pglite-init';
@@ -201,34 +200,4 @@ async function openPostgres(url: string, runMigrations: boolean): Promise<Databa
       await prisma.$disconnect().catch(() => undefined);
     },
   };
-}
-
-/**
- * Opens the process-wide database from the environment (once; later calls share it) and
- * publishes it for getDatabase(). Called by the server at start-up and by tools/tests.
- */
-export function initDatabase(opts?: OpenOptions): Promise<Database> {
-  const s = shared();
-  if (!s.db) {
-    const cfg = loadConfig();
-    s.db = openDatabase(opts ?? { databaseUrl: cfg.databaseUrl }).then(
-      (db) => {
-        logger().info({ database: db.kind, migrations: db.migrations.length }, 'database open');
-        return db;
-      },
-      (err) => {
-        s.db = undefined;
-        throw err;
-      },
-    );
-  }
-  return s.db;
-}
-
-/** Closes the process-wide database if it was opened. */
-export async function closeDatabase(): Promise<void> {
-  const s = shared();
-  const p = s.db;
-  s.db = undefined;
-  if (p) await (await p).close().catch(() => undefined);
 }

@@ -1,4 +1,3 @@
-import { shared } from '../shared';
 import { createLocalExecutor } from './local';
 import { createSlurmExecutor } from './slurm';
 import type { Executor } from './types';
@@ -7,27 +6,43 @@ export type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
 
 /**
  * Factories of the known executors, by the name stored on Attempt.executor. Another backend
- * (Slurm) adds one line here.
+ * adds one line here.
  */
 const FACTORIES: Record<string, () => Executor> = {
   local: () => createLocalExecutor(),
   slurm: () => createSlurmExecutor(),
 };
 
-/** Names getExecutor() accepts. */
-export function executorNames(): string[] {
-  return Object.keys(FACTORIES);
+/**
+ * The executors of one server, by name: each created on first use and then the same instance —
+ * the local one knows which attempts this process is the parent of, and owns the attempt
+ * launcher process (lib/executors/launcher.ts). The server makes one registry at start
+ * (lib/server/start.ts) and hands it to the monitor and the API.
+ */
+export interface ExecutorRegistry {
+  /**
+   * The executor named `name` ("local", "slurm").
+   * @throws Error for an unknown name (the message lists the known ones).
+   */
+  get(name: string): Executor;
+  /** Every name get() accepts. */
+  names(): string[];
 }
 
-/**
- * The process-wide executor named `name` ("local"), created on first use and kept on
- * `shared()` (so server.ts and the route bundles share one instance — and with it the knowledge
- * of which attempts this process is the parent of).
- * @throws Error for an unknown name.
- */
-export function getExecutor(name: string): Executor {
-  const factory = Object.hasOwn(FACTORIES, name) ? FACTORIES[name] : undefined;
-  if (!factory) throw new Error(`unknown executor "${name}" (known: ${executorNames().join(', ')})`);
-  const bag = ((shared().executors as Record<string, Executor> | undefined) ??= {});
-  return (bag[name] ??= factory());
+/** Creates an executor registry (nothing is created until get()). */
+export function createExecutors(factories: Record<string, () => Executor> = FACTORIES): ExecutorRegistry {
+  const made = new Map<string, Executor>();
+  const names = () => Object.keys(factories);
+  return {
+    names,
+    get(name) {
+      let ex = made.get(name);
+      if (ex) return ex;
+      const factory = Object.hasOwn(factories, name) ? factories[name] : undefined;
+      if (!factory) throw new Error(`unknown executor "${name}" (known: ${names().join(', ')})`);
+      ex = factory();
+      made.set(name, ex);
+      return ex;
+    },
+  };
 }

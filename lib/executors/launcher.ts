@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../log';
-import { shared } from '../shared';
 
 /**
  * The server side of the attempt launcher (lib/executors/launcher-main.mjs): a small long-lived
@@ -89,7 +88,7 @@ export function launcherProgram(): string | null {
   return candidates.find((c) => existsSync(c)) ?? null;
 }
 
-/** Creates a launcher; use sharedLauncher() outside tests. */
+/** Creates a launcher (its process starts on first spawn); launcherFromEnv() decides whether to. */
 export function createLauncher(program: string): Launcher {
   let child: ChildProcess | null = null;
   let seq = 0;
@@ -199,19 +198,16 @@ export class LauncherGoneError extends Error {
 }
 
 /**
- * The process-wide launcher (kept on shared(), like the executors), or null when turned off
- * (`JOBDECK_LAUNCHER=0`) or its program cannot be found (logged once).
+ * A new launcher as the environment asks: null when turned off (`JOBDECK_LAUNCHER=0`) or when
+ * its program cannot be found (with a warning); its process starts on first spawn. The local
+ * executor that asks owns it (one per server: the registry's, lib/executors/index.ts).
  * @throws Error naming the variable when JOBDECK_LAUNCHER is neither 0 nor 1.
  */
-export function sharedLauncher(): Launcher | null {
+export function launcherFromEnv(): Launcher | null {
   const flag = (process.env.JOBDECK_LAUNCHER ?? '').trim();
   if (flag !== '' && flag !== '0' && flag !== '1') throw new Error(`JOBDECK_LAUNCHER: expected 0 or 1, got "${process.env.JOBDECK_LAUNCHER}"`);
   if (flag === '0') return null;
-  const bag = shared() as { launcher?: Launcher | null };
-  if (bag.launcher === undefined) {
-    const program = launcherProgram();
-    if (!program) logger().warn('attempt launcher program (lib/executors/launcher-main.mjs) not found; the server spawns attempts itself');
-    bag.launcher = program ? createLauncher(program) : null;
-  }
-  return bag.launcher;
+  const program = launcherProgram();
+  if (!program) logger().warn('attempt launcher program (lib/executors/launcher-main.mjs) not found; the server spawns attempts itself');
+  return program ? createLauncher(program) : null;
 }

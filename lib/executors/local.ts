@@ -4,8 +4,8 @@ import { LocalChildren } from './local-children';
 import { cancelProcessGroup } from './local-cancel';
 import { identity, readHandleFile } from './local-handle';
 import { launchLocal } from './local-launch';
-import { readProcStat, isLiveState, sharedProcScanner, type ProcScanner } from './proc';
-import { sharedLauncher, type Launcher } from './launcher';
+import { createProcScanner, readProcStat, isLiveState, type ProcScanner } from './proc';
+import { launcherFromEnv, type Launcher } from './launcher';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 export { EXIT_FILE, HANDLE_FILE, readExitRecord, toResult, watchExitRecord, type EndResult, type ExitRecord } from './attempt-record';
@@ -68,13 +68,14 @@ export interface LocalExecutorOptions {
    */
   hooks?: { afterFirstExitRead?: (handle: AttemptHandle) => void | Promise<void> };
   /**
-   * The process-table scanner cancel() uses (default: the process-wide sharedProcScanner()):
+   * The process-table scanner cancel() uses (default: this executor's own createProcScanner()):
    * concurrent cancels share its `/proc` scans. Tests inject a counting one.
    */
   procScanner?: ProcScanner;
   /**
-   * Who spawns the wrappers (default: the process-wide sharedLauncher(), lib/executors/launcher.ts);
-   * null: this process spawns them itself (also what `JOBDECK_LAUNCHER=0` selects).
+   * Who spawns the wrappers (default: this executor's own launcherFromEnv(),
+   * lib/executors/launcher.ts); null: this process spawns them itself (also what
+   * `JOBDECK_LAUNCHER=0` selects).
    */
   launcher?: Launcher | null;
 }
@@ -89,16 +90,16 @@ export interface LocalExecutor extends Executor {
 }
 
 /**
- * Creates a local executor (see the module doc for the attempt folder). Use getExecutor('local')
- * (lib/executors/index.ts) for the process-wide one; create others only in tests.
+ * Creates a local executor (see the module doc for the attempt folder). The server's is its
+ * registry's (lib/executors/index.ts createExecutors); create others only in tests.
  */
 export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecutor {
   const pollMs = opts.pollMs ?? 1000;
-  const scanner = opts.procScanner ?? sharedProcScanner();
+  const scanner = opts.procScanner ?? createProcScanner();
   /** Attempts this instance spawned and that have not been reaped yet. */
   const children = new LocalChildren();
   /** Who forks the wrappers: the launcher process, or (null) this process itself. */
-  const launcher = opts.launcher === undefined ? sharedLauncher() : opts.launcher;
+  const launcher = opts.launcher === undefined ? launcherFromEnv() : opts.launcher;
 
   const cancel = (handle: AttemptHandle, cancelOpts: { graceMs?: number } = {}): Promise<void> => cancelProcessGroup(handle, scanner, cancelOpts);
   const launch = (req: LaunchRequest): Promise<AttemptHandle> => launchLocal(req, { launcher, children, cancel });

@@ -265,11 +265,3 @@ export function createProcScanner(opts: ProcScannerOptions = {}): ProcScanner {
     },
   };
 }
-
-let defaultScanner: ProcScanner | null = null;
-
-/** The process-wide scanner (one per module copy) that the local executor's cancels share. */
-export function sharedProcScanner(): ProcScanner {
-  defaultScanner ??= createProcScanner();
-  return defaultScanner;
-}

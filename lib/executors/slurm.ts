@@ -92,8 +92,8 @@ export interface SlurmExecutorOptions {
 }
 
 /**
- * Creates a Slurm executor (see the module doc). Use getExecutor('slurm') (lib/executors/index.ts)
- * for the process-wide one; create others only in tests.
+ * Creates a Slurm executor (see the module doc). The server's is its registry's
+ * (lib/executors/index.ts createExecutors); create others only in tests.
  */
 export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
   const partition = opts.partition ?? (process.env.JOBDECK_SLURM_PARTITION || undefined);

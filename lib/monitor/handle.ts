@@ -1,9 +1,8 @@
-import { shared } from '../shared';
 import type { SubmitStatementStats } from '../store';
 
 /**
- * The process-wide monitor, reachable from route handlers and lib/ code without importing the
- * monitor itself (route bundles load their own module copies; the instance lives on shared()).
+ * What the monitor shows to code outside lib/monitor: its state (GET /api/monitor) and wake().
+ * The server keeps its monitor in its services (lib/server/services.ts).
  */
 
 /** What `GET /api/monitor` answers. Times are ISO-8601; durations in ms. */
@@ -68,54 +67,8 @@ export function processMemory(): ProcessMemory {
   return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, arrayBuffersBytes: m.arrayBuffers };
 }
 
-/** What the process-wide monitor exposes to callers outside lib/monitor. */
+/** What a monitor exposes to callers outside lib/monitor (the route reads its state()). */
 export interface MonitorHandle {
   state(): MonitorState;
   wake(jobId?: number): void;
-}
-
-/** The state of a monitor that is not running (no server in this process). */
-export function stoppedState(): MonitorState {
-  return {
-    running: false,
-    startedAt: null,
-    reconcileMs: 0,
-    lastReconcileAt: null,
-    lastReconcileDurationMs: null,
-    lagMs: null,
-    jobsWatched: 0,
-    jobsWaiting: 0,
-    attemptsWatched: 0,
-    restarts: 0,
-    recoveries: 0,
-    readopted: 0,
-    transientRetries: 0,
-    controllerFailures: 0,
-    capacity: { check: true, used: 0, total: 0, byExecutor: {} },
-    memory: processMemory(),
-    submits: shared().store?.submits.stats() ?? { statements: 0, jobs: 0 },
-  };
-}
-
-/** Publishes (or clears) the process-wide monitor. */
-export function setProcessMonitor(m: MonitorHandle | undefined): void {
-  shared().monitor = m;
-}
-
-/** The process-wide monitor, if one runs in this process. */
-export function processMonitor(): MonitorHandle | undefined {
-  return shared().monitor as MonitorHandle | undefined;
-}
-
-/** The monitor's state for `GET /api/monitor` (a stopped state when none runs here). */
-export function monitorState(): MonitorState {
-  return processMonitor()?.state() ?? stoppedState();
-}
-
-/**
- * Asks the monitor to look at a job now (a submission, a cancel) instead of at its next pass;
- * without an id, runs admission and a reconcile pass soon. No-op when no monitor runs here.
- */
-export function wakeMonitor(jobId?: number): void {
-  processMonitor()?.wake(jobId);
 }

@@ -60,7 +60,7 @@ function walk(dir: string, out: string[] = []): string[] {
 
 /**
  * Loads every `route.ts` under `<appDir>/api` (imported in this process: the server runs under
- * tsx, so the modules share lib/'s process-wide state through shared()).
+ * tsx; the handlers reach the server's services through lib/server/services.ts services()).
  * @throws when a route module fails to import (a broken route must stop the start, not 500 later).
  */
 export async function loadApiRouter(appDir: string): Promise<ApiRouter> {

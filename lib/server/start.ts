@@ -1,36 +1,31 @@
 import http from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
 import { createHttpGate, gateUpgrade, refuseUpgrade } from '../auth/gate';
 import { listPublicFiles } from '../auth/policy';
 import { prepareServerAuth } from '../auth/server';
-import { loadConfig } from '../config';
-import { closeDatabase, initDatabase } from '../db/client';
+import type { AuthState } from '../auth/state';
+import { loadConfig, type Config } from '../config';
+import { openDatabase } from '../db/client';
+import { createExecutors } from '../executors';
 import { logger } from '../log';
-import { shared } from '../shared';
 import { createStore } from '../store';
+import { monitorSettingsFromEnv } from '../monitor/config';
+import { createMonitor } from '../monitor/monitor';
+import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
-import { findUpgradeRoute } from './upgrade';
-
-/** Hooks subsystems register to start after the database opens and stop before it closes. */
-export interface Lifecycle {
-  name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** Registers a subsystem (monitor, log hub…) to run inside the server. Order is kept. */
-export function registerLifecycle(l: Lifecycle): void {
-  const list = ((shared().lifecycles as Lifecycle[] | undefined) ??= []);
-  if (!list.some((x) => x.name === l.name)) list.push(l);
-  shared().lifecycles = list;
-}
+import { publishServices, unpublishServices, type Services } from './services';
+import { findUpgradeRoute, type UpgradeRoute } from './upgrade';
 
 /** A started server. */
 export interface RunningServer {
   url: string;
   server: http.Server;
-  /** Stops subsystems (running jobs keep running), closes HTTP and the database. */
+  /** What the server is made of (also what route handlers read through services()). */
+  services: Services;
+  /** Stops the hub and the monitor (running jobs keep running), closes HTTP and the database. */
   close(): Promise<void>;
 }
 
@@ -45,13 +40,82 @@ export interface StartOptions {
 }
 
 /**
- * Starts jobdeck in this process: opens (and migrates) the database, starts the registered
- * subsystems (monitor recovery runs before the first request is accepted), prepares Next.js and
- * listens. `/api/…` requests go to the route handlers through lib/server/api-router.ts (not
- * through Next's pipeline) except in dev mode; everything else to Next. WebSocket upgrades on `/ws/…` go to the routes registered with registerUpgradeRoute;
- * `/_next/…` upgrades go to Next in dev mode; every other upgrade is destroyed.
+ * Builds the services after the auth check, in dependency order — database, executors, monitor,
+ * WebSocket hub — and starts the monitor (its start-up recovery, awaited). On a failure, what was
+ * built is stopped and closed again before the error is rethrown.
+ * @throws what openDatabase() or the monitor's start throws; Error naming the variable for a
+ *   malformed JOBDECK_* monitor setting.
+ */
+async function startServices(config: Config, log: Logger, auth: AuthState): Promise<Services> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl });
+  log.info({ database: db.kind, migrations: db.migrations.length }, 'database open');
+  // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
+  const store = createStore(db.prisma);
+  let built: Partial<Pick<Services, 'monitor' | 'ws'>> = {};
+  try {
+    const executors = createExecutors();
+    const settings = monitorSettingsFromEnv();
+    const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name) });
+    built = { monitor };
+    const ws = new WsHub({ store });
+    built = { monitor, ws };
+    await monitor.start();
+    log.debug({ subsystem: 'monitor' }, 'started');
+    return { config, log, auth, db, store, executors, settings, monitor, ws };
+  } catch (err) {
+    await built.ws?.stop().catch(() => undefined);
+    await built.monitor?.stop().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Stops what startServices() started, in reverse order (the database stays open). */
+async function stopServices(s: Services): Promise<void> {
+  await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
+  await s.monitor.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'monitor' }, 'stop failed'));
+}
+
+/** Next's own upgrade handler (dev mode only: hot reload on `/_next/…`). */
+type NextUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/**
+ * Dispatches WebSocket upgrades: refused while stopping; `/_next/…` to Next in dev mode; every
+ * other one passes the auth gate, then goes to its route, or is refused with 404. Next's own
+ * `upgrade` listener (added on its first request) is kept off the server.
+ */
+function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly UpgradeRoute[], closing: () => boolean, nextUpgrade: NextUpgrade | undefined): void {
+  server.on('upgrade', (req, socket, head) => {
+    if (closing()) return refuseUpgrade(socket, 503, 'Service Unavailable', 'jobdeck is stopping');
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    } catch {
+      return refuseUpgrade(socket, 400, 'Bad Request', 'malformed request target');
+    }
+    if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
+    // Every WebSocket is authenticated and Origin-checked before any route sees it.
+    if (!gateUpgrade(auth, req, socket)) return;
+    const found = findUpgradeRoute(routes, pathname);
+    if (found) return found.route.handle(req, socket, head, found.params);
+    refuseUpgrade(socket, 404, 'Not Found', `no WebSocket endpoint at ${pathname}`);
+  });
+  const origOn = server.on.bind(server);
+  server.on = ((event: string, listener: (...args: unknown[]) => void) => (event === 'upgrade' ? server : origOn(event, listener))) as typeof server.on;
+}
+
+/**
+ * Starts jobdeck in this process: checks the auth configuration, builds and starts the services
+ * (startServices: the monitor's recovery runs before the first request is accepted), publishes
+ * them for the route handlers (lib/server/services.ts), prepares Next.js and listens. `/api/…`
+ * requests go to the route handlers through lib/server/api-router.ts (not through Next's
+ * pipeline) except in dev mode; everything else to Next. WebSocket upgrades on `/ws/…` go to the
+ * hub's routes (lib/ws wsRoutes); `/_next/…` upgrades go to Next in dev mode; every other
+ * upgrade is refused. See docs/design.md, "Wiring".
  *
- * @throws when the database cannot be opened or the port is taken.
+ * @throws AuthConfigError for an unsafe binding or a malformed token setting (nothing opened);
+ *   when the database cannot be opened, the monitor cannot start, or the port is taken; Error
+ *   when another jobdeck server already runs in this process.
  */
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const cfg = loadConfig();
@@ -67,96 +131,99 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // Security first (lib/auth): refuses a non-loopback address without JOBDECK_TOKEN, loads or
   // creates the token — before the database opens, so a refused start touches nothing.
   const auth = prepareServerAuth({ home: cfg.home, host });
-  const gate = createHttpGate({ dev: !!opts.dev, publicFiles: listPublicFiles(dir) });
+  const gate = createHttpGate({ auth: auth.result.state, dev: !!opts.dev, publicFiles: listPublicFiles(dir) });
 
-  const db = await initDatabase();
-  // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
-  shared().store = createStore(db.prisma);
-  const lifecycles = (shared().lifecycles as Lifecycle[] | undefined) ?? [];
-  for (const l of lifecycles) {
-    await l.start();
-    log.debug({ subsystem: l.name }, 'started');
-  }
-
-  const { default: next } = await import('next');
-  const app = next({ dev: !!opts.dev, dir, hostname: host, port });
-  const handle = app.getRequestHandler();
-  await app.prepare();
-  const nextUpgrade = opts.dev ? (app as unknown as { getUpgradeHandler?: () => (req: http.IncomingMessage, socket: unknown, head: Buffer) => void }).getUpgradeHandler?.() : undefined;
-
-  // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves the
-  // pages. In dev mode Next serves both (hot reload of route files).
-  const api = apiLoading ? await apiLoading : null;
-  const server = http.createServer((req, res) => {
-    // Every request passes the auth gate first (token/session, Host, Origin, body cap).
-    if (!gate(req, res)) return;
-    if (api && req.url?.startsWith('/api/')) {
-      void api.serve(req, res);
-      return;
-    }
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err, url: req.url }, 'request failed');
-      if (!res.headersSent) res.statusCode = 500;
-      res.end();
-    });
-  });
-  // Idle keep-alive sockets stay open well past clients' own idle timeouts (undici: 4 s), so a
-  // client whose event loop lags never sends a request on a socket the server is closing
-  // (ECONNRESET under load); headersTimeout must stay above it.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  // Set when close() begins: no new WebSocket is accepted while subsystems stop (a client that
+  const s = await startServices(cfg, log, auth.result.state);
+  // Set when close() begins: no new WebSocket is accepted while the services stop (a client that
   // reconnects during shutdown would otherwise get a fresh stream and hold the stop open).
   let closing = false;
-  server.on('upgrade', (req, socket, head) => {
-    if (closing) return refuseUpgrade(socket, 503, 'Service Unavailable', 'jobdeck is stopping');
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://x').pathname;
-    } catch {
-      return refuseUpgrade(socket, 400, 'Bad Request', 'malformed request target');
-    }
-    if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
-    // Every WebSocket is authenticated and Origin-checked before any route sees it.
-    if (!gateUpgrade(req, socket)) return;
-    const found = findUpgradeRoute(pathname);
-    if (found) return found.route.handle(req, socket, head, found.params);
-    refuseUpgrade(socket, 404, 'Not Found', `no WebSocket endpoint at ${pathname}`);
-  });
-  // Next adds its own upgrade listener on the first request; keep ours the only one.
-  const origOn = server.on.bind(server);
-  server.on = ((event: string, listener: (...args: unknown[]) => void) => (event === 'upgrade' ? server : origOn(event, listener))) as typeof server.on;
+  let server: http.Server | undefined;
+  let app: Awaited<ReturnType<typeof prepareNext>> | undefined;
+  try {
+    publishServices(s);
+    app = await prepareNext(dir, host, port, !!opts.dev);
+    // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves
+    // the pages. In dev mode Next serves both (hot reload of route files).
+    const api = apiLoading ? await apiLoading : null;
+    const handle = app.handle;
+    server = http.createServer((req, res) => {
+      // Every request passes the auth gate first (token/session, Host, Origin, body cap).
+      if (!gate(req, res)) return;
+      if (api && req.url?.startsWith('/api/')) {
+        void api.serve(req, res);
+        return;
+      }
+      handle(req, res).catch((err: unknown) => {
+        log.error({ err, url: req.url }, 'request failed');
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
+      });
+    });
+    dispatchUpgrades(server, s.auth, wsRoutes(s.ws), () => closing, app.upgrade);
+    await listen(server, port, host);
+  } catch (err) {
+    server?.close();
+    await app?.close().catch(() => undefined);
+    await stopServices(s);
+    await s.db.close();
+    unpublishServices(s);
+    throw err;
+  }
+  const addr = server.address();
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  // The login URL first: whoever waits for "listening" has it already.
+  auth.announce(log, actualPort);
+  log.info({ url, database: s.db.kind }, `jobdeck listening on ${url} (database: ${s.db.kind})`);
 
-  await new Promise<void>((resolve, reject) => {
+  const srv = server;
+  const next = app;
+  let closed = false;
+  return {
+    url,
+    server: srv,
+    services: s,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      closing = true;
+      await stopServices(s);
+      await new Promise<void>((resolve) => {
+        srv.close(() => resolve());
+        srv.closeAllConnections?.();
+      });
+      await next.close().catch(() => undefined);
+      await s.db.close().catch(() => undefined);
+      unpublishServices(s);
+    },
+  };
+}
+
+/** Next.js prepared for this folder: its request handler, its upgrade handler (dev), close(). */
+async function prepareNext(dir: string, host: string, port: number, dev: boolean) {
+  const { default: next } = await import('next');
+  const app = next({ dev, dir, hostname: host, port });
+  const handle = app.getRequestHandler();
+  await app.prepare();
+  const upgrade = dev ? (app as unknown as { getUpgradeHandler?: () => NextUpgrade }).getUpgradeHandler?.() : undefined;
+  return { handle, upgrade, close: async (): Promise<void> => void (await app.close?.()) };
+}
+
+/**
+ * Listens on `host:port` with keep-alive timeouts set. Idle keep-alive sockets stay open well
+ * past clients' own idle timeouts (undici: 4 s), so a client whose event loop lags never sends a
+ * request on a socket the server is closing (ECONNRESET under load); headersTimeout must stay
+ * above it.
+ * @throws the listen error (EADDRINUSE…).
+ */
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const addr = server.address();
-  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  // The login URL first: whoever waits for "listening" has it already.
-  auth.announce(log, actualPort);
-  log.info({ url, database: db.kind }, `jobdeck listening on ${url} (database: ${db.kind})`);
-
-  let closed = false;
-  return {
-    url,
-    server,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      closing = true;
-      for (const l of [...lifecycles].reverse()) await l.stop().catch((err: unknown) => log.error({ err, subsystem: l.name }, 'stop failed'));
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      });
-      await app.close?.().catch(() => undefined);
-      await closeDatabase();
-      shared().store = undefined;
-    },
-  };
 }

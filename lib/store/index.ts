@@ -3,7 +3,7 @@
  * (store.ts), the bus (bus.ts), the column table (columns.ts), parameters and decoding (sql.ts),
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
  * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts) and the reads
- * (list.ts, detail.ts, lookup.ts). Reads answer rows; lib/api maps them to the API's views.
+ * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
 export { StoreBus, type StoreEvent, type StoreListener } from './bus';
@@ -27,3 +27,4 @@ export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './de
 export { activeJobIds, jobFilterWhere, jobListRows, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions } from './list';
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses } from './lookup';
+export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

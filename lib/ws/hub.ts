@@ -1,21 +1,30 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { getDatabase } from '../db';
 import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
 import { CLOSE, LOG_HEADER_BYTES, type StreamMessage } from '../logs/protocol';
-import { shared } from '../shared';
 import { loadStreamLimits, type StreamLimits } from './config';
 import { FramePool, JobStream, LogSendBudget, parseStreamStart, StreamQueryError } from './job-stream';
 import { ListStreams } from './list-stream';
 
+/** What a hub reads and listens to. */
+export interface WsHubOptions {
+  /**
+   * The server's store: the streams read through it, and its bus (`change` events, StoreEvent,
+   * emitted after each commit) feeds the hub's one listener, which routes them to the streams.
+   */
+  store: Store;
+  /** Stream limits (default: from the environment, lib/ws/config.ts). */
+  limits?: StreamLimits;
+}
+
 /**
- * The process-wide WebSocket hub (kept on shared(), so the custom server and any route bundle
- * see one): owns the `ws` server (noServer, no compression, small client frames), every open
- * socket, one store-bus listener that routes each change to the streams of its job and to the
- * list stream, a heartbeat, and the graceful stop (close 1001). Authentication happens before a
- * route is called (lib/server/start.ts); the hub does none.
+ * The server's WebSocket hub (one per server, kept in its services): owns the `ws` server
+ * (noServer, no compression, small client frames), every open socket, one store-bus listener
+ * that routes each change to the streams of its job and to the list stream, a heartbeat, and the
+ * graceful stop (close 1001). Authentication happens before a route is called
+ * (lib/server/start.ts); the hub does none.
  */
 export class WsHub {
   readonly limits: StreamLimits;
@@ -32,6 +41,7 @@ export class WsHub {
    */
   private readonly frames: FramePool;
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly store: Store;
   private stopped = false;
   private readonly onChange = (e: StoreEvent) => {
     try {
@@ -43,11 +53,10 @@ export class WsHub {
     }
   };
 
-  constructor(
-    private readonly store: Store,
-    limits: StreamLimits = loadStreamLimits(),
-  ) {
+  constructor(opts: WsHubOptions) {
+    const limits = opts.limits ?? loadStreamLimits();
     this.limits = limits;
+    this.store = opts.store;
     this.budget = new LogSendBudget(limits);
     this.frames = new FramePool(LOG_HEADER_BYTES + limits.chunkBytes, 2 * Math.ceil(limits.totalHighWater / limits.chunkBytes), 8);
     this.wss = new WebSocketServer({
@@ -59,8 +68,8 @@ export class WsHub {
       // How long a closing socket may take to flush and answer (ws option; missing from @types/ws).
       ...({ closeTimeout: limits.closeGraceMs } as object),
     });
-    this.list = new ListStreams(store, limits);
-    store.bus.on('change', this.onChange);
+    this.list = new ListStreams(this.store, limits);
+    this.store.bus.on('change', this.onChange);
     this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -138,28 +147,21 @@ export class WsHub {
         if (err instanceof StreamQueryError) return this.reject(ws, 'bad_request', err.message, CLOSE.BAD_REQUEST);
         throw err;
       }
-      const begin = start;
-      getDatabase().then(
-        () => {
-          if (ws.readyState !== ws.OPEN) return;
-          const stream = new JobStream(ws, jobId, begin, {
-            store: this.store,
-            limits: this.limits,
-            budget: this.budget,
-            frames: this.frames,
-            onDone: (s) => {
-              const set = this.byJob.get(jobId);
-              set?.delete(s);
-              if (set && set.size === 0) this.byJob.delete(jobId);
-            },
-          });
-          let set = this.byJob.get(jobId);
-          if (!set) this.byJob.set(jobId, (set = new Set()));
-          set.add(stream);
-          void stream.run();
+      const stream = new JobStream(ws, jobId, start, {
+        store: this.store,
+        limits: this.limits,
+        budget: this.budget,
+        frames: this.frames,
+        onDone: (s) => {
+          const set = this.byJob.get(jobId);
+          set?.delete(s);
+          if (set && set.size === 0) this.byJob.delete(jobId);
         },
-        (err: unknown) => this.reject(ws, 'internal', `database unavailable: ${(err as Error).message}`, CLOSE.INTERNAL_ERROR),
-      );
+      });
+      let set = this.byJob.get(jobId);
+      if (!set) this.byJob.set(jobId, (set = new Set()));
+      set.add(stream);
+      void stream.run();
     });
   }
 
@@ -186,37 +188,4 @@ export class WsHub {
     this.sockets.clear();
     this.wss.close();
   }
-}
-
-/** The process-wide hub, created on first use (with limits from the environment). */
-export function wsHub(): WsHub {
-  const s = shared();
-  if (!s.wsHub) s.wsHub = new WsHub(openStore());
-  return s.wsHub as WsHub;
-}
-
-/** The store of the open database (set by lib/server/start.ts). @throws Error when none is open. */
-function openStore(): Store {
-  const store = shared().store;
-  if (!store) throw new Error('ws hub: no store is open (lib/server/start.ts builds it with the database)');
-  return store;
-}
-
-/** Stops the process-wide hub (if any) and forgets it; the next wsHub() makes a fresh one. */
-export async function stopWsHub(): Promise<void> {
-  const s = shared();
-  const hub = s.wsHub as WsHub | undefined;
-  s.wsHub = undefined;
-  await hub?.stop();
-}
-
-/**
- * Replaces the process-wide hub with one using these limits (in-process tests); the old one is
- * stopped.
- */
-export async function resetWsHub(limits: Partial<StreamLimits> = {}): Promise<WsHub> {
-  await stopWsHub();
-  const hub = new WsHub(openStore(), { ...loadStreamLimits(), ...limits });
-  shared().wsHub = hub;
-  return hub;
 }

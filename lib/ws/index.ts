@@ -1,15 +1,25 @@
 /**
- * Registers jobdeck's WebSocket endpoints with the server (imported once by
- * lib/server/subsystems.ts):
+ * jobdeck's WebSocket endpoints, as a route table over one hub (the server dispatches upgrades
+ * to it, lib/server/start.ts):
  * - `/ws/jobs/:id` — one job's live story (lib/logs/protocol.ts StreamMessage + binary log frames);
  * - `/ws/jobs` — list-level changes for the dashboard (ListMessage).
- * On server stop every socket is closed with 1001 (job streams first get a resume position).
+ * On hub stop every socket is closed with 1001 (job streams first get a resume position).
  */
-import { registerLifecycle } from '../server/start';
-import { registerUpgradeRoute } from '../server/upgrade';
-import { stopWsHub, wsHub } from './hub';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WsHub } from './hub';
 
-export { WsHub, wsHub, resetWsHub, stopWsHub } from './hub';
+export { WsHub, type WsHubOptions } from './hub';
+
+/**
+ * A WebSocket route: `match` returns params when the path is its own, `handle` takes over the
+ * upgrade (it must answer or destroy the socket).
+ */
+export interface WsRoute {
+  name: string;
+  match(pathname: string): Record<string, string> | null;
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>): void;
+}
 
 /** Matches `/ws/jobs/:id` (any non-empty segment: a bad id is answered with close 4400). */
 export function matchJobStreamPath(pathname: string): Record<string, string> | null {
@@ -24,22 +34,18 @@ export function matchJobStreamPath(pathname: string): Record<string, string> | n
   return { id };
 }
 
-registerUpgradeRoute({
-  name: 'ws-job-stream',
-  match: matchJobStreamPath,
-  handle: (req, socket, head, params) => wsHub().handleJob(req, socket, head, params),
-});
-
-registerUpgradeRoute({
-  name: 'ws-job-list',
-  match: (pathname) => (pathname === '/ws/jobs' || pathname === '/ws/jobs/' ? {} : null),
-  handle: (req, socket, head) => wsHub().handleList(req, socket, head),
-});
-
-registerLifecycle({
-  name: 'ws',
-  start: async () => {
-    wsHub();
-  },
-  stop: () => stopWsHub(),
-});
+/** The WebSocket routes served by `hub`, in match order. */
+export function wsRoutes(hub: WsHub): WsRoute[] {
+  return [
+    {
+      name: 'ws-job-stream',
+      match: matchJobStreamPath,
+      handle: (req, socket, head, params) => hub.handleJob(req, socket, head, params),
+    },
+    {
+      name: 'ws-job-list',
+      match: (pathname) => (pathname === '/ws/jobs' || pathname === '/ws/jobs/' ? {} : null),
+      handle: (req, socket, head) => hub.handleList(req, socket, head),
+    },
+  ];
+}

@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ApiError } from '../../lib/api/errors';
-import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec } from '../../lib/api/jobs';
+import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec, type DeleteDeps } from '../../lib/api/jobs';
+import { createExecutors } from '../../lib/executors';
+import { monitorSettingsFromEnv } from '../../lib/monitor/config';
 import { parseCancelRequest, parseListQuery, parseSubmitRequest } from '../../lib/api/request';
 import { jobDir } from '../../lib/jobs/paths';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
@@ -56,6 +58,8 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   let db: PrismaClient;
   let store: Store;
   let tmp: string;
+  /** What the server's DELETE route hands deleteOne(): its data folder, executors and grace. */
+  let deps: DeleteDeps;
   const savedHome = process.env.JOBDECK_HOME;
   beforeAll(async () => {
     t = await createTestDatabase(kind, `api-jobs-${kind}`);
@@ -64,6 +68,8 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-api-'));
     // deleteJobs removes $JOBDECK_HOME/jobs/<id>: keep it inside this test's folder.
     process.env.JOBDECK_HOME = tmp;
+    const executors = createExecutors();
+    deps = { home: tmp, executor: (name) => executors.get(name), leftoverGraceMs: monitorSettingsFromEnv().leftoverGraceMs };
   });
   afterAll(async () => {
     await t?.dispose();
@@ -272,13 +278,13 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       expect(await cancelOne(store, result.id)).toEqual({ cancelled: [], cancelling: [result.id], alreadyTerminal: [], notFound: [] });
       const d = await detail(store, result.id);
       expect(d).toMatchObject({ status: 'CANCELLING', cancelRequested: true });
-      const refused = await apiError(deleteOne(store, result.id));
+      const refused = await apiError(deleteOne(store, result.id, deps));
       expect([refused.status, refused.detail]).toEqual([409, `job ${result.id} is CANCELLING: it is being cancelled; delete it once it is CANCELLED (only a terminal job can be deleted)`]);
     });
 
     it('refuses to delete a job that is not terminal; deletes a terminal one with its folder (204 semantics)', async () => {
       const { result } = await submitJobSpec(store, { source: { kind: 'cmd', cmd: 'sleep 60' } });
-      const refused = await apiError(deleteOne(store, result.id));
+      const refused = await apiError(deleteOne(store, result.id, deps));
       expect(refused.status).toBe(409);
       expect(refused.detail).toMatch(new RegExp(`^job ${result.id} is PENDING: cancel it first`));
       await cancelOne(store, result.id);
@@ -286,10 +292,10 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
       expect(folder.startsWith(tmp)).toBe(true);
       mkdirSync(path.join(folder, 'task-0'), { recursive: true });
       writeFileSync(path.join(folder, 'task-0', 'log'), 'bytes');
-      await deleteOne(store, result.id);
+      await deleteOne(store, result.id, deps);
       expect(existsSync(folder)).toBe(false);
       expect((await apiError(detail(store, result.id))).status).toBe(404);
-      const gone = await apiError(deleteOne(store, result.id));
+      const gone = await apiError(deleteOne(store, result.id, deps));
       expect([gone.status, gone.detail]).toEqual([404, `job ${result.id} not found`]);
     });
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { getExecutor } from '../../lib/executors/index';
+import { createExecutors } from '../../lib/executors/index';
 import { createLocalExecutor, readExitRecord, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
 import { liveMembers, parseProcStat, readProcStat } from '../../lib/executors/proc';
 import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
@@ -458,9 +458,10 @@ describe('process table and registry', () => {
     }
   });
 
-  it('getExecutor returns one process-wide local executor', () => {
-    expect(getExecutor('local')).toBe(getExecutor('local'));
-    expect(getExecutor('local').name).toBe('local');
-    expect(() => getExecutor('nope')).toThrow(/unknown executor "nope"/);
+  it('the executor registry returns one local executor', () => {
+    const executors = createExecutors();
+    expect(executors.get('local')).toBe(executors.get('local'));
+    expect(executors.get('local').name).toBe('local');
+    expect(() => executors.get('nope')).toThrow(/unknown executor "nope"/);
   });
 });

@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/api/errors';
-import { getLogRange, logDownloadResponse, parseLogDownloadQuery, parseLogRangeQuery, LOG_RANGE_MAX_LIMIT } from '../../lib/logs/api';
+import { getLogRange, logDownloadResponse, parseLogDownloadQuery, parseLogRangeQuery, LOG_RANGE_MAX_LIMIT } from '../../lib/api/logs';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { JobDriver } from './ws-fixtures';
 
-/** The REST side of logs (lib/logs/api.ts) over a real database (both kinds) and real files. */
+/** The REST side of logs (lib/api/logs.ts) over a real database (both kinds) and real files. */
 describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
   let tdb: TestDatabase;
   let logDir: string;

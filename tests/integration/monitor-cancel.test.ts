@@ -194,7 +194,7 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     await waitFor(async () => (await jobTree(db, running))?.status === 'RUNNING', 'running');
     const folder = `${fx.home}/jobs/${done}`;
     expect(existsSync(jd.tasks[0].attempts[0].logPath!)).toBe(true);
-    const r = await deleteJobs(storeOf(db), [done, running, 123456789], { home: fx.home });
+    const r = await deleteJobs(storeOf(db), [done, running, 123456789], { home: fx.home, executor: () => fx.executor });
     expect(r).toEqual({
       deleted: [done],
       refused: [

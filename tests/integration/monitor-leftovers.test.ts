@@ -157,7 +157,7 @@ describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('SUCCEEDED');
     expect(alive(child)).toBe(true);
-    const r = await deleteJobs(storeOf(db), [id], { home: fx.home });
+    const r = await deleteJobs(storeOf(db), [id], { home: fx.home, executor: () => fx.executor });
     expect(r.deleted).toEqual([id]);
     expect(alive(child)).toBe(false);
     expect(groupAlive(j.tasks[0].attempts[0].pid!)).toBe(false);

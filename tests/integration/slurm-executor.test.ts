@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getExecutor } from '../../lib/executors/index';
+import { createExecutors } from '../../lib/executors/index';
 import {
   SlurmUnavailableError,
   createSlurmExecutor,
@@ -351,9 +351,10 @@ describe('slurm executor: controller down, capacity, registry', () => {
     expect(createSlurmExecutor().capacity()).toEqual({ cpus: total });
   });
 
-  it('getExecutor("slurm") is the process-wide Slurm executor', () => {
-    const ex = getExecutor('slurm');
+  it('the executor registry\'s "slurm" is one Slurm executor', () => {
+    const executors = createExecutors();
+    const ex = executors.get('slurm');
     expect(ex.name).toBe('slurm');
-    expect(getExecutor('slurm')).toBe(ex);
+    expect(executors.get('slurm')).toBe(ex);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the WebSocket/log integration suites: an in-process HTTP server that routes
- * upgrades exactly like lib/server/start.ts does (findUpgradeRoute), over a real database; a
+ * upgrades exactly like lib/server/start.ts does (findUpgradeRoute over wsRoutes), over a real database; a
  * driver that moves jobs, tasks and attempts through the real guarded store the way the monitor
  * does, writing real log files; and a protocol client that checks the byte stream as it arrives.
  */
@@ -12,11 +12,10 @@ import type { Attempt, PrismaClient, Task } from '../../lib/generated/prisma/cli
 import type { Database } from '../../lib/db/client';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../../lib/jobs/status';
 import { decodeLogChunk, type PongMessage, type StreamMessage } from '../../lib/logs/protocol';
-import { shared } from '../../lib/shared';
-import { startAttempt, submitJob, transitionAttempt, transitionJob, transitionTask } from '../../lib/store';
 import { findUpgradeRoute } from '../../lib/server/upgrade';
-import type { StreamLimits } from '../../lib/ws/config';
-import { resetWsHub, stopWsHub, type WsHub } from '../../lib/ws';
+import { loadStreamLimits, type StreamLimits } from '../../lib/ws/config';
+import { WsHub, wsRoutes } from '../../lib/ws';
+import { startAttempt, submitJob, transitionAttempt, transitionJob, transitionTask } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 
 /** An in-process server: the ws routes on a plain http server, over `db`. */
@@ -28,15 +27,14 @@ export interface WsServer {
 
 /** Starts the ws routes on a free port with a fresh hub (limits overridable) over `db`. */
 export async function startWsServer(db: Database, limits: Partial<StreamLimits> = {}): Promise<WsServer> {
-  shared().db = Promise.resolve(db);
-  shared().store = storeOf(db.prisma);
-  const hub = await resetWsHub(limits);
+  const hub = new WsHub({ store: storeOf(db.prisma), limits: { ...loadStreamLimits(), ...limits } });
+  const routes = wsRoutes(hub);
   const server = http.createServer((_req, res) => {
     res.statusCode = 404;
     res.end();
   });
   server.on('upgrade', (req, socket, head) => {
-    const found = findUpgradeRoute(new URL(req.url ?? '/', 'http://x').pathname);
+    const found = findUpgradeRoute(routes, new URL(req.url ?? '/', 'http://x').pathname);
     if (found) return found.route.handle(req, socket, head, found.params);
     socket.destroy();
   });
@@ -46,7 +44,7 @@ export async function startWsServer(db: Database, limits: Partial<StreamLimits> 
     url: `ws://127.0.0.1:${port}`,
     hub,
     close: async () => {
-      await stopWsHub();
+      await hub.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

@@ -9,14 +9,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoute } from '../../lib/api/handler';
 import { issueSession } from '../../lib/auth/session';
-import { type AuthState, loadAuth, setAuth } from '../../lib/auth/state';
+import { type AuthState, loadAuth } from '../../lib/auth/state';
 
 const TOKEN = 'handler-test-token-0123456789';
 const home = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-handler-'));
 let state: AuthState;
 beforeAll(() => {
   state = loadAuth({ home, env: { JOBDECK_TOKEN: TOKEN }, host: '127.0.0.1' }).state;
-  setAuth(state);
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -26,13 +25,16 @@ function req(method: string, headers: Record<string, string> = {}, body?: BodyIn
   return new Request('http://127.0.0.1:3000/api/x', init);
 }
 
+/** The auth state the routes check against (the server hands its own to apiRoute()). */
+const auth = () => state;
+
 describe('apiRoute', () => {
   let ran = 0;
   const echo = apiRoute(async (r) => {
     ran++;
     return Response.json({ len: r.method === 'GET' ? 0 : (await r.text()).length });
-  });
-  const open = apiRoute(async () => Response.json({ ok: true }), { public: true });
+  }, { auth });
+  const open = apiRoute(async () => Response.json({ ok: true }), { public: true, auth });
 
   it('refuses without credentials or with a wrong token before the handler runs', async () => {
     ran = 0;
@@ -76,7 +78,7 @@ describe('apiRoute', () => {
     const swallow = apiRoute(async (r) => {
       await r.text().catch(() => undefined);
       return Response.json({ ok: true });
-    });
+    }, { auth });
     const s2 = new ReadableStream<Uint8Array>({
       start(c) {
         for (let i = 0; i < 40; i++) c.enqueue(new Uint8Array(64 * 1024));

@@ -1,6 +1,6 @@
-import { apiRoute } from '@/lib/api/handler';
-import { list, store, submit } from '@/lib/api/jobs';
+import { list, submit } from '@/lib/api/jobs';
 import { parseListQuery, parseSubmitRequest } from '@/lib/api/request';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -9,14 +9,14 @@ export const dynamic = 'force-dynamic';
  * `{ yaml | spec | cmd, name?, envs?, submissionId?, metadata? }` → 201 SubmitResult, or 200 when
  * a repeated submissionId matched the same spec (409 for a different one).
  */
-export const POST = apiRoute(async (req) => {
+export const POST = route(async (req) => {
   const input = await parseSubmitRequest(req);
-  const out = await submit(await store(), input);
+  const out = await submit(services().store, input);
   return Response.json(out.result, { status: out.created ? 201 : 200, headers: { location: `/api/jobs/${out.result.id}` } });
 });
 
 /** GET /api/jobs?status=&q=&limit=&cursor= — JobList, newest first (keyset pages). */
-export const GET = apiRoute(async (req) => {
+export const GET = route(async (req) => {
   const params = parseListQuery(new URL(req.url));
-  return Response.json(await list(await store(), params), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await list(services().store, params), { headers: { 'cache-control': 'no-store' } });
 });

@@ -1,11 +1,10 @@
-import { apiRoute } from '@/lib/api/handler';
-import { monitorState } from '@/lib/monitor/handle';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
 /**
  * GET /api/monitor → the monitor's state (lib/monitor/handle.ts MonitorState): jobs and attempts
  * watched, last reconcile time and lag (ms), restarts and recoveries so far, capacity used/total.
- * `running: false` when no monitor runs in this process.
+ * `running: false` once the monitor has stopped (the server is stopping).
  */
-export const GET = apiRoute(async () => Response.json(monitorState()));
+export const GET = route(async () => Response.json(services().monitor.state()));

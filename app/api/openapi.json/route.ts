@@ -1,7 +1,7 @@
-import { apiRoute } from '@/lib/api/handler';
 import { openApiDocument } from '@/lib/api/openapi';
+import { route } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
 /** GET /api/openapi.json — the OpenAPI 3.1 document, generated from lib/api/schemas.ts. */
-export const GET = apiRoute(async () => Response.json(openApiDocument()));
+export const GET = route(async () => Response.json(openApiDocument()));

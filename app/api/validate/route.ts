@@ -1,6 +1,6 @@
-import { apiRoute } from '@/lib/api/handler';
 import { validateSpec } from '@/lib/api/jobs';
 import { parseValidateRequest } from '@/lib/api/request';
+import { route } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -8,7 +8,7 @@ export const dynamic = 'force-dynamic';
  * POST /api/validate — YAML body (or JSON `{ yaml, filename? }`) → 200 `{ ok, issues }` with
  * each issue's line, column and key path, for the dashboard's live validation. Saves nothing.
  */
-export const POST = apiRoute(async (req) => {
+export const POST = route(async (req) => {
   const { text, filename } = await parseValidateRequest(req);
   return Response.json(validateSpec(text, filename), { headers: { 'cache-control': 'no-store' } });
 });

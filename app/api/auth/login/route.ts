@@ -1,5 +1,5 @@
-import { apiRoute } from '@/lib/api/handler';
 import { loginResponse } from '@/lib/auth/login';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -9,4 +9,4 @@ export const dynamic = 'force-dynamic';
  * cookie, or 401; or an HTML form (`token`, `next`) → 303 to `next` (or back to
  * /login?error=invalid). Public (no session needed), but cross-origin posts are refused (403).
  */
-export const POST = apiRoute(async (req) => loginResponse(req), { public: true, maxBodyBytes: 16 * 1024 });
+export const POST = route(async (req) => loginResponse(req, services().auth), { public: true, maxBodyBytes: 16 * 1024 });

@@ -1,5 +1,5 @@
-import { apiRoute } from '@/lib/api/handler';
 import { logoutResponse } from '@/lib/auth/login';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -8,4 +8,4 @@ export const dynamic = 'force-dynamic';
  * the cookie cleared. JSON/fetch → 200 `{ ok: true }`; an HTML form post → 303 to /login.
  * Needs credentials like every other route (a stale cookie is harmless: it no longer verifies).
  */
-export const POST = apiRoute(async (req) => logoutResponse(req));
+export const POST = route(async (req) => logoutResponse(req, services().auth));

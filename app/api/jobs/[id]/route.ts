@@ -1,17 +1,18 @@
-import { apiRoute } from '@/lib/api/handler';
-import { deleteOne, detail, store } from '@/lib/api/jobs';
+import { deleteOne, detail } from '@/lib/api/jobs';
 import { parseJobId } from '@/lib/api/request';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
 /** GET /api/jobs/:id — JobDetail (tasks, attempts with log sizes, events); 404 when unknown. */
-export const GET = apiRoute<{ id: string }>(async (_req, { id }) => {
-  const job = await detail(await store(), parseJobId(id));
+export const GET = route<{ id: string }>(async (_req, { id }) => {
+  const job = await detail(services().store, parseJobId(id));
   return Response.json(job, { headers: { 'cache-control': 'no-store' } });
 });
 
 /** DELETE /api/jobs/:id — 204 for a terminal job (rows and logs); 409 when not terminal; 404 unknown. */
-export const DELETE = apiRoute<{ id: string }>(async (_req, { id }) => {
-  await deleteOne(await store(), parseJobId(id));
+export const DELETE = route<{ id: string }>(async (_req, { id }) => {
+  const s = services();
+  await deleteOne(s.store, parseJobId(id), { home: s.config.home, executor: (name) => s.executors.get(name), leftoverGraceMs: s.settings.leftoverGraceMs });
   return new Response(null, { status: 204 });
 });

@@ -1,6 +1,6 @@
-import { apiRoute } from '@/lib/api/handler';
-import { cancelOne, store } from '@/lib/api/jobs';
+import { cancelOne } from '@/lib/api/jobs';
 import { parseJobId } from '@/lib/api/request';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -8,4 +8,4 @@ export const dynamic = 'force-dynamic';
  * POST /api/jobs/:id/cancel → CancelResult (PENDING: cancelled at once; running: cancelling).
  * 404 unknown job; 409 "job 12 is already SUCCEEDED".
  */
-export const POST = apiRoute<{ id: string }>(async (_req, { id }) => Response.json(await cancelOne(await store(), parseJobId(id))));
+export const POST = route<{ id: string }>(async (_req, { id }) => Response.json(await cancelOne(services().store, parseJobId(id))));

@@ -1,7 +1,6 @@
-import { apiRoute } from '@/lib/api/handler';
+import { getLogRange, parseLogRangeQuery } from '@/lib/api/logs';
 import { parseJobId } from '@/lib/api/request';
-import { getDatabase } from '@/lib/db';
-import { getLogRange, parseLogRangeQuery } from '@/lib/logs/api';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -9,9 +8,9 @@ export const dynamic = 'force-dynamic';
  * GET /api/jobs/:id/logs?task=&attempt=&offset=&limit= — one bounded byte range of an attempt's
  * log (LogRange). 400 bad numbers, 404 unknown job/task/attempt, 416 offset past the end.
  */
-export const GET = apiRoute<{ id: string }>(async (req, { id }) => {
+export const GET = route<{ id: string }>(async (req, { id }) => {
   const jobId = parseJobId(id);
   const q = parseLogRangeQuery(new URL(req.url));
-  const range = await getLogRange((await getDatabase()).prisma, jobId, q);
+  const range = await getLogRange(services().store, jobId, q);
   return Response.json(range, { headers: { 'cache-control': 'no-store' } });
 });

@@ -1,12 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { Attempt, PrismaClient, Task } from '../generated/prisma/client';
-import type { LogRange } from '../api/types';
-import { ApiError, notFound } from '../api/errors';
-import { validate } from '../api/request';
+import type { Attempt, Task } from '../generated/prisma/client';
+import { findLogAttempt, type LogTarget, type StoreScope } from '../store';
+import type { LogRange } from './types';
+import { ApiError, notFound } from './errors';
+import { validate } from './request';
 import { isTerminal } from '../jobs/status';
-import { logSize, OffsetPastEndError, readLogRange } from './reader';
+import { logSize, OffsetPastEndError, readLogRange } from '../logs/reader';
 
 /**
  * The REST side of attempt logs:
@@ -39,11 +40,7 @@ export const LogRangeQuerySchema = z.object({
 /** Query of GET /api/jobs/:id/logs/download. */
 export const LogDownloadQuerySchema = LogRangeQuerySchema.pick({ task: true, attempt: true });
 
-/** Which attempt's log: absent fields take the defaults described above. */
-export interface LogTarget {
-  task?: number;
-  attempt?: number;
-}
+export type { LogTarget } from '../store';
 
 /** Parses a logs query. @throws ApiError 400 naming the parameter. */
 export function parseLogRangeQuery(url: URL): LogTarget & { offset: number; limit: number } {
@@ -61,24 +58,14 @@ export function parseLogDownloadQuery(url: URL): LogTarget {
  * @throws ApiError 404 saying which of job, task or attempt does not exist (or that the task has
  *   not started yet when no attempt was named).
  */
-export async function resolveLogAttempt(prisma: PrismaClient, jobId: number, target: LogTarget): Promise<{ task: Task; attempt: Attempt }> {
-  const job = await prisma.job.findUnique({ where: { id: jobId }, select: { id: true, currentTask: true, taskCount: true } });
-  if (!job) throw notFound(`job ${jobId} does not exist`);
-  const index = target.task ?? job.currentTask;
-  const task = await prisma.task.findUnique({ where: { jobId_index: { jobId, index } } });
-  if (!task) throw notFound(`job ${jobId} has ${job.taskCount} task${job.taskCount === 1 ? '' : 's'} (0–${job.taskCount - 1}): no task ${index}`);
-  let attempt: Attempt | null;
-  if (target.attempt !== undefined) {
-    attempt = await prisma.attempt.findUnique({ where: { taskId_number: { taskId: task.id, number: target.attempt } } });
-    if (!attempt) {
-      const n = await prisma.attempt.count({ where: { taskId: task.id } });
-      throw notFound(`job ${jobId} task ${index} has ${n === 0 ? 'no attempt yet' : `${n} attempt${n === 1 ? '' : 's'} (1–${n})`}: no attempt ${target.attempt}`);
-    }
-  } else {
-    attempt = await prisma.attempt.findFirst({ where: { taskId: task.id }, orderBy: { number: 'desc' } });
-    if (!attempt) throw notFound(`job ${jobId} task ${index} has not started: no attempt yet`);
-  }
-  return { task, attempt };
+export async function resolveLogAttempt(store: StoreScope, jobId: number, target: LogTarget): Promise<{ task: Task; attempt: Attempt }> {
+  const r = await findLogAttempt(store, jobId, target);
+  if (r.found) return { task: r.task, attempt: r.attempt };
+  if (r.missing === 'job') throw notFound(`job ${jobId} does not exist`);
+  if (r.missing === 'task') throw notFound(`job ${jobId} has ${r.taskCount} task${r.taskCount === 1 ? '' : 's'} (0–${r.taskCount - 1}): no task ${r.index}`);
+  if (r.asked === undefined) throw notFound(`job ${jobId} task ${r.index} has not started: no attempt yet`);
+  const n = r.attempts;
+  throw notFound(`job ${jobId} task ${r.index} has ${n === 0 ? 'no attempt yet' : `${n} attempt${n === 1 ? '' : 's'} (1–${n})`}: no attempt ${r.asked}`);
 }
 
 /**
@@ -86,8 +73,8 @@ export async function resolveLogAttempt(prisma: PrismaClient, jobId: number, tar
  * answers an empty range (poll again later).
  * @throws ApiError 404 (unknown job/task/attempt), 416 when offset is past the end (with `size`).
  */
-export async function getLogRange(prisma: PrismaClient, jobId: number, q: LogTarget & { offset: number; limit: number }): Promise<LogRange> {
-  const { task, attempt } = await resolveLogAttempt(prisma, jobId, q);
+export async function getLogRange(store: StoreScope, jobId: number, q: LogTarget & { offset: number; limit: number }): Promise<LogRange> {
+  const { task, attempt } = await resolveLogAttempt(store, jobId, q);
   const ended = isTerminal('attempt', attempt.status);
   try {
     const r = await readLogRange(attempt.logPath, q.offset, q.limit, { complete: ended });
@@ -120,8 +107,8 @@ export function logFileName(jobId: number, task: number, attempt: number): strin
  * missing file is an empty log). Read in 256 KiB pieces as the client takes them, never buffered
  * whole. @throws ApiError 404 for an unknown job, task or attempt.
  */
-export async function logDownloadResponse(prisma: PrismaClient, jobId: number, target: LogTarget): Promise<Response> {
-  const { task, attempt } = await resolveLogAttempt(prisma, jobId, target);
+export async function logDownloadResponse(store: StoreScope, jobId: number, target: LogTarget): Promise<Response> {
+  const { task, attempt } = await resolveLogAttempt(store, jobId, target);
   const size = await logSize(attempt.logPath);
   const headers = {
     'content-type': 'text/plain; charset=utf-8',
