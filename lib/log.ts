@@ -9,7 +9,7 @@ let instance: Logger | undefined;
  * `JOBDECK_LOG_LEVEL` (default info; `silent` in tests unless set). Uses a synchronous pretty
  * stream, not a worker transport, so it works the same inside Next.js route bundles and the
  * custom server. It is configuration, not state: a route bundle's own module copy makes an
- * identical logger writing to the same stdout (docs/design.md, "Wiring").
+ * identical logger writing to the same stdout (docs/design.md §9, "Wiring and dependencies").
  */
 export function logger(): Logger {
   return (instance ??= createLogger());

@@ -5,8 +5,10 @@
  * publishes the finished object here. Only code that cannot be handed anything reads the slot:
  * the route handlers of app/api, because in dev mode Next.js loads them (and every module they
  * import) as its own module copies, which share the process — and globalThis — with the server
- * but not its modules (docs/design.md, "Wiring"). Route handlers call services() and pass what
- * they use into lib/api; nothing under lib/ keeps state of its own.
+ * but not its modules (docs/design.md §9, "Wiring and dependencies"). Route handlers call
+ * services() and pass what they use into lib/api. No other module of lib/ keeps process-wide
+ * state (the logger is configuration, lib/log.ts; the store's bag in lib/shared.ts goes once the
+ * store handle is one of these services).
  *
  * Type-only imports: a route bundle that reads the slot loads none of the services' modules.
  */

@@ -111,7 +111,7 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
  * requests go to the route handlers through lib/server/api-router.ts (not through Next's
  * pipeline) except in dev mode; everything else to Next. WebSocket upgrades on `/ws/…` go to the
  * hub's routes (lib/ws wsRoutes); `/_next/…` upgrades go to Next in dev mode; every other
- * upgrade is refused. See docs/design.md, "Wiring".
+ * upgrade is refused. See docs/design.md §9, "Wiring and dependencies".
  *
  * @throws AuthConfigError for an unsafe binding or a malformed token setting (nothing opened);
  *   when the database cannot be opened, the monitor cannot start, or the port is taken; Error

@@ -13,6 +13,10 @@ export const GET = route<{ id: string }>(async (_req, { id }) => {
 /** DELETE /api/jobs/:id — 204 for a terminal job (rows and logs); 409 when not terminal; 404 unknown. */
 export const DELETE = route<{ id: string }>(async (_req, { id }) => {
   const s = services();
-  await deleteOne(s.store, parseJobId(id), { home: s.config.home, executor: (name) => s.executors.get(name), leftoverGraceMs: s.settings.leftoverGraceMs });
+  await deleteOne(s.store, parseJobId(id), {
+    home: s.config.home,
+    executor: (name) => s.executors.get(name),
+    leftoverGraceMs: s.settings.leftoverGraceMs,
+  });
   return new Response(null, { status: 204 });
 });
