@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/api/errors';
+import { storeOf } from '../helpers/store';
 import { getLogRange, logDownloadResponse, parseLogDownloadQuery, parseLogRangeQuery, LOG_RANGE_MAX_LIMIT } from '../../lib/api/logs';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { JobDriver } from './ws-fixtures';
@@ -45,32 +46,32 @@ describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
     write(d, 0, 2, '0123456789');
     const prisma = tdb.db.prisma;
 
-    const r = await getLogRange(prisma, d.jobId, { offset: 0, limit: 4 });
+    const r = await getLogRange(storeOf(prisma), d.jobId, { offset: 0, limit: 4 });
     expect(r).toEqual({ task: 0, attempt: 2, offset: 0, nextOffset: 4, size: 10, complete: false, data: '0123' });
-    expect(await getLogRange(prisma, d.jobId, { offset: 8, limit: 100 })).toMatchObject({ offset: 8, nextOffset: 10, data: '89', complete: false });
+    expect(await getLogRange(storeOf(prisma), d.jobId, { offset: 8, limit: 100 })).toMatchObject({ offset: 8, nextOffset: 10, data: '89', complete: false });
     // At the end: an empty range (poll again); complete once the attempt has ended.
-    expect(await getLogRange(prisma, d.jobId, { offset: 10, limit: 100 })).toMatchObject({ nextOffset: 10, data: '', complete: false });
+    expect(await getLogRange(storeOf(prisma), d.jobId, { offset: 10, limit: 100 })).toMatchObject({ nextOffset: 10, data: '', complete: false });
     await d.endAttempt(a2, 'SUCCEEDED', 0);
-    expect(await getLogRange(prisma, d.jobId, { offset: 10, limit: 100 })).toMatchObject({ nextOffset: 10, complete: true });
-    expect(await getLogRange(prisma, d.jobId, { task: 0, attempt: 1, offset: 0, limit: 100 })).toMatchObject({ attempt: 1, data: 'first attempt\n', complete: true });
+    expect(await getLogRange(storeOf(prisma), d.jobId, { offset: 10, limit: 100 })).toMatchObject({ nextOffset: 10, complete: true });
+    expect(await getLogRange(storeOf(prisma), d.jobId, { task: 0, attempt: 1, offset: 0, limit: 100 })).toMatchObject({ attempt: 1, data: 'first attempt\n', complete: true });
   });
 
   it('answers 416 with the size for an offset past the end, 404 naming what is missing', async () => {
     const d = await JobDriver.create(tdb.db.prisma, logDir, { tasks: 2 });
     const prisma = tdb.db.prisma;
-    const none = await apiError(getLogRange(prisma, d.jobId, { offset: 0, limit: 10 }));
+    const none = await apiError(getLogRange(storeOf(prisma), d.jobId, { offset: 0, limit: 10 }));
     expect(none.status).toBe(404);
     expect(none.detail).toMatch(/task 0 has not started/);
     const a = await d.startAttempt(0, 1);
     write(d, 0, 1, 'hello\n');
-    const past = await apiError(getLogRange(prisma, d.jobId, { offset: 7, limit: 10 }));
+    const past = await apiError(getLogRange(storeOf(prisma), d.jobId, { offset: 7, limit: 10 }));
     expect(past.status).toBe(416);
     expect(past.detail).toMatch(/offset 7 is past the end .* task 0 attempt 1: its size is 6 bytes/);
     expect(past.extra).toEqual({ size: 6 });
-    expect((await apiError(getLogRange(prisma, 999_999, { offset: 0, limit: 10 }))).detail).toBe('job 999999 does not exist');
-    expect((await apiError(getLogRange(prisma, d.jobId, { task: 2, offset: 0, limit: 10 }))).detail).toMatch(/has 2 tasks \(0–1\): no task 2/);
-    expect((await apiError(getLogRange(prisma, d.jobId, { task: 0, attempt: 3, offset: 0, limit: 10 }))).detail).toMatch(/task 0 has 1 attempt \(1–1\): no attempt 3/);
-    expect((await apiError(getLogRange(prisma, d.jobId, { task: 1, attempt: 1, offset: 0, limit: 10 }))).detail).toMatch(/task 1 has no attempt yet: no attempt 1/);
+    expect((await apiError(getLogRange(storeOf(prisma), 999_999, { offset: 0, limit: 10 }))).detail).toBe('job 999999 does not exist');
+    expect((await apiError(getLogRange(storeOf(prisma), d.jobId, { task: 2, offset: 0, limit: 10 }))).detail).toMatch(/has 2 tasks \(0–1\): no task 2/);
+    expect((await apiError(getLogRange(storeOf(prisma), d.jobId, { task: 0, attempt: 3, offset: 0, limit: 10 }))).detail).toMatch(/task 0 has 1 attempt \(1–1\): no attempt 3/);
+    expect((await apiError(getLogRange(storeOf(prisma), d.jobId, { task: 1, attempt: 1, offset: 0, limit: 10 }))).detail).toMatch(/task 1 has no attempt yet: no attempt 1/);
     await d.endAttempt(a, 'SUCCEEDED', 0);
   });
 
@@ -84,7 +85,7 @@ describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
       let offset = 0;
       let out = '';
       for (;;) {
-        const r = await getLogRange(tdb.db.prisma, d.jobId, { offset, limit });
+        const r = await getLogRange(storeOf(tdb.db.prisma), d.jobId, { offset, limit });
         expect(r.data).not.toContain('\uFFFD');
         out += r.data;
         if (r.complete) break;
@@ -134,7 +135,7 @@ describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
     }
     closeSync(fd);
     await d.endAttempt(a, 'SUCCEEDED', 0);
-    const res = await logDownloadResponse(tdb.db.prisma, d.jobId, {});
+    const res = await logDownloadResponse(storeOf(tdb.db.prisma), d.jobId, {});
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="job-${d.jobId}-task-0-attempt-1.log"`);
     expect(res.headers.get('content-length')).toBe(String(total));
