@@ -1,7 +1,8 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // Route handlers must load the same node_modules copies as server.ts (one PGlite open per
-  // process; see ENVIRONMENT.md).
+  // Route handlers must load the same node_modules copies as server.ts, not bundled ones: two
+  // PGlite instances on one data folder corrupt it, and the objects route handlers get from the
+  // server (docs/design.md §9) must be instances of the same classes.
   serverExternalPackages: ['@electric-sql/pglite', 'pglite-prisma-adapter', '@prisma/client', '@prisma/adapter-pg', 'pg', 'pino', 'pino-pretty', 'ws'],
   // Lets several builds (tests, benchmarks, developers) live side by side.
   distDir: process.env.JOBDECK_NEXT_DIST || '.next',

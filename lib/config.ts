@@ -9,7 +9,7 @@ import path from 'node:path';
  * - `JOBDECK_HOME`: data folder (default `~/.jobdeck`): embedded database, attempt folders, token
  * - `DATABASE_URL`: `postgresql://…` to use a PostgreSQL server instead of the embedded PGlite
  * - `JOBDECK_PGLITE_SHARED_BUFFERS`: the embedded PGlite's `shared_buffers` (default `16MB`): its
- *   buffer cache lives in the server process's memory (bench/README.md "F2")
+ *   buffer cache lives in the server process's memory (bench/README.md, fixes table)
  * - `JOBDECK_PGLITE_OPTIMIZE`: `1` lets V8 optimize PGlite's WebAssembly (TurboFan); default `0`
  *   keeps it on the baseline compiler (Liftoff) — see openPglite() in lib/db/client.ts
  * - `JOBDECK_PGLITE_WORKER`: `1` runs the embedded PGlite in a worker thread, off the server's
@@ -41,12 +41,8 @@ export const DEFAULT_PGLITE_SHARED_BUFFERS = '16MB';
 
 /**
  * Default of JOBDECK_PGLITE_WORKER: PGlite in the server's thread (`0`), not in a worker thread
- * (`1`). Chosen by the bench on the 2-core machine, worker vs server thread in the same hour
- * (2026-12-01, runs with the machine otherwise quiet): the worker did not start 1,000 jobs sooner
- * (28.9–35.7 s vs 27.7–33.1 s until all RUNNING) and took ~20–30 % more server CPU for it
- * (32.9–38.6 s vs 26.8–31.9 s), its PGlite thread busy throughout; it gave a lower exit → job
- * stream p50 (32–54 ms vs 40–58 ms; p99 mixed) and ~13 % more submits/s. Details in
- * lib/db/pglite-worker.ts.
+ * (`1`). On 2 cores the worker starts many jobs no sooner and costs ~20–30 % more server CPU;
+ * it buys a lower exit → stream latency and more submits/s (bench/README.md, "Measured choices").
  */
 export const DEFAULT_PGLITE_WORKER = '0';
 

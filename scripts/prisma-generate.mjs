@@ -1,8 +1,7 @@
 // Generates the Prisma client offline.
 // The Prisma CLI tries to download its native schema engine before `generate`, which this
 // network cannot reach; the generator itself never runs that engine, so pointing
-// PRISMA_SCHEMA_ENGINE_BINARY at any existing file lets `generate` work offline
-// (see ENVIRONMENT.md, "Prisma 7 offline").
+// PRISMA_SCHEMA_ENGINE_BINARY at any existing file lets `generate` work offline.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -12,7 +12,7 @@
 #   SLURM_MINJOBAGE  seconds a finished job stays visible to scontrol/squeue (default 300); sacct
 #                    (jobcomp/filetxt) keeps its state and exit code after that
 #   SLURM_CPUS       CPUs of the node (default nproc)
-# Stop with scripts/slurm-down.sh. Adapted from the team's tested recipe (shared/tools/slurm-up.sh).
+# Stop with scripts/slurm-down.sh. What the executor needs of the cluster: docs/slurm.md.
 set -euo pipefail
 
 NODE=$(hostname -s)

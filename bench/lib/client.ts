@@ -177,7 +177,7 @@ export function openListStream(s: BenchServer, onMessage: (msg: ListMessage, t: 
  *
  * Why not fetch(): the bench runs on the same 2 cores as the server it measures, and undici's
  * fetch costs the client ~0.6–1.5 ms of CPU per request (Web streams, Headers, Response) against
- * ~0.25 ms here (bench/README.md, fifth session). That CPU is taken from the server under test.
+ * ~0.25 ms here (bench/README.md, "Bench-side fixes", 5). That CPU is taken from the server under test.
  */
 export class SubmitClient {
   private readonly agent: http.Agent;

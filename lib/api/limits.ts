@@ -6,7 +6,7 @@ import { ApiError, badRequest, payloadTooLarge } from './errors';
  * is replaced by a stream that refuses more than the cap (413) and, for JSON bodies, nesting
  * deeper than MAX_JSON_DEPTH (400) — whether the handler calls req.json(), req.text(),
  * readBody() or reads the stream. Route-specific limits (YAML documents, aliases, names, envs)
- * belong to their parsers (lib/jobs/spec.ts).
+ * belong to their parsers (lib/jobs/spec/).
  */
 
 /** Deepest JSON nesting accepted in a request body (arrays + objects). */

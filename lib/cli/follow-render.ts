@@ -1,6 +1,6 @@
 /**
  * The follow renderer: turns the job stream (lib/logs/protocol.ts messages and log chunks) into
- * terminal output, SkyPilot style (`sky jobs logs`, DESIGN.md §3 rule 11 and §7): log bytes go
+ * terminal output, SkyPilot style (`sky jobs logs`; docs/design.md §5 rule 11, docs/cli.md): log bytes go
  * raw to stdout as they arrive; markers go to stderr — where each attempt starts, how it ended
  * (exit code), the restart ("↻ Restarting task 0 (attempt 2 of 2)"), the move to the next task,
  * and the final `✓ Job N finished (status: SUCCEEDED)` / `✗ Job N finished (status: FAILED)`.

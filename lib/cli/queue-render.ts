@@ -1,6 +1,6 @@
 /**
  * `jobdeck queue` rendering, after SkyPilot's `sky jobs queue` (sky/jobs/utils.py
- * format_job_table, DESIGN.md §7): columns ID, TASK, NAME, SUBMITTED, TOT. DURATION,
+ * format_job_table; docs/cli.md): columns ID, TASK, NAME, SUBMITTED, TOT. DURATION,
  * JOB DURATION, #RESTARTS, STATUS. A one-task job is one row (TASK `-`); a pipeline is its job
  * row (TASK empty) followed by one indented sub-row per task (` ↳` in ID, the task index in TASK).
  * Pure: the clock and colours are parameters.

@@ -1,6 +1,6 @@
 /**
  * Job submission with idempotency (Ray's `submission_id`): parse and validate the spec
- * (lib/jobs/spec.ts), then create the job through the store (lib/store submitJob).
+ * (lib/jobs/spec/), then create the job through the store (lib/store submitJob).
  *
  * A client-chosen `submissionId` makes a submit safe to repeat: the same id with the same spec
  * (specHash, after overrides) answers the job that exists; with a different spec it is refused.
@@ -68,7 +68,7 @@ export interface BuiltSpec {
 /**
  * Validates a source into a normalized pipeline, applying the overrides. For the JSON form and
  * a command, the stored YAML is written from what was submitted (one document per task).
- * @throws SpecError (lib/jobs/spec.ts) with every issue, lines included for YAML.
+ * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
 export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}): BuiltSpec {
   const ov = { name: overrides.name, envs: overrides.envs };
@@ -93,7 +93,7 @@ const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.su
 
 /**
  * Submits a job: validates it, then creates it in PENDING on its executor (the spec's
- * `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec.ts jobExecutor) — the monitor picks it
+ * `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec/ jobExecutor) — the monitor picks it
  * up from the store's 'created' event — or, for a repeated submissionId with the same spec, answers the
  * existing job with `created: false`.
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is

@@ -8,7 +8,7 @@ import path from 'node:path';
  * WASM instance plus the initdb module, which takes a bare Node process to ~830 MB RSS, and much
  * of it stays after both instances are closed (the WASM memories and V8's compiler memory are not
  * given back to the system). So jobdeck creates the cluster in a short-lived child process and
- * the server then opens a ready folder, like any later start (~180 MB, bench/README.md "F2").
+ * the server then opens a ready folder, like any later start (bench/README.md, fixes table).
  *
  * The child initialises a private sub-folder `<dir>/initdb.tmp`; its entries are then moved into
  * `<dir>`, `PG_VERSION` last, so a folder holding `PG_VERSION` is always a complete cluster (a

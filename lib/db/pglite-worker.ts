@@ -37,13 +37,11 @@ import type { RawSql } from './migrate';
  * The worker holds the process open only while a call is pending (like an in-process PGlite,
  * which holds no handle); close() closes PGlite in the worker and then ends the thread.
  *
- * Off by default (JOBDECK_PGLITE_WORKER=1 turns it on; lib/config.ts DEFAULT_PGLITE_WORKER has the
- * numbers). On the 2-core bench machine the worker's PGlite thread is the busy one while 1,000 jobs
- * start (~20–23 s of CPU against 8–10 s for the server thread), and each query costs more than in
- * the server's thread: the copies both ways, and fewer of Prisma's batched reads (answers arrive
- * spread over more ticks; pglite-worker-main.mjs batches them back, in part). So the start is not
- * sooner, for ~20–30 % more CPU; what the worker buys is an event loop that a long query cannot
- * stall, a lower exit → status p50 and more submits per second.
+ * Off by default (JOBDECK_PGLITE_WORKER=1 turns it on; lib/config.ts DEFAULT_PGLITE_WORKER): each
+ * query costs more than in the server's thread — the copies both ways, and fewer of Prisma's
+ * batched reads (answers spread over more ticks; pglite-worker-main.mjs batches them back, in
+ * part) — so on 2 cores many jobs start no sooner, for more CPU; what it buys is an event loop a
+ * long query cannot stall (bench/README.md, "Measured choices").
  */
 
 /** Thrown for calls pending when the worker died or that were made after it died or was closed. */

@@ -122,8 +122,8 @@ export function sendSignal(pid: number, signal: NodeJS.Signals | 0): boolean {
 
 /**
  * One look at the process table, indexed by process group and session: what many concurrent
- * cancels share instead of each rescanning `/proc` (bench/README.md F3: 1,000 cancels × a full
- * scan of ~3,000 processes = 84 s with the event loop blocked).
+ * cancels share instead of each rescanning `/proc`: a full scan per cancel blocks the event loop
+ * for as long as there are cancels × processes (bench/README.md, fixes table: "Cancel many jobs").
  */
 export interface ProcSnapshot {
   /** When its scan started (Date.now(), ms). */

@@ -2,7 +2,7 @@
  * Admission: which PENDING jobs may start now. Pure; the monitor reads the inputs from the
  * database and the executors, and applies the plan with guarded writes.
  *
- * Rules (issue 3, "Capacity"):
+ * Rules (docs/design.md §6, "Admission"):
  * - Each executor has a CPU budget (Executor.capacity().cpus: the machine's CPUs locally). A job
  *   holds `Job.cpus` (the max over its tasks) from admission until it is terminal, i.e. while it
  *   is STARTING, RUNNING, RECOVERING or CANCELLING (ACTIVE_JOB_STATUSES).

@@ -2,9 +2,9 @@
  * The restart and recovery decisions: pure functions, the one place that decides what happens
  * after an attempt ends. The monitor (lib/monitor) applies what they return.
  *
- * Restart (the user's own failure). From SkyPilot's "retry each task" fix (DESIGN.md §3 rules
- * 9–10, seeds/skypilot-retry-each-task.txt): the decision is taken right after an attempt of ANY
- * task of a pipeline ends FAILED (run exited non-zero) or FAILED_SETUP (setup exited non-zero):
+ * Restart (the user's own failure). From SkyPilot's "retry each task" fix (docs/design.md §5
+ * rules 9–10): the decision is taken right after an attempt of ANY task of a pipeline ends
+ * FAILED (run exited non-zero) or FAILED_SETUP (setup exited non-zero):
  *  1. the exit code is in `job_recovery.recover_on_exit_codes` → restart, NOT counted against the
  *     budget (SkyPilot's recover_on_exit_codes; applies to the code of whichever phase failed);
  *  2. else the task's restarts so far < `max_restarts_on_errors` → restart, counted;

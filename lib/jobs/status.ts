@@ -1,12 +1,12 @@
 /**
  * The status machine of jobdeck: every status of a job, a task and an attempt, the terminal
  * sets, and the table of allowed transitions. This module is the one place that owns these
- * rules; the guarded store (lib/store/transition.ts) refuses any transition not listed here before it
- * touches the database.
+ * rules; the guarded store (lib/store/transition.ts) refuses any transition not listed here
+ * before it touches the database (docs/design.md §3, "State machines").
  *
- * Words (see DESIGN.md §2): a job runs one or more tasks in order (a pipeline); an attempt is
- * one run of one task. Job statuses follow SkyPilot's managed-job statuses
- * (sky/jobs/state.py ManagedJobStatus); "nothing ever leaves a terminal state".
+ * A job runs one or more tasks in order (a pipeline); an attempt is one run of one task (words:
+ * docs/design.md §2). Job statuses follow SkyPilot's managed-job statuses (sky/jobs/state.py
+ * ManagedJobStatus); "nothing ever leaves a terminal state".
  */
 
 /** All job statuses. Must match `enum JobStatus` in prisma/schema.prisma (checked by a test). */
@@ -89,7 +89,7 @@ export const ATTEMPT_TERMINAL: ReadonlySet<AttemptStatus> = new Set<AttemptStatu
   'LOST',
 ]);
 
-/** Failures caused by the user's own code; these trigger a restart decision (SkyPilot seed). */
+/** Failures caused by the user's own code; these trigger a restart decision (SkyPilot's retry each task). */
 export const USER_FAILURES: ReadonlySet<string> = new Set(['FAILED', 'FAILED_SETUP']);
 
 type Table<S extends string> = { readonly [K in S]: readonly S[] };

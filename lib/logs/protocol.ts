@@ -1,7 +1,7 @@
 /**
  * The job stream protocol, spoken on `/ws/jobs/:id` by the server, the CLI and the dashboard
- * (browser-safe: no Node imports). DESIGN.md §6: log bytes travel as BINARY frames with a small
- * header (measured 6× faster than JSON text frames); everything else is a JSON TEXT frame, on
+ * (browser-safe: no Node imports; docs/design.md §8). Log bytes travel as BINARY frames with a
+ * small header, never encoded into JSON; everything else is a JSON TEXT frame, on
  * the same socket, in causal order: an attempt's `attempt` start message, then its log chunks,
  * then its end message (sent only after the log was read to the end the attempt left).
  *
@@ -33,8 +33,9 @@
  * after an `attempt` end message it is (task, attempt + 1, 0) — a later task's attempts come
  * after any position in an earlier task.
  *
- * Backpressure: the server stops reading a log while the socket holds more than ~1 MiB unsent;
- * a client that makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
+ * Backpressure: the server stops reading a log while the socket holds more than its high-water
+ * mark unsent (1 MiB, less while many streams send at once: lib/ws/config.ts); a client that
+ * makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
  * `slow_consumer` with `resume` and close 4408. The list endpoint `/ws/jobs` closes a slow
  * client with 4408 too (it refetches the list and reconnects).
  */

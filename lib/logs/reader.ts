@@ -3,7 +3,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
- * Reading attempt logs (DESIGN.md §6): one append-only file per attempt, read by byte offset and
+ * Reading attempt logs (docs/design.md §8): one append-only file per attempt, read by byte offset and
  * never loaded whole. Two readers live here:
  * - readLogRange(): one bounded byte range, ending (and starting) on a UTF-8 character boundary,
  *   for the REST endpoint;

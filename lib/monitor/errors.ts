@@ -1,5 +1,5 @@
 /**
- * Which errors are temporary database failures (docs/design.md §5 rule 6, from the Ray seed: "retry
+ * Which errors are temporary database failures (docs/design.md §5 rule 6, from Ray's fix: "retry
  * temporary metadata-read failures on the next monitor iteration"). Such an error is retried with
  * backoff and is never the reason a job becomes FAILED or FAILED_CONTROLLER.
  */

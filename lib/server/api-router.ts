@@ -12,8 +12,7 @@ import { logger } from '../log';
  * `app/api/**\/route.ts` (the same modules, the same `apiRoute()`-wrapped functions, Web
  * `Request` in, `Response` out) without going through Next.js's request pipeline. Next's
  * routing, rewrites, async contexts and app-route runtime cost ~3 ms of the server's only event
- * loop per API request — measured per submit: 6.3 → 4.0 ms on PostgreSQL, 9.2 → 6.1 ms on
- * PGlite (bench "submit", same hour). Pages stay with Next.
+ * loop per API request (bench/README.md, fixes table). Pages stay with Next.
  *
  * Routes are found on disk the way Next finds them: every `route.ts` under `app/api`, its folder
  * path the URL, `[name]` a dynamic segment (decoded like Next), route groups `(x)` dropped. The

@@ -7,8 +7,7 @@
  * import) as its own module copies, which share the process — and globalThis — with the server
  * but not its modules (docs/design.md §9, "Wiring and dependencies"). Route handlers call
  * services() and pass what they use into lib/api. No other module of lib/ keeps process-wide
- * state (the logger is configuration, lib/log.ts; the store's bag in lib/shared.ts goes once the
- * store handle is one of these services).
+ * state (the logger is configuration, lib/log.ts).
  *
  * Type-only imports: a route bundle that reads the slot loads none of the services' modules.
  */

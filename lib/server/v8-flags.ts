@@ -10,9 +10,8 @@ import v8 from 'node:v8';
  * to 1.5× what survived, instead of up to 4× (V8's heap-controller.cc picks 1.1–4× from GC and
  * allocation speed). A burst of submissions otherwise leaves the heap at ~270 MB with ~90 MB
  * alive, and nothing collects it while the server idles: its steady allocations die young and
- * V8's memory reducer waits for an allocation rate under ~1 MB/s. Measured with 1,000 RUNNING jobs
- * (bench `concurrent`, 2 cores, 2026-12-01): steady RSS 450.6 → 359.0 MB, peak 548 → 421 MB;
- * the time until all RUNNING and the steady CPU did not change (27.4 / 28.1 s, 5.5 / 5.2 %).
+ * V8's memory reducer waits for an allocation rate under ~1 MB/s. With 1,000 running jobs it
+ * saves ~90 MB of steady RSS at the same speed (bench/README.md, fixes table).
  */
 export const DEFAULT_V8_FLAGS = '--heap-growing-percent=50';
 
@@ -25,11 +24,8 @@ export const DEFAULT_V8_FLAGS = '--heap-growing-percent=50';
  *
  * `--max-semi-space-size=4`: each of the young generation's two semi-spaces is at most 4 MB
  * (V8's 64-bit default: 16 MB). Start-up's module loading grows the young generation to its cap,
- * and V8 keeps it while the server idles. Measured (bench, 2 cores, 2026-12-01, same hour, with
- * and without): idle RSS 309 → 267 MB; logs measure RSS max 368 → 299 MB; 1,000 RUNNING steady
- * 354 → 326 MB, time until all RUNNING 25.6 / 24.9 s; latency p50 35.5 / 32.2 ms; time until
- * listening 3.3–4.0 s either way; submissions on PostgreSQL 311 → 408/s (3.5 → 2.7 ms CPU each:
- * a young generation that fits the caches).
+ * and V8 keeps it while the server idles: ~30–45 MB less RSS everywhere, at the same speed or
+ * better (a young generation that fits the caches; bench/README.md, fixes table).
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
 

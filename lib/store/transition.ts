@@ -7,7 +7,7 @@ import type { StoreScope } from './store';
 
 /**
  * The guarded write: the only code that writes a status (docs/design.md, "The guarded write";
- * the rules come from the Ray seed "Guard recovered monitors against stale job state").
+ * the rules come from Ray's "Guard recovered monitors against stale job state").
  *
  * Every status write is a compare-and-set — the row is locked only if `id = $id AND status =
  * $expected`, and written only then — in the same SQL statement as the JobEvent row that records

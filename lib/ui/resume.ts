@@ -1,6 +1,6 @@
 /**
  * Where a job-stream client is in the job's logs, so that a reconnect resumes exactly after the
- * last byte it received: nothing lost, nothing twice (DESIGN.md §6). Pure, browser-safe.
+ * last byte it received: nothing lost, nothing twice (docs/design.md §8, "Logs and streams"). Pure, browser-safe.
  *
  * Positions order by (task, attempt); within an attempt, by byte offset. The server streams
  * attempts in order and never goes back, so a chunk of an earlier attempt, or bytes before the

@@ -1,7 +1,7 @@
 /**
  * The job's story as banners in the log viewer: where each attempt starts and how it ends, each
  * restart ("restart 1 of 1"), the move to the next task, a task cancelled before it ever ran,
- * and how the job ended. The same events the CLI prints (DESIGN.md §3 rule 11), drawn from the
+ * and how the job ended. The same events the CLI prints (docs/design.md §5 rule 11), drawn from the
  * job stream's control messages. Pure, browser-safe.
  */
 import type { StreamMessage } from '../logs/protocol';

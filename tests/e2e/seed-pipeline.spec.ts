@@ -1,9 +1,9 @@
 import { expect, expectNoReload, markNoReload, test } from './fixtures';
 
 /**
- * The SkyPilot seed's pipeline submitted from the New job page: task 0 fails twice (exit 1,
- * one restart allowed), task 1 never starts, the job ends FAILED — all drawn live on the job
- * page without a reload. Tasks are numbered from 0 everywhere on the page, as in the server's
+ * SkyPilot's retry-each-task pipeline (examples/seed-retry-pipeline.yaml) submitted from the New
+ * job page: task 0 fails twice (exit 1, one restart allowed), task 1 never starts, the job ends
+ * FAILED — all drawn live on the job page without a reload. Tasks are numbered from 0 everywhere on the page, as in the server's
  * reasons ("task 0: run exited with code 1") and the CLI.
  */
 test('seed pipeline from the New job page: two failed attempts, the restart, task 1 cancelled, FAILED — live', async ({ app: page }) => {

@@ -30,8 +30,8 @@ interface SchemaModel {
 
 /**
  * Reads models, scalar fields (type, optionality), @unique/@id and @@index/@@unique from a
- * Prisma schema. The Prisma CLI's own DMMF needs the native engine, unreachable here
- * (ENVIRONMENT.md), so the test reads the schema file itself: it is the source of truth.
+ * Prisma schema. The Prisma CLI's own DMMF needs its native engine, which it downloads and an
+ * offline machine cannot, so the test reads the schema file itself: it is the source of truth.
  */
 function parseSchema(text: string): { models: SchemaModel[]; enums: Map<string, string[]> } {
   const models: SchemaModel[] = [];

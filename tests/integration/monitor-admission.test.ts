@@ -1,7 +1,7 @@
 /**
- * Admission cost under a stream of submits (issue 7, bench F4): behind a full machine, a new job
- * that can only wait does not cost an admission pass (no database read), yet still ends
- * FAILED_NO_RESOURCE at once when too big, and everything starts once the CPUs free up.
+ * Admission cost under a stream of submits (docs/design.md §6, "Admission"): behind a full
+ * machine, a new job that can only wait does not cost an admission pass (no database read), yet
+ * still ends FAILED_NO_RESOURCE at once when too big, and everything starts once the CPUs free up.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * An executor backend that is only temporarily unavailable (a Slurm controller down: the
- * executor throws with `transient: true`) is DESIGN.md §3 rule 6 for executors: retried with
+ * executor throws with `transient: true`) is docs/design.md §5 rule 6 for executors: retried with
  * backoff, never a lost attempt, never a recovery spent, never FAILED_CONTROLLER.
  * Real database (both kinds), real local processes; the fault is injected at the executor seam.
  */

@@ -1,5 +1,5 @@
 /**
- * The pipeline rules (SkyPilot seed "retry each task", DESIGN.md §3 rules 9–10) against a real
+ * The pipeline rules (SkyPilot's "retry each task", docs/design.md §5 rules 9–10) against a real
  * database (both kinds) and real processes: a monitor runs in-process with the local executor.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

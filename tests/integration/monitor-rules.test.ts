@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §3 rules 1–7 (Ray seed "Guard recovered monitors against stale job state"), each
+ * docs/design.md §5 rules 1–7 (Ray's "Guard recovered monitors against stale job state"), each
  * with its interleaving FORCED through the monitor's seams: the afterScan hook (right after the
  * start-up recovery scan), the beforeWrite hook (between a read/probe and the guarded write),
  * failNextRead (a temporary database failure) and an injected executor. Real database (both

@@ -9,7 +9,7 @@ import type { AttemptHandle } from '../../lib/executors/types';
 
 /**
  * The coalescing /proc scanner (lib/executors/proc.ts createProcScanner) that concurrent cancels
- * share (bench/README.md F3). Scans are counted through the injectable onScan/scan hooks, never
+ * share (bench/README.md, fixes table: "Cancel many jobs"). Scans are counted through the injectable onScan/scan hooks, never
  * by timing; the processes are real.
  */
 

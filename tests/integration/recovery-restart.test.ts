@@ -1,5 +1,5 @@
 /**
- * Start-up recovery, in-process (DESIGN.md §3 rule 8): a first monitor is dropped while its job
+ * Start-up recovery, in-process (docs/design.md §5 rule 8): a first monitor is dropped while its job
  * runs (processes keep running: they are detached), a second monitor with a fresh executor (not
  * the parent, as after a restart) starts on the same database and data folder. Real database
  * (both kinds), real processes. The real-server kill -9 variant is recovery-server.test.ts.

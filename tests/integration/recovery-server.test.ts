@@ -1,5 +1,5 @@
 /**
- * Survive kill -9 of the real server (DESIGN.md §3 rule 8, issue 3): a real `node server.ts`
+ * Survive kill -9 of the real server (docs/design.md §5 rule 8): a real `node server.ts`
  * process (tests/helpers/server.ts) runs a 2-task pipeline; while task 2 runs, the server is
  * killed with SIGKILL (or stopped with SIGTERM) and started again on the same data folder (and,
  * for PostgreSQL, the same database). Jobs are submitted through POST /api/jobs and read through

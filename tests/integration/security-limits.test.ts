@@ -4,7 +4,7 @@
  * - a 50 MB body (declared, and streamed chunked) → 413, answered long before the upload ends
  *   (the body is never buffered);
  * - JSON nested 500 000 deep → 400; a YAML alias bomb, deep YAML, a name with control
- *   characters → 400 (limits owned by lib/jobs/spec.ts); a log range past the end → 416;
+ *   characters → 400 (limits owned by lib/jobs/spec/); a log range past the end → 416;
  * - WebSocket: a malformed client message and an oversized one close the socket with a code and
  *   reason (limits owned by lib/ws; tested here);
  * - secret-looking env values are masked in the API but the job's process gets the real value.

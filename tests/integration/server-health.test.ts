@@ -71,7 +71,7 @@ describe('server start-up and /api/health', () => {
     await srv.stop();
     stopping = false;
     expect(srv.proc.exitCode).toBe(0);
-    // Not a speed target: a hang here used to last as long as the client kept reconnecting.
+    // Not a speed target: a stop that kept accepting the reconnecting client would hang here.
     expect(Date.now() - t0).toBeLessThan(20_000);
     if (statuses.length) expect(new Set(statuses)).toEqual(new Set([503]));
   });

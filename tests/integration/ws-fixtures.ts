@@ -53,7 +53,7 @@ export async function startWsServer(db: Database, limits: Partial<StreamLimits> 
   };
 }
 
-/** A task spec as lib/jobs/spec.ts normalizes it (only what the stream reads matters). */
+/** A task spec as lib/jobs/spec/ normalizes it (only what the stream reads matters). */
 export function taskSpec(maxRestarts = 0) {
   return {
     name: null,

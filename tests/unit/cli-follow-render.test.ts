@@ -75,7 +75,10 @@ function play(r: FollowRenderer, steps: Step[]): { out: string; err: string; all
   return { out, err, all };
 }
 
-/** The SkyPilot seed's pipeline: task 0 `exit 1` with 1 restart; task 1 never runs. */
+/**
+ * SkyPilot's retry-each-task pipeline (examples/seed-retry-pipeline.yaml): task 0 `exit 1` with
+ * 1 restart; task 1 never runs.
+ */
 function seedSteps(): Step[] {
   const j = job(4, [task(0, { name: 'retry-each-task', maxRestarts: 1 }), task(1)]);
   return [
