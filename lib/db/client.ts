@@ -147,15 +147,12 @@ async function openPgliteHere(
 }
 
 /**
- * Runs `create` (PGlite.create()) with PGlite's WebAssembly compiled by V8's baseline compiler only (Liftoff), unless
- * `optimize`. V8 otherwise re-compiles PGlite's hot functions with its optimizing tier (TurboFan)
- * in the background and keeps both codes: measured on the bench machine, a bare process with
- * PGlite open on a used folder held 183 MB RSS (244–257 MB after 10,000 inserts and 2,000 list
- * queries) against 133 MB (172–182 MB) with Liftoff only, at about the same speed for jobdeck's
- * small queries (0.44–0.64 vs 0.46–0.64 ms per insert, 1.5–1.8 vs 1.8–2.0 ms per 50-row page;
- * the machine was shared, so these overlap). The flag is read when a module is compiled: it is
- * set for PGlite's compile only and restored afterwards, so other WebAssembly (Prisma's query
- * compiler) compiles as usual. V8's flags are process-wide: with PGlite in a worker thread the
+ * Runs `create` (PGlite.create()) with PGlite's WebAssembly compiled by V8's baseline compiler
+ * only (Liftoff), unless `optimize`. V8 otherwise re-compiles PGlite's hot functions with its
+ * optimizing tier (TurboFan) in the background and keeps both codes: ~50 MB more RSS for about
+ * the same speed on jobdeck's small queries (bench/README.md, fixes table). The flag is read
+ * when a module is compiled: it is set for PGlite's compile only and restored afterwards, so
+ * other WebAssembly (Prisma's query compiler) compiles as usual. V8's flags are process-wide: with PGlite in a worker thread the
  * flag, set here around the worker's open, holds for the worker's compile too (checked with
  * `--trace-wasm-compilation-times` in tests/integration/db-pglite-worker.test.ts).
  */

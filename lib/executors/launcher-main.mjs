@@ -1,11 +1,9 @@
 // jobdeck attempt launcher: a small, long-lived child of the server that starts attempt wrappers
 // on its behalf (lib/executors/launcher.ts is the server side and documents the protocol).
 //
-// Why a separate process: child_process.spawn() forks the calling process, and a fork's cost grows
-// with the caller's memory (page tables). From the server (hundreds of MB) one spawn blocked the
-// event loop for 20–70 ms; from this process (~40 MB) it takes a few ms, and not on the server's
-// loop. Plain JavaScript with no imports beyond Node's own: it starts in ~50 ms and never loads the
-// server's code.
+// Why a separate process: a fork's cost grows with the forking process's memory (launcher.ts).
+// Plain JavaScript with no imports beyond Node's own: it starts fast and never loads the server's
+// code.
 //
 // Messages (IPC, JSON):
 //   in:  {type:'spawn', id, file, args, cwd, env, handleFile, handle}

@@ -10,10 +10,9 @@ import { logger } from '../log';
  * never forks.
  *
  * Why: `child_process.spawn()` forks the caller, and the fork's cost grows with the caller's
- * memory. Measured on the bench machine (bench/README.md, F1): the synchronous part of one spawn
- * took 4.3 ms from a 49 MB process, 23 ms at 365 MB and 68 ms at 785 MB — all of it on the
- * server's event loop, for every attempt. Through the launcher (~40 MB) the server only sends and
- * receives one IPC message per attempt.
+ * memory — tens of ms of the server's event loop per attempt at the server's size (bench/README.md,
+ * "F1"). Through the launcher (~40 MB) the server only sends and receives one IPC message per
+ * attempt.
  *
  * Protocol (Node IPC, JSON; one launcher per server process, started on first use):
  *   → `{type:'spawn', id, file, args, cwd, env, handleFile, handle}`

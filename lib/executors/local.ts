@@ -13,47 +13,19 @@ export { readHandleFile } from './local-handle';
 export { isServerOnlyEnv, resolveWorkdir, validateEnvs, WRAPPER } from './wrapper';
 
 /**
- * The local executor: runs each attempt as a detached bash wrapper on this machine.
+ * The local executor: runs each attempt as a detached bash wrapper on this machine, in its own
+ * process group and session (the wrapper's pid), started by the attempt launcher so the server
+ * never forks (lib/executors/launcher.ts; `JOBDECK_LAUNCHER=0`: by this process). The wrapper
+ * writes the exit record jobdeck trusts after a restart, when it is no longer the parent.
+ * Nothing essential is kept in memory: a fresh executor probes, watches and cancels from the
+ * AttemptHandle alone (even from `ref` alone).
  *
- * Attempt folder layout (`req.attemptDir`, created by launch):
- *   wrapper.sh   the wrapper (same text for every attempt; all inputs come as arguments/env)
- *   setup.sh     the task's setup script, verbatim (absent when setup is null)
- *   run.sh       the task's run script, verbatim (absent when run is null)
- *   handle.json  the AttemptHandle, written right after the spawn (see readHandleFile)
- *   exit.tmp     transient: the exit record being written
- *   exit         the exit record, one JSON line, renamed into place atomically (see ExitRecord)
- * The log file is `req.logPath` (anywhere; its folder is created): setup then run, stdout and
- * stderr through one file descriptor opened for append, so lines keep their write order.
- *
- * Process model: the wrapper is spawned with setsid() (detached), stdio on /dev/null — by the
- * attempt launcher, a small child process of the server (lib/executors/launcher.ts; the server
- * never forks itself), or by this process when the launcher is off (`JOBDECK_LAUNCHER=0`). Its
- * parent (launcher or server) reaps it and reports the exit at once; when that parent is gone,
- * the exit record is watched instead. Its pid is the attempt's process group AND session id.
- * setup and run run as `bash <file>` in `workdir`, in that group. The environment is the server's own minus jobdeck's configuration
- * (isServerOnlyEnv), plus the task's envs, plus JOBDECK_JOB_ID / JOBDECK_TASK_INDEX /
- * JOBDECK_ATTEMPT (these win). The wrapper traps SIGTERM/SIGINT/SIGHUP: it waits for the running
- * phase, records its code (143 for a child that died of SIGTERM) and does not start run after a
- * signal during setup. An attempt that had to be SIGKILLed records nothing (probe: lost) — the
- * caller knows it asked for the cancel.
- *
- * Limits: a process that calls setsid() itself leaves the attempt's session and escapes cancel
- * (as with Ray and SkyPilot, which also kill by process group). When the wrapper alone dies
- * (OOM killer, kill -9 of its pid) the attempt is `lost` while its children may still run: call
- * cancel(handle) on a lost attempt to stop them before starting a recovery. The monitor calls
- * cancel() after every attempt's end for that reason (leftovers such as `sleep 300 &`): on a
- * finished attempt it costs one /proc scan (shared with concurrent cancels, yielding to the event
- * loop) and sends no signal when nothing is left.
- *
- * Nothing essential is kept in memory: a fresh executor (after a jobdeck restart) can probe,
- * watch and cancel an attempt from its AttemptHandle alone (even from `ref` alone). Model: Ray's
- * job supervisor and SkyPilot's job driver also run the job in its own process group and kill
- * that group on stop.
- *
- * This module composes the parts: launch (local-launch.ts), the children it is the parent of
- * (local-children.ts), cancel (local-cancel.ts), the handle (local-handle.ts), the exit record and
- * its watch (attempt-record.ts) and the wrapper (wrapper.ts); it answers probe, watch and
- * capacity itself (docs/design.md, "Executors").
+ * Attempt folder (`req.attemptDir`): wrapper.sh, setup.sh, run.sh (verbatim; absent when null),
+ * handle.json (readHandleFile), exit.tmp → exit (ExitRecord). The log is `req.logPath`: setup then
+ * run, stdout and stderr through one descriptor opened for append, in write order. Process
+ * model, environment, signals and limits: docs/design.md §7, "Executors". This module composes
+ * local-launch.ts, local-children.ts, local-cancel.ts, local-handle.ts, attempt-record.ts and
+ * wrapper.ts, and answers probe, watch and capacity itself.
  */
 
 /** Options of createLocalExecutor. */

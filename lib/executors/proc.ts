@@ -157,7 +157,7 @@ export interface ProcScanner {
 /** Options of createProcScanner(). */
 export interface ProcScannerOptions {
   /**
-   * Reads the process table (default: `/proc`, synchronously in chunks of 256 processes with a
+   * Reads the process table (default: `/proc`, synchronously in chunks of SCAN_CHUNK processes with a
    * yield to the event loop between chunks, so a scan never blocks it for long). Tests inject a
    * counting or scripted one.
    */

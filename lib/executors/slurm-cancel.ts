@@ -6,7 +6,7 @@ import type { AttemptHandle } from './types';
  * active. Which signals reach which processes is Slurm's business (its ProctrackType); this
  * decides the order — TERM to everything, KILL to the batch step after the grace period, then
  * the job — because a plain `scancel --signal=KILL` is a job cancel that waits for KillWait
- * (measured; docs/design.md, "Executors").
+ * (measured; docs/slurm.md, "Cancel").
  */
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@ import { runSlurm, SlurmUnavailableError } from './slurm-cli';
 /**
  * The Slurm executor's admission budget: the partition's total CPUs from `sinfo`, cached and
  * refreshed in the background, because capacity() is called synchronously on the monitor's
- * admission path and must not wait for the controller there (docs/design.md, "Executors").
+ * admission path and must not wait for the controller there (docs/slurm.md).
  */
 
 const SINFO_ARGS = ['-h', '-o', '%P %C'];

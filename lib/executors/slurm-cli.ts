@@ -8,7 +8,7 @@ import type { AttemptHandle } from './types';
  * their output: what a job's state is, whether an id still names this attempt's job, and the
  * one error that means "temporarily unreachable" (SlurmUnavailableError, `transient: true`) as
  * opposed to "the attempt is lost". The executor's verbs build on these
- * (docs/design.md, "Executors").
+ * (docs/slurm.md, "Probe: what jobdeck believes").
  */
 
 /** The controller is down or not answering: temporary; retry later, never treat as lost. */

@@ -10,7 +10,7 @@ import { inheritedEnv, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './
  * scripts), then `sbatch`, then the handle copy in the folder. The task's envs travel in the env
  * file, never through sbatch's own environment, so a task's SBATCH_* cannot change the
  * submission; `--no-requeue` leaves every rerun to jobdeck's own recovery
- * (docs/design.md, "Executors").
+ * (docs/slurm.md, "How an attempt runs").
  */
 
 /** Name of the env file in the attempt folder (NUL-separated `NAME=value` records, mode 0600). */

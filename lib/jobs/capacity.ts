@@ -1,19 +1,11 @@
 /**
- * Admission: which PENDING jobs may start now. Pure; the monitor reads the inputs from the
- * database and the executors, and applies the plan with guarded writes.
- *
- * Rules (docs/design.md §6, "Admission"):
- * - Each executor has a CPU budget (Executor.capacity().cpus: the machine's CPUs locally). A job
- *   holds `Job.cpus` (the max over its tasks) from admission until it is terminal, i.e. while it
- *   is STARTING, RUNNING, RECOVERING or CANCELLING (ACTIVE_JOB_STATUSES).
- * - Admission is in submission order (job id) per executor, first come first served: when the
- *   oldest waiting job does not fit, younger jobs of the same executor wait behind it even if
- *   they would fit (no backfill) — so a big job is never starved by a stream of small ones.
- * - A job asking for more CPUs than the executor has at all can never start: it ends
- *   FAILED_NO_RESOURCE at once, with the reason (and does not block the queue).
- * - A job still waiting `startTimeoutMs` after submission (JOBDECK_START_TIMEOUT_MS, default 1 h)
- *   ends FAILED_NO_RESOURCE.
- * - `enabled: false` (JOBDECK_CAPACITY_CHECK=0, for benchmarks) admits every job at once.
+ * Admission: which PENDING jobs may start now. Pure; the monitor reads the inputs and applies the
+ * plan with guarded writes (docs/design.md §6, "Admission"). Per executor, in job id order, a job
+ * starts while its `Job.cpus` fit the CPU budget left by the ACTIVE_JOB_STATUSES jobs; the oldest
+ * job that does not fit blocks the younger ones (no backfill: a big job is never starved); a job
+ * bigger than the whole budget, or waiting `startTimeoutMs` (JOBDECK_START_TIMEOUT_MS, 1 h), ends
+ * FAILED_NO_RESOURCE without blocking the queue; `enabled: false` (JOBDECK_CAPACITY_CHECK=0)
+ * admits every job.
  */
 
 /** Job statuses that hold their CPUs. */

@@ -5,14 +5,11 @@ import { errMessage, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 
 /**
- * Leftovers of ended attempts (docs/design.md §6, "leftovers"): an attempt may leave processes
- * behind (`sleep 300 &`, a daemon). When the monitor sees an attempt end it notes a reap, and
- * starts it right AFTER the status write (the exit → status latency is not delayed):
- * executor.cancel() with the leftover grace, in the background but tracked. Nothing of attempt
- * N remains when anything new starts: every launch of the job first awaits the job's reaps, and
- * admission counts a terminal job's CPUs as used until its reaps are done. A reap that fails is
- * logged and never blocks the next launch forever. Model: Ray's job supervisor and Slurm end
- * every process of a job when the job ends.
+ * Leftovers of ended attempts (docs/design.md §6, "Leftovers"): a reap is noted when an attempt
+ * is seen ended and started right after the status write (executor.cancel() with the leftover
+ * grace); every launch of the job awaits its reaps, and admission counts the job's CPUs until
+ * they are done. A reap that fails is logged and never blocks a launch. Model: Ray's job
+ * supervisor and Slurm end every process of a job when the job ends.
  */
 
 /** One noted (or running) reap. */

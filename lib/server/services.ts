@@ -1,15 +1,10 @@
 /**
  * The services of a running jobdeck server, and the one process-wide slot that holds them.
- *
- * startServer() (lib/server/start.ts) builds every service, hands each one what it needs, and
- * publishes the finished object here. Only code that cannot be handed anything reads the slot:
- * the route handlers of app/api, because in dev mode Next.js loads them (and every module they
- * import) as its own module copies, which share the process — and globalThis — with the server
- * but not its modules (docs/design.md §9, "Wiring and dependencies"). Route handlers call
- * services() and pass what they use into lib/api. No other module of lib/ keeps process-wide
- * state (the logger is configuration, lib/log.ts).
- *
- * Type-only imports: a route bundle that reads the slot loads none of the services' modules.
+ * startServer() (lib/server/start.ts) builds them and publishes them here; only the route
+ * handlers of app/api read the slot, because Next.js loads them as its own module copies, which
+ * share globalThis with the server but not its modules (docs/design.md §9, "Wiring and
+ * dependencies"). Type-only imports: a route bundle that reads the slot loads none of the
+ * services' modules.
  */
 import type { Logger } from 'pino';
 import type { AuthState } from '../auth/state';

@@ -106,12 +106,9 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
 
 /**
  * Starts jobdeck in this process: checks the auth configuration, builds and starts the services
- * (startServices: the monitor's recovery runs before the first request is accepted), publishes
- * them for the route handlers (lib/server/services.ts), prepares Next.js and listens. `/api/…`
- * requests go to the route handlers through lib/server/api-router.ts (not through Next's
- * pipeline) except in dev mode; everything else to Next. WebSocket upgrades on `/ws/…` go to the
- * hub's routes (lib/ws wsRoutes); `/_next/…` upgrades go to Next in dev mode; every other
- * upgrade is refused. See docs/design.md §9, "Wiring and dependencies".
+ * (the monitor's recovery runs before the first request is accepted), publishes them for the
+ * route handlers, prepares Next.js and listens; requests and upgrades are routed as
+ * docs/design.md §9, "Wiring and dependencies" says.
  *
  * @throws AuthConfigError for an unsafe binding or a malformed token setting (nothing opened);
  *   when the database cannot be opened, the monitor cannot start, or the port is taken; Error

@@ -10,23 +10,17 @@ export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type Sub
  * Creates a job in PENDING with its tasks (PENDING) and the first JobEvent ("submitted"), then
  * announces `created` on the store's bus. The only place a job row is created.
  *
- * One SQL statement (data-modifying CTEs: atomic like a transaction) writes the three tables and
- * answers only the new ids: one database round trip per submit instead of seven for Prisma's
- * nested create (BEGIN, INSERT ×3, re-read of job and tasks, COMMIT). Every column is written
- * explicitly, so the returned rows — built here from the input and those ids, typed as the Prisma
- * models so a new column cannot be forgotten — are what a read would answer; JSON values are
- * returned as stored (JSON round trip). Timestamps are one `new Date()` (ms, stored as UTC like
- * Prisma does) taken when the call is made, shared by submittedAt, updatedAt and the event's `at`.
+ * One SQL statement (data-modifying CTEs) writes the three tables and answers only the new ids;
+ * the returned rows are built from the input and those ids, typed as the Prisma models so a new
+ * column cannot be forgotten, and equal what a read would answer (JSON as stored). One
+ * `new Date()` (ms) taken at the call is submittedAt, updatedAt and the event's `at`.
  *
- * Group commit (submit-queue.ts): while SUBMIT_IN_FLIGHT statements of the store are running,
- * further submits wait and then go together, up to SUBMIT_BATCH_MAX jobs in one statement (one
- * round trip, one commit). An idle server sends a submit at once, alone, so batching adds no
- * latency; under a burst it saves the per-statement cost in Prisma, the driver and PostgreSQL's
- * commit (bench/README.md). Each job is still all-or-nothing. When PostgreSQL refuses a batch's
- * data (SQLSTATE class 22 or 23: a value it cannot store, a submissionId taken) nothing was
- * written, and every job of it is sent again alone, in call order, so each caller gets its own
- * answer; any other error (a lost connection, where a commit may have happened) is every
- * caller's error, as it would have been alone. Ids follow the order of the calls within a statement.
+ * Group commit (submit-queue.ts): while SUBMIT_IN_FLIGHT statements run, further submits go
+ * together, up to SUBMIT_BATCH_MAX jobs per statement — no added latency when idle, fewer
+ * commits under a burst (docs/design.md §4; bench/README.md). Each job stays all-or-nothing: a
+ * batch PostgreSQL refuses for its data (SQLSTATE class 22/23) is sent again job by job, in call
+ * order, so only the refused job fails; any other error is every caller's, as it would have been
+ * alone. Ids follow the order of the calls.
  *
  * @returns the job with its tasks in index order.
  * @throws Error when `tasks` is empty; Prisma's P2002 PrismaClientKnownRequestError (meta.target

@@ -6,20 +6,12 @@ import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolatio
 import type { StoreScope } from './store';
 
 /**
- * The guarded write: the only code that writes a status (docs/design.md, "The guarded write";
- * the rules come from Ray's "Guard recovered monitors against stale job state").
- *
- * Every status write is a compare-and-set — the row is locked only if `id = $id AND status =
- * $expected`, and written only then — in the same SQL statement as the JobEvent row that records
- * it (one statement per batch of writes, all or nothing: batchStatement()). The outcome says what
- * happened:
- * - `applied`: the row had the expected status and now has the new one (one JobEvent written);
- * - `lost`, reason `gone`: the row no longer exists (deleted) — stop; never re-create it;
- * - `lost`, reason `terminal`: the row is already terminal — keep it as it is;
- * - `lost`, reason `moved`: the row moved to another non-terminal status — `row` is fresh;
- *   the caller continues with it and drops whatever it observed under the old status.
- * Illegal transitions (lib/jobs/status.ts) throw IllegalTransitionError before any query.
- * The store never upserts and creates a job only in submitJob() (submit.ts).
+ * The guarded write: the only code that writes a status (docs/design.md §4, "The guarded write";
+ * the rules come from Ray's "Guard recovered monitors against stale job state"). A batch of
+ * compare-and-set writes and their JobEvents is one SQL statement, all or nothing; the outcome is
+ * `applied`, or `lost` with reason `gone` (stop, never re-create), `terminal` (keep it) or
+ * `moved` (continue with the fresh `row`, drop what was observed under the old status). Illegal
+ * transitions (lib/jobs/status.ts) throw IllegalTransitionError before any query.
  */
 
 type RowOf<E extends Entity> = E extends 'job' ? Job : E extends 'task' ? Task : Attempt;
@@ -121,20 +113,11 @@ function guardedUpdate(cols: ColumnTable, p: Params, i: number, t: AnyTransition
  *   w     each step's row as to_jsonb
  *   →     one result row per step, in step order: the event's typed columns and the row.
  *
- * Concurrency (READ COMMITTED): a guard's row lock waits for a concurrent writer of the row and
- * re-checks `status = from` on the newest row version (EvalPlanQual); a row moved or deleted
- * meanwhile drops out of its guard. `ok` is an InitPlan of every UPDATE / INSERT, so nothing is
- * written unless all guards hold their rows, and then each UPDATE finds its row by primary key
- * (rechecked on the newest version, which this statement has locked with the right status).
- * Two batches on one row serialize on its lock; the second sees the first's status and writes
- * nothing (no transition keeps the status). The guards lock in a fixed order — jobs, then tasks,
- * then attempts, by id; the order transitionJobsWhere() and cascading deletes take — so two
- * batches never deadlock each other, whatever the order of their transitions.
- * The lock is FOR NO KEY UPDATE, what the UPDATE itself takes: it does not block JobEvent /
- * Attempt inserts of other writers (their foreign-key checks take KEY SHARE).
- *
- * Each write's data is parameterised (`$n::<cast>`); table and column names come from the column
- * table only. All times written (job updatedAt, attempt createdAt, event at) are `now`.
+ * Why this holds under concurrency (row locks re-checked on the newest version, `ok` as one
+ * InitPlan, the fixed lock order jobs → tasks → attempts that rules out deadlocks):
+ * docs/design.md §4. Each write's data is parameterised (`$n::<cast>`); table and column names
+ * come from the column table only. All times written (job updatedAt, attempt createdAt, event
+ * at) are `now`.
  */
 function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: string; params: unknown[] } {
   const p = new Params();

@@ -17,19 +17,12 @@ export { FramePool, LogSendBudget } from './send-memory';
 export { parseStreamStart, StreamQueryError, type StreamStart } from './stream-start';
 
 /**
- * One client's job stream on `/ws/jobs/:id` (the protocol is in lib/logs/protocol.ts): the
- * stream's state machine. One loop per connection walks the job's JobEvents in id order and the
- * log of each attempt from the start position:
- *
- *   hello → job/task status messages as they happen → per attempt: `attempt` start, binary log
- *   chunks, `attempt` end (after the log was read to the end the finished attempt left) → `end`.
- *
- * It wakes on the store bus (a status change of this job: low latency), on fs.watch of the open
- * log file, and on poll timers (fallbacks). Its parts: the events in order (JobEventFeed,
- * event-feed.ts), the socket with backpressure and the ways a stream ends (StreamSocket,
- * stream-socket.ts), one slice of log frames (pumpLog, log-pump.ts) and what the hub's streams
- * share to bound memory (send-memory.ts). Many clients on one job share nothing but the file
- * and those (docs/design.md, "Logs and streams").
+ * One client's job stream on `/ws/jobs/:id` (protocol: lib/logs/protocol.ts; design:
+ * docs/design.md §8, "Logs and streams"): the stream's state machine, one loop per connection
+ * over the job's JobEvents in id order and each attempt's log from the start position. Its
+ * parts: the events in order (event-feed.ts), the socket with backpressure and the ways a stream
+ * ends (stream-socket.ts), one slice of log frames (log-pump.ts) and what the hub's streams share
+ * to bound memory (send-memory.ts).
  */
 
 /** Resolves on wake() or after a timeout; a wake() with nobody waiting is kept for the next wait. */

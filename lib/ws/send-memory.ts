@@ -44,15 +44,12 @@ export class LogSendBudget {
 
 /**
  * Full-size log frame buffers (LOG_HEADER_BYTES + chunkBytes) that streams reuse once the
- * socket has taken them (ws.send's callback: the bytes are in the kernel, nothing refers to the
- * buffer any more). A replay at hundreds of MB/s otherwise allocates a 256 KiB Buffer per frame
- * and leaves them to the garbage collector, which lets tens of MB of dead frames pile up outside
- * the JS heap before it runs. Keeps at most `keep` spare buffers; smaller (tail) reads are not
- * pooled, so an idle follower stays small. One per hub, shared by its job streams (a stream
- * without one makes its own): pools per stream would hold 50 × `keep` spares for 50 replays, and
- * a pool smaller than the frames in flight drops one buffer per frame sent — tens of MB of dead
- * frames before V8's external-memory trigger collects them (measured; docs/design.md, "Logs and
- * streams").
+ * socket has taken them (ws.send's callback: nothing refers to the buffer any more). Without it
+ * a fast replay leaves a 256 KiB Buffer per frame to the garbage collector, and tens of MB of
+ * dead frames pile up outside the JS heap. Keeps at most `keep` spares; smaller (tail) reads are
+ * not pooled, so an idle follower stays small. One per hub, sized to the frames in flight (a
+ * stream without one makes its own): per-stream pools, or one too small, hold or drop far more
+ * (docs/design.md §8; bench/README.md, fixes table).
  */
 export class FramePool {
   private readonly spare: Buffer[] = [];

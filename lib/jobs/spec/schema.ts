@@ -58,7 +58,7 @@ export interface PipelineSpec {
   executor?: SpecExecutor;
 }
 
-/** Executors a spec may name with `resources.infra` (names of lib/executors getExecutor()). */
+/** Executors a spec may name with `resources.infra` (names of lib/executors ExecutorRegistry.get()). */
 export const SPEC_EXECUTORS = ['local', 'slurm'] as const;
 /** One of {@link SPEC_EXECUTORS}. */
 export type SpecExecutor = (typeof SPEC_EXECUTORS)[number];
