@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -20,7 +20,8 @@ import {
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EXAMPLES = path.join(ROOT, 'examples');
-const SHARED_EXAMPLES = '/work/shared/examples';
+/** Job files a user wrote, kept as test inputs (each with the outcome it should have). */
+const REFERENCE_EXAMPLES = path.join(__dirname, '..', 'fixtures', 'reference-examples');
 
 /** The SpecError a call throws (fails the test when it does not throw one). */
 function specError(fn: () => unknown): SpecError {
@@ -709,16 +710,16 @@ describe('examples', () => {
     expect(spec.tasks[1].run).toMatch(/exit 3/);
   });
 
-  it('hostile-output prints the same hostile text as the shared example', () => {
+  it('hostile-output prints the same hostile text as the reference example', () => {
     const spec = parseJobSpec(read(EXAMPLES, 'hostile-output'));
     expect(spec.tasks[0].run).toContain('<script>document.title="pwned"</script>');
     expect(spec.tasks[0].run).toContain("printf '\\033]0;title-change\\007");
     expect(spec.tasks[0].run?.trimEnd().endsWith("printf 'no newline at the end'")).toBe(true);
   });
 
-  describe.skipIf(!existsSync(SHARED_EXAMPLES))('the shared examples (/work/shared/examples)', () => {
+  describe('the reference examples (tests/fixtures/reference-examples)', () => {
     it.each(['hostile-output', 'middle-task-retry', 'seed-retry-pipeline', 'setup-fails'].map((n) => [n]))('%s.yaml parses to the expected pipeline', (name) => {
-      const spec = parseJobSpec(read(SHARED_EXAMPLES, name), { filename: `${name}.yaml` });
+      const spec = parseJobSpec(read(REFERENCE_EXAMPLES, name), { filename: `${name}.yaml` });
       const want = EXPECTED[name];
       expect(spec.name).toBe(want.name);
       expect(spec.tasks.map((t) => [t.name, t.jobRecovery.maxRestartsOnErrors])).toEqual(want.tasks.map((t) => [t.name, t.jobRecovery?.maxRestartsOnErrors]));
@@ -727,11 +728,11 @@ describe('examples', () => {
 
     it('training-like.yaml is invalid YAML (an unquoted ": " in setup) and is refused at its line', () => {
       // PyYAML, SkyPilot's parser, refuses it too ("mapping values are not allowed here", line 7).
-      expect(specError(() => parseJobSpec(read(SHARED_EXAMPLES, 'training-like'), { filename: 'training-like.yaml' })).message).toBe(
+      expect(specError(() => parseJobSpec(read(REFERENCE_EXAMPLES, 'training-like'), { filename: 'training-like.yaml' })).message).toBe(
         'training-like.yaml:7 task[0].setup: YAML syntax error: Nested mappings are not allowed in compact mappings (a value containing ": " must be quoted, or written as a block with |)',
       );
       // Quoted, it is the pipeline the repo's examples/training-like.yaml describes.
-      const fixed = read(SHARED_EXAMPLES, 'training-like').replace('setup: echo "setup: preparing data"', `setup: 'echo "setup: preparing data"'`);
+      const fixed = read(REFERENCE_EXAMPLES, 'training-like').replace('setup: echo "setup: preparing data"', `setup: 'echo "setup: preparing data"'`);
       expect(parseJobSpec(fixed).tasks[0]).toMatchObject({ name: 'train-small', envs: { EPOCHS: '30' }, setup: 'echo "setup: preparing data"', resources: DEFAULT_RESOURCES });
     });
   });
