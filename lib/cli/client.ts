@@ -16,7 +16,7 @@ import type { CancelResult, JobDetail, JobList, JobSummary, SubmitResult } from 
 import { backoffDelay } from './backoff';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
-import type { Connection } from './config';
+import { tokenRefusedHint, type Connection } from './config';
 
 /** One problem in a job spec, as the API reports it (lib/api/schemas.ts SpecIssue). */
 export interface SpecIssue {
@@ -103,8 +103,11 @@ export async function errorFromResponse(res: Response, what: string): Promise<Cl
   return errorFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), what);
 }
 
-/** Like errorFromResponse, from an answer whose body was already read. */
-export function errorFromAnswer(status: number, statusText: string, text: string, what: string): CliError {
+/**
+ * Like errorFromResponse, from an answer whose body was already read. `tokenHint` says where
+ * the token came from (config.ts tokenRefusedHint), for a 401/403.
+ */
+export function errorFromAnswer(status: number, statusText: string, text: string, what: string, tokenHint?: string): CliError {
   let detail: string | undefined;
   let details: string[] = [];
   try {
@@ -117,7 +120,7 @@ export function errorFromAnswer(status: number, statusText: string, text: string
   }
   const code = exitCodeForHttp(status);
   let message = detail ?? `${what}: HTTP ${status} ${statusText}`;
-  if (code === EXIT.UNAUTHORIZED) message = `${message} (HTTP ${status}; set --token or JOBDECK_TOKEN)`;
+  if (code === EXIT.UNAUTHORIZED) message = `${tokenHint ?? tokenRefusedHint(undefined)} — the server answered HTTP ${status}${detail ? `: ${detail}` : ''}`;
   // A spec error: every issue on its own line (the detail spells out only the first few).
   if (details.length) message = `invalid job spec (${details.length} problem${details.length > 1 ? 's' : ''}):`;
   return new CliError(message, code, details);
@@ -191,7 +194,7 @@ export class JobdeckClient {
       // A refusal at the first try: nobody listens there. Later (a server restarting), keep trying.
       if (r.kind === 'refused' && attempt === 1) throw new CliError(unreachableMessage(this.conn.url, r.cause), EXIT.UNREACHABLE);
       if (!idempotent) {
-        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what);
+        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what, tokenRefusedHint(this.conn.tokenSource));
         throw new CliError(
           `lost the connection to jobdeck at ${this.conn.url} before its answer to ${what} (${r.cause}); the server may or may not have done it — check with \`jobdeck queue\``,
           EXIT.UNREACHABLE,
@@ -200,7 +203,7 @@ export class JobdeckClient {
       firstFailure ??= now();
       const delayMs = backoffDelay(attempt);
       if (now() + delayMs - firstFailure > timeout) {
-        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what);
+        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what, tokenRefusedHint(this.conn.tokenSource));
         throw new CliError(`${unreachableMessage(this.conn.url, r.cause)} — gave up after ${Math.round((now() - firstFailure) / 1000)} s of retries`, EXIT.UNREACHABLE);
       }
       this.opts.onRetry?.({ what, attempt, delayMs, cause: r.cause });
@@ -230,7 +233,7 @@ export class JobdeckClient {
       return { kind: 'dropped', cause: failureCause(err) };
     }
     if (RETRY_STATUSES.has(res.status)) return { kind: 'dropped', cause: `HTTP ${res.status}`, answer: { status: res.status, statusText: res.statusText, text } };
-    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, what);
+    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, what, tokenRefusedHint(this.conn.tokenSource));
     return { status: res.status, text };
   }
 

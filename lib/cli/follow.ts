@@ -6,14 +6,18 @@
  *
  * Survives a dropped connection: it reconnects with backoff (lib/cli/backoff.ts) and resumes
  * from the renderer's position (last task, attempt and byte offset received), so nothing is lost
- * and nothing is printed twice; after `reconnectTimeoutMs` without getting through it gives up
- * with STOPPED_FOLLOWING. Respects stdout backpressure (pauses the socket until `drain`).
- * Ctrl-C (the `signal`) stops following; the job keeps running.
+ * and nothing is printed twice; after `reconnectTimeoutMs` (5 min by default) without getting
+ * through it gives up with STOPPED_FOLLOWING. A server that said it is restarting (close 1001
+ * "going away" or 1012 "service restart", or a `going_away` message) is knocked on often — the
+ * backoff stays at most RESTART_BACKOFF_MAX_MS until it answers — so the follow carries on about
+ * as soon as the new server listens (docs/cli.md, "Dropped connections"). Respects stdout
+ * backpressure (pauses the socket until `drain`). Ctrl-C (the `signal`) stops following; the job
+ * keeps running.
  */
 import WebSocket from 'ws';
 import { isTerminal } from '../jobs/status';
 import { decodeLogChunk, type StreamMessage } from '../logs/protocol';
-import type { Connection } from './config';
+import { tokenRefusedHint, type Connection } from './config';
 import { CliError } from './errors';
 import { EXIT, exitCodeForStatus } from './exit-codes';
 import { type Colors } from './format';
@@ -40,7 +44,7 @@ export interface FollowOptions {
   colors: Colors;
   /** Aborted by Ctrl-C: stop following (exit STOPPED_FOLLOWING). */
   signal?: AbortSignal;
-  /** Give up reconnecting after this many ms without a working connection (default 60 000). */
+  /** Give up reconnecting after this many ms without a working connection (default DEFAULT_FOLLOW_RECONNECT_MS). */
   reconnectTimeoutMs?: number;
   /** Prints each connection and how it ended to stderr (JOBDECK_DEBUG). */
   debug?: boolean;
@@ -59,18 +63,37 @@ export interface FollowResult {
 /** Abort reason meaning "stdout was closed" (e.g. `jobdeck logs 7 | head`): stop without a word. */
 export const OUTPUT_CLOSED = 'output-closed';
 
+/** How long a follow keeps reconnecting to a lost server by default (ms): 5 minutes. */
+export const DEFAULT_FOLLOW_RECONNECT_MS = 5 * 60_000;
 /** Send `{"type":"ping"}` after this long without a message from the server (ms). */
 export const PING_AFTER_MS = 10_000;
 /** Give the connection up (and reconnect) after this long without any message (ms). */
 export const DEAD_AFTER_MS = 25_000;
-/** After the server said it is stopping (`going_away`), wait this long before reconnecting (ms). */
-export const GOING_AWAY_WAIT_MS = 1000;
+/** While the server said it is restarting, never wait longer than this between tries (ms). */
+export const RESTART_BACKOFF_MAX_MS = 1000;
+/** WebSocket close codes that mean "the server is restarting" (RFC 6455 1001 going away, 1012 service restart). */
+export const RESTART_CLOSE_CODES: readonly number[] = [1001, 1012];
 /** Give a new connection up when its `hello` has not come within this long (ms). */
 export const HELLO_WITHIN_MS = 10_000;
+/** A connection whose hello stood this long counts as a good one even without new data (ms). */
+const GOOD_CONNECTION_MS = 5000;
 
-type Attempt =
+/** How one connection ended. */
+export type Attempt =
   | { kind: 'done' }
-  | { kind: 'dropped'; reason: string; progressed: boolean; opened: boolean; refused: boolean; retryAfterMs?: number }
+  | {
+      kind: 'dropped';
+      reason: string;
+      /** It delivered something (or stood with its hello for a while): the outage starts again. */
+      progressed: boolean;
+      opened: boolean;
+      /** Refused before opening (nobody listens there). */
+      refused: boolean;
+      /** The server said it is restarting (RESTART_CLOSE_CODES or a `going_away` message). */
+      restarting?: boolean;
+      /** The server's hello came on this connection (so it is up again). */
+      helloSeen?: boolean;
+    }
   | { kind: 'fatal'; error: CliError }
   | { kind: 'aborted' };
 
@@ -97,6 +120,39 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
+ * The reconnect rhythm of one follow: how long to wait after each dropped connection, when to
+ * give up, and whether the server said it is restarting. Pure (the clock is passed in).
+ */
+export class ReconnectPlan {
+  private failures = 0;
+  private outageSince: number | null = null;
+  /** The server said it is restarting and has not answered since. */
+  restarting = false;
+
+  constructor(readonly timeoutMs: number) {}
+
+  /**
+   * Accounts for a dropped connection at `now` (ms). Answers the wait before the next try (ms),
+   * or null when the outage has lasted timeoutMs: give up.
+   */
+  onDrop(d: Extract<Attempt, { kind: 'dropped' }>, now: number): number | null {
+    if (d.helloSeen) this.restarting = false;
+    if (d.restarting) this.restarting = true;
+    if (d.progressed) {
+      this.outageSince = null;
+      this.failures = 0;
+    }
+    this.outageSince ??= now;
+    if (now - this.outageSince >= this.timeoutMs) return null;
+    // A good connection that dropped is tried again at once, unless its server is going away.
+    if (d.progressed && !this.restarting) return 0;
+    this.failures++;
+    const delay = backoffDelay(this.failures);
+    return this.restarting ? Math.min(RESTART_BACKOFF_MAX_MS, delay) : delay;
+  }
+}
+
+/**
  * Follows job `jobId` until the end (or the scope's end), Ctrl-C, or giving up on a lost server.
  * @throws CliError NOT_FOUND (no such job), UNAUTHORIZED, UNREACHABLE (never connected),
  *   INTERNAL (protocol error). Stopping early is not thrown: it answers exitCode STOPPED_FOLLOWING.
@@ -105,30 +161,14 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const sameTerminal = !!opts.stdout.isTTY && !!opts.stderr.isTTY;
   const terminalSafe = !!opts.stdout.isTTY && !opts.raw;
   const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe });
-  const timeout = opts.reconnectTimeoutMs ?? 60_000;
+  const plan = new ReconnectPlan(opts.reconnectTimeoutMs ?? DEFAULT_FOLLOW_RECONNECT_MS);
   let everOpened = false;
   let connections = 0;
-  let failures = 0;
-  let outageSince: number | null = null;
   let warned = false;
   const c = opts.colors;
 
-  const stopped = (why: string): FollowResult => {
-    // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so
-    // (after a colour reset the log may owe the terminal).
-    if (opts.signal?.reason !== OUTPUT_CLOSED) {
-      for (const o of r.flush()) if (o.to === 'out') opts.stdout.write(o.data);
-      const ended = r.jobSummary() && isTerminal('job', r.jobSummary()!.status);
-      const tail = ended
-        ? `Stopped following job ${opts.jobId}${why}.`
-        : `Stopped following job ${opts.jobId}${why}; it keeps running (\`jobdeck logs ${opts.jobId}\` follows it again, \`jobdeck cancel ${opts.jobId}\` stops it).`;
-      opts.stderr.write(`\n${c.yellow(tail)}\n`);
-    }
-    return { exitCode: EXIT.STOPPED_FOLLOWING, outcome: r.outcome(), connections };
-  };
-
   while (!r.done) {
-    if (opts.signal?.aborted) return stopped('');
+    if (opts.signal?.aborted) return stopFollowing(opts, r, '', connections);
     const url = streamUrl(opts.conn.url, opts.jobId, r.position(), opts.follow, r.since());
     connections++;
     const resumeAt = r.position();
@@ -139,165 +179,215 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
     });
     if (opts.debug) opts.stderr.write(`[jobdeck debug] ${url} → ${JSON.stringify(res.kind === 'fatal' ? { kind: 'fatal', message: res.error.message } : res)}\n`);
     if (res.kind === 'done') break;
-    if (res.kind === 'aborted') return stopped('');
+    if (res.kind === 'aborted') return stopFollowing(opts, r, '', connections);
     if (res.kind === 'fatal') throw res.error;
     if (res.opened) everOpened = true;
     // Refused at the very first try: nobody listens there. A reset or a later refusal (a server
     // restarting) is retried like any drop.
     if (!everOpened && connections === 1 && res.refused) throw new CliError(unreachableMessage(opts.conn.url), EXIT.UNREACHABLE);
-    if (res.progressed) {
-      outageSince = null;
-      failures = 0;
-      warned = false;
-    }
-    const now = Date.now();
-    outageSince ??= now;
-    if (now - outageSince >= timeout) return stopped(` (lost the connection to ${opts.conn.url} for ${Math.round(timeout / 1000)} s: ${res.reason})`);
-    if (!warned && !res.progressed) {
+    if (res.progressed) warned = false;
+    const wait = plan.onDrop(res, Date.now());
+    if (wait === null) return stopFollowing(opts, r, ` (lost the connection to ${opts.conn.url} for ${Math.round(plan.timeoutMs / 1000)} s: ${res.reason})`, connections);
+    if (!warned && (!res.progressed || plan.restarting)) {
       warned = true;
-      opts.stderr.write(`${c.yellow(`⚠ lost the connection to jobdeck (${res.reason}); reconnecting…`)}\n`);
+      const why = plan.restarting ? `: the server is restarting; reconnecting for up to ${formatWait(plan.timeoutMs)}…` : ` (${res.reason}); reconnecting…`;
+      opts.stderr.write(`${c.yellow(`⚠ lost the connection to jobdeck${why}`)}\n`);
     }
-    if (!res.progressed) failures++;
-    await sleep(res.progressed ? (res.retryAfterMs ?? 0) : Math.max(backoffDelay(failures), res.retryAfterMs ?? 0), opts.signal);
+    await sleep(wait, opts.signal);
   }
   const outcome = r.outcome();
   const exitCode = !opts.follow ? EXIT.OK : outcome.terminal && outcome.status ? exitCodeForStatus(outcome.status) : EXIT.OK;
   return { exitCode, outcome, connections };
 }
 
+/** "5 min", "90 s" — a reconnect limit as the user reads it. */
+function formatWait(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** Ends a follow early (Ctrl-C, closed stdout, server lost): flushes, says so, answers STOPPED_FOLLOWING. */
+function stopFollowing(opts: FollowOptions, r: FollowRenderer, why: string, connections: number): FollowResult {
+  // A closed stdout (`| head`) ends quietly, like any Unix filter; Ctrl-C and giving up say so
+  // (after a colour reset the log may owe the terminal).
+  if (opts.signal?.reason !== OUTPUT_CLOSED) {
+    for (const o of r.flush()) if (o.to === 'out') opts.stdout.write(o.data);
+    const ended = r.jobSummary() && isTerminal('job', r.jobSummary()!.status);
+    const tail = ended
+      ? `Stopped following job ${opts.jobId}${why}.`
+      : `Stopped following job ${opts.jobId}${why}; it keeps running (\`jobdeck logs ${opts.jobId}\` follows it again, \`jobdeck cancel ${opts.jobId}\` stops it).`;
+    opts.stderr.write(`\n${opts.colors.yellow(tail)}\n`);
+  }
+  return { exitCode: EXIT.STOPPED_FOLLOWING, outcome: r.outcome(), connections };
+}
+
+/** Reads a refused upgrade's answer (problem+json `detail`, or its text) and says what it means. */
+function refusedUpgrade(code: number, body: string, opts: FollowOptions): Attempt {
+  let detail = body.trim();
+  try {
+    const j = JSON.parse(body) as { detail?: string };
+    if (j.detail) detail = j.detail;
+  } catch {
+    /* plain text */
+  }
+  if (code === 404) return { kind: 'fatal', error: new CliError(detail || `job ${opts.jobId} not found`, EXIT.NOT_FOUND) };
+  if (code === 401 || code === 403) return { kind: 'fatal', error: unauthorized(opts, `HTTP ${code}${detail ? `: ${detail}` : ''}`) };
+  if (code === 400) return { kind: 'fatal', error: new CliError(detail || 'the server refused the stream request', EXIT.USAGE) };
+  return { kind: 'dropped', reason: `HTTP ${code}${detail ? `: ${detail.slice(0, 200)}` : ''}`, progressed: false, opened: false, refused: false };
+}
+
+/** The error of a refused token: where the token came from, and what the server said. */
+function unauthorized(opts: FollowOptions, said: string): CliError {
+  return new CliError(`${tokenRefusedHint(opts.conn.tokenSource)} — the server answered ${said}`, EXIT.UNAUTHORIZED);
+}
+
+/** What the server told a connection before it closed (its `error` message), if anything. */
+interface Told {
+  /** `code: message` of the last `error` message. */
+  error: string | null;
+  /** The text to show the user for a refusal (a deleted job, …). */
+  message: string | null;
+  /** A `going_away` message came: the server is stopping. */
+  goingAway: boolean;
+}
+
+/** The verdict of a close frame (code, reason) on an unfinished follow. */
+function closeVerdict(code: number, reason: string, told: Told, opts: FollowOptions): Attempt {
+  const said = told.message || reason;
+  if (code === 4404) return { kind: 'fatal', error: new CliError(said || `job ${opts.jobId} not found`, EXIT.NOT_FOUND) };
+  if (code === 4401) return { kind: 'fatal', error: unauthorized(opts, `close ${code}${said ? `: ${said}` : ''}`) };
+  if (code === 4400) return { kind: 'fatal', error: new CliError(`the server refused the stream request: ${said || 'bad request'}`, EXIT.INTERNAL) };
+  const restarting = told.goingAway || RESTART_CLOSE_CODES.includes(code);
+  return { kind: 'dropped', reason: told.error || reason || `closed with code ${code}`, progressed: false, opened: true, refused: false, restarting };
+}
+
+/** One WebSocket connection of a follow: opens it, feeds the renderer, answers how it ended. */
 function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer, onHello: () => void): Promise<Attempt> {
   return new Promise<Attempt>((resolve) => {
-    let settled = false;
-    let opened = false;
-    let progressed = false;
-    let lastError: string | null = null;
-    let lastErrorMessage: string | null = null;
-    let goingAway = false;
     const headers: Record<string, string> = {};
     if (opts.conn.token) headers.authorization = `Bearer ${opts.conn.token}`;
     const ws = new WebSocket(url, { headers, handshakeTimeout: 10_000, perMessageDeflate: false });
-
-    const createdAt = Date.now();
-    let lastMessage = Date.now();
-    let helloSeen = false;
-    const openedAt = { t: 0 };
-    // Heartbeat: a server that stops answering (half-open TCP, a server stuck while stopping)
-    // must not hang the follow forever.
-    const beat = setInterval(() => {
-      if (settled) return;
-      if (!opened) {
-        if (Date.now() - createdAt > HELLO_WITHIN_MS) finish({ kind: 'dropped', reason: `the server did not answer the connection within ${HELLO_WITHIN_MS / 1000} s`, progressed, opened, refused: false });
-        return;
-      }
-      const idle = Date.now() - lastMessage;
-      if (!helloSeen && Date.now() - openedAt.t > HELLO_WITHIN_MS) {
-        finish({ kind: 'dropped', reason: `no hello from the server within ${HELLO_WITHIN_MS / 1000} s`, progressed, opened, refused: false });
-      } else if (idle > DEAD_AFTER_MS) {
-        finish({ kind: 'dropped', reason: `no answer from the server for ${Math.round(idle / 1000)} s`, progressed, opened, refused: false });
-      } else if (idle > PING_AFTER_MS && ws.readyState === WebSocket.OPEN) {
-        ws.send('{"type":"ping"}');
-      }
-    }, 1000);
-    beat.unref?.();
+    const st = { settled: false, opened: false, progressed: false, helloSeen: false, createdAt: Date.now(), openedAt: 0, lastMessage: Date.now() };
+    const told: Told = { error: null, message: null, goingAway: false };
 
     const finish = (a: Attempt) => {
-      if (settled) return;
-      settled = true;
+      if (st.settled) return;
+      st.settled = true;
       clearInterval(beat);
-      // A connection that delivered something, or stood with its hello for a while, was a good
-      // one: the outage (and the backoff) start again from the next drop.
-      if (a.kind === 'dropped') {
-        a.progressed = progressed || (helloSeen && Date.now() - openedAt.t > 5000);
-        // A stopping server is not back yet: give it a moment before knocking again.
-        if (goingAway) a.retryAfterMs = GOING_AWAY_WAIT_MS;
-      }
       opts.signal?.removeEventListener('abort', onAbort);
+      if (a.kind === 'dropped') {
+        a.progressed = st.progressed || (st.helloSeen && Date.now() - st.openedAt > GOOD_CONNECTION_MS);
+        a.opened = st.opened;
+        a.helloSeen = st.helloSeen;
+        if (told.goingAway) a.restarting = true;
+      }
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) {
         if (a.kind === 'done') ws.close(1000);
         else ws.terminate();
       }
       resolve(a);
     };
+    const dropped = (reason: string, refused = false) => finish({ kind: 'dropped', reason, progressed: false, opened: false, refused });
     const onAbort = () => finish({ kind: 'aborted' });
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-
-    const write = (outs: Output[]) => {
-      let blocked = false;
-      for (const o of outs) {
-        const ok = o.to === 'out' ? opts.stdout.write(o.data) : opts.stderr.write(o.text);
-        if (!ok && o.to === 'out') blocked = true;
-      }
-      if (blocked && !ws.isPaused) {
-        ws.pause();
-        opts.stdout.once('drain', () => ws.resume());
-      }
-    };
+    const beat = heartbeat(ws, st, dropped);
 
     ws.on('open', () => {
-      opened = true;
-      openedAt.t = Date.now();
-      lastMessage = Date.now();
+      st.opened = true;
+      st.openedAt = st.lastMessage = Date.now();
     });
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d.length < 4000 ? d : ''));
-      res.on('end', () => {
-        let detail = body.trim();
-        try {
-          const j = JSON.parse(body) as { detail?: string };
-          if (j.detail) detail = j.detail;
-        } catch {
-          /* plain text */
-        }
-        const code = res.statusCode ?? 0;
-        if (code === 404) finish({ kind: 'fatal', error: new CliError(detail || `job ${opts.jobId} not found`, EXIT.NOT_FOUND) });
-        else if (code === 401 || code === 403) finish({ kind: 'fatal', error: new CliError(`${detail || 'unauthorized'} (HTTP ${code}; set --token or JOBDECK_TOKEN)`, EXIT.UNAUTHORIZED) });
-        else if (code === 400) finish({ kind: 'fatal', error: new CliError(detail || 'the server refused the stream request', EXIT.USAGE) });
-        else finish({ kind: 'dropped', reason: `HTTP ${code}${detail ? `: ${detail.slice(0, 200)}` : ''}`, progressed, opened, refused: false });
-      });
-      res.on('error', () => finish({ kind: 'dropped', reason: `HTTP ${res.statusCode}`, progressed, opened, refused: false }));
+      res.on('end', () => finish(refusedUpgrade(res.statusCode ?? 0, body, opts)));
+      res.on('error', () => dropped(`HTTP ${res.statusCode}`));
     });
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
-      if (settled) return;
-      lastMessage = Date.now();
-      try {
-        if (isBinary) {
-          const buf = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-          progressed = true;
-          write(r.chunk(decodeLogChunk(buf)));
-        } else {
-          const msg = JSON.parse(data.toString()) as StreamMessage | { type: 'pong' };
-          if (msg.type === 'pong') return;
-          if (msg.type === 'hello') {
-            helloSeen = true;
-            onHello();
-          }
-          else if (msg.type !== 'error') progressed = true;
-          if (msg.type === 'error') {
-            lastError = `${msg.code}: ${msg.message}`;
-            if (msg.code === 'going_away') goingAway = true;
-            lastErrorMessage = msg.code === 'deleted' ? `job ${opts.jobId} was deleted while following it${msg.message ? ` (${msg.message})` : ''}` : msg.message;
-          }
-          write(r.message(msg));
-        }
-      } catch (err) {
-        finish({ kind: 'fatal', error: new CliError(`bad message on the job stream: ${(err as Error).message}`, EXIT.INTERNAL) });
-        return;
-      }
-      if (r.done) finish({ kind: 'done' });
+      if (st.settled) return;
+      st.lastMessage = Date.now();
+      const err = onFrame(data, isBinary, { ws, opts, r, st, told, onHello });
+      if (err) finish({ kind: 'fatal', error: err });
+      else if (r.done) finish({ kind: 'done' });
     });
-    ws.on('close', (code: number, reason: Buffer) => {
-      const told = lastErrorMessage || reason.toString();
-      const why = lastError || reason.toString() || `closed with code ${code}`;
-      if (r.done) return finish({ kind: 'done' });
-      if (code === 4404) return finish({ kind: 'fatal', error: new CliError(told || `job ${opts.jobId} not found`, EXIT.NOT_FOUND) });
-      if (code === 4401) return finish({ kind: 'fatal', error: new CliError(`${told || 'unauthorized'} (set --token or JOBDECK_TOKEN)`, EXIT.UNAUTHORIZED) });
-      if (code === 4400) return finish({ kind: 'fatal', error: new CliError(`the server refused the stream request: ${told || 'bad request'}`, EXIT.INTERNAL) });
-      finish({ kind: 'dropped', reason: why, progressed, opened, refused: false });
-    });
-    ws.on('error', (err: Error) => {
-      finish({ kind: 'dropped', reason: err.message || String(err), progressed, opened, refused: !opened && isUnreachable(err) });
-    });
+    ws.on('close', (code: number, reason: Buffer) => finish(r.done ? { kind: 'done' } : closeVerdict(code, reason.toString(), told, opts)));
+    ws.on('error', (err: Error) => dropped(err.message || String(err), !st.opened && isUnreachable(err)));
   });
+}
+
+/** The state of one connection that its handlers share. */
+interface ConnState {
+  settled: boolean;
+  opened: boolean;
+  progressed: boolean;
+  helloSeen: boolean;
+  createdAt: number;
+  openedAt: number;
+  lastMessage: number;
+}
+
+/**
+ * The connection's watchdog, once a second: a server that does not answer the handshake or
+ * send its hello, or goes silent (half-open TCP, a server stuck while stopping), must not hang
+ * the follow forever; a quiet one is pinged first.
+ */
+function heartbeat(ws: WebSocket, st: ConnState, dropped: (reason: string) => void): ReturnType<typeof setInterval> {
+  const beat = setInterval(() => {
+    if (st.settled) return;
+    const now = Date.now();
+    if (!st.opened) {
+      if (now - st.createdAt > HELLO_WITHIN_MS) dropped(`the server did not answer the connection within ${HELLO_WITHIN_MS / 1000} s`);
+      return;
+    }
+    const idle = now - st.lastMessage;
+    if (!st.helloSeen && now - st.openedAt > HELLO_WITHIN_MS) dropped(`no hello from the server within ${HELLO_WITHIN_MS / 1000} s`);
+    else if (idle > DEAD_AFTER_MS) dropped(`no answer from the server for ${Math.round(idle / 1000)} s`);
+    else if (idle > PING_AFTER_MS && ws.readyState === WebSocket.OPEN) ws.send('{"type":"ping"}');
+  }, 1000);
+  beat.unref?.();
+  return beat;
+}
+
+/**
+ * Handles one frame: a binary log chunk or a JSON message, through the renderer to the sinks
+ * (pausing the socket while stdout is full). Answers an error for a frame that cannot be read.
+ */
+function onFrame(
+  data: WebSocket.RawData,
+  isBinary: boolean,
+  c: { ws: WebSocket; opts: FollowOptions; r: FollowRenderer; st: ConnState; told: Told; onHello: () => void },
+): CliError | null {
+  const { ws, opts, r, st, told } = c;
+  const write = (outs: Output[]) => {
+    let blocked = false;
+    for (const o of outs) {
+      const ok = o.to === 'out' ? opts.stdout.write(o.data) : opts.stderr.write(o.text);
+      if (!ok && o.to === 'out') blocked = true;
+    }
+    if (blocked && !ws.isPaused) {
+      ws.pause();
+      opts.stdout.once('drain', () => ws.resume());
+    }
+  };
+  try {
+    if (isBinary) {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      st.progressed = true;
+      write(r.chunk(decodeLogChunk(buf)));
+      return null;
+    }
+    const msg = JSON.parse(data.toString()) as StreamMessage | { type: 'pong' };
+    if (msg.type === 'pong') return null;
+    if (msg.type === 'hello') {
+      st.helloSeen = true;
+      c.onHello();
+    } else if (msg.type === 'error') {
+      told.error = `${msg.code}: ${msg.message}`;
+      if (msg.code === 'going_away') told.goingAway = true;
+      told.message = msg.code === 'deleted' ? `job ${opts.jobId} was deleted while following it${msg.message ? ` (${msg.message})` : ''}` : msg.message;
+    } else st.progressed = true;
+    write(r.message(msg));
+    return null;
+  } catch (err) {
+    return new CliError(`bad message on the job stream: ${(err as Error).message}`, EXIT.INTERNAL);
+  }
 }

@@ -4,6 +4,9 @@
  * upgrades are refused with 503 while it stops) — then a new server starts on the same data
  * folder and port: the CLI reconnects, keeps following, and ends with the job's last line, the
  * final status and exit 0; nothing lost, nothing twice. (kill -9 mid-follow: cli-follow.test.ts.)
+ * A restart that keeps the server away for a while is caught up about as soon as the new server
+ * listens: the server said it was restarting (close 1001), so the CLI keeps knocking at least
+ * once a second, within its default 5-minute limit.
  * Real server processes, a real job, the real CLI process; PGlite and PostgreSQL.
  *
  * Needs a built app: `JOBDECK_NEXT_DIST=<dir> npx next build`, and the same JOBDECK_NEXT_DIST.
@@ -57,6 +60,29 @@ describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s
     expect(r.code, show(r)).toBe(EXIT.OK);
     expect(r.stdout).toBe(expected);
     expect(r.stderr, show(r)).toMatch(/reconnected to jobdeck/);
+    expect(r.stderr.match(/attempt 1 started/g), show(r)).toHaveLength(1);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`✓ Job ${id} finished (status: SUCCEEDED)`);
+  }, 120_000);
+
+  it('a restart of ~8 s: the CLI is back within 1.5 s of the new server listening, with its default limit', async () => {
+    const d = await runCli(server, ['launch', '-d', '--cmd', STEADY, '-n', 'steady-long']);
+    const id = submittedId(d.stdout);
+    const follow = startCli(server, ['logs', String(id)]);
+    await follow.waitFor(/t 3\n/);
+    const port = Number(new URL(server.url).port);
+    await server.stop();
+    await follow.waitFor(/lost the connection to jobdeck: the server is restarting; reconnecting for up to 5 min/);
+    // Long enough for a plain doubling backoff to reach seconds between tries.
+    await new Promise((r) => setTimeout(r, 8000));
+    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    const listening = Date.now();
+    await follow.waitFor(/reconnected to jobdeck/);
+    const backMs = Date.now() - listening;
+    console.log(`[cli-restart ${kind}] from "listening" to the CLI reconnected: ${backMs} ms`);
+    expect(backMs).toBeLessThan(1500);
+    const r = await follow.done;
+    expect(r.code, show(r)).toBe(EXIT.OK);
+    expect(r.stdout).toBe(expected);
     expect(r.stderr.match(/attempt 1 started/g), show(r)).toHaveLength(1);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`✓ Job ${id} finished (status: SUCCEEDED)`);
   }, 120_000);

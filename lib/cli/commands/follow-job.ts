@@ -7,7 +7,12 @@ export interface RunFollowOptions {
   follow: boolean;
   /** `--raw`: log bytes exactly as written even on a terminal. */
   raw?: boolean;
+  /** `--reconnect-timeout`: how long to keep reconnecting to a lost server (ms). */
+  reconnectTimeoutMs?: number;
 }
+
+/** The `--reconnect-timeout` option of `logs` and `launch` (docs/cli.md, "Dropped connections"). */
+export const RECONNECT_TIMEOUT_OPTION = ['--reconnect-timeout <duration>', 'keep reconnecting to a lost or restarting server this long before giving up (exit 5): 300 (seconds), 90s, 10m… (default 5m, or $JOBDECK_RECONNECT_TIMEOUT_MS)'] as const;
 
 /**
  * Follows a job for `launch` and `logs`: wires Ctrl-C (and a closed stdout, e.g. `| head`) to
@@ -30,7 +35,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       stderr: ctx.io.stderr,
       colors: ctx.errColors,
       signal: ac.signal,
-      reconnectTimeoutMs: ctx.reconnectTimeoutMs(),
+      reconnectTimeoutMs: opts.reconnectTimeoutMs ?? ctx.reconnectTimeoutMs(),
       debug: !!ctx.io.env.JOBDECK_DEBUG,
       raw: opts.raw,
     });

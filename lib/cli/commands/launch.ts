@@ -10,7 +10,8 @@ import type { SubmitRequest } from '../client';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
-import { runFollow } from './follow-job';
+import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
+import { parseDuration } from './resolve';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -20,6 +21,7 @@ export interface LaunchOptions {
   detach?: boolean;
   submissionId?: string;
   raw?: boolean;
+  reconnectTimeout?: string;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function readSpecFile(file: string, cwd: string): Promise<string> {
 export async function launchAction(ctx: CliContext, file: string | undefined, opts: LaunchOptions): Promise<number> {
   if (file && opts.cmd) throw usageError('give a job file or --cmd, not both');
   if (!file && !opts.cmd) throw usageError('give a job file (jobdeck launch job.yaml) or a command (jobdeck launch --cmd "python train.py")');
+  const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
   const req: SubmitRequest = {};
   if (file) {
     req.yaml = await readSpecFile(file, ctx.io.cwd);
@@ -96,7 +99,7 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
     return EXIT.OK;
   }
   ctx.err(`${ctx.errColors.bold('⚙︎')} ${line}`);
-  return runFollow(ctx, res.id, { follow: true, raw: opts.raw });
+  return runFollow(ctx, res.id, { follow: true, raw: opts.raw, reconnectTimeoutMs });
 }
 
 /** Adds `launch` to the program. */
@@ -116,5 +119,6 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
     .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one (default: a new id per launch, so a retried submit never makes two jobs)')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
+    .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (file: string | undefined, opts: LaunchOptions) => run(() => launchAction(ctx(), file, opts)));
 }

@@ -8,8 +8,8 @@ import type { JobDetail } from '../../api/types';
 import { isTerminal } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { notFoundError, usageError } from '../errors';
-import { runFollow } from './follow-job';
-import { parseIntArg, parseJobId, resolveJobName } from './resolve';
+import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
+import { parseDuration, parseIntArg, parseJobId, resolveJobName } from './resolve';
 
 /** Options of `logs` as commander parses them. */
 export interface LogsOptions {
@@ -17,6 +17,7 @@ export interface LogsOptions {
   follow: boolean;
   attempt?: string;
   raw?: boolean;
+  reconnectTimeout?: string;
 }
 
 /**
@@ -40,6 +41,7 @@ export function resolveTask(job: Pick<JobDetail, 'id' | 'tasks'>, raw: string): 
 
 /** The action of `logs`. Answers the exit code. */
 export async function logsAction(ctx: CliContext, idArg: string | undefined, taskArg: string | undefined, opts: LogsOptions): Promise<number> {
+  const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
   const client = await ctx.client();
   let jobId: number;
   let task = taskArg;
@@ -66,7 +68,7 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
     }
     scope.attempt = attempt;
   }
-  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw });
+  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw, reconnectTimeoutMs });
 }
 
 /** Adds `logs` to the program. */
@@ -90,5 +92,6 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('--no-follow', 'print the logs that exist now and exit, even if the job is still running')
     .option('--attempt <k>', 'only attempt K (1-based) of the task')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
+    .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
 }

@@ -21,6 +21,18 @@ export function parseJobId(raw: string): number {
   return Number(s);
 }
 
+/**
+ * Parses a duration option: a number of seconds (`300`), or with a unit: `500ms`, `90s`, `5m`,
+ * `1h`. Answers milliseconds (> 0). @throws CliError USAGE.
+ */
+export function parseDuration(raw: string, what: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h)?$/i.exec(raw.trim());
+  const unit = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 }[(m?.[2] ?? 's').toLowerCase() as 'ms'];
+  const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
+  if (!(ms > 0)) throw usageError(`${what} must be a duration > 0 such as 300 (seconds), 90s, 5m or 1h, got "${raw}"`);
+  return ms;
+}
+
 /** Parses a non-negative (or positive with `min`) integer option. @throws CliError USAGE. */
 export function parseIntArg(raw: string, what: string, min = 0): number {
   const s = raw.trim();
