@@ -1,7 +1,8 @@
 'use client';
 /**
- * The job page header: name, status, times, restarts, and the actions — cancel, delete (finished
- * jobs), re-run as a new job.
+ * The job page header: name, status, its reason, and the actions — cancel, delete (finished
+ * jobs), re-run as a new job. JobFacts (times, tasks, restarts, executor) is a card of its own,
+ * so that on a phone the logs can come right after the header.
  *
  * Re-run and masked secrets: the API masks secret-looking env values in specYaml ("••••••"), so
  * submitting it again would hand the job the mask instead of the secret. When the spec holds a
@@ -85,6 +86,14 @@ export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
           Cancel requested — stopping the running attempt…
         </p>
       )}
+    </section>
+  );
+}
+
+/** The job's times and counters (submitted, started, ended, durations, tasks, restarts, executor). */
+export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
+  return (
+    <section className="card job-facts" aria-label="Job details">
       <dl className="meta">
         <div>
           <dt>Submitted</dt>

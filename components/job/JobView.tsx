@@ -1,38 +1,61 @@
 'use client';
 /**
- * The job page: header, pipeline (tasks and attempts), and the live log viewer, all fed by the
- * job stream `/ws/jobs/:id` through the query cache — no reload, no polling.
+ * The job page: header, the log viewer filling the rest of the screen, and beside it (below it
+ * on a phone, so the logs come first) the job's facts and its pipeline (tasks and attempts), all
+ * fed by the job stream `/ws/jobs/:id` through the query cache — no reload, no polling. Picking
+ * an attempt in the pipeline narrows the log to that attempt.
  */
 import Link from 'next/link';
-import { useCallback, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
+import type { JobDetail } from '@/lib/api/types';
 import { isTerminal } from '@/lib/jobs/status';
 import { ApiRequestError } from '@/lib/ui/api';
 import { useJob, useJobStream, useNow } from '@/lib/ui/hooks';
-import { JobHeader } from './JobHeader';
-import { LogViewer, type JumpRequest } from './LogViewer';
+import type { SectionHeader } from '@/lib/ui/log-view';
+import { JobFacts, JobHeader } from './JobHeader';
+import type { SectionInfo } from './LogRows';
+import { LogViewer } from './LogViewer';
 import { Pipeline, taskDisplayName, type AttemptRef } from './Pipeline';
+
+/** How the log names tasks and attempts: "task 1 (train) · attempt 2"; "attempt 2" in a one-task job. */
+function useNames(data: JobDetail | undefined) {
+  const taskName = useCallback((i: number) => {
+    const t = data?.tasks[i];
+    return t && data ? taskDisplayName(t, { name: data.name, taskCount: data.tasks.length }) : null;
+  }, [data]);
+  const describe = useCallback(
+    (r: AttemptRef) => {
+      if ((data?.tasks.length ?? 1) <= 1) return `attempt ${r.attempt}`;
+      const name = taskName(r.task);
+      return `task ${r.task}${name ? ` (${name})` : ''} · attempt ${r.attempt}`;
+    },
+    [data, taskName],
+  );
+  const sections: SectionInfo & { taskSections: boolean } = useMemo(
+    () => ({
+      taskSections: (data?.tasks.length ?? 1) > 1,
+      taskStatus: (i: number) => data?.tasks[i]?.status,
+      title: (h: SectionHeader) => {
+        const name = taskName(h.task);
+        const task = `Task ${h.task}${name ? ` (${name})` : ''}`;
+        if (h.kind === 'task') return task;
+        return (data?.tasks.length ?? 1) > 1 ? `${task}, attempt ${h.attempt}` : `Attempt ${h.attempt}`;
+      },
+    }),
+    [data, taskName],
+  );
+  return { describe, sections };
+}
 
 export function JobView({ id }: { id: number }) {
   const job = useJob(id);
-  const { buffer, version, state, ended } = useJobStream(id);
+  const { buffer, version, state, restarting, ended } = useJobStream(id);
   const now = useNow(1000);
-  const [jump, setJump] = useState<JumpRequest | null>(null);
+  const [selected, setSelected] = useState<AttemptRef | null>(null);
   const [viewing, setViewing] = useState<AttemptRef | null>(null);
-
-  const onSelect = useCallback((r: AttemptRef) => setJump((j) => ({ ...r, seq: (j?.seq ?? 0) + 1 })), []);
   const data = job.data;
-  // "task 1 (train) · attempt 2" in a pipeline (0-based task index, as everywhere in jobdeck);
-  // "attempt 2" in a one-task job.
-  const describe = useCallback(
-    (r: AttemptRef) => {
-      const t = data?.tasks[r.task];
-      const total = data?.tasks.length ?? 1;
-      if (total <= 1) return `attempt ${r.attempt}`;
-      const name = t ? taskDisplayName(t, { name: data!.name, taskCount: total }) : null;
-      return `task ${r.task}${name ? ` (${name})` : ''} · attempt ${r.attempt}`;
-    },
-    [data],
-  );
+  const { describe, sections } = useNames(data);
+  const showAll = useCallback(() => setSelected(null), []);
 
   if (job.isError) {
     const notFound = job.error instanceof ApiRequestError && job.error.status === 404;
@@ -48,25 +71,29 @@ export function JobView({ id }: { id: number }) {
   }
 
   return (
-    <>
+    <div className="job-page">
       <nav className="crumbs" aria-label="Breadcrumb">
         <Link href="/">Jobs</Link> / <span aria-current="page">#{id}</span>
       </nav>
       {data ? <JobHeader job={data} now={now} /> : <div className="card job-head muted">Loading job {id}…</div>}
-      <div className="job-body">
-        {data ? <Pipeline job={data} selected={viewing} onSelect={onSelect} now={now} /> : <div className="card pipeline muted">Loading…</div>}
-        <LogViewer
-          jobId={id}
-          buffer={buffer}
-          version={version}
-          streamState={state}
-          ended={ended}
-          jobTerminal={!!data && isTerminal('job', data.status)}
-          jump={jump}
-          onViewing={setViewing}
-          describe={describe}
-        />
+      <div className="job-side">
+        {data && <JobFacts job={data} now={now} />}
+        {data ? <Pipeline job={data} selected={selected ?? viewing} onSelect={setSelected} now={now} /> : <div className="card pipeline muted">Loading…</div>}
       </div>
-    </>
+      <LogViewer
+        jobId={id}
+        buffer={buffer}
+        version={version}
+        streamState={state}
+        restarting={restarting}
+        ended={ended}
+        jobTerminal={!!data && isTerminal('job', data.status)}
+        selected={selected}
+        onShowAll={showAll}
+        onViewing={setViewing}
+        describe={describe}
+        sections={sections}
+      />
+    </div>
   );
 }

@@ -1,13 +1,15 @@
 /**
  * Reconnect delays: exponential backoff with jitter, capped (the usual WebSocket reconnect
- * policy; full-jitter variants spread a thundering herd after a server restart). Pure.
+ * policy; the jitter spreads a thundering herd after a server restart). Pure. The first retry
+ * comes within 300 ms and the cap is 5 s, so a page is back within seconds of its server; a
+ * server that said it is restarting is retried with the lower RESTART_MAX_MS cap (lib/ui/socket.ts).
  */
 
 /** Backoff settings (ms). */
 export interface BackoffOptions {
-  /** Delay before the first retry (default 500 ms). */
+  /** Delay before the first retry (default 250 ms). */
   initialMs: number;
-  /** Upper bound of any delay (default 15 000 ms). */
+  /** Upper bound of any delay (default 5000 ms). */
   maxMs: number;
   /** Growth per failed try (default 2). */
   factor: number;
@@ -15,7 +17,10 @@ export interface BackoffOptions {
   jitter: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 15_000, factor: 2, jitter: 0.2 };
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 5000, factor: 2, jitter: 0.2 };
+
+/** The cap of every delay while the server said it is restarting (ms). */
+export const RESTART_MAX_MS = 1000;
 
 /**
  * The delay (ms) before retry number `failures` (1 = first retry after the first drop):

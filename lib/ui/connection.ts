@@ -15,38 +15,45 @@ export interface ConnectionSummary {
   nextRetryAt: number | null;
   /** The last error text a failed socket gave, if any. */
   detail: string | null;
+  /** Reconnecting because the server said it is restarting (a planned stop, not a failure). */
+  restarting: boolean;
 }
 
 interface Entry {
   state: ConnectionState;
   nextRetryAt: number | null;
   detail: string | null;
+  restarting: boolean;
 }
+
+const IDLE: ConnectionSummary = { state: 'idle', nextRetryAt: null, detail: null, restarting: false };
 
 const entries = new Map<string, Entry>();
 const listeners = new Set<() => void>();
-let snapshot: ConnectionSummary = { state: 'idle', nextRetryAt: null, detail: null };
+let snapshot: ConnectionSummary = IDLE;
 
 function summarise(): ConnectionSummary {
   const list = [...entries.values()].filter((e) => e.state !== 'closed');
-  if (list.length === 0) return { state: 'idle', nextRetryAt: null, detail: null };
+  if (list.length === 0) return IDLE;
   const failed = list.find((e) => e.state === 'failed');
-  if (failed) return { state: 'failed', nextRetryAt: null, detail: failed.detail };
+  if (failed) return { state: 'failed', nextRetryAt: null, detail: failed.detail, restarting: false };
   const retrying = list.filter((e) => e.state === 'reconnecting');
   if (retrying.length) {
     const next = retrying.map((e) => e.nextRetryAt).filter((x): x is number => x !== null);
-    return { state: 'reconnecting', nextRetryAt: next.length ? Math.min(...next) : null, detail: retrying[0].detail };
+    // One socket told of the restart is enough: the others lost the same server.
+    const told = retrying.find((e) => e.restarting);
+    return { state: 'reconnecting', nextRetryAt: next.length ? Math.min(...next) : null, detail: (told ?? retrying[0]).detail, restarting: !!told };
   }
-  if (list.some((e) => e.state === 'connecting')) return { state: 'connecting', nextRetryAt: null, detail: null };
-  return { state: 'live', nextRetryAt: null, detail: null };
+  if (list.some((e) => e.state === 'connecting')) return { state: 'connecting', nextRetryAt: null, detail: null, restarting: list.some((e) => e.restarting) };
+  return { state: 'live', nextRetryAt: null, detail: null, restarting: false };
 }
 
 /** Records the state of socket `name` (state 'closed' removes it from the summary). */
-export function reportConnection(name: string, state: ConnectionState, extra: { nextRetryAt?: number | null; detail?: string | null } = {}): void {
+export function reportConnection(name: string, state: ConnectionState, extra: { nextRetryAt?: number | null; detail?: string | null; restarting?: boolean } = {}): void {
   if (state === 'closed') entries.delete(name);
-  else entries.set(name, { state, nextRetryAt: extra.nextRetryAt ?? null, detail: extra.detail ?? null });
+  else entries.set(name, { state, nextRetryAt: extra.nextRetryAt ?? null, detail: extra.detail ?? null, restarting: !!extra.restarting });
   const next = summarise();
-  if (next.state === snapshot.state && next.nextRetryAt === snapshot.nextRetryAt && next.detail === snapshot.detail) return;
+  if (next.state === snapshot.state && next.nextRetryAt === snapshot.nextRetryAt && next.detail === snapshot.detail && next.restarting === snapshot.restarting) return;
   snapshot = next;
   for (const fn of listeners) fn();
 }
@@ -64,5 +71,5 @@ export function connectionSnapshot(): ConnectionSummary {
 
 /** Server render snapshot. */
 export function serverConnectionSnapshot(): ConnectionSummary {
-  return { state: 'idle', nextRetryAt: null, detail: null };
+  return IDLE;
 }

@@ -162,10 +162,10 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
 /**
  * Follows a job's live story over `/ws/jobs/:id` into a LogBuffer (one per job page), patching
  * the cached detail from control messages and refetching it (coalesced) for the full picture.
- * Returns the buffer, its version (re-render trigger, at most once per animation frame) and the
- * stream (for its state). Mount once per job (key the component by job id).
+ * Returns the buffer, its version (re-render trigger, at most once per animation frame), the
+ * stream and its state (`restarting`: the server said it is restarting, lib/ui/socket.ts). Mount once per job (key the component by job id).
  */
-export function useJobStream(jobId: number): { buffer: LogBuffer; version: number; stream: JobStream | null; state: ConnectionState | 'idle'; ended: boolean } {
+export function useJobStream(jobId: number): { buffer: LogBuffer; version: number; stream: JobStream | null; state: ConnectionState | 'idle'; restarting: boolean; ended: boolean } {
   const qc = useQueryClient();
   const [buffer] = useState(() => new LogBuffer());
   const [version, setVersion] = useState(0);
@@ -174,6 +174,7 @@ export function useJobStream(jobId: number): { buffer: LogBuffer; version: numbe
   // there, so the buffer never receives a byte twice.
   const posRef = useRef<StreamPosition | undefined>(undefined);
   const [state, setState] = useState<ConnectionState | 'idle'>('idle');
+  const [restarting, setRestarting] = useState(false);
   const [ended, setEnded] = useState(false);
 
   useEffect(() => {
@@ -203,7 +204,10 @@ export function useJobStream(jobId: number): { buffer: LogBuffer; version: numbe
         if (msg.type === 'end') setEnded(true);
       },
       onReconnect: () => refetchSoon(),
-      onState: setState,
+      onState: (st, info) => {
+        setState(st);
+        setRestarting(info.restarting);
+      },
     });
     streamRef.current = stream;
     stream.start();
@@ -221,7 +225,7 @@ export function useJobStream(jobId: number): { buffer: LogBuffer; version: numbe
     };
   }, [jobId, buffer, qc]);
 
-  return { buffer, version, stream: streamRef.current, state, ended };
+  return { buffer, version, stream: streamRef.current, state, restarting, ended };
 }
 
 /** Cancel one job. */

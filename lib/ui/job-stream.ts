@@ -9,7 +9,7 @@ import { decodeLogChunk, type StreamMessage } from '../logs/protocol';
 import { reportConnection, type ConnectionState } from './connection';
 import type { LogBuffer } from './log-buffer';
 import { ResumeTracker, type StreamPosition } from './resume';
-import { ReconnectingSocket, type ReconnectingSocketOptions } from './socket';
+import { ReconnectingSocket, type ReconnectingSocketOptions, type SocketStateInfo } from './socket';
 import { bannerFor, type StoryContext } from './story';
 
 /** Options of a JobStream. */
@@ -26,8 +26,8 @@ export interface JobStreamOptions {
   onReconnect?: (n: number) => void;
   /** Passed through to the socket (tests inject a fake socket and backoff). */
   socket?: Partial<Pick<ReconnectingSocketOptions, 'createSocket' | 'backoff' | 'random' | 'now'>>;
-  /** The socket's state changed (connecting, live, reconnecting, closed, failed). */
-  onState?: (state: ConnectionState) => void;
+  /** The socket's state changed (connecting, live, reconnecting, closed, failed), with its detail. */
+  onState?: (state: ConnectionState, info: SocketStateInfo) => void;
   /** Name in the connection indicator (default `job:<id>`); null to stay out of it. */
   connectionName?: string | null;
 }
@@ -69,7 +69,7 @@ export class JobStream {
       },
       onState: (state, info) => {
         if (name) reportConnection(name, this.ended && state !== 'live' ? 'closed' : state, info);
-        opts.onState?.(state);
+        opts.onState?.(state, info);
       },
       shouldReconnect: (code) => !this.ended && code !== 1000 && !(code >= 4400 && code < 4500 && code !== 4408),
       ...opts.socket,
@@ -132,6 +132,8 @@ export class JobStream {
     }
     if (msg.type === 'job' || msg.type === 'task' || msg.type === 'attempt') this.tracker.onEvent(msg.eventId);
     if (msg.type === 'end') this.ended = true;
+    // The server is stopping to restart: the close that follows is not a failure.
+    if (msg.type === 'error' && msg.code === 'going_away') this.socket.serverRestarting();
     const banner = bannerFor(msg, this.story);
     if (banner) buf.addBanner(banner);
     this.opts.onControl?.(msg);

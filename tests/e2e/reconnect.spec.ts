@@ -43,3 +43,60 @@ test('server killed and restarted: the page reconnects and resumes the log with 
     await server?.dispose();
   }
 });
+
+/**
+ * A planned restart (SIGTERM, then a new server on the same data and port): the page says the
+ * server is restarting — no close code — keeps knocking at least once a second, and is live
+ * again right after the new server listens (the time from "listening" to "Live" is printed),
+ * with every log line exactly once.
+ */
+test('planned restart: "server restarting", back live within 2 s of listening, the log complete', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  let server: ServerProcess | null = await startServerProcess({ env: E2E_SERVER_ENV, timeoutMs: 120_000 });
+  const { home, token } = server;
+  const port = Number(new URL(server.url).port);
+  try {
+    await login(page, server);
+    const id = await submitSpec(`name: planned-restart\nrun: |\n  for i in $(seq 1 250); do echo "tick $i"; sleep 0.1; done\n`, server);
+    await page.goto(`${server.url}/jobs/${id}`);
+    await markNoReload(page);
+    const log = page.getByTestId('log-viewer');
+    const conn = page.getByTestId('connection');
+    await expect(log.getByText('tick 20', { exact: true })).toBeVisible();
+    await expect(conn).toHaveAttribute('data-state', 'live');
+    // Every change of the indicator, with the page's clock (the same machine's as the test's).
+    await page.evaluate(() => {
+      const el = document.querySelector('[data-testid="connection"]')!;
+      const seen: { state: string | null; text: string; title: string | null; at: number }[] = [];
+      (window as unknown as { __jdConn: typeof seen }).__jdConn = seen;
+      new MutationObserver(() => seen.push({ state: el.getAttribute('data-state'), text: el.textContent ?? '', title: el.getAttribute('title'), at: Date.now() })).observe(el, { attributes: true, childList: true, subtree: true, characterData: true });
+    });
+
+    await server.stop();
+    await expect(conn).toHaveAttribute('data-restarting', 'true');
+    await expect(conn).toContainText('Server restarting — reconnecting…');
+    await expect(page.getByTestId('stream-status')).toHaveText('Server restarting — reconnecting…');
+    await page.waitForTimeout(4000); // a restart that takes a while
+    server = await startServerProcess({ env: E2E_SERVER_ENV, home, token, port, timeoutMs: 120_000 });
+    const listening = Date.now();
+    await expect(conn).toHaveAttribute('data-state', 'live', { timeout: 30_000 });
+    const seen = await page.evaluate(() => (window as unknown as { __jdConn: { state: string | null; text: string; title: string | null; at: number }[] }).__jdConn);
+    const live = seen.find((s) => s.state === 'live' && s.at >= listening - 50);
+    const ms = (live?.at ?? Date.now()) - listening;
+    console.log(`[restart] from the new server's "listening" to the page's "Live": ${ms} ms`);
+    test.info().annotations.push({ type: 'restart', description: `listening → Live: ${ms} ms` });
+    expect(ms).toBeLessThan(2000);
+    // Never a close code while it restarted.
+    for (const s of seen) expect(`${s.text} ${s.title ?? ''}`).not.toMatch(/\(100\d\)|code 100\d/);
+
+    await expect(log.getByText(/^Job ended: SUCCEEDED/)).toBeVisible({ timeout: 60_000 });
+    await expect(log).toHaveAttribute('data-rows', '253');
+    await expect(log.locator('.logs-foot')).toContainText('250 lines');
+    await expect(page.getByTestId('log-line').last().locator('.log-ln')).toHaveText('250');
+    await expectNoReload(page);
+    expect(errors).toEqual([]);
+  } finally {
+    await server?.dispose();
+  }
+});

@@ -1,18 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { backoffDelay } from '../../lib/ui/backoff';
-import { defaultShouldReconnect, ReconnectingSocket } from '../../lib/ui/socket';
+import { backoffDelay, RESTART_MAX_MS } from '../../lib/ui/backoff';
+import { defaultShouldReconnect, ReconnectingSocket, RESTART_CLOSE_CODES, RESTART_WINDOW_MS, RESTARTING_DETAIL } from '../../lib/ui/socket';
 import { FakeSocket } from './ui-fake-socket';
 
 describe('backoffDelay', () => {
   const mid = () => 0.5; // no jitter
-  it('grows exponentially from the initial delay up to the cap', () => {
+  it('grows exponentially from the initial delay up to the cap: first retry well under 500 ms, at most 5 s', () => {
     const ds = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelay(n, {}, mid));
-    expect(ds).toEqual([500, 1000, 2000, 4000, 8000, 15000, 15000, 15000]);
+    expect(ds).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000, 5000]);
   });
   it('jitter spreads ±20% and never exceeds the cap', () => {
-    expect(backoffDelay(1, {}, () => 0)).toBe(400);
-    expect(backoffDelay(1, {}, () => 0.999999)).toBe(600);
-    expect(backoffDelay(10, {}, () => 0.999999)).toBe(15000);
+    expect(backoffDelay(1, {}, () => 0)).toBe(200);
+    expect(backoffDelay(1, {}, () => 0.999999)).toBe(300);
+    expect(backoffDelay(10, {}, () => 0.999999)).toBe(5000);
   });
   it('honours custom options', () => {
     expect(backoffDelay(3, { initialMs: 100, factor: 3, maxMs: 10_000, jitter: 0 })).toBe(900);
@@ -48,13 +48,13 @@ describe('ReconnectingSocket', () => {
     expect(FakeSocket.all).toHaveLength(1);
     FakeSocket.all[0].drop();
     expect(s.state).toBe('reconnecting');
-    vi.advanceTimersByTime(499);
+    vi.advanceTimersByTime(249);
     expect(FakeSocket.all).toHaveLength(1);
     vi.advanceTimersByTime(1);
     expect(FakeSocket.all).toHaveLength(2);
     expect(FakeSocket.all[1].url).toBe('ws://x/1');
     FakeSocket.all[1].drop();
-    vi.advanceTimersByTime(999);
+    vi.advanceTimersByTime(499);
     expect(FakeSocket.all).toHaveLength(2);
     vi.advanceTimersByTime(1);
     expect(FakeSocket.all).toHaveLength(3);
@@ -105,6 +105,54 @@ describe('ReconnectingSocket', () => {
     vi.advanceTimersByTime(60_000);
     expect(FakeSocket.all).toHaveLength(1);
     expect(s.state).toBe('closed');
+  });
+
+  it('a server that closed with 1001 / 1012 is retried at most every second, told as a restart, until it answers', () => {
+    for (const code of RESTART_CLOSE_CODES) {
+      FakeSocket.all = [];
+      const infos: { detail: string | null; restarting: boolean; nextRetryAt: number | null }[] = [];
+      let t = 0;
+      const { s } = make({ onState: (_st, info) => infos.push(info), now: () => t });
+      s.start();
+      FakeSocket.all[0].open();
+      FakeSocket.all[0].message('hello');
+      FakeSocket.all[0].drop(code, 'server stopping');
+      const waits: number[] = [];
+      for (let i = 1; i <= 8; i++) {
+        const wait = infos.at(-1)!.nextRetryAt! - t;
+        waits.push(wait);
+        expect(infos.at(-1)).toMatchObject({ restarting: true, detail: RESTARTING_DETAIL });
+        t += wait;
+        vi.advanceTimersByTime(wait);
+        expect(FakeSocket.all).toHaveLength(i + 1);
+        FakeSocket.all.at(-1)!.drop(1006, ''); // refused while it is down
+      }
+      expect(waits[0]).toBeLessThan(500);
+      expect(Math.max(...waits)).toBe(RESTART_MAX_MS);
+      // The new server accepts the connection: live, the notice is gone.
+      vi.runOnlyPendingTimers();
+      FakeSocket.all.at(-1)!.open();
+      expect(s.restarting).toBe(false);
+      expect(infos.at(-1)).toMatchObject({ restarting: false });
+      s.stop();
+    }
+  });
+
+  it('a going_away notice before a plain drop counts as a restart too; the notice lapses after RESTART_WINDOW_MS', () => {
+    let t = 0;
+    const infos: { detail: string | null; restarting: boolean }[] = [];
+    const { s } = make({ onState: (_st, info) => infos.push(info), now: () => t });
+    s.start();
+    FakeSocket.all[0].open();
+    FakeSocket.all[0].message('hello');
+    s.serverRestarting();
+    FakeSocket.all[0].drop(1006, '');
+    expect(infos.at(-1)).toMatchObject({ restarting: true, detail: RESTARTING_DETAIL });
+    t = RESTART_WINDOW_MS;
+    vi.runOnlyPendingTimers();
+    FakeSocket.all.at(-1)!.drop(1006, '');
+    expect(infos.at(-1)).toMatchObject({ restarting: false, detail: 'connection closed (1006)' });
+    s.stop();
   });
 
   it('reconnectNow() skips the wait', () => {

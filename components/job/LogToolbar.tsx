@@ -1,0 +1,114 @@
+'use client';
+/**
+ * The log viewer's bar: what is shown (the attempt in view, or the one attempt it is narrowed
+ * to, with the way back to the whole job), search, wrap and follow toggles, and the raw
+ * download named by what it saves.
+ */
+import { downloadUrl } from '@/lib/ui/api';
+import type { AttemptKey } from '@/lib/ui/log-view';
+
+/** The search state the bar shows and drives (components/job/useLogSearch.ts). */
+export interface SearchBar {
+  query: string;
+  setQuery: (q: string) => void;
+  q: string;
+  matches: number[];
+  index: number;
+  go: (dir: 1 | -1) => void;
+}
+
+function SearchForm({ s }: { s: SearchBar }) {
+  const count = s.q ? (s.matches.length ? (s.index >= 0 ? `${s.index + 1}/${s.matches.length}` : `${s.matches.length.toLocaleString('en-US')} found`) : 'no match') : '';
+  return (
+    <form
+      className="logs-search"
+      role="search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        s.go(1);
+      }}
+    >
+      <label>
+        <span className="visually-hidden">Search the log</span>
+        <input
+          className="input"
+          type="search"
+          placeholder="Search log…"
+          value={s.query}
+          onChange={(e) => s.setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              s.go(e.shiftKey ? -1 : 1);
+            }
+          }}
+          aria-describedby="log-search-help"
+          data-testid="log-search"
+        />
+      </label>
+      <span id="log-search-help" className="visually-hidden">
+        Enter: next match. Shift+Enter: previous match.
+      </span>
+      <span className="match-count" aria-live="polite" data-testid="match-count" title={s.q && s.matches.length && s.index < 0 ? 'Press Enter to go to the first match' : undefined}>
+        {count}
+      </span>
+      <button type="button" className="btn btn-sm btn-icon" aria-label="Previous match" title="Previous match (Shift+Enter)" disabled={!s.matches.length} onClick={() => s.go(-1)}>
+        ↑
+      </button>
+      <button type="submit" className="btn btn-sm btn-icon" aria-label="Next match" title="Next match (Enter)" disabled={!s.matches.length}>
+        ↓
+      </button>
+    </form>
+  );
+}
+
+/**
+ * The raw download of one attempt, saying which. The API serves one attempt's file; a whole-job
+ * download would be a second entry here.
+ */
+function Download({ jobId, target }: { jobId: number; target: AttemptKey | null }) {
+  if (!target) {
+    return (
+      <button type="button" className="btn btn-sm" disabled title="Nothing to download yet">
+        Download raw
+      </button>
+    );
+  }
+  const what = `attempt ${target.attempt} of task ${target.task}`;
+  return (
+    <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt)} download data-testid="log-download" title={`The raw log file of ${what}: the bytes exactly as written`}>
+      Download raw <span className="log-download-what">· {what}</span>
+    </a>
+  );
+}
+
+export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, following, onFollow, wrap, onWrap, download }: { jobId: number; scope: string; narrowed: boolean; onShowAll: () => void; search: SearchBar; ended: boolean; following: boolean; onFollow: () => void; wrap: boolean; onWrap: () => void; download: AttemptKey | null }) {
+  return (
+    <div className="logs-bar">
+      <h2 id="logs-title">Logs</h2>
+      <span className="logs-scope" data-testid="log-scope">
+        {scope}
+      </span>
+      {narrowed && (
+        <button type="button" className="btn btn-sm" onClick={onShowAll} data-testid="log-show-all" title="Show every task and attempt again">
+          Whole job
+        </button>
+      )}
+      <span className="grow" />
+      <SearchForm s={search} />
+      <button type="button" className="btn btn-sm" aria-pressed={wrap} onClick={onWrap} data-testid="log-wrap" title={wrap ? 'Long lines wrap (click to scroll them sideways instead)' : 'Wrap long lines'}>
+        Wrap
+      </button>
+      {ended ? (
+        <span className="follow-state" data-state="ended" data-testid="follow" title="The job finished: every line has arrived, nothing more to follow">
+          Ended
+        </span>
+      ) : (
+        <button type="button" className="btn btn-sm follow-btn" aria-pressed={following} data-testid="follow" data-state={following ? 'following' : 'paused'} onClick={onFollow} title={following ? 'Following new lines as they arrive (f or click to pause)' : 'Follow new lines as they arrive (f)'}>
+          {following ? 'Following' : 'Follow'}
+        </button>
+      )}
+      <Download jobId={jobId} target={download} />
+    </div>
+  );
+}
