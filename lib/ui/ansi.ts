@@ -6,6 +6,11 @@
  *
  * SGR colour codes are parsed by `anser` (JSON mode, class names); every other escape sequence
  * and control character is removed first (shown as nothing, never executed). Browser-safe.
+ *
+ * Contrast: the 16 colours as text are themed to read on the log background (app/globals.css
+ * `--ansi-*`); a span with a background gets `ansi-on-bg`, which draws it with a terminal's
+ * palette (`--ansi-term-*`), and text without its own colour in the colour that reads on that
+ * background — computed here for a 256-colour or true-colour background (WCAG contrast).
  */
 import Anser from 'anser';
 
@@ -66,6 +71,28 @@ export function xtermColor(n: number): string {
   return `rgb(${level(Math.floor(i / 36))}, ${level(Math.floor(i / 6) % 6)}, ${level(i % 6)})`;
 }
 
+/** WCAG relative luminance of an sRGB colour (0–255 channels). */
+export function luminance(r: number, g: number, b: number): number {
+  const lin = (c: number) => {
+    const v = c / 255;
+    return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** WCAG contrast ratio of two luminances (1–21). */
+export function contrastRatio(l1: number, l2: number): number {
+  return (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+}
+
+/** Black or white, whichever reads better on `rgb(r, g, b)` (null for anything else). */
+export function readableOn(css: string): string | null {
+  const m = /^rgb\((\d{1,3}), (\d{1,3}), (\d{1,3})\)$/.exec(css);
+  if (!m) return null;
+  const l = luminance(Number(m[1]), Number(m[2]), Number(m[3]));
+  return contrastRatio(l, 0) >= contrastRatio(l, 1) ? 'rgb(0, 0, 0)' : 'rgb(255, 255, 255)';
+}
+
 /** Maps one anser colour (class name, palette class, or true colour) to a class or a style. */
 function colour(value: string | null, truecolor: string | null, kind: 'fg' | 'bg', classes: string[], style: NonNullable<AnsiSpan['style']>): void {
   if (!value) return;
@@ -103,6 +130,11 @@ export function ansiToSpans(line: string): AnsiSpan[] {
     colour(e.fg, e.fg_truecolor, 'fg', classes, style);
     colour(e.bg, e.bg_truecolor, 'bg', classes, style);
     for (const d of e.decorations) if (/^[a-z]+$/.test(d)) classes.push(`ansi-${d}`);
+    if (e.bg) {
+      classes.push('ansi-on-bg');
+      // Text without a colour of its own on a 256-/true-colour background: the readable one.
+      if (!e.fg && style.backgroundColor) style.color = readableOn(style.backgroundColor) ?? undefined;
+    }
     const span: AnsiSpan = { text };
     if (classes.length) span.className = classes.join(' ');
     if (style.color || style.backgroundColor) span.style = style;

@@ -141,3 +141,36 @@ test('"Jump to end" only when there is more below; g / G / f; wrap; ? lists the 
   await page.getByTestId('log-search').fill('fgG');
   await expect(log).toHaveAttribute('data-following', 'true');
 });
+
+test('ANSI colours as drawn: ≥ 4.5:1 in both themes, on the log background and on coloured backgrounds', async ({ app: page }) => {
+  const id = await submitSpec(
+    `name: ansi-contrast\nrun: |\n  printf '\\033[41;97m ERR \\033[0m \\033[42m ok \\033[0m \\033[44;93m warn \\033[0m \\033[7m rev \\033[0m\\n'\n  for c in 30 31 32 33 34 35 36 37 90 91 92 93 94 95 96 97; do printf '\\033[%sm c%s \\033[0m' $c $c; done; echo\n`,
+  );
+  await waitForStatus(id, ['SUCCEEDED']);
+  await page.goto(`${e2eServer().url}/jobs/${id}`);
+  const log = page.getByTestId('log-viewer');
+  await expect(log.getByText(/^Job ended: SUCCEEDED/)).toBeVisible();
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const ratios = await log.locator('.log-text span').evaluateAll((spans) => {
+      const rgb = (s: string) => (s.match(/\d+(\.\d+)?/g) ?? []).slice(0, 4).map(Number);
+      const lum = ([r, g, b]: number[]) => [r, g, b].map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4)).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const scroller = document.querySelector('[data-testid="log-scroller"]')!;
+      const pageBg = rgb(getComputedStyle(scroller).backgroundColor);
+      return spans
+        .filter((s) => s.textContent!.trim())
+        .map((s) => {
+          const cs = getComputedStyle(s);
+          const bg = rgb(cs.backgroundColor);
+          const back = bg.length === 4 && bg[3] === 0 ? pageBg : bg;
+          const a = lum(rgb(cs.color));
+          const b = lum(back);
+          return { text: s.textContent!.trim(), ratio: +((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)).toFixed(2) };
+        });
+    });
+    expect(ratios.length).toBeGreaterThanOrEqual(20);
+    expect(ratios.filter((r) => r.ratio < 4.5), `${scheme}: ${JSON.stringify(ratios)}`).toEqual([]);
+    expect(ratios.find((r) => r.text === 'ERR')!.ratio).toBeGreaterThan(4.5);
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'ansi-dark.png') });
+});

@@ -19,7 +19,7 @@ describe('ansiToSpans', () => {
 
   it('bright, background, 256-colour and true-colour codes', () => {
     const spans = ansiToSpans(`${ESC}[92;44mA${ESC}[38;5;196mB${ESC}[38;2;10;20;30mC${ESC}[38;5;244mD`);
-    expect(spans[0].className).toBe('ansi-bright-green-fg ansi-blue-bg');
+    expect(spans[0].className).toBe('ansi-bright-green-fg ansi-blue-bg ansi-on-bg');
     expect(spans.find((s) => s.text === 'B')?.style?.color).toBe(xtermColor(196));
     expect(spans.find((s) => s.text === 'C')?.style?.color).toBe('rgb(10, 20, 30)');
     expect(spans.find((s) => s.text === 'D')?.style?.color).toBe('rgb(128, 128, 128)');
