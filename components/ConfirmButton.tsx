@@ -14,6 +14,7 @@ export function ConfirmButton({
   disabled,
   ariaLabel,
   armedMs = 4000,
+  role,
 }: {
   children: ReactNode;
   confirmLabel: string;
@@ -22,6 +23,8 @@ export function ConfirmButton({
   disabled?: boolean;
   ariaLabel?: string;
   armedMs?: number;
+  /** `menuitem` inside a menu. */
+  role?: 'menuitem';
 }) {
   const [armed, setArmed] = useState(false);
   useEffect(() => {
@@ -32,6 +35,7 @@ export function ConfirmButton({
   return (
     <button
       type="button"
+      role={role}
       className={`${className}${armed ? ' btn-armed' : ''}`}
       disabled={disabled}
       aria-label={armed ? confirmLabel : ariaLabel}

@@ -11,6 +11,8 @@ export function ShortcutsHelp({ open, onClose, shortcuts }: { open: boolean; onC
     if (!d) return;
     if (open && !d.open) d.showModal();
     if (!open && d.open) d.close();
+    // Keys go to the page again, not to the closed dialog's button.
+    if (!open && d.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
   }, [open]);
   return (
     <dialog
@@ -18,7 +20,10 @@ export function ShortcutsHelp({ open, onClose, shortcuts }: { open: boolean; onC
       className="shortcuts"
       aria-labelledby="shortcuts-title"
       data-testid="shortcuts-help"
-      onClose={onClose}
+      onClose={() => {
+        if (ref.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
+        onClose();
+      }}
       onClick={(e) => {
         if (e.target === ref.current) onClose();
       }}

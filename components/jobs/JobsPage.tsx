@@ -1,130 +1,100 @@
 'use client';
 /**
  * The jobs list: newest first, status filter chips, name/ID search, keyset pagination through
- * the API cursor, live updates from the list stream (via the query cache), row actions (cancel,
- * delete) and bulk cancel. Shows how to launch a first job when there is none.
+ * the API cursor — all three in the page URL (lib/ui/list-url.ts), so a view can be shared and
+ * survives a reload — live updates from the list stream (via the query cache), a menu per row
+ * (open, re-run, cancel, delete) and actions on a selection. Keys: `/` search, `j` / `k` move,
+ * `Enter` open, `x` select, `?` the list of them. Shows how to launch a first job when there is
+ * none.
  */
 import Link from 'next/link';
-import { useEffect, useMemo, useRef, useState } from 'react';
-import type { JobSummary } from '@/lib/api/types';
-import { canCancel, canDelete, elapsedMs, formatDuration } from '@/lib/ui/format';
-import { useCancelJob, useCancelJobs, useDeleteJob, useJobList, useNow } from '@/lib/ui/hooks';
+import { useRouter } from 'next/navigation';
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useJobList, useNow } from '@/lib/ui/hooks';
 import type { ListFilter } from '@/lib/ui/list-cache';
-import { ConfirmButton } from '../ConfirmButton';
-import { StatusBadge } from '../StatusBadge';
-import { Elapsed, RelativeTime } from '../Time';
+import { groupStatuses, STATUS_GROUPS } from '@/lib/ui/list-url';
+import type { Shortcut } from '@/lib/ui/shortcuts';
+import { ShortcutsHelp } from '../ShortcutsHelp';
+import { useShortcuts } from '../useShortcuts';
 import { EmptyState } from './EmptyState';
-
-/** Filter chips: each maps to the statuses it shows. */
-const GROUPS = [
-  { id: 'all', label: 'All', statuses: [] as string[] },
-  { id: 'active', label: 'Active', statuses: ['PENDING', 'STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING'] },
-  { id: 'succeeded', label: 'Succeeded', statuses: ['SUCCEEDED'] },
-  { id: 'failed', label: 'Failed', statuses: ['FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'] },
-  { id: 'cancelled', label: 'Cancelled', statuses: ['CANCELLED'] },
-] as const;
-type GroupId = (typeof GROUPS)[number]['id'];
+import { JobsTable, type TableNote } from './JobsTable';
+import { SelectionBar } from './SelectionBar';
+import { useJobActions } from './useJobActions';
+import { useListUrl } from './useListUrl';
 
 const PAGE_SIZE = 50;
 
-function useDebounced<T>(value: T, ms: number): T {
-  const [v, setV] = useState(value);
-  useEffect(() => {
-    const t = setTimeout(() => setV(value), ms);
-    return () => clearTimeout(t);
-  }, [value, ms]);
-  return v;
+/** Escape in the search box hands the keys back to the list (keeping the search: a search field would clear it). */
+function leaveSearch(e: KeyboardEvent<HTMLInputElement>) {
+  if (e.key !== 'Escape') return;
+  e.preventDefault();
+  e.currentTarget.blur();
 }
 
-function describeCancel(r: { cancelled: number[]; cancelling: number[]; alreadyTerminal: { id: number }[]; notFound: number[] }): string {
-  const parts: string[] = [];
-  const n = r.cancelled.length + r.cancelling.length;
-  if (n) parts.push(`Cancelling ${n} job${n === 1 ? '' : 's'}`);
-  if (r.alreadyTerminal.length) parts.push(`${r.alreadyTerminal.length} had already finished`);
-  if (r.notFound.length) parts.push(`${r.notFound.length} no longer exist`);
-  return parts.join('; ') || 'Nothing to cancel';
+/** The list's keys: move the row cursor, open it, select it, search. */
+function useListKeys(ids: number[], active: number | null, setActive: (id: number | null) => void, toggle: (id: number) => void, search: () => void): Shortcut[] {
+  const router = useRouter();
+  const move = (d: 1 | -1) => {
+    if (!ids.length) return;
+    const at = active === null ? -1 : ids.indexOf(active);
+    setActive(ids[at < 0 ? 0 : Math.max(0, Math.min(ids.length - 1, at + d))]);
+  };
+  return [
+    { key: '/', description: 'Search jobs', run: search },
+    { key: 'j', description: 'Next job', run: () => move(1) },
+    { key: 'k', description: 'Previous job', run: () => move(-1) },
+    { key: 'Enter', description: 'Open the job', run: () => active !== null && router.push(`/jobs/${active}`) },
+    { key: 'x', description: 'Select the job (for the selection actions)', run: () => active !== null && toggle(active) },
+  ];
 }
 
 export function JobsPage() {
-  const [group, setGroup] = useState<GroupId>('all');
-  const [search, setSearch] = useState('');
-  const q = useDebounced(search.trim(), 250);
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const [selected, setSelected] = useState<Set<number>>(new Set());
-  const [notice, setNotice] = useState<{ tone: 'info' | 'error'; text: string } | null>(null);
-  const now = useNow(5000);
-
-  const statuses = GROUPS.find((g) => g.id === group)!.statuses;
-  const filter: ListFilter = useMemo(() => ({ status: [...statuses], q, cursor: cursors[cursors.length - 1], limit: PAGE_SIZE }), [statuses, q, cursors]);
+  const url = useListUrl();
+  const { group, q, cursors } = url.state;
+  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, cursors]);
   const list = useJobList(filter);
-  const jobs = list.data?.jobs ?? [];
+  const jobs = useMemo(() => list.data?.jobs ?? [], [list.data]);
+  const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
+  const [active, setActive] = useState<number | null>(null);
+  const now = useNow(5000);
+  const searchBox = useRef<HTMLInputElement>(null);
+  const clear = useCallback(() => setSelected(new Set()), []);
+  const acts = useJobActions(selected, jobs, clear);
 
-  // New filters → back to the first page, selection cleared.
+  // New filters → selection cleared, row cursor back to the top.
   const filterKey = `${group}|${q}`;
-  const lastFilterKey = useRef(filterKey);
+  const lastKey = useRef(filterKey);
   useEffect(() => {
-    if (lastFilterKey.current === filterKey) return;
-    lastFilterKey.current = filterKey;
-    setCursors([null]);
+    if (lastKey.current === filterKey) return;
+    lastKey.current = filterKey;
     setSelected(new Set());
+    setActive(null);
   }, [filterKey]);
 
-  const cancel = useCancelJob();
-  const cancelMany = useCancelJobs();
-  const del = useDeleteJob();
-
-  const pageIds = jobs.map((j) => j.id);
-  const selectedOnPage = pageIds.filter((id) => selected.has(id));
-  const allSelected = pageIds.length > 0 && selectedOnPage.length === pageIds.length;
-  const headerBox = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    if (headerBox.current) headerBox.current.indeterminate = selectedOnPage.length > 0 && !allSelected;
-  }, [selectedOnPage.length, allSelected]);
-
-  const toggle = (id: number) =>
-    setSelected((s) => {
-      const n = new Set(s);
-      if (n.has(id)) n.delete(id);
-      else n.add(id);
-      return n;
-    });
+  const toggle = useCallback((id: number) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set([...s, id]))), []);
+  const ids = jobs.map((j) => j.id);
+  const toggleAll = () => setSelected((s) => (ids.every((id) => s.has(id)) ? new Set([...s].filter((id) => !ids.includes(id))) : new Set([...s, ...ids])));
+  const keys = useListKeys(ids, active, setActive, toggle, () => searchBox.current?.focus());
+  const { helpOpen, setHelpOpen } = useShortcuts(keys);
 
   const isFiltered = group !== 'all' || q !== '';
-  const firstPage = cursors.length === 1;
+  const firstPage = cursors.length === 0;
+  const note: TableNote = list.isPending ? 'loading' : list.isSuccess && jobs.length === 0 ? (isFiltered ? 'no-match' : 'no-more') : null;
   const showEmpty = list.isSuccess && jobs.length === 0 && !isFiltered && firstPage;
-  const selectedCancellable = jobs.filter((j) => selected.has(j.id) && canCancel(j.status)).length;
-
-  const onCancel = (j: JobSummary) =>
-    cancel.mutate(j.id, {
-      onSuccess: (r) => setNotice({ tone: 'info', text: `Job ${j.id}: ${describeCancel(r)}` }),
-      onError: (e) => setNotice({ tone: 'error', text: `Could not cancel job ${j.id}: ${e.message}` }),
-    });
-  const onDelete = (j: JobSummary) => {
-    del.mutate(j.id, {
-      onSuccess: () => setNotice({ tone: 'info', text: `Deleted job ${j.id}` }),
-      onError: (e) => setNotice({ tone: 'error', text: `Could not delete job ${j.id}: ${e.message}` }),
-    });
-  };
-  const onBulkCancel = () => {
-    const ids = [...selected];
-    cancelMany.mutate(ids, {
-      onSuccess: (r) => {
-        setNotice({ tone: 'info', text: describeCancel(r) });
-        setSelected(new Set());
-      },
-      onError: (e) => setNotice({ tone: 'error', text: `Could not cancel: ${e.message}` }),
-    });
-  };
 
   return (
     <>
       <div className="page-head">
         <h1>Jobs</h1>
         <span className="grow" />
+        <button type="button" className="btn btn-ghost btn-sm" onClick={() => setHelpOpen(true)} title="Keyboard shortcuts (?)">
+          Shortcuts <kbd>?</kbd>
+        </button>
         <Link href="/jobs/new" className="btn btn-primary">
           New job
         </Link>
       </div>
+      <ShortcutsHelp open={helpOpen} onClose={() => setHelpOpen(false)} shortcuts={keys} />
 
       {showEmpty ? (
         <EmptyState />
@@ -132,165 +102,43 @@ export function JobsPage() {
         <>
           <div className="toolbar">
             <div className="chips" role="group" aria-label="Filter by status">
-              {GROUPS.map((g) => (
-                <button key={g.id} type="button" className="chip" aria-pressed={group === g.id} onClick={() => setGroup(g.id)}>
+              {STATUS_GROUPS.map((g) => (
+                <button key={g.id} type="button" className="chip" aria-pressed={group === g.id} onClick={() => url.setGroup(g.id)}>
                   {g.label}
                 </button>
               ))}
             </div>
             <label className="search">
               <span className="visually-hidden">Search jobs by name or ID</span>
-              <input className="input" type="search" placeholder="Search name or ID…" value={search} onChange={(e) => setSearch(e.target.value)} style={{ width: '100%' }} />
+              <input ref={searchBox} className="input" type="search" placeholder="Search name or ID…  ( / )" value={url.typed} onChange={(e) => url.setTyped(e.target.value)} onKeyDown={leaveSearch} style={{ width: '100%' }} />
             </label>
           </div>
 
-          <div role="status" aria-live="polite">
-            {notice && (
-              <div className={`alert alert-${notice.tone === 'error' ? 'error' : 'info'}`}>
-                {notice.text}{' '}
-                <button type="button" className="btn btn-ghost btn-sm" onClick={() => setNotice(null)}>
+          <div role="status" aria-live="polite" data-testid="list-notice">
+            {acts.notice && (
+              <div className={`alert alert-${acts.notice.tone === 'error' ? 'error' : 'info'}`}>
+                {acts.notice.text}{' '}
+                <button type="button" className="btn btn-ghost btn-sm" onClick={() => acts.setNotice(null)}>
                   Dismiss
                 </button>
               </div>
             )}
           </div>
 
-          {selected.size > 0 && (
-            <div className="bulkbar" role="region" aria-label="Selection">
-              <strong>{selected.size} selected</strong>
-              <button type="button" className="btn btn-danger btn-sm" disabled={selectedCancellable === 0 || cancelMany.isPending} onClick={onBulkCancel}>
-                Cancel selected{selectedCancellable ? ` (${selectedCancellable})` : ''}
-              </button>
-              <button type="button" className="btn btn-ghost btn-sm" onClick={() => setSelected(new Set())}>
-                Clear selection
-              </button>
-            </div>
-          )}
-
+          {selected.size > 0 && <SelectionBar selected={selected} onPage={jobs} busy={acts.busy} onCancel={acts.bulk.cancel} onRerun={acts.bulk.rerun} onDelete={acts.bulk.remove} onClear={clear} />}
           {list.isError && <div className="alert alert-error">Could not load jobs: {list.error.message}</div>}
 
           <div className="card">
-            <div className="table-wrap">
-              <table className="table jobs-table" aria-busy={list.isFetching} data-testid="jobs-table">
-                <caption className="visually-hidden">Jobs, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col" className="col-check">
-                      <input
-                        ref={headerBox}
-                        type="checkbox"
-                        aria-label="Select all jobs on this page"
-                        checked={allSelected}
-                        onChange={() =>
-                          setSelected((s) => {
-                            const n = new Set(s);
-                            if (allSelected) pageIds.forEach((id) => n.delete(id));
-                            else pageIds.forEach((id) => n.add(id));
-                            return n;
-                          })
-                        }
-                      />
-                    </th>
-                    <th scope="col" className="col-idh">ID</th>
-                    <th scope="col" className="col-nameh">Name</th>
-                    <th scope="col" className="hide-sm">Tasks</th>
-                    <th scope="col" className="col-statush">Status</th>
-                    <th scope="col" className="hide-sm">Submitted</th>
-                    <th scope="col" className="hide-sm">Duration</th>
-                    <th scope="col" className="col-num hide-sm">Restarts</th>
-                    <th scope="col" className="col-actions">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.isPending && (
-                    <tr>
-                      <td colSpan={9} className="muted">
-                        Loading jobs…
-                      </td>
-                    </tr>
-                  )}
-                  {list.isSuccess && jobs.length === 0 && (
-                    <tr>
-                      <td colSpan={9} className="muted">
-                        {isFiltered ? 'No jobs match these filters.' : 'No more jobs.'}
-                      </td>
-                    </tr>
-                  )}
-                  {jobs.map((j) => (
-                    <tr key={j.id} aria-selected={selected.has(j.id)} data-job-id={j.id}>
-                      <td className="col-check">
-                        <input type="checkbox" aria-label={`Select job ${j.id}`} checked={selected.has(j.id)} onChange={() => toggle(j.id)} />
-                      </td>
-                      <td className="col-id">
-                        <Link href={`/jobs/${j.id}`}>{j.id}</Link>
-                      </td>
-                      <td className="col-name">
-                        <Link href={`/jobs/${j.id}`}>{j.name}</Link>
-                        {j.statusReason && j.status !== 'SUCCEEDED' && (
-                          <span className="reason" title={j.statusReason}>
-                            {j.statusReason}
-                          </span>
-                        )}
-                      </td>
-                      <td className="hide-sm">
-                        <span className="progress" title={`${j.tasksSucceeded} of ${j.taskCount} tasks succeeded`}>
-                          <span className="progress-bar" aria-hidden="true">
-                            <span style={{ width: `${j.taskCount ? (100 * j.tasksSucceeded) / j.taskCount : 0}%` }} />
-                          </span>
-                          <span className="progress-text">
-                            {j.tasksSucceeded}/{j.taskCount}
-                          </span>
-                        </span>
-                      </td>
-                      <td className="col-status">
-                        <StatusBadge status={j.status} title={j.statusReason} />
-                      </td>
-                      <td className="hide-sm">
-                        <RelativeTime iso={j.submittedAt} now={now} />
-                      </td>
-                      <td className="hide-sm">
-                        {j.startedAt ? (
-                          <Elapsed start={j.startedAt} end={j.endedAt} now={now} />
-                        ) : (
-                          <span className="faint" title={`queued for ${formatDuration(elapsedMs(j.submittedAt, j.endedAt, now))}`}>
-                            —
-                          </span>
-                        )}
-                      </td>
-                      <td className="col-num hide-sm" title={j.recoveryCount ? `${j.restartCount} restarts after errors, ${j.recoveryCount} recoveries` : undefined}>
-                        {j.restartCount}
-                        {j.recoveryCount ? <span className="faint"> +{j.recoveryCount}</span> : null}
-                      </td>
-                      <td className="col-actions">
-                        <span className="row-actions">
-                          {canCancel(j.status) && (
-                            <ConfirmButton className="btn btn-sm btn-danger" ariaLabel={`Cancel job ${j.id}`} confirmLabel="Confirm cancel" onConfirm={() => onCancel(j)} disabled={cancel.isPending && cancel.variables === j.id}>
-                              Cancel
-                            </ConfirmButton>
-                          )}
-                          {canDelete(j.status) && (
-                            <ConfirmButton className="btn btn-sm btn-danger" ariaLabel={`Delete job ${j.id}`} confirmLabel="Confirm delete" onConfirm={() => onDelete(j)} disabled={del.isPending && del.variables === j.id}>
-                              Delete
-                            </ConfirmButton>
-                          )}
-                        </span>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <JobsTable jobs={jobs} selected={selected} active={active} note={note} fetching={list.isFetching} onToggle={toggle} onToggleAll={toggleAll} actions={acts.row} busy={acts.busy} now={now} />
             <nav className="pager" aria-label="Pages">
-              <button type="button" className="btn btn-sm" disabled={firstPage} onClick={() => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c))}>
+              <button type="button" className="btn btn-sm" disabled={firstPage} onClick={url.newer}>
                 ← Newer
               </button>
-              <span className="muted" style={{ fontSize: 12.5 }}>
-                Page {cursors.length}
+              <span className="muted" style={{ fontSize: 12.5 }} data-testid="page-number">
+                Page {cursors.length + 1}
                 {list.isFetching ? ' · updating…' : ''}
               </span>
-              <button type="button" className="btn btn-sm" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && setCursors((c) => [...c, list.data!.nextCursor])}>
+              <button type="button" className="btn btn-sm" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && url.older(list.data.nextCursor)}>
                 Older →
               </button>
             </nav>

@@ -5,6 +5,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { MASKED_VALUE } from '../auth/secrets';
 import type { JobDetail, JobList, JobSummary } from '../api/types';
 import type { ListMessage, StreamMessage } from '../logs/protocol';
 import { api } from './api';
@@ -257,6 +258,65 @@ export function useDeleteJob() {
     onSuccess: (_r, id) => {
       qc.removeQueries({ queryKey: jobKey(id) });
       applyListMessageToCache(qc, { type: 'deleted', jobId: id });
+    },
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+  });
+}
+
+/** What a bulk delete did: the jobs deleted, and those refused (still running, gone…) with why. */
+export interface BulkOutcome {
+  done: number[];
+  refused: { id: number; why: string }[];
+}
+
+/**
+ * Delete several finished jobs, one request each (DELETE /api/jobs/:id); a refusal (a job still
+ * running, already gone) is reported, not thrown.
+ */
+export function useDeleteJobs() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async (ids: number[]): Promise<BulkOutcome> => {
+      const out: BulkOutcome = { done: [], refused: [] };
+      for (const id of ids) {
+        try {
+          await api.remove(id);
+          out.done.push(id);
+          qc.removeQueries({ queryKey: jobKey(id) });
+          applyListMessageToCache(qc, { type: 'deleted', jobId: id });
+        } catch (err) {
+          out.refused.push({ id, why: (err as Error).message });
+        }
+      }
+      return out;
+    },
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+  });
+}
+
+/**
+ * Re-run several jobs: each one's spec as the API shows it is submitted again as a new job. A
+ * spec holding masked secrets cannot be re-run this way (the mask would be submitted): it is
+ * refused with a pointer to the job page, where the editor asks for the values.
+ */
+export function useRerunJobs() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async (ids: number[]): Promise<BulkOutcome> => {
+      const out: BulkOutcome = { done: [], refused: [] };
+      for (const id of ids) {
+        try {
+          const job = await api.getJob(id);
+          if (job.specYaml.includes(MASKED_VALUE)) {
+            out.refused.push({ id, why: 'its spec has masked secrets: re-run it from its page' });
+            continue;
+          }
+          out.done.push((await api.submit(job.specYaml)).id);
+        } catch (err) {
+          out.refused.push({ id, why: (err as Error).message });
+        }
+      }
+      return out;
     },
     onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
   });

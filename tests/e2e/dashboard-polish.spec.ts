@@ -5,7 +5,7 @@ import { e2eServer, example, expect, submitSpec, test, waitForStatus, watchPageE
 /**
  * Details a QA pass found: public files (favicon) served without a token and no console error
  * on any page, the login page in light and dark, a `--cmd` job's task named after the job,
- * template summaries in full, Delete and Cancel styled alike, and the phone layout (jobs list
+ * template summaries in full, Delete and Cancel styled alike in the row menu, and the phone layout (jobs list
  * rows and log banners within the screen).
  */
 const SHOTS = path.join('test-results', 'screenshots');
@@ -88,23 +88,41 @@ test('template buttons show each example summary in full', async ({ app: page })
   }
 });
 
-test('Delete and Cancel row actions look alike (danger buttons)', async ({ app: page }) => {
+test('Delete and Cancel row actions look alike (danger items of the row menu)', async ({ app: page }) => {
   const running = await submitSpec('name: style-running\nrun: sleep 300\n');
   const done = await submitSpec('name: style-done\nrun: echo done\n');
   await Promise.all([waitForStatus(running, ['RUNNING']), waitForStatus(done, ['SUCCEEDED'])]);
   await page.goto(`${e2eServer().url}/`);
-  const cancel = page.getByRole('button', { name: `Cancel job ${running}` });
-  const del = page.getByRole('button', { name: `Delete job ${done}` });
-  await expect(cancel).toBeVisible();
-  await expect(del).toBeVisible();
   const look = (el: Element) => {
     const s = getComputedStyle(el);
     return { color: s.color, border: `${s.borderTopWidth} ${s.borderTopStyle} ${s.borderTopColor}`, height: s.height, weight: s.fontWeight };
   };
-  expect(await del.evaluate(look)).toEqual(await cancel.evaluate(look));
-  expect((await del.evaluate(look)).border).toMatch(/^1px solid/);
+  await page.getByRole('button', { name: `Actions for job ${done}` }).click();
+  const del = page.getByRole('menuitem', { name: `Delete job ${done}` });
+  await expect(del).toBeVisible();
+  const delLook = await del.evaluate(look);
+  await page.keyboard.press('Escape');
+  await expect(del).toHaveCount(0);
+  await page.getByRole('button', { name: `Actions for job ${running}` }).click();
+  const cancel = page.getByRole('menuitem', { name: `Cancel job ${running}` });
+  await expect(cancel).toBeVisible();
+  expect(delLook).toEqual(await cancel.evaluate(look));
+  expect(delLook.border).toMatch(/^1px solid/);
+  // Both in the danger colour (the theme's error colour), unlike the other items.
+  const error = await page.evaluate(() => {
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--error)';
+    document.body.append(probe);
+    const c = getComputedStyle(probe).color;
+    probe.remove();
+    return c;
+  });
+  expect(delLook.color).toBe(error);
+  expect(await page.getByRole('menuitem', { name: `Re-run job ${running}` }).evaluate((el) => getComputedStyle(el).color)).not.toBe(error);
+  // No red button left on the rows themselves.
+  expect(await page.locator('tbody .btn-danger').count()).toBe(0);
   await cancel.click();
-  await page.getByRole('button', { name: 'Confirm cancel' }).click();
+  await page.getByRole('menuitem', { name: 'Confirm cancel' }).click();
   await waitForStatus(running, ['CANCELLED']);
 });
 
@@ -118,7 +136,7 @@ test('phone width: job rows and log banners stay on the screen', async ({ app: p
   for (const id of [failed, setup]) {
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await expect(row).toBeVisible();
-    for (const part of [row.locator('[data-status]'), row.locator('.reason'), row.getByRole('button', { name: `Delete job ${id}` })]) {
+    for (const part of [row.locator('[data-status]'), row.locator('.reason'), row.getByRole('button', { name: `Actions for job ${id}` })]) {
       const box = (await part.boundingBox())!;
       expect(box.x + box.width, await part.innerText()).toBeLessThanOrEqual(width - 8);
     }

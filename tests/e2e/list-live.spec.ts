@@ -53,8 +53,9 @@ test('bulk select and cancel from the jobs list', async ({ app: page }) => {
   // once stuck here (CANCELLING, or STARTING above) were list fetches answering after the stream's
   // update with an older read (lib/ui/list-cache.ts mergeFetchedPage replays what came meanwhile).
   for (const id of ids) await expect(page.locator(`tr[data-job-id="${id}"] [data-status]`)).toHaveAttribute('data-status', 'CANCELLED', { timeout: 90_000 });
-  // A finished job offers Delete (confirmed with a second click); the row leaves the list live.
-  await page.getByRole('button', { name: `Delete job ${ids[0]}` }).click();
-  await page.getByRole('button', { name: 'Confirm delete' }).click();
+  // A finished job's row menu offers Delete (confirmed with a second click); the row leaves the list live.
+  await page.getByRole('button', { name: `Actions for job ${ids[0]}` }).click();
+  await page.getByRole('menuitem', { name: `Delete job ${ids[0]}` }).click();
+  await page.getByRole('menuitem', { name: 'Confirm delete' }).click();
   await expect(page.locator(`tr[data-job-id="${ids[0]}"]`)).toHaveCount(0);
 });

@@ -1,0 +1,119 @@
+'use client';
+/**
+ * The jobs table: one row per job (select box, id, name with its reason, tasks, status,
+ * submitted, duration, restarts, the row menu). The row the keyboard is on (`j` / `k`) is marked
+ * `aria-current` and kept in view.
+ */
+import Link from 'next/link';
+import { memo, useEffect, useRef } from 'react';
+import type { JobSummary } from '@/lib/api/types';
+import { elapsedMs, formatDuration } from '@/lib/ui/format';
+import { StatusBadge } from '../StatusBadge';
+import { Elapsed, RelativeTime } from '../Time';
+import { RowMenu, type RowActions } from './RowMenu';
+
+const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, busy, now }: { j: JobSummary; checked: boolean; active: boolean; onToggle: (id: number) => void; actions: RowActions; busy: boolean; now: number }) {
+  const ref = useRef<HTMLTableRowElement>(null);
+  useEffect(() => {
+    if (active) ref.current?.scrollIntoView({ block: 'nearest' });
+  }, [active]);
+  return (
+    <tr ref={ref} aria-selected={checked} aria-current={active ? 'true' : undefined} data-job-id={j.id} className={active ? 'row-active' : undefined}>
+      <td className="col-check">
+        <input type="checkbox" aria-label={`Select job ${j.id}`} checked={checked} onChange={() => onToggle(j.id)} />
+      </td>
+      <td className="col-id">
+        <Link href={`/jobs/${j.id}`}>{j.id}</Link>
+      </td>
+      <td className="col-name">
+        <Link href={`/jobs/${j.id}`}>{j.name}</Link>
+        {j.statusReason && j.status !== 'SUCCEEDED' && (
+          <span className="reason" title={j.statusReason}>
+            {j.statusReason}
+          </span>
+        )}
+      </td>
+      <td className="hide-sm">
+        <span className="progress" title={`${j.tasksSucceeded} of ${j.taskCount} tasks succeeded`}>
+          <span className="progress-bar" aria-hidden="true">
+            <span style={{ width: `${j.taskCount ? (100 * j.tasksSucceeded) / j.taskCount : 0}%` }} />
+          </span>
+          <span className="progress-text">
+            {j.tasksSucceeded}/{j.taskCount}
+          </span>
+        </span>
+      </td>
+      <td className="col-status">
+        <StatusBadge status={j.status} title={j.statusReason} />
+      </td>
+      <td className="hide-sm">
+        <RelativeTime iso={j.submittedAt} now={now} />
+      </td>
+      <td className="hide-sm">
+        {j.startedAt ? (
+          <Elapsed start={j.startedAt} end={j.endedAt} now={now} />
+        ) : (
+          <span className="faint" title={`queued for ${formatDuration(elapsedMs(j.submittedAt, j.endedAt, now))}`}>
+            —
+          </span>
+        )}
+      </td>
+      <td className="col-num hide-sm" title={j.recoveryCount ? `${j.restartCount} restarts after errors, ${j.recoveryCount} recoveries` : undefined}>
+        {j.restartCount}
+        {j.recoveryCount ? <span className="faint"> +{j.recoveryCount}</span> : null}
+      </td>
+      <td className="col-actions">
+        <RowMenu job={j} actions={actions} busy={busy} />
+      </td>
+    </tr>
+  );
+});
+
+/** What the table body says when there are no rows to show. */
+export type TableNote = 'loading' | 'no-match' | 'no-more' | null;
+
+export function JobsTable({ jobs, selected, active, note, fetching, onToggle, onToggleAll, actions, busy, now }: { jobs: JobSummary[]; selected: ReadonlySet<number>; active: number | null; note: TableNote; fetching: boolean; onToggle: (id: number) => void; onToggleAll: () => void; actions: RowActions; busy: boolean; now: number }) {
+  const onPage = jobs.filter((j) => selected.has(j.id)).length;
+  const all = jobs.length > 0 && onPage === jobs.length;
+  const headerBox = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (headerBox.current) headerBox.current.indeterminate = onPage > 0 && !all;
+  }, [onPage, all]);
+  const message = note === 'loading' ? 'Loading jobs…' : note === 'no-match' ? 'No jobs match these filters.' : note === 'no-more' ? 'No more jobs.' : null;
+  return (
+    <div className="table-wrap">
+      <table className="table jobs-table" aria-busy={fetching} data-testid="jobs-table">
+        <caption className="visually-hidden">Jobs, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col" className="col-check">
+              <input ref={headerBox} type="checkbox" aria-label="Select all jobs on this page" checked={all} onChange={onToggleAll} />
+            </th>
+            <th scope="col" className="col-idh">ID</th>
+            <th scope="col" className="col-nameh">Name</th>
+            <th scope="col" className="hide-sm">Tasks</th>
+            <th scope="col" className="col-statush">Status</th>
+            <th scope="col" className="hide-sm">Submitted</th>
+            <th scope="col" className="hide-sm">Duration</th>
+            <th scope="col" className="col-num hide-sm">Restarts</th>
+            <th scope="col" className="col-actions">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {message && (
+            <tr>
+              <td colSpan={9} className="muted">
+                {message}
+              </td>
+            </tr>
+          )}
+          {jobs.map((j) => (
+            <JobRow key={j.id} j={j} checked={selected.has(j.id)} active={active === j.id} onToggle={onToggle} actions={actions} busy={busy} now={now} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

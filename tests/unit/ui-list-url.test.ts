@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { groupStatuses, listUrlQuery, parseListUrl } from '../../lib/ui/list-url';
+import { isTypingTarget, matchShortcut, type Shortcut } from '../../lib/ui/shortcuts';
+
+describe('the jobs list state in the URL', () => {
+  it('round-trips filter, search and the paging cursors; the default view is a bare URL', () => {
+    const s = { group: 'failed' as const, q: 'train #4', cursors: ['c1', 'c2'] };
+    expect(listUrlQuery(s)).toBe('?status=failed&q=train+%234&cursor=c1&cursor=c2');
+    expect(parseListUrl(listUrlQuery(s))).toEqual(s);
+    expect(listUrlQuery({ group: 'all', q: '', cursors: [] })).toBe('');
+    expect(parseListUrl('')).toEqual({ group: 'all', q: '', cursors: [] });
+  });
+
+  it('unknown or oversized values fall back to the defaults', () => {
+    expect(parseListUrl('?status=bogus&cursor=&q=' + 'x'.repeat(500))).toEqual({ group: 'all', q: 'x'.repeat(200), cursors: [] });
+    expect(groupStatuses('active')).toEqual(['PENDING', 'STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING']);
+    expect(groupStatuses('all')).toEqual([]);
+  });
+});
+
+describe('single-key shortcuts', () => {
+  const ran: string[] = [];
+  const list: Shortcut[] = ['/', 'j', 'G', 'Enter'].map((key) => ({ key, description: key, run: () => ran.push(key) }));
+  const ev = (key: string, target: unknown = { tagName: 'BODY' }, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean }> = {}) => ({ key, ctrlKey: false, metaKey: false, altKey: false, target: target as EventTarget, ...mods });
+
+  it('a plain key on the page matches; with a modifier or in a field it does not', () => {
+    expect(matchShortcut(ev('j'), list)?.key).toBe('j');
+    expect(matchShortcut(ev('G'), list)?.key).toBe('G');
+    expect(matchShortcut(ev('g'), list)).toBeNull();
+    expect(matchShortcut(ev('j', undefined, { ctrlKey: true }), list)).toBeNull();
+    expect(matchShortcut(ev('j', { tagName: 'INPUT', type: 'search' }), list)).toBeNull();
+    expect(matchShortcut(ev('j', { tagName: 'INPUT', type: 'checkbox' }), list)?.key).toBe('j');
+    expect(matchShortcut(ev('j', { tagName: 'DIV', isContentEditable: true }), list)).toBeNull();
+    expect(isTypingTarget({ tagName: 'TEXTAREA' } as unknown as EventTarget)).toBe(true);
+  });
+
+  it('Enter on a focused link or button stays that control’s', () => {
+    expect(matchShortcut(ev('Enter', { tagName: 'A' }), list)).toBeNull();
+    expect(matchShortcut(ev('Enter', { tagName: 'BUTTON' }), list)).toBeNull();
+    expect(matchShortcut(ev('Enter', { tagName: 'TR' }), list)?.key).toBe('Enter');
+  });
+});
