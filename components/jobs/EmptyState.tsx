@@ -14,8 +14,8 @@ export function EmptyState() {
         <Link href="/jobs/new" className="btn btn-primary">
           New job
         </Link>
-        <Link href="/jobs/new?template=seed-retry-pipeline" className="btn">
-          Try the retry pipeline example
+        <Link href="/jobs/new?template=pipeline-with-retries" className="btn">
+          Start from a pipeline with retries
         </Link>
       </div>
     </section>

@@ -78,10 +78,10 @@ test('a one-task --cmd job named with -n shows the job name for its task', async
   await expect(page.getByTestId('task-0')).not.toContainText('unnamed');
 });
 
-test('template buttons show each example summary in full', async ({ app: page }) => {
+test('template buttons show each template summary in full', async ({ app: page }) => {
   await page.goto(`${e2eServer().url}/jobs/new`);
-  const summary = page.locator('[data-template="training-like"] .template-summary');
-  await expect(summary).toHaveText('A long-running job with steady output: one coloured progress line per second for ~30 s, driven by an env var (EPOCHS).');
+  const summary = page.locator('[data-template="training-with-setup"] .template-summary');
+  await expect(summary).toHaveText('A training-style job: setup prepares what the run needs, run trains and prints one line per epoch.');
   for (const el of await page.locator('.template-summary').all()) {
     const { scrollWidth, clientWidth } = await el.evaluate((e) => ({ scrollWidth: e.scrollWidth, clientWidth: e.clientWidth }));
     expect(scrollWidth).toBeLessThanOrEqual(clientWidth + 1);

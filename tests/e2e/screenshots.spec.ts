@@ -40,7 +40,7 @@ test('screenshots: jobs list, job page, new job — light and dark, laptop and p
   await expect(page.getByText(/^Job ended: SUCCEEDED/)).toBeVisible();
   await shoot(page, 'job-colours');
 
-  await page.goto(`${e2eServer().url}/jobs/new?template=seed-retry-pipeline`);
+  await page.goto(`${e2eServer().url}/jobs/new?template=pipeline-with-retries`);
   await expect(page.getByTestId('validity')).toHaveText('✓ Valid spec');
   await shoot(page, 'new');
   // A spec with a mistake: the problem shows at its line.

@@ -1,4 +1,4 @@
-import { expect, expectNoReload, markNoReload, test } from './fixtures';
+import { example, expect, expectNoReload, markNoReload, test } from './fixtures';
 
 /**
  * SkyPilot's retry-each-task pipeline (examples/seed-retry-pipeline.yaml) submitted from the New
@@ -11,7 +11,10 @@ test('seed pipeline from the New job page: two failed attempts, the restart, tas
   await expect(page).toHaveURL(/\/jobs\/new$/);
   await markNoReload(page);
 
-  await page.locator('[data-template="seed-retry-pipeline"]').click();
+  // The seed's spec (examples/seed-retry-pipeline.yaml), typed into the editor.
+  await page.locator('.cm-content').click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(example('seed-retry-pipeline'));
   await expect(page.getByTestId('yaml-editor')).toContainText('retry-each-task');
   // The same validator as the API answers as the user types.
   await expect(page.getByTestId('validity')).toHaveText('✓ Valid spec');

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { NewJobForm } from '@/components/new/NewJobForm';
-import { loadTemplates, STARTER_YAML } from '@/lib/ui/templates';
+import { STARTER_YAML } from '@/lib/ui/templates';
+import { loadTemplates } from './templates';
 
 export const metadata: Metadata = { title: 'New job · jobdeck' };
 
