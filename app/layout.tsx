@@ -4,7 +4,14 @@ import type { ReactNode } from 'react';
 import { AppShell } from '@/components/AppShell';
 import { LogoutButton } from '@/components/auth/LogoutButton';
 import { parseTheme, THEME_COOKIE } from '@/lib/ui/theme';
+// Tokens and shared controls first, then each part of the dashboard, the responsive rules last
+// (the order is the cascade's).
 import './globals.css';
+import './styles/jobs-list.css';
+import './styles/job-page.css';
+import './styles/log-viewer.css';
+import './styles/new-job.css';
+import './styles/responsive.css';
 
 export const metadata: Metadata = {
   title: 'jobdeck',

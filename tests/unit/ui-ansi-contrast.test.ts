@@ -1,6 +1,7 @@
 /**
- * ANSI colours meet WCAG AA (4.5:1) in the log viewer, computed from the palette in
- * app/globals.css (the one source the page uses) with the WCAG 2 contrast formula:
+ * ANSI colours meet WCAG AA (4.5:1) in the log viewer, computed from the palette in the
+ * dashboard's CSS (app/globals.css tokens, app/styles/log-viewer.css classes — the one source
+ * the page uses) with the WCAG 2 contrast formula:
  * - each of the 16 colours as text on the log background, light and dark theme;
  * - every foreground/background pair that a terminal shows legibly — xterm's default palette
  *   gives it 4.5:1 or more, e.g. `ESC[41;97m` (bright white on red) — in the palette used on
@@ -19,7 +20,7 @@ const NAMES = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'wh
 const XTERM = ['#000000', '#cd0000', '#00cd00', '#cdcd00', '#0000ee', '#cd00cd', '#00cdcd', '#e5e5e5', '#7f7f7f', '#ff0000', '#00ff00', '#ffff00', '#5c5cff', '#ff00ff', '#00ffff', '#ffffff'];
 const AA = 4.5;
 
-const css = readFileSync(path.join(ROOT, 'app', 'globals.css'), 'utf8');
+const css = ['globals.css', 'styles/log-viewer.css'].map((f) => readFileSync(path.join(ROOT, 'app', f), 'utf8')).join('\n');
 const hexLum = (hex: string) => {
   const h = hex.length === 4 ? `#${[...hex.slice(1)].map((c) => c + c).join('')}` : hex;
   return luminance(parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16));
@@ -29,17 +30,17 @@ const ratio = (a: string, b: string) => contrastRatio(hexLum(a), hexLum(b));
 /** `--name: light-dark(#light, #dark)` → [light, dark]. */
 function themed(name: string): [string, string] {
   const m = new RegExp(`--${name}:\\s*light-dark\\((#[0-9a-f]{3,6}),\\s*(#[0-9a-f]{3,6})\\)`, 'i').exec(css);
-  if (!m) throw new Error(`globals.css has no --${name}: light-dark(…)`);
+  if (!m) throw new Error(`the CSS has no --${name}: light-dark(…)`);
   return [m[1], m[2]];
 }
 function plain(name: string): string {
   const m = new RegExp(`--${name}:\\s*(#[0-9a-f]{3,6});`, 'i').exec(css);
-  if (!m) throw new Error(`globals.css has no --${name}`);
+  if (!m) throw new Error(`the CSS has no --${name}`);
   return m[1];
 }
 function onColour(name: string): string {
   const m = new RegExp(`\\.ansi-${name}-bg \\{[^}]*--ansi-on:\\s*(#[0-9a-f]{3,6})`, 'i').exec(css);
-  if (!m) throw new Error(`globals.css: .ansi-${name}-bg sets no --ansi-on`);
+  if (!m) throw new Error(`the CSS: .ansi-${name}-bg sets no --ansi-on`);
   return m[1];
 }
 

@@ -19,28 +19,29 @@ describe('backoffDelay', () => {
   });
 });
 
+/** A socket over FakeSockets, recording its states and opens. */
+const make = (over: Partial<ConstructorParameters<typeof ReconnectingSocket>[0]> = {}) => {
+  const states: string[] = [];
+  const opens: number[] = [];
+  let n = 0;
+  const s = new ReconnectingSocket({
+    url: () => `ws://x/${n++}`,
+    onMessage: () => {},
+    onOpen: (k) => opens.push(k),
+    onState: (st) => states.push(st),
+    createSocket: (u) => new FakeSocket(u),
+    random: () => 0.5,
+    ...over,
+  });
+  return { s, states, opens };
+};
+
 describe('ReconnectingSocket', () => {
   beforeEach(() => {
     vi.useFakeTimers();
     FakeSocket.all = [];
   });
   afterEach(() => vi.useRealTimers());
-
-  const make = (over: Partial<ConstructorParameters<typeof ReconnectingSocket>[0]> = {}) => {
-    const states: string[] = [];
-    const opens: number[] = [];
-    let n = 0;
-    const s = new ReconnectingSocket({
-      url: () => `ws://x/${n++}`,
-      onMessage: () => {},
-      onOpen: (k) => opens.push(k),
-      onState: (st) => states.push(st),
-      createSocket: (u) => new FakeSocket(u),
-      random: () => 0.5,
-      ...over,
-    });
-    return { s, states, opens };
-  };
 
   it('reconnects after a drop with growing delays, computing the URL again each time', () => {
     const { s, states } = make();
@@ -107,6 +108,23 @@ describe('ReconnectingSocket', () => {
     expect(s.state).toBe('closed');
   });
 
+  it('reconnectNow() skips the wait', () => {
+    const { s } = make();
+    s.start();
+    FakeSocket.all[0].drop();
+    s.reconnectNow();
+    expect(FakeSocket.all).toHaveLength(2);
+    s.stop();
+  });
+});
+
+describe('ReconnectingSocket after the server said it is restarting', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeSocket.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
   it('a server that closed with 1001 / 1012 is retried at most every second, told as a restart, until it answers', () => {
     for (const code of RESTART_CLOSE_CODES) {
       FakeSocket.all = [];
@@ -152,15 +170,6 @@ describe('ReconnectingSocket', () => {
     vi.runOnlyPendingTimers();
     FakeSocket.all.at(-1)!.drop(1006, '');
     expect(infos.at(-1)).toMatchObject({ restarting: false, detail: 'connection closed (1006)' });
-    s.stop();
-  });
-
-  it('reconnectNow() skips the wait', () => {
-    const { s } = make();
-    s.start();
-    FakeSocket.all[0].drop();
-    s.reconnectNow();
-    expect(FakeSocket.all).toHaveLength(2);
     s.stop();
   });
 });
