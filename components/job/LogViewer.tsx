@@ -78,16 +78,18 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
   const [wrap, setWrap] = useState(false);
   const { view, count } = useLogItems(buffer, version, sections.taskSections, folded, selected);
   const items = view.items;
-  const virtualizer = useVirtualizer({
-    count,
-    getScrollElement: () => scroller.current,
-    estimateSize: (i) => (typeof items[i] === 'number' && rows[items[i] as number]?.kind === 'line' ? LINE_H : BANNER_H),
-    getItemKey: (i) => {
-      const it = items[i];
-      return typeof it === 'number' ? it : `${it?.kind}:${it?.task}:${it?.attempt}`;
-    },
-    overscan: 12,
-  });
+  // Stable between rebuilds: the virtualizer recomputes every row's place when these change.
+  const rebuilds = view.rebuilds;
+  const estimateSize = useCallback((i: number) => {
+    const it = view.items[i];
+    return typeof it === 'number' && buffer.rows[it]?.kind === 'line' ? LINE_H : BANNER_H;
+  }, [view, buffer, rebuilds]);
+  const getItemKey = useCallback((i: number) => {
+    const it = view.items[i];
+    return typeof it === 'number' ? it : `${it?.kind}:${it?.task}:${it?.attempt}`;
+  }, [view, rebuilds]);
+  const getScrollElement = useCallback(() => scroller.current, []);
+  const virtualizer = useVirtualizer({ count, getScrollElement, estimateSize, getItemKey, overscan: 12 });
   // Rows dropped from the front (browser cap) shift every row key; wrapping changes every line's height.
   useEffect(() => virtualizer.measure(), [buffer.dropped, wrap, virtualizer]);
   const follow = useLogFollow(scroller, [version, count, virtualizer.getTotalSize()]);

@@ -55,6 +55,8 @@ const isStartBanner = (r: LogRow, task: number, attempt: number) => r.kind === '
 /** The drawn items of one buffer; see the module comment. */
 export class LogView {
   items: ViewItem[] = [];
+  /** Counts rebuilds from scratch (items at an index may then be others): a cache key. */
+  rebuilds = 0;
   /** Rows of the buffer taken into `items` so far. */
   private done = 0;
   private dropped = -1;
@@ -74,6 +76,7 @@ export class LogView {
       this.task = this.attempt = null;
       this.optsKey = key;
       this.dropped = buffer.dropped;
+      this.rebuilds++;
     }
     const before = this.items.length;
     const rows = buffer.rows;
