@@ -1,5 +1,5 @@
 import type { Database } from '../db/client';
-import { version } from '../server/version';
+import { version } from './version';
 
 /** The body of `GET /api/health`. */
 export interface Health {

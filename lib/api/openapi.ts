@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
-import { version } from '../server/version';
+import { version } from './version';
 import {
   apiRegistry,
   CancelRequestSchema,
