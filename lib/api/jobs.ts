@@ -5,8 +5,7 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type SubmitInput, type SubmitOutcome } from '../control';
-import type { Executor } from '../executors/types';
+import { deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
@@ -91,7 +90,7 @@ export interface DeleteDeps {
   /** The data folder holding `jobs/<id>` (the server's JOBDECK_HOME). */
   home: string;
   /** The server's executors by name (lib/executors ExecutorRegistry.get). */
-  executor: (name: string) => Executor;
+  executor: DeleteOptions['executor'];
   /** SIGTERM → SIGKILL grace for those leftovers (ms; the monitor's leftoverGraceMs). */
   leftoverGraceMs: number;
 }
