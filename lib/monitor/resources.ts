@@ -5,7 +5,7 @@ import { monitorSettingsFromEnv, type MonitorSettings } from './config';
 import { isTransientError } from './errors';
 import { Scheduler } from './scheduler';
 import { Faults, monitorStore, type MonitorStore } from './store';
-import type { Clock, MonitorHooks, MonitorOptions } from './types';
+import type { Clock, Lifecycle, MonitorHooks, MonitorOptions } from './types';
 
 /**
  * What every monitor system shares, built once by createMonitor() and handed to each system
@@ -21,11 +21,6 @@ export interface Counters {
   readopted: number;
   transientRetries: number;
   controllerFailures: number;
-}
-
-/** Whether the monitor was stopped; every timer and kick checks it. */
-export interface Lifecycle {
-  stopped: boolean;
 }
 
 /** The resources object (see the module comment). */

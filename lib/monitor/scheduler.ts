@@ -1,6 +1,5 @@
 import type { AttemptHandle } from '../executors/types';
-import type { Lifecycle } from './resources';
-import type { Clock } from './types';
+import type { Clock, Lifecycle } from './types';
 
 /**
  * The per-job serial queue (docs/design.md §6): steps of one job never overlap (a queue of one;

@@ -14,6 +14,11 @@ export interface Clock {
   now(): number;
 }
 
+/** Whether the monitor was stopped; every timer and kick checks it. */
+export interface Lifecycle {
+  stopped: boolean;
+}
+
 /** Where in a step a guarded write is about to happen (for hooks and logs). */
 export type StepPhase =
   | 'admit'
