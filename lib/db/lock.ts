@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isLiveState, readProcStat } from '../executors/proc';
+import { isLiveState, readProcStat } from '../proc';
 import { logger } from '../log';
 
 /**

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * One process's entry in the Linux process table (`/proc/<pid>/stat`): read by the local
+ * executor (lib/executors/proc.ts) and by the data-folder lock (lib/db/lock.ts), which checks
+ * that the lock's holder still runs. Synchronous and cheap; nothing throws for a process that is
+ * gone.
+ */
+
+/** The fields of `/proc/<pid>/stat` jobdeck relies on (proc(5)). */
+export interface ProcStat {
+  pid: number;
+  /** Executable name as the kernel shows it (may contain spaces and parentheses). */
+  comm: string;
+  /** One letter: R running, S sleeping, D disk sleep, T stopped, Z zombie, X dead, … */
+  state: string;
+  ppid: number;
+  /** Process group id (field 5). */
+  pgrp: number;
+  /** Session id (field 6). */
+  session: number;
+  /** Start time in clock ticks since boot (field 22), as a decimal string: the pid-reuse guard. */
+  startTime: string;
+}
+
+/**
+ * Parses the text of `/proc/<pid>/stat`. The second field (comm) is wrapped in parentheses and
+ * may itself contain spaces and `)`, so the fields after it are split after the LAST `)`.
+ * @returns null when the text is not a stat line.
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 1 || close < open) return null;
+  const pid = Number(text.slice(0, open).trim());
+  const comm = text.slice(open + 1, close);
+  // Fields after comm start at field 3 (state): rest[0] = field 3, so field N = rest[N - 3].
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  const startTime = rest[22 - 3];
+  if (!/^\d+$/.test(startTime)) return null;
+  return {
+    pid,
+    comm,
+    state: rest[0],
+    ppid: Number(rest[4 - 3]),
+    pgrp: Number(rest[5 - 3]),
+    session: Number(rest[6 - 3]),
+    startTime,
+  };
+}
+
+/** Reads `/proc/<pid>/stat`. @returns null when no such process exists (or it just vanished). */
+export function readProcStat(pid: number): ProcStat | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  return parseProcStat(text);
+}
+
+/**
+ * True for a process that can still run code. A zombie (`Z`, exited, waiting for its parent to
+ * reap it) or a dead task (`X`/`x`) is not alive. Zombies matter here: the container's PID 1 may
+ * never reap orphans, so a finished process can stay a zombie forever.
+ */
+export function isLiveState(state: string): boolean {
+  return state !== 'Z' && state !== 'X' && state !== 'x';
+}
