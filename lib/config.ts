@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -90,4 +91,32 @@ export function leftoverGraceMsFromEnv(env: Readonly<Record<string, string | und
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected an integer ≥ 0, got "${raw}"`);
   return n;
+}
+
+/**
+ * File name of the plain admin token inside the data folder: written by the server
+ * (lib/auth/tokens.ts), read by the CLI (readLocalToken).
+ */
+export const TOKEN_FILE = 'token';
+
+/** Path of the plain token file for a data folder (default: the configured JOBDECK_HOME). */
+export function tokenPath(home?: string): string {
+  return path.join(/*turbopackIgnore: true*/ home ?? loadConfig().home, TOKEN_FILE);
+}
+
+/**
+ * The token a local server generated, for the CLI: the trimmed contents of
+ * `$JOBDECK_HOME/token` (default `~/.jobdeck/token`), or null when the file does not exist, is
+ * empty or cannot be read. Never throws. The CLI should prefer `--token` and `JOBDECK_TOKEN`, and
+ * fall back to this (only useful against a server on this machine using the same data folder).
+ *
+ * @param home the server's data folder; default JOBDECK_HOME or ~/.jobdeck.
+ */
+export function readLocalToken(home?: string): string | null {
+  try {
+    const t = readFileSync(tokenPath(home), 'utf8').trim();
+    return t.length > 0 ? t : null;
+  } catch {
+    return null;
+  }
 }

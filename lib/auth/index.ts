@@ -2,7 +2,7 @@
  * jobdeck's security layer (see SECURITY.md). What other parts call:
  *
  * - `readLocalToken(home?)` — the CLI's fallback token: `$JOBDECK_HOME/token` (default
- *   `~/.jobdeck/token`), or null. (Import from 'lib/auth/tokens' to keep the CLI's load small.)
+ *   `~/.jobdeck/token`), or null. (Defined in lib/config.ts, where the CLI imports it from.)
  * - `maskEnvs(envs)`, `isSecretName(name)`, `MASKED_VALUE` — for anything that shows a job's envs
  *   (lib/auth/secrets.ts; browser-safe).
  * - `checkRequest(…)` / `authenticate(…)` — used by apiRoute() and the server's gates; routes do

@@ -15,8 +15,9 @@ import { loadConfig } from '../config';
  * Neither file is written when JOBDECK_TOKEN is set (the operator owns the token then).
  */
 
-/** File name of the plain token inside the data folder. */
-export const TOKEN_FILE = 'token';
+// The plain token file's place and its reading are shared with the CLI, which imports no lib/auth.
+export { readLocalToken, TOKEN_FILE, tokenPath } from '../config';
+
 /** File name of the token's hex sha256 inside the data folder. */
 export const TOKEN_HASH_FILE = 'token.sha256';
 /** Shortest token accepted from JOBDECK_TOKEN (characters). Generated tokens have 46. */
@@ -54,31 +55,9 @@ export function verifyToken(presented: string | null | undefined, expectedHash: 
   return timingSafeEqual(hashToken(presented), expectedHash);
 }
 
-/** Path of the plain token file for a data folder (default: the configured JOBDECK_HOME). */
-export function tokenPath(home?: string): string {
-  return path.join(/*turbopackIgnore: true*/ home ?? loadConfig().home, TOKEN_FILE);
-}
-
 /** Path of the token hash file for a data folder. */
 export function tokenHashPath(home?: string): string {
   return path.join(/*turbopackIgnore: true*/ home ?? loadConfig().home, TOKEN_HASH_FILE);
-}
-
-/**
- * The token a local server generated, for the CLI: the trimmed contents of
- * `$JOBDECK_HOME/token` (default `~/.jobdeck/token`), or null when the file does not exist, is
- * empty or cannot be read. Never throws. The CLI should prefer `--token` and `JOBDECK_TOKEN`, and
- * fall back to this (only useful against a server on this machine using the same data folder).
- *
- * @param home the server's data folder; default JOBDECK_HOME or ~/.jobdeck.
- */
-export function readLocalToken(home?: string): string | null {
-  try {
-    const t = readFileSync(tokenPath(home), 'utf8').trim();
-    return t.length > 0 ? t : null;
-  } catch {
-    return null;
-  }
 }
 
 /**

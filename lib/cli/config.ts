@@ -5,11 +5,11 @@
  *   `http://${HOST or 127.0.0.1}:${PORT or 3000}` (the same variables `jobdeck server` and
  *   `npm start` listen on; a wildcard HOST such as 0.0.0.0 or :: is reached on 127.0.0.1).
  * - Token: `--token`, else `JOBDECK_TOKEN`, else the local server's token file in
- *   `$JOBDECK_HOME` (read with lib/auth readLocalToken), else none.
+ *   `$JOBDECK_HOME` (read with lib/config.ts readLocalToken), else none.
  */
 import os from 'node:os';
 import path from 'node:path';
-import { readLocalToken, TOKEN_FILE } from '../auth/tokens';
+import { readLocalToken, TOKEN_FILE } from '../config';
 import { usageError } from './errors';
 
 /** The environment variables the CLI reads (documented in --help and docs/cli.md). */
@@ -140,7 +140,7 @@ export function tokenRefusedHint(source: TokenSource | undefined): string {
   }
 }
 
-/** Reads the local server's token file (lib/auth readLocalToken; null when none). */
+/** Reads the local server's token file (lib/config.ts readLocalToken; null when none). */
 function defaultReadLocalToken(home?: string): string | null {
   return readLocalToken(home);
 }
