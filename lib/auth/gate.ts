@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { MAX_BODY_BYTES } from '../api/body';
 import { logger } from '../log';
 import { type HeaderGetter, checkRequest } from './guard';
 import { safeNextPath } from './origin';
@@ -32,8 +31,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export interface GateOptions extends PublicPolicy {
   /** The server's authentication state (lib/auth/state.ts loadAuth). */
   auth: AuthState;
-  /** Largest request body (bytes) by Content-Length; default MAX_BODY_BYTES (1 MiB). */
-  maxBodyBytes?: number;
+  /** Largest request body (bytes) by Content-Length: the API's MAX_BODY_BYTES (lib/api/body.ts, 1 MiB). */
+  maxBodyBytes: number;
 }
 
 /** Node request headers as a HeaderGetter (repeated headers joined with ", "). */
@@ -116,7 +115,7 @@ function lingerThenCut(req: IncomingMessage): void {
  *   problem+json; wrong Host / cross-origin → 403.
  */
 export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+  const maxBody = opts.maxBodyBytes;
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     const method = (req.method ?? 'GET').toUpperCase();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { MAX_BODY_BYTES } from '../api/body';
 import { createHttpGate, gateUpgrade, refuseUpgrade } from '../auth/gate';
 import { listPublicFiles } from '../auth/policy';
 import { prepareServerAuth } from '../auth/server';
@@ -128,7 +129,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // Security first (lib/auth): refuses a non-loopback address without JOBDECK_TOKEN, loads or
   // creates the token — before the database opens, so a refused start touches nothing.
   const auth = prepareServerAuth({ home: cfg.home, host });
-  const gate = createHttpGate({ auth: auth.result.state, dev: !!opts.dev, publicFiles: listPublicFiles(dir) });
+  const gate = createHttpGate({ auth: auth.result.state, dev: !!opts.dev, publicFiles: listPublicFiles(dir), maxBodyBytes: MAX_BODY_BYTES });
 
   const s = await startServices(cfg, log, auth.result.state);
   // Set when close() begins: no new WebSocket is accepted while the services stop (a client that
