@@ -6,7 +6,7 @@
  * Only the paths (which route, which schema, which status) are written here, in one table.
  * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
  * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
- * lib/auth/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
+ * lib/api/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
  * described by hand below (AUTH_PATHS, '/api/monitor').
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
@@ -118,7 +118,7 @@ function logPaths(): Record<string, Json> {
   };
 }
 
-/** The login exchange of lib/auth/login.ts (owned there; described by hand here). */
+/** The login exchange of lib/api/login.ts (owned there; described by hand here). */
 const AUTH_PATHS: Record<string, Json> = {
   '/api/auth/login': {
     post: {

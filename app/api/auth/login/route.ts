@@ -1,4 +1,4 @@
-import { loginResponse } from '@/lib/auth/login';
+import { loginResponse } from '@/lib/api/login';
 import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';

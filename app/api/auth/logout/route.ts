@@ -1,4 +1,4 @@
-import { logoutResponse } from '@/lib/auth/login';
+import { logoutResponse } from '@/lib/api/login';
 import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';

@@ -1,12 +1,12 @@
-import { readBody } from '../api/body';
-import { ApiError, badRequest } from '../api/errors';
+import { readBody } from './body';
+import { ApiError, badRequest } from './errors';
 import { logger } from '../log';
-import { authenticate, bearerToken } from './guard';
-import { safeNextPath } from './origin';
-import { LOGIN_PATH } from './policy';
-import { clearSessionCookie, issueSession, revokeSession, sessionSetCookie, viaHttps } from './session';
-import type { AuthState } from './state';
-import { verifyToken } from './tokens';
+import { authenticate, bearerToken } from '../auth/guard';
+import { safeNextPath } from '../auth/origin';
+import { LOGIN_PATH } from '../auth/policy';
+import { clearSessionCookie, issueSession, revokeSession, sessionSetCookie, viaHttps } from '../auth/session';
+import type { AuthState } from '../auth/state';
+import { verifyToken } from '../auth/tokens';
 
 /**
  * The login and logout exchanges behind POST /api/auth/login and POST /api/auth/logout (the
