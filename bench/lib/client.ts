@@ -4,8 +4,8 @@
  */
 import http from 'node:http';
 import WebSocket from 'ws';
-import type { CancelResult, JobDetail, JobList, JobSummary, SubmitResult } from '../../lib/api/types';
-import { decodeLogChunk, type ListMessage, type StreamMessage } from '../../lib/logs/protocol';
+import type { CancelResult, JobDetail, JobList, JobSummary, ListMessage, StreamMessage, SubmitResult } from '../../lib/api/types';
+import { decodeLogChunk } from '../../lib/logs/protocol';
 import type { BenchServer } from './server';
 import { nowMs } from './util';
 

@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { LOG_HEADER_BYTES, type StreamMessage } from '../../lib/logs/protocol';
+import { LOG_HEADER_BYTES } from '../../lib/logs/protocol';
+import type { StreamMessage } from '../../lib/api/types';
 import type { BenchServer } from './server';
 import { nowMs } from './util';
 

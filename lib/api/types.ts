@@ -1,5 +1,6 @@
 /**
- * The shapes the REST API answers (JSON), shared by route handlers, the CLI and the dashboard.
+ * The shapes the REST API answers and the WebSocket streams send (JSON), shared by route
+ * handlers, the stream endpoints, the CLI and the dashboard.
  * Browser-safe: types only. Times are ISO-8601 strings (UTC); durations are in ms; byte offsets
  * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
  */
@@ -135,3 +136,63 @@ export interface CancelResult {
   alreadyTerminal: { id: number; status: string }[];
   notFound: number[];
 }
+
+// The WebSocket messages (JSON text frames) of the job stream and the list stream; the protocol
+// around them — binary log frames, order, positions, close codes — is lib/logs/protocol.ts.
+
+/** JSON control messages, server → client. */
+export type StreamMessage =
+  /** First message: the job as it is now. */
+  | { type: 'hello'; protocol: number; job: JobSummary }
+  /** The job's status changed. `eventId`: the JobEvent id (pass the last one back as `since`). */
+  | { type: 'job'; status: JobStatus; reason: string | null; at: string; eventId?: number }
+  /** A task's status changed (e.g. STARTING, SUCCEEDED, CANCELLED). */
+  | { type: 'task'; task: number; name: string | null; status: TaskStatus; reason: string | null; at: string; eventId?: number }
+  /**
+   * An attempt started (`phase: 'start'`, before its first log chunk) or ended (`phase: 'end'`,
+   * after its last log chunk, with exitCode). `restart` is present on the start of a restart:
+   * `{ n, max }` = restart n of max allowed ("restarting (attempt 2 of 2)").
+   */
+  | {
+      type: 'attempt';
+      phase: 'start' | 'end';
+      task: number;
+      attempt: number;
+      status: AttemptStatus;
+      cause: 'first' | 'restart' | 'recovery';
+      exitCode: number | null;
+      reason: string | null;
+      at: string;
+      restart?: { n: number; max: number };
+      /** The JobEvent id of the attempt's creation (start) or of its terminal status (end). */
+      eventId?: number;
+    }
+  /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
+  | { type: 'end'; status: JobStatus; follow: boolean }
+  /**
+   * The server is dropping this client (code in STREAM_ERROR_CODES); reconnect with `resume`
+   * (`task`/`attempt`/`offset` as query parameters, `since` too when present) to continue
+   * exactly where the bytes the client received end.
+   */
+  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number; since?: number } };
+
+/** Messages a client may send (JSON text frames); anything else closes with BAD_REQUEST. */
+export type ClientMessage = { type: 'ping' };
+
+/**
+ * The server's answer to a ClientMessage ping, on both endpoints. Not part of StreamMessage /
+ * ListMessage: a client that never pings never sees it; one that pings checks for it first.
+ */
+export type PongMessage = { type: 'pong' };
+
+/**
+ * Messages on the list endpoint `/ws/jobs` (dashboard jobs page). The server sends nothing on
+ * connect: open the socket first, then GET /api/jobs, then apply messages (each carries the
+ * whole JobSummary, so applying one twice is harmless). Bursts are coalesced: at most one
+ * message per job per 100 ms, always with the job as it is at send time; `created` is sent for
+ * a job whose creation falls in the coalesced burst.
+ */
+export type ListMessage =
+  | { type: 'created'; job: JobSummary }
+  | { type: 'updated'; job: JobSummary }
+  | { type: 'deleted'; jobId: number };

@@ -15,9 +15,9 @@
  * With `terminalSafe` (stdout is a terminal), log bytes go through a TerminalSafeFilter per
  * attempt (lib/cli/terminal-safe.ts): colours pass, every other escape sequence is removed.
  */
-import type { JobSummary, TaskSummary } from '../api/types';
+import type { JobSummary, StreamMessage, TaskSummary } from '../api/types';
 import { isTerminal } from '../jobs/status';
-import type { LogChunk, StreamMessage } from '../logs/protocol';
+import type { LogChunk } from '../logs/protocol';
 import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
 import { TerminalSafeFilter } from './terminal-safe';
 

@@ -16,7 +16,8 @@
  */
 import WebSocket from 'ws';
 import { isTerminal } from '../jobs/status';
-import { decodeLogChunk, type StreamMessage } from '../logs/protocol';
+import type { StreamMessage } from '../api/types';
+import { decodeLogChunk } from '../logs/protocol';
 import { tokenRefusedHint, type Connection } from './config';
 import { CliError } from './errors';
 import { EXIT, exitCodeForStatus } from './exit-codes';

@@ -38,9 +38,10 @@
  * makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
  * `slow_consumer` with `resume` and close 4408. The list endpoint `/ws/jobs` closes a slow
  * client with 4408 too (it refetches the list and reconnects).
+ *
+ * The JSON messages' shapes (StreamMessage, ListMessage, ClientMessage, PongMessage) are in
+ * lib/api/types.ts, beside the job summaries they carry.
  */
-import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
-import type { JobSummary } from '../api/types';
 
 /** Binary log frame header: version u8, kind u8, task u16, attempt u32, offset u64 (big-endian). */
 export const LOG_HEADER_BYTES = 16;
@@ -96,42 +97,6 @@ export function decodeLogChunk(frame: ArrayBuffer | Uint8Array): LogChunk {
   return { task: v.getUint16(2), attempt: v.getUint32(4), offset: Number(v.getBigUint64(8)), data: bytes.subarray(LOG_HEADER_BYTES) };
 }
 
-/** JSON control messages, server → client. */
-export type StreamMessage =
-  /** First message: the job as it is now. */
-  | { type: 'hello'; protocol: number; job: JobSummary }
-  /** The job's status changed. `eventId`: the JobEvent id (pass the last one back as `since`). */
-  | { type: 'job'; status: JobStatus; reason: string | null; at: string; eventId?: number }
-  /** A task's status changed (e.g. STARTING, SUCCEEDED, CANCELLED). */
-  | { type: 'task'; task: number; name: string | null; status: TaskStatus; reason: string | null; at: string; eventId?: number }
-  /**
-   * An attempt started (`phase: 'start'`, before its first log chunk) or ended (`phase: 'end'`,
-   * after its last log chunk, with exitCode). `restart` is present on the start of a restart:
-   * `{ n, max }` = restart n of max allowed ("restarting (attempt 2 of 2)").
-   */
-  | {
-      type: 'attempt';
-      phase: 'start' | 'end';
-      task: number;
-      attempt: number;
-      status: AttemptStatus;
-      cause: 'first' | 'restart' | 'recovery';
-      exitCode: number | null;
-      reason: string | null;
-      at: string;
-      restart?: { n: number; max: number };
-      /** The JobEvent id of the attempt's creation (start) or of its terminal status (end). */
-      eventId?: number;
-    }
-  /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
-  | { type: 'end'; status: JobStatus; follow: boolean }
-  /**
-   * The server is dropping this client (code in STREAM_ERROR_CODES); reconnect with `resume`
-   * (`task`/`attempt`/`offset` as query parameters, `since` too when present) to continue
-   * exactly where the bytes the client received end.
-   */
-  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number; since?: number } };
-
 /**
  * `code` values of `error` messages: bad_request (4400), not_found (4404), deleted (the job was
  * deleted while streaming; 4404), slow_consumer (4408, with `resume`), going_away (server
@@ -140,27 +105,6 @@ export type StreamMessage =
  */
 export const STREAM_ERROR_CODES = ['bad_request', 'not_found', 'deleted', 'slow_consumer', 'going_away', 'log_truncated', 'internal'] as const;
 export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number];
-
-/** Messages a client may send (JSON text frames); anything else closes with BAD_REQUEST. */
-export type ClientMessage = { type: 'ping' };
-
-/**
- * The server's answer to a ClientMessage ping, on both endpoints. Not part of StreamMessage /
- * ListMessage: a client that never pings never sees it; one that pings checks for it first.
- */
-export type PongMessage = { type: 'pong' };
-
-/**
- * Messages on the list endpoint `/ws/jobs` (dashboard jobs page). The server sends nothing on
- * connect: open the socket first, then GET /api/jobs, then apply messages (each carries the
- * whole JobSummary, so applying one twice is harmless). Bursts are coalesced: at most one
- * message per job per 100 ms, always with the job as it is at send time; `created` is sent for
- * a job whose creation falls in the coalesced burst.
- */
-export type ListMessage =
-  | { type: 'created'; job: JobSummary }
-  | { type: 'updated'; job: JobSummary }
-  | { type: 'deleted'; jobId: number };
 
 /** WebSocket close codes used by jobdeck (4000–4999 are application codes). */
 export const CLOSE = {

@@ -6,8 +6,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { MASKED_VALUE } from '../auth/secrets';
-import type { JobDetail, JobList, JobSummary } from '../api/types';
-import type { ListMessage, StreamMessage } from '../logs/protocol';
+import type { JobDetail, JobList, JobSummary, ListMessage, StreamMessage } from '../api/types';
 import { api } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';

@@ -5,7 +5,8 @@
  * twice. Control messages are handed to `onControl` so the page can update its query cache.
  * Browser-safe; the socket is injectable for tests.
  */
-import { decodeLogChunk, type StreamMessage } from '../logs/protocol';
+import { decodeLogChunk } from '../logs/protocol';
+import type { StreamMessage } from '../api/types';
 import { reportConnection, type ConnectionState } from './connection';
 import type { LogBuffer } from './log-buffer';
 import { ResumeTracker, type StreamPosition } from './resume';

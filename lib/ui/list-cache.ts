@@ -2,9 +2,8 @@
  * How a list-stream message (`/ws/jobs`, lib/logs/protocol.ts ListMessage) changes one cached
  * page of GET /api/jobs. Pure: the react-query layer applies it to every cached page.
  */
-import type { JobList, JobSummary } from '../api/types';
+import type { JobList, JobSummary, ListMessage } from '../api/types';
 import { isTerminal } from '../jobs/status';
-import type { ListMessage } from '../logs/protocol';
 
 /** The filters a cached list page was fetched with. */
 export interface ListFilter {

@@ -4,7 +4,7 @@
  * and how the job ended. The same events the CLI prints (docs/design.md §5 rule 11), drawn from the
  * job stream's control messages. Pure, browser-safe.
  */
-import type { StreamMessage } from '../logs/protocol';
+import type { StreamMessage } from '../api/types';
 import type { BannerTone } from './log-buffer';
 
 /** What the story needs to know about the job besides the message itself. */

@@ -2,7 +2,8 @@ import type { WebSocket } from 'ws';
 import { getJobSummaries } from '../api/views';
 import type { StoreEvent, StoreScope } from '../store';
 import { logger } from '../log';
-import { CLOSE, type ListMessage, type PongMessage } from '../logs/protocol';
+import { CLOSE } from '../logs/protocol';
+import type { ListMessage, PongMessage } from '../api/types';
 import { isPingMessage, type StreamLimits } from './config';
 
 /**

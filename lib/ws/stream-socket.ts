@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import { logger } from '../log';
-import { CLOSE, type PongMessage, type StreamErrorCode, type StreamMessage } from '../logs/protocol';
+import { CLOSE, type StreamErrorCode } from '../logs/protocol';
+import type { PongMessage, StreamMessage } from '../api/types';
 import { isPingMessage, type StreamLimits } from './config';
 import type { LogSendBudget } from './send-memory';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteTerminalJobs } from '../../lib/store';
 import { storeOf } from '../helpers/store';
-import type { ListMessage } from '../../lib/logs/protocol';
+import type { ListMessage } from '../../lib/api/types';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
 

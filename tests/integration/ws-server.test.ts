@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobDetail, LogRange } from '../../lib/api/types';
+import type { JobDetail, LogRange, StreamMessage } from '../../lib/api/types';
 import { attemptLogPath } from '../../lib/jobs/paths';
-import type { StreamMessage } from '../../lib/logs/protocol';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { startServerProcess, type ServerProcess } from '../helpers/server';
 import { ByteLedger, story, StreamClient } from './ws-fixtures';

@@ -7,7 +7,7 @@ import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteTerminalJobs } from '../../lib/store';
 import { storeOf } from '../helpers/store';
-import type { StreamMessage } from '../../lib/logs/protocol';
+import type { StreamMessage } from '../../lib/api/types';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { ByteLedger, JobDriver, startWsServer, story, StreamClient, type WsServer } from './ws-fixtures';
 

@@ -6,9 +6,9 @@
  * exactly the log bytes, wherever the connection dropped.
  */
 import { describe, expect, it } from 'vitest';
-import type { JobSummary, TaskSummary } from '../../lib/api/types';
+import type { JobSummary, StreamMessage, TaskSummary } from '../../lib/api/types';
 import { FollowRenderer, type Position } from '../../lib/cli/follow-render';
-import type { LogChunk, StreamMessage } from '../../lib/logs/protocol';
+import type { LogChunk } from '../../lib/logs/protocol';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const enc = new TextEncoder();

@@ -1,4 +1,5 @@
-import { encodeLogChunk, type StreamMessage } from '../../lib/logs/protocol';
+import { encodeLogChunk } from '../../lib/logs/protocol';
+import type { StreamMessage } from '../../lib/api/types';
 import type { SocketLike } from '../../lib/ui/socket';
 
 /**

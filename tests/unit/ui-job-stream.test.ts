@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JobSummary } from '../../lib/api/types';
-import type { StreamMessage } from '../../lib/logs/protocol';
+import type { JobSummary, StreamMessage } from '../../lib/api/types';
 import { JobStream } from '../../lib/ui/job-stream';
 import { LogBuffer } from '../../lib/ui/log-buffer';
 import { FakeSocket } from './ui-fake-socket';
