@@ -15,7 +15,7 @@ import { attemptDir } from '../lib/jobs/paths';
 import { isTerminal } from '../lib/jobs/status';
 import type { BenchContext, Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, openListStream, submitCmd, type ListStreamClient } from './lib/client';
-import { ROOT, startBenchServer, type BenchServer } from './lib/server';
+import { startBenchServer, type BenchServer } from './lib/server';
 import type { ProfileSummary } from './lib/profile';
 import { dist, fmtMs, pool, round, sleep, type Dist } from './lib/util';
 

@@ -51,7 +51,7 @@ export function LoginForm({ next, initialError = null }: LoginFormProps) {
   }
 
   return (
-    <form method="post" action="/api/auth/login" onSubmit={onSubmit} data-testid="login-form" noValidate>
+    <form method="post" action="/api/auth/login" onSubmit={(e) => void onSubmit(e)} data-testid="login-form" noValidate>
       {error ? (
         <p className={styles.error} role="alert" data-testid="login-error">
           {error}

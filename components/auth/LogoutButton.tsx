@@ -23,6 +23,8 @@ export function LogoutButton({ className, label = 'Log out' }: LogoutButtonProps
     setBusy(true);
     try {
       await fetch('/api/auth/logout', { method: 'POST', headers: { accept: 'application/json' }, credentials: 'same-origin' });
+    } catch {
+      // An unreachable server: the login page is next all the same.
     } finally {
       // Whatever the answer (an expired session is already logged out), the login page is next.
       window.location.assign('/login');
@@ -30,7 +32,7 @@ export function LogoutButton({ className, label = 'Log out' }: LogoutButtonProps
   }
 
   return (
-    <form method="post" action="/api/auth/logout" onSubmit={onSubmit} className={styles.logoutForm}>
+    <form method="post" action="/api/auth/logout" onSubmit={(e) => void onSubmit(e)} className={styles.logoutForm}>
       <button type="submit" className={className ?? styles.logout} disabled={busy} data-testid="logout">
         {busy ? 'Logging out…' : label}
       </button>

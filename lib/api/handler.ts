@@ -58,7 +58,7 @@ export function apiRoute<P = Record<string, never>>(
       }
       const limited = limitRequestBody(req, limit);
       tripped = limited.tripped;
-      const params = ctx?.params ? await ctx.params : ({} as P);
+      const params = ctx?.params !== undefined ? await ctx.params : ({} as P);
       const res = await handler(limited.request, params);
       const hit = tripped();
       return hit ? refuse(hit) : res;

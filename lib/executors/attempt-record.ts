@@ -153,10 +153,11 @@ export function watchExitRecord(
       probing = false;
     }
   };
-  const timer = setInterval(poll, o.pollMs);
+  // poll() handles its own failures (logged above): fire and forget.
+  const timer = setInterval(() => void poll(), o.pollMs);
   timer.unref();
   cleanups.push(() => clearInterval(timer));
   // First look right away (asynchronously: the listener is never called from inside watch()).
-  setImmediate(poll);
+  setImmediate(() => void poll());
   return stop;
 }

@@ -198,7 +198,11 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = setTimeout(() => {
       this.tickTimer = null;
-      this.reconcile(false).finally(() => this.scheduleTick(this.res.settings.reconcileMs));
+      const next = () => this.scheduleTick(this.res.settings.reconcileMs);
+      this.reconcile(false).then(next, (err: unknown) => {
+        noteError(this.res, err, 'reconcile');
+        next();
+      });
     }, ms);
     this.tickTimer.unref?.();
   }

@@ -164,7 +164,7 @@ export class Scheduler {
 
   /** The tails of the steps running or queued now (empty when none is). */
   busy(): Promise<void>[] {
-    return [...this.entries.values()].filter((e) => e.running || e.queued).map((e) => e.tail);
+    return [...this.entries.values()].filter((e) => e.running || e.queued !== null).map((e) => e.tail);
   }
 
   /** The tail of every job's queue. */

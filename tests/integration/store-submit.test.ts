@@ -136,7 +136,7 @@ describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
     );
     expect(outcomes[5]).toMatchObject({ status: 'rejected', reason: { code: 'P2002', meta: { target: ['submissionId'] } } });
     expect(outcomes[8].status).toBe('rejected');
-    const ok = outcomes.filter((o, i) => i !== 5 && i !== 8);
+    const ok = outcomes.filter((_o, i) => i !== 5 && i !== 8);
     expect(ok.every((o) => o.status === 'fulfilled')).toBe(true);
     expect(await counts()).toEqual([jobs0 + 10, tasks0 + 20, events0 + 10]);
     // 2 alone, the batch of 10 (refused), then its 10 again one by one.
