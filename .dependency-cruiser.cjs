@@ -1,0 +1,181 @@
+/**
+ * jobdeck's dependency rules (docs/design.md, "Wiring and dependencies"), checked by
+ * `npm run lint` (scripts/lint.mjs). Dependencies run one way, top to bottom:
+ *
+ *   app/, components/, server.ts, bin/   → lib/*
+ *   lib/server   wiring                  → anything in lib
+ *   lib/api      HTTP                    → control, monitor, logs, store, jobs, auth, db
+ *   lib/ws       WebSocket endpoints     → api, auth, logs, store, jobs, db
+ *   lib/auth     tokens, sessions, gate  → store, jobs, db
+ *   lib/control, lib/monitor             → store, executors, jobs, logs, db
+ *   lib/store    statements              → db, jobs
+ *   lib/executors                        → jobs
+ *   lib/logs                             → jobs
+ *   lib/db                               → (leaves only)
+ *   lib/jobs     the pure job model      → (leaves only)
+ *   leaves: lib/config.ts, lib/log.ts, lib/proc.ts, lib/generated/ (Prisma) — anyone may import
+ *   them (lib/ui, components and lib/jobs excepted, see below); they import nothing of lib.
+ *
+ * Clients: lib/cli → lib/jobs, lib/logs/protocol.ts, lib/config.ts, types of lib/api; its
+ * `server` command alone loads server.ts, by a dynamic import. lib/ui and components/ are
+ * browser code: no Node built-in, and of the rest of lib only the BROWSER-SAFE modules below
+ * (which import nothing but each other) and types of lib/api and lib/jobs.
+ * No import cycles, type-only imports included. Tests, bench and scripts may import anything
+ * but take part in the cycle check.
+ */
+
+/** Modules the browser and the CLI share with the server: pure, no Node built-in. */
+const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
+const BROWSER_SAFE_RE = `^(${BROWSER_SAFE.join('|')})$`;
+const LEAVES = '^(lib/(config|log|proc)\\.ts|lib/generated/)';
+
+/** A rule "files under `from` import nothing of lib but `may` (and the leaves)". */
+function onlyImports(name, from, may, comment) {
+  return {
+    name,
+    severity: 'error',
+    comment,
+    from: { path: from },
+    to: { path: '^(lib|app|components)/|^server\\.ts$', pathNot: [`^(${from.replace(/^\^/, '')})`, LEAVES, ...may] },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle (type-only imports included): move the shared part to the lower module.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'lib-not-to-app',
+      severity: 'error',
+      comment: 'lib/ never imports app/, components/ or bin/: they sit on top of it.',
+      from: { path: '^lib/' },
+      to: { path: '^(app|components|bin)/' },
+    },
+    {
+      name: 'server-wiring-from-above-only',
+      severity: 'error',
+      comment:
+        'lib/server is the wiring: only server.ts, bin/ and app/ import it, and app/ only its route adapters (services.ts, route.ts).',
+      from: { path: '^(lib|components)/', pathNot: '^lib/server/' },
+      to: { path: '^lib/server/' },
+    },
+    {
+      name: 'app-reads-services-only',
+      severity: 'error',
+      comment: 'app/ reads the wiring through lib/server/services.ts and lib/server/route.ts only.',
+      from: { path: '^app/' },
+      to: { path: '^lib/server/', pathNot: '^lib/server/(services|route)\\.ts$' },
+    },
+    {
+      name: 'server-ts-from-cli-server-command-only',
+      severity: 'error',
+      comment: 'server.ts is the process entry: only the `jobdeck server` command loads it, by a dynamic import.',
+      from: { pathNot: '^lib/cli/commands/server\\.ts$|^(tests|bench|scripts)/' },
+      to: { path: '^server\\.ts$' },
+    },
+    {
+      name: 'cli-server-command-imports-server-dynamically',
+      severity: 'error',
+      comment: 'The `jobdeck server` command loads server.ts with a dynamic import, so the other commands never load the server.',
+      from: { path: '^lib/cli/commands/server\\.ts$' },
+      to: { path: '^server\\.ts$', dynamic: false },
+    },
+    onlyImports('api-layer', '^lib/api/', ['^lib/(control|monitor|logs|store|jobs|auth|db)/'], 'lib/api (HTTP) imports control, monitor, logs, store, jobs, auth, db and the leaves only.'),
+    onlyImports('ws-layer', '^lib/ws/', ['^lib/(api|auth|logs|store|jobs|db)/'], 'lib/ws imports api (views), auth, logs, store, jobs, db and the leaves only.'),
+    onlyImports('auth-layer', '^lib/auth/', ['^lib/(store|jobs|db)/'], 'lib/auth sits below lib/api: it imports store, jobs, db and the leaves only.'),
+    onlyImports('control-layer', '^lib/control/', ['^lib/(store|executors|jobs|logs|db)/'], 'lib/control imports store, executors, jobs, logs, db and the leaves only (never lib/monitor: the store bus wakes it).'),
+    onlyImports('monitor-layer', '^lib/monitor/', ['^lib/(store|executors|jobs|logs|db)/'], 'lib/monitor imports store, executors, jobs, logs, db and the leaves only.'),
+    onlyImports('store-layer', '^lib/store/', ['^lib/(db|jobs)/'], 'lib/store imports db, jobs and the leaves only.'),
+    onlyImports('executors-layer', '^lib/executors/', ['^lib/jobs/'], 'lib/executors imports jobs and the leaves only.'),
+    onlyImports('logs-layer', '^lib/logs/', ['^lib/jobs/'], 'lib/logs imports jobs and the leaves only.'),
+    onlyImports('db-layer', '^lib/db/', [], 'lib/db imports the leaves only.'),
+    {
+      name: 'jobs-is-pure',
+      severity: 'error',
+      comment: 'lib/jobs is the pure job model: it imports nothing of lib but lib/config.ts (no database, no HTTP, no logger).',
+      from: { path: '^lib/jobs/' },
+      to: { path: '^(lib|app|components)/|^server\\.ts$', pathNot: '^lib/(jobs/|config\\.ts$)' },
+    },
+    {
+      name: 'leaves-are-leaves',
+      severity: 'error',
+      comment: 'lib/config.ts, lib/log.ts and lib/proc.ts import nothing of jobdeck.',
+      from: { path: '^lib/(config|log|proc)\\.ts$' },
+      to: { path: '^(lib|app|components)/|^server\\.ts$' },
+    },
+    {
+      name: 'cli-is-a-client',
+      severity: 'error',
+      comment: 'lib/cli talks to a server over HTTP/WebSocket: it imports lib/jobs, lib/logs/protocol.ts, lib/config.ts and types of lib/api only.',
+      from: { path: '^lib/cli/' },
+      to: { path: '^(lib|app|components)/', pathNot: ['^lib/(cli|jobs|api)/', '^lib/logs/protocol\\.ts$', '^lib/config\\.ts$'] },
+    },
+    {
+      name: 'cli-api-types-only',
+      severity: 'error',
+      comment: 'lib/cli imports lib/api for its types only (import type): the CLI never runs server code.',
+      from: { path: '^lib/cli/' },
+      to: { path: '^lib/api/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'browser-no-node',
+      severity: 'error',
+      comment: 'lib/ui and components/ run in the browser: no Node built-in module.',
+      from: { path: `^(lib/ui|components)/|${BROWSER_SAFE_RE}` },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'browser-imports-browser-safe',
+      severity: 'error',
+      comment: `lib/ui and components/ import, of the rest of lib, only the browser-safe modules (${BROWSER_SAFE.join(', ').replace(/\\/g, '')}) and, as types (import type), lib/api and lib/jobs.`,
+      from: { path: '^(lib/ui|components)/' },
+      to: { path: '^lib/', pathNot: ['^lib/ui/', BROWSER_SAFE_RE, '^lib/(api|jobs)/'] },
+    },
+    {
+      name: 'browser-server-types-only',
+      severity: 'error',
+      comment: 'lib/ui and components/ import lib/api and lib/jobs (outside the browser-safe modules) for their types only (import type).',
+      from: { path: '^(lib/ui|components)/' },
+      to: { path: '^lib/(api|jobs)/', pathNot: BROWSER_SAFE_RE, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'browser-safe-stays-pure',
+      severity: 'error',
+      comment: 'A browser-safe module imports only other browser-safe modules (and types of lib/api/types.ts).',
+      from: { path: BROWSER_SAFE_RE },
+      to: { path: '^(lib|app|components)/', pathNot: [BROWSER_SAFE_RE, '^lib/api/types\\.ts$'] },
+    },
+    {
+      name: 'browser-safe-api-types-only',
+      severity: 'error',
+      comment: 'A browser-safe module imports lib/api/types.ts for its types only (import type).',
+      from: { path: BROWSER_SAFE_RE },
+      to: { path: '^lib/api/types\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'This import resolves to no file or package.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules', '^lib/generated/'] },
+    exclude: { path: ['^\\.next/', '^node_modules/', '^bench/results/'] },
+    // Count `import type` too: a type-only import is still a dependency and may close a cycle.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs', '.d.ts'],
+    },
+    cache: false,
+  },
+};
