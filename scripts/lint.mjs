@@ -55,4 +55,4 @@ for (const r of results) {
 }
 const failed = results.filter((r) => r.code !== 0).map((r) => r.name);
 console.log(`--- lint: ${failed.length ? `FAILED: ${failed.join(', ')}` : 'all passed'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-process.exit(failed.length ? 1 : 0);
+process.exitCode = failed.length ? 1 : 0;
