@@ -20,7 +20,7 @@ import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
 
-export function JobHeader({ job, now }: { job: JobDetail; now: number }) {
+export function JobHeader({ job }: { job: JobDetail }) {
   const router = useRouter();
   const cancel = useCancelJob();
   const del = useDeleteJob();

@@ -75,7 +75,7 @@ export function JobView({ id }: { id: number }) {
       <nav className="crumbs" aria-label="Breadcrumb">
         <Link href="/">Jobs</Link> / <span aria-current="page">#{id}</span>
       </nav>
-      {data ? <JobHeader job={data} now={now} /> : <div className="card job-head muted">Loading job {id}…</div>}
+      {data ? <JobHeader job={data} /> : <div className="card job-head muted">Loading job {id}…</div>}
       <div className="job-side">
         {data && <JobFacts job={data} now={now} />}
         {data ? <Pipeline job={data} selected={selected ?? viewing} onSelect={setSelected} now={now} /> : <div className="card pipeline muted">Loading…</div>}
