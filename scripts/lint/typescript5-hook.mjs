@@ -4,7 +4,7 @@
 // the TypeScript 5 installed beside it as `typescript5`; everything else keeps TypeScript 7.
 import Module, { register } from 'node:module';
 
-const cruiser = `${'/node_modules/dependency-cruiser/'}`;
+const cruiser = '/node_modules/dependency-cruiser/';
 const aliased = (request) => (request === 'typescript' || request.startsWith('typescript/') ? `typescript5${request.slice('typescript'.length)}` : null);
 
 const resolveFilename = Module._resolveFilename;
@@ -21,3 +21,13 @@ register(
       return next(to ?? specifier, context);
     }`)}`,
 );
+
+// Without TypeScript dependency-cruiser falls back to a loose JavaScript parse that resolves no
+// import to a .ts file, and every rule would hold: refuse to go on unless server.ts's imports
+// resolve to its .ts modules.
+const { cruise } = await import('dependency-cruiser');
+const probe = await cruise(['server.ts'], { maxDepth: 1, tsPreCompilationDeps: true, doNotFollow: { path: 'node_modules' } });
+const entry = probe.output.modules.find((m) => m.source === 'server.ts');
+if (!entry?.dependencies.some((d) => d.resolved.endsWith('.ts'))) {
+  throw new Error('dependency-cruiser parses no TypeScript (is the typescript5 package installed?): the dependency check would see no .ts file');
+}
