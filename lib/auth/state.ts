@@ -78,7 +78,6 @@ function validateToken(token: string, where: string): void {
   if (token.length < MIN_TOKEN_LENGTH) {
     throw new AuthConfigError(`${where}: the token is ${token.length} characters long; use at least ${MIN_TOKEN_LENGTH} random characters (e.g. $(openssl rand -hex 32))`);
   }
-  // eslint-disable-next-line no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(token)) throw new AuthConfigError(`${where}: the token must not contain spaces or control characters`);
 }
 
