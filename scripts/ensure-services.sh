@@ -55,8 +55,11 @@ if [ "${JOBDECK_SKIP_E2E:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
 fi
 [ -x /usr/bin/chromium ] && echo "ensure-services: chromium ready"
 
-# A one-node Slurm cluster for the Slurm executor's tests (idempotent; ~50 ms when already up).
+# A one-node Slurm cluster for the Slurm executor's tests, and an emulated three-node one (its own
+# controller, one slurmd per network namespace) for its multi-node tests (both idempotent and
+# fast when already up: ~50 ms and ~0.1 s).
 if [ "${JOBDECK_SKIP_SLURM:-0}" != "1" ]; then
   bash "$(dirname "$0")/slurm-up.sh" || { echo "ensure-services: Slurm could not be started (see above; or JOBDECK_SKIP_SLURM=1)" >&2; exit 1; }
+  bash "$(dirname "$0")/slurm-multi-up.sh" 3 || { echo "ensure-services: the multi-node Slurm cluster could not be started (see above; or JOBDECK_SKIP_SLURM=1)" >&2; exit 1; }
 fi
 exit 0
