@@ -5,7 +5,7 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { defaultExecutorOrNone, deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
@@ -43,7 +43,7 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
 
 /** Validates YAML for the editor: `{ ok, issues }` (never throws for a bad spec). */
 export function validateSpec(text: string, filename?: string): { ok: boolean; issues: SpecIssue[] } {
-  const { issues } = checkJobSpec(text, { filename });
+  const { issues } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone() });
   return { ok: issues.length === 0, issues };
 }
 

@@ -3,6 +3,6 @@
  * (delete.ts). They decide with lib/jobs and write through lib/store; the monitor hears their
  * writes on the store's bus (no call into lib/monitor).
  */
-export { buildSpec, SubmissionConflictError, submitJobSpec, type BuiltSpec, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
+export { buildSpec, defaultExecutorOrNone, SubmissionConflictError, submitJobSpec, type BuiltSpec, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
 export { requestCancel, type CancelOutcome } from './cancel';
 export { deleteJobs, type DeleteOptions, type DeleteOutcome } from './delete';

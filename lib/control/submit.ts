@@ -9,7 +9,7 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, jobCpus, jobExecutor, parseJobSpec, parseJobSpecObject, specHash, type PipelineSpec } from '../jobs/spec';
+import { commandSpec, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
 import type { JobStatus } from '../jobs/status';
 import { jobBySubmissionId, submitJob, type Store } from '../store';
 
@@ -72,16 +72,29 @@ export interface BuiltSpec {
  */
 export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}): BuiltSpec {
   const ov = { name: overrides.name, envs: overrides.envs };
+  const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov }), specYaml: source.text };
+      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor }), specYaml: source.text };
     case 'spec': {
-      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov });
+      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { spec, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov), specYaml: stringify({ run: source.cmd }) };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor), specYaml: stringify({ run: source.cmd }) };
+  }
+}
+
+/**
+ * The server's default executor for the spec checks that depend on it (num_nodes on local);
+ * undefined when JOBDECK_EXECUTOR is invalid — the submit then fails on it, saying so.
+ */
+export function defaultExecutorOrNone(): SpecExecutor | undefined {
+  try {
+    return serverExecutor();
+  } catch {
+    return undefined;
   }
 }
 
@@ -122,6 +135,7 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
       spec: spec as never,
       specHash: hash,
       cpus: jobCpus(spec),
+      nodes: jobNodes(spec),
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),

@@ -10,6 +10,7 @@ import {
   checkJobSpec,
   commandSpec,
   jobCpus,
+  jobNodes,
   parseJobSpec,
   parseJobSpecObject,
   specHash,
@@ -100,7 +101,7 @@ describe('the exact error format', () => {
           'run: ok',
           'job_recovery:',
           '  recover_on_exit_codes: [0, 256]', // 10
-          'num_nodes: 4', // 11
+          'num_nodes: 0', // 11
         ].join('\n'),
         { filename: 'p.yaml' },
       ),
@@ -110,7 +111,7 @@ describe('the exact error format', () => {
       'p.yaml:5 task[0].resources.cpus: expected a CPU count > 0: a number (exactly, e.g. 2) or a string like "2+" (at least), got "lots"',
       'p.yaml:7 task[1].nmae: unknown key "nmae"; did you mean "name"?',
       'p.yaml:10 task[1].job_recovery.recover_on_exit_codes[1]: expected an exit code (an integer from 0 to 255), got 256',
-      'p.yaml:11 task[1].num_nodes: multi-node is not supported: jobdeck runs each task on one node (num_nodes must be 1, got 4)',
+      'p.yaml:11 task[1].num_nodes: expected a node count (an integer ≥ 1), got 0',
     ]);
     expect(err.issues.map((i) => i.line)).toEqual([3, 5, 7, 10, 11]);
   });
@@ -173,7 +174,7 @@ describe('the exact error format', () => {
   });
 
   it('is also available without throwing (checkJobSpec) for editors', () => {
-    const bad = checkJobSpec('run: x\nnum_nodes: 2\n');
+    const bad = checkJobSpec('run: x\nnum_nodes: 2\n', { defaultExecutor: 'local' });
     expect(bad.spec).toBeNull();
     expect(bad.issues).toHaveLength(1);
     expect(bad.issues[0]).toMatchObject({ line: 2, column: 12, path: 'task[0].num_nodes' });
@@ -431,10 +432,28 @@ describe('task keys', () => {
     });
   });
 
-  it('accepts num_nodes: 1 and refuses multi-node clearly', () => {
-    expect(parseJobSpec('run: x\nnum_nodes: 1\n').tasks).toHaveLength(1);
-    expect(issuesOf('run: x\nnum_nodes: 2\n')).toEqual(['2 task[0].num_nodes: multi-node is not supported: jobdeck runs each task on one node (num_nodes must be 1, got 2)']);
-    expect(issuesOf('run: x\nnum_nodes: many\n')).toEqual(['2 task[0].num_nodes: expected an integer (and only 1: multi-node is not supported), got "many"']);
+  it('accepts num_nodes N ≥ 1 (absent from the stored task at 1), per-node resources counted N times', () => {
+    const one = parseJobSpec('run: x\nnum_nodes: 1\n');
+    expect(one.tasks[0]).not.toHaveProperty('numNodes');
+    expect(specHash(one)).toBe(specHash(parseJobSpec('run: x\n')));
+    const gang = parseJobSpec('run: x\nnum_nodes: 3\nresources:\n  cpus: 2\n  infra: slurm\n');
+    expect(gang.tasks[0].numNodes).toBe(3);
+    expect(jobCpus(gang)).toBe(6);
+    expect(jobNodes(gang)).toBe(3);
+    expect(jobNodes(parseJobSpec('run: x\n---\nrun: y\nnum_nodes: 4\n'))).toBe(4);
+    expect(issuesOf('run: x\nnum_nodes: many\n')).toEqual(['2 task[0].num_nodes: expected a node count (an integer ≥ 1), got "many"']);
+    expect(issuesOf('run: x\nnum_nodes: 0\n')).toEqual(['2 task[0].num_nodes: expected a node count (an integer ≥ 1), got 0']);
+    expect(issuesOf('run: x\nnum_nodes: 5000\n')).toEqual(['2 task[0].num_nodes: expected at most 1024 nodes, got 5000']);
+  });
+
+  it('refuses num_nodes > 1 on the local executor, named or the server default', () => {
+    const msg = '2 task[0].num_nodes: num_nodes: 2 needs the Slurm executor (infra: slurm): the local executor runs a task on this one machine';
+    expect(issuesOf('run: x\nnum_nodes: 2\nresources:\n  infra: local\n')).toEqual([msg]);
+    expect(checkJobSpec('run: x\nnum_nodes: 2\n', { defaultExecutor: 'local' }).issues.map((i) => `${i.line} ${i.path}: ${i.message}`)).toEqual([msg]);
+    // The spec's own infra wins over the server's default; without either, the spec is accepted.
+    expect(checkJobSpec('run: x\nnum_nodes: 2\nresources:\n  infra: slurm\n', { defaultExecutor: 'local' }).issues).toEqual([]);
+    expect(checkJobSpec('run: x\nnum_nodes: 2\n', { defaultExecutor: 'slurm' }).issues).toEqual([]);
+    expect(checkJobSpec('run: x\nnum_nodes: 2\n').issues).toEqual([]);
   });
 
   it('refuses SkyPilot keys it cannot honour, saying why (null tolerated)', () => {

@@ -13,7 +13,7 @@
 import { describe, formatPath, issueAt, SpecError, type SpecIssue } from './messages';
 import { finish } from './normalize';
 import { checkJsonValue, loadYaml, type RawDoc } from './positions';
-import { SPEC_EXECUTORS, type PipelineSpec, type SpecExecutor, type SpecOptions, type SpecOverrides } from './schema';
+import { SPEC_EXECUTORS, type PipelineSpec, type SpecExecutor, type SpecOptions, type SpecOverrides, type TaskSpec } from './schema';
 
 export { formatSpecIssue, SpecError, type SpecIssue } from './messages';
 export {
@@ -51,7 +51,7 @@ export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: Pipe
   const file = opts.filename ?? 'job.yaml';
   const loaded = loadYaml(String(text), file);
   if (loaded.fatal) return { spec: null, issues: loaded.issues };
-  return finish(loaded.docs, file, opts.overrides, loaded.issues);
+  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor);
 }
 
 /**
@@ -69,7 +69,7 @@ export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): Pipe
   const values = Array.isArray(value) ? value : [value];
   const docs: RawDoc[] = values.map((v) => ({ value: v, locate: () => null, startLoc: null, broken: false, yamlIssues: [] }));
   if (docs.length === 0) throw new SpecError([issueAt(file, null, '', 'the spec is empty: expected a task (a map with at least `run`) or a list of them')]);
-  const { spec, issues } = finish(docs, file, opts.overrides, []);
+  const { spec, issues } = finish(docs, file, opts.overrides, [], opts.defaultExecutor);
   if (!spec) throw new SpecError(issues);
   return spec;
 }
@@ -78,12 +78,12 @@ export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): Pipe
  * A one-task job whose `run` is `cmd` (the CLI's `--cmd`), validated like a file.
  * @throws SpecError when the command is empty or breaks a limit, or a name/env is invalid.
  */
-export function commandSpec(cmd: string, opts: SpecOverrides = {}): PipelineSpec {
+export function commandSpec(cmd: string, opts: SpecOverrides = {}, defaultExecutor?: SpecExecutor): PipelineSpec {
   const file = 'command';
   if (typeof cmd !== 'string' || cmd.trim() === '') {
     throw new SpecError([issueAt(file, null, 'run', `expected a non-empty command, got ${describe(cmd)}`)]);
   }
-  return parseJobSpecObject({ run: cmd }, { filename: file, overrides: opts });
+  return parseJobSpecObject({ run: cmd }, { filename: file, overrides: opts, defaultExecutor });
 }
 
 /**
@@ -92,14 +92,34 @@ export function commandSpec(cmd: string, opts: SpecOverrides = {}): PipelineSpec
  * @throws Error when JOBDECK_EXECUTOR names no known executor.
  */
 export function jobExecutor(spec: PipelineSpec, env: Record<string, string | undefined> = process.env): SpecExecutor {
-  if (spec.executor) return spec.executor;
+  return spec.executor ?? serverExecutor(env);
+}
+
+/**
+ * The server's default executor, `JOBDECK_EXECUTOR` (`local` | `slurm`, case-insensitive;
+ * default `local`). @throws Error when it names no known executor.
+ */
+export function serverExecutor(env: Record<string, string | undefined> = process.env): SpecExecutor {
   const raw = (env.JOBDECK_EXECUTOR ?? '').trim().toLowerCase();
   if (raw === '') return 'local';
   if ((SPEC_EXECUTORS as readonly string[]).includes(raw)) return raw as SpecExecutor;
   throw new Error(`JOBDECK_EXECUTOR must be one of ${SPEC_EXECUTORS.join(', ')}, got ${JSON.stringify(env.JOBDECK_EXECUTOR)}`);
 }
 
-/** The CPUs a job asks for: the max over its tasks (tasks run one at a time). */
+/** A task's node count (SkyPilot's `num_nodes`; absent = 1). */
+export function taskNodes(task: Pick<TaskSpec, 'numNodes'>): number {
+  return task.numNodes && task.numNodes > 1 ? task.numNodes : 1;
+}
+
+/**
+ * The CPUs a job asks for: the max over its tasks (tasks run one at a time) of CPUs per node ×
+ * nodes — what admission counts against the executor's CPUs (docs/slurm.md "Multi-node tasks").
+ */
 export function jobCpus(spec: PipelineSpec): number {
-  return spec.tasks.reduce((max, t) => Math.max(max, t.resources.cpus), 0) || 1;
+  return spec.tasks.reduce((max, t) => Math.max(max, t.resources.cpus * taskNodes(t)), 0) || 1;
+}
+
+/** The nodes a job asks for at once: the max over its tasks of `num_nodes` (1 for one-node tasks). */
+export function jobNodes(spec: PipelineSpec): number {
+  return spec.tasks.reduce((max, t) => Math.max(max, taskNodes(t)), 1);
 }

@@ -49,7 +49,7 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
  * Validates and normalizes the documents (YAML or the JSON form) into a pipeline. `issues` holds
  * what loading found already; every problem is added to it, sorted by line at the end.
  */
-export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[]): Checked {
+export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
     return { spec: null, issues };
@@ -66,6 +66,7 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   });
   const overrideEnvs = readOverrides(overrides, file, issues);
   const executor = pipelineExecutor(drafts, file, issues);
+  checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
   if (issues.length) return { spec: null, issues: sortIssues(issues) };
@@ -193,6 +194,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
       recoverOnExitCodes: [...new Set(jr?.recover_on_exit_codes ?? [])].sort((a, b) => a - b),
       strategy: jr?.strategy ?? null,
     },
+    ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
     infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
     doc,
     label,
@@ -247,6 +249,25 @@ function pipelineExecutor(drafts: DraftTask[], file: string, issues: SpecIssue[]
     }
   }
   return executor?.value ?? null;
+}
+
+/**
+ * `num_nodes` > 1 needs an executor that runs a gang of nodes: the local executor runs a task on
+ * this one machine, so there it is refused at the key (docs/spec.md "num_nodes").
+ */
+function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: string, issues: SpecIssue[]): void {
+  if (executor !== 'local') return;
+  for (const d of drafts) {
+    if (!d.numNodes) continue;
+    issues.push(
+      issueAt(
+        file,
+        d.doc.locate(['num_nodes'], 'value'),
+        `${d.label}.num_nodes`,
+        `num_nodes: ${d.numNodes} needs the Slurm executor (infra: slurm): the local executor runs a task on this one machine`,
+      ),
+    );
+  }
 }
 
 /**

@@ -45,6 +45,12 @@ export interface TaskSpec {
   workdir: string | null;
   resources: Resources;
   jobRecovery: JobRecovery;
+  /**
+   * SkyPilot's `num_nodes`: the task runs as a gang of this many nodes (Slurm only; docs/slurm.md
+   * "Multi-node tasks"), `resources` per node. Absent means 1, so a one-node task's stored spec
+   * (and its specHash) is the same as before the key was supported.
+   */
+  numNodes?: number;
 }
 
 /** A submitted job: one or more tasks run in order (docs/spec.md "Documents", "Job name"). */
@@ -68,6 +74,12 @@ export interface SpecOptions {
   /** Shown in issues; default "job.yaml" ("job.json" for the JSON form). */
   filename?: string;
   overrides?: SpecOverrides;
+  /**
+   * The executor a pipeline without `resources.infra` runs on (the server's JOBDECK_EXECUTOR):
+   * with it, `num_nodes` > 1 on the local executor is refused at that key. Without it (an editor
+   * that does not know the server), only an explicit `infra: local` is checked.
+   */
+  defaultExecutor?: SpecExecutor;
 }
 
 /** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
@@ -101,6 +113,8 @@ export const SPEC_LIMITS = Object.freeze({
   maxWorkdirLength: 4096,
   /** `job_recovery.max_restarts_on_errors`. */
   maxRestartsOnErrors: 1000,
+  /** `num_nodes`. */
+  maxNumNodes: 1024,
   /** Values (maps, lists, scalars) in the JSON form. */
   maxJsonNodes: 100_000,
 });
@@ -344,6 +358,8 @@ const ResourcesSchema = z.strictObject(
   { error: 'expected a map of resources (cpus, memory, job_recovery, …)' },
 );
 
+const NUM_NODES_EXPECTED = 'expected a node count (an integer ≥ 1)';
+
 /** One task document (docs/spec.md "Task keys"); unknown keys are `unrecognized_keys` issues. */
 export const TaskSchema = z.strictObject(
   {
@@ -355,10 +371,9 @@ export const TaskSchema = z.strictObject(
     resources: ResourcesSchema.nullish(),
     job_recovery: JobRecoverySchema.nullish(),
     num_nodes: z
-      .int({ error: 'expected an integer (and only 1: multi-node is not supported)' })
-      .superRefine((v, ctx) => {
-        if (v !== 1) ctx.addIssue({ code: 'custom', message: `multi-node is not supported: jobdeck runs each task on one node (num_nodes must be 1, got ${v})`, params: { full: true } });
-      })
+      .int({ error: NUM_NODES_EXPECTED })
+      .min(1, { error: NUM_NODES_EXPECTED })
+      .max(SPEC_LIMITS.maxNumNodes, { error: `expected at most ${SPEC_LIMITS.maxNumNodes} nodes` })
       .nullish(),
     file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
