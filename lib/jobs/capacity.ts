@@ -4,8 +4,9 @@
  * starts while its `Job.cpus` fit the CPU budget left by the ACTIVE_JOB_STATUSES jobs; the oldest
  * job that does not fit blocks the younger ones (no backfill: a big job is never starved); a job
  * bigger than the whole budget, or waiting `startTimeoutMs` (JOBDECK_START_TIMEOUT_MS, 1 h), ends
- * FAILED_NO_RESOURCE without blocking the queue; `enabled: false` (JOBDECK_CAPACITY_CHECK=0)
- * admits every job.
+ * FAILED_NO_RESOURCE without blocking the queue — as does a job asking for more nodes at once
+ * (`num_nodes`) than the executor has; `enabled: false` (JOBDECK_CAPACITY_CHECK=0) admits every
+ * job. A multi-node job's `Job.cpus` is already nodes × CPUs per node.
  */
 
 /** Job statuses that hold their CPUs. */
@@ -16,6 +17,8 @@ export interface WaitingJob {
   id: number;
   /** CPUs it asks for (Job.cpus). */
   cpus: number;
+  /** Nodes it asks for at once (Job.nodes); absent = 1. */
+  nodes?: number;
   /** Executor name (Job.executor). */
   executor: string;
   /** Submission time, ms since the epoch. */
@@ -29,6 +32,8 @@ export interface AdmissionInput {
   used: Readonly<Record<string, number>>;
   /** CPU budget per executor name; a job whose executor is missing here waits (with a reason). */
   total: Readonly<Record<string, number>>;
+  /** Nodes per executor name, for executors that run multi-node jobs (missing → no node check). */
+  totalNodes?: Readonly<Record<string, number>>;
   /** Now, ms since the epoch. */
   nowMs: number;
   /** Waiting longer than this (ms) ends the job FAILED_NO_RESOURCE. */
@@ -92,6 +97,11 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
       });
       continue;
     }
+    const nodes = input.totalNodes?.[j.executor];
+    if (nodes !== undefined && (j.nodes ?? 1) > nodes) {
+      plan.noResource.push({ id: j.id, reason: `asks for ${j.nodes} nodes (num_nodes) but the ${j.executor} executor has ${nodes} in all` });
+      continue;
+    }
     const inUse = used[j.executor] ?? 0;
     if (!blocked.has(j.executor) && inUse + j.cpus <= total + 1e-9) {
       plan.admit.push(j.id);
@@ -123,6 +133,8 @@ export interface QueueSummary {
   /** Smallest and largest Job.cpus among them. */
   minCpus: number;
   maxCpus: number;
+  /** Largest Job.nodes among them (absent = 1). */
+  maxNodes?: number;
   /** Oldest Job.submittedAt among them, ms since the epoch. */
   oldestSubmittedAtMs: number;
 }
@@ -135,6 +147,7 @@ export interface QueueSummary {
  * - `head`: the queue from its oldest job, in id order, until planAdmission() reports the
  *   executor `blocked` (read in pages) — false when not even the smallest job fits the free CPUs;
  * - `cpusAbove`: also every job asking for more CPUs than this (more than the executor has);
+ * - `nodesAbove`: also every job asking for more nodes than this (more than the executor has);
  * - `submittedAtOrBefore`: also every job submitted at or before this (ms since the epoch):
  *   past the start timeout.
  * null when the queue is empty, or (check on) its executor is not available: its jobs wait, none
@@ -144,6 +157,7 @@ export interface QueueReads {
   all: boolean;
   head: boolean;
   cpusAbove: number | null;
+  nodesAbove?: number | null;
   submittedAtOrBefore: number | null;
 }
 
@@ -159,11 +173,13 @@ export function planAdmissionReads(input: Omit<AdmissionInput, 'waiting'> & { qu
   const total = input.total[q.executor];
   if (total === undefined) return null;
   const cutoff = input.nowMs - input.startTimeoutMs;
+  const nodes = input.totalNodes?.[q.executor];
   return {
     all: false,
     // The same fit test as planAdmission (same expression, same rounding), for the smallest job.
     head: (input.used[q.executor] ?? 0) + q.minCpus <= total + 1e-9,
     cpusAbove: q.maxCpus > total ? total : null,
+    ...(nodes !== undefined && (q.maxNodes ?? 1) > nodes ? { nodesAbove: nodes } : {}),
     submittedAtOrBefore: q.oldestSubmittedAtMs <= cutoff ? cutoff : null,
   };
 }

@@ -121,7 +121,8 @@ export class AdmissionSystem {
   private waitsInBlockedQueue(e: StoreEvent): boolean {
     const total = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
     if (!e.job || total === undefined || this.admitting || this.soon || this.res.settings.startTimeoutMs <= 0) return false;
-    return e.job.cpus <= total;
+    // A multi-node job may be too big in nodes: its pass decides.
+    return e.job.cpus <= total && (e.job.nodes ?? 1) <= 1;
   }
 
   /** The pass running now (null when none) and whether one is scheduled. */
@@ -180,8 +181,8 @@ export class AdmissionSystem {
     this.noneWaiting = false;
     const createdBefore = this.createdSeen;
     const { used, queues, waitingCount } = await this.readQueues();
-    const total = this.totals(queues, used);
-    const common = { used, total, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
+    const { total, totalNodes } = this.totals(queues, used);
+    const common = { used, total, totalNodes, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
     // PENDING job on every pass (a pass runs after each submit).
     const waiting = new Map<number, WaitingJob>();
@@ -213,7 +214,7 @@ export class AdmissionSystem {
         continue;
       }
       waitingCount += g.count;
-      queues.push({ executor: g.executor, count: g.count, minCpus: g.minCpus, maxCpus: g.maxCpus, oldestSubmittedAtMs: g.oldestSubmittedAtMs });
+      queues.push({ executor: g.executor, count: g.count, minCpus: g.minCpus, maxCpus: g.maxCpus, maxNodes: g.maxNodes, oldestSubmittedAtMs: g.oldestSubmittedAtMs });
     }
     // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
     const reaping = this.reap.jobIds();
@@ -223,18 +224,24 @@ export class AdmissionSystem {
     return { used, queues, waitingCount };
   }
 
-  /** Each known executor's CPUs (an unknown executor's jobs wait: see planAdmission). */
-  private totals(queues: QueueSummary[], used: Record<string, number>): Record<string, number> {
+  /**
+   * Each known executor's CPUs (an unknown executor's jobs wait: see planAdmission), and the
+   * nodes of those that run multi-node jobs.
+   */
+  private totals(queues: QueueSummary[], used: Record<string, number>): { total: Record<string, number>; totalNodes: Record<string, number> } {
     const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), 'local']);
     const total: Record<string, number> = {};
+    const totalNodes: Record<string, number> = {};
     for (const n of names) {
       try {
-        total[n] = this.res.executor(n).capacity().cpus;
+        const cap = this.res.executor(n).capacity();
+        total[n] = cap.cpus;
+        if (cap.nodes !== undefined) totalNodes[n] = cap.nodes;
       } catch {
         /* unknown executor */
       }
     }
-    return total;
+    return { total, totalNodes };
   }
 
   private noteCapacity(plan: AdmissionPlan, total: Record<string, number>): void {
@@ -284,7 +291,7 @@ export class AdmissionSystem {
       }
       for (const j of head) out.set(j.id, j);
     }
-    for (const r of await store.waitingMatching(executor, { cpusAbove: reads.cpusAbove, submittedAtOrBefore: reads.submittedAtOrBefore })) out.set(r.id, r);
+    for (const r of await store.waitingMatching(executor, { cpusAbove: reads.cpusAbove, nodesAbove: reads.nodesAbove ?? null, submittedAtOrBefore: reads.submittedAtOrBefore })) out.set(r.id, r);
     return [...out.values()];
   }
 }

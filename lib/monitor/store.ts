@@ -41,6 +41,8 @@ export interface QueueGroup {
   sumCpus: number;
   minCpus: number;
   maxCpus: number;
+  /** Largest Job.nodes of the group. */
+  maxNodes: number;
   /** Oldest submittedAt of the group (ms), 0 when unknown. */
   oldestSubmittedAtMs: number;
 }
@@ -63,7 +65,7 @@ export interface MonitorStore {
   /** Up to `take` waiting jobs of the executor with an id above `afterId`, by id. */
   waitingPage(executor: string, afterId: number, take: number): Promise<WaitingJob[]>;
   /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
-  waitingMatching(executor: string, m: { cpusAbove: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
+  waitingMatching(executor: string, m: { cpusAbove: number | null; nodesAbove?: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
   /** lib/store transitionMany(): one guarded, all-or-nothing decision. */
   transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
   /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
@@ -78,10 +80,10 @@ const JOB_INCLUDE = {
   tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
 } satisfies Prisma.JobInclude;
 
-const WAITING_SELECT = { id: true, cpus: true, executor: true, submittedAt: true } as const;
+const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true } as const;
 
-function toWaiting(r: { id: number; cpus: number; executor: string; submittedAt: Date }): WaitingJob {
-  return { id: r.id, cpus: r.cpus, executor: r.executor, submittedAtMs: r.submittedAt.getTime() };
+function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date }): WaitingJob {
+  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime() };
 }
 
 function waitingWhere(executor: string) {
@@ -115,7 +117,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
         _sum: { cpus: true },
         _count: { _all: true },
         _min: { cpus: true, submittedAt: true },
-        _max: { cpus: true },
+        _max: { cpus: true, nodes: true },
       });
       return groups.map((g) => ({
         executor: g.executor,
@@ -124,6 +126,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
         sumCpus: g._sum.cpus ?? 0,
         minCpus: g._min.cpus ?? 0,
         maxCpus: g._max.cpus ?? 0,
+        maxNodes: g._max.nodes ?? 1,
         oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
       }));
     },
@@ -143,6 +146,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
     async waitingMatching(executor, m) {
       const also: Prisma.JobWhereInput[] = [];
       if (m.cpusAbove !== null) also.push({ cpus: { gt: m.cpusAbove } });
+      if (m.nodesAbove != null) also.push({ nodes: { gt: m.nodesAbove } });
       if (m.submittedAtOrBefore !== null) also.push({ submittedAt: { lte: new Date(m.submittedAtOrBefore) } });
       if (also.length === 0) return [];
       const where = { ...waitingWhere(executor), OR: also };

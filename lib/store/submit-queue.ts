@@ -20,6 +20,8 @@ export interface NewJob {
   spec: Prisma.InputJsonValue;
   specHash: string;
   cpus: number;
+  /** Nodes asked for at once (Job.nodes; default 1). */
+  nodes?: number;
   metadata?: Prisma.InputJsonValue;
   executor?: string;
   tasks: NewTask[];
@@ -69,9 +71,9 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${e.metadataJson}::jsonb, ${e.executor},
+      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${e.metadataJson}::jsonb, ${e.executor},
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
       RETURNING "id"
     ), t AS (
@@ -102,6 +104,7 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       spec: JSON.parse(e.specJson) as unknown,
       specHash: e.job.specHash,
       cpus: e.job.cpus,
+      nodes: e.job.nodes ?? 1,
       // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
       ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
       executor: e.executor,
@@ -114,9 +117,9 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "metadata", "executor",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, v->'metadata', v->>'executor',
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, v->'metadata', v->>'executor',
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input ORDER BY "ord"
       RETURNING "id"

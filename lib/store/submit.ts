@@ -61,6 +61,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     spec: JSON.parse(e.specJson),
     specHash: job.specHash,
     cpus: job.cpus,
+    nodes: job.nodes ?? 1,
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
     executor: e.executor,
     submittedAt: now,
@@ -89,6 +90,6 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
   }));
   const event: JobEvent = { id: ids.eventId, jobId: row.id, at: now, entity: 'job', taskIndex: null, attemptNumber: null, from: null, to: 'PENDING', reason: 'submitted' };
   logger().info({ jobId: row.id, name: row.name, tasks: job.tasks.length }, `job ${row.id}: submitted (${row.name})`);
-  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, executor: row.executor } });
+  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, nodes: row.nodes, executor: row.executor } });
   return { ...row, tasks };
 }

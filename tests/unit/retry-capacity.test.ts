@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planAdmission, type WaitingJob } from '../../lib/jobs/capacity';
+import { planAdmission, planAdmissionReads, type WaitingJob } from '../../lib/jobs/capacity';
 
 const job = (id: number, cpus: number, submittedAtMs = 0, executor = 'local'): WaitingJob => ({ id, cpus, executor, submittedAtMs });
 const base = { used: {}, total: { local: 4 }, nowMs: 1000, startTimeoutMs: 3_600_000, enabled: true };
@@ -27,6 +27,19 @@ describe('planAdmission (capacity, submission order)', () => {
     const p = planAdmission({ ...base, waiting: [job(1, 8), job(2, 1)] });
     expect(p.noResource).toEqual([{ id: 1, reason: 'asks for 8 CPUs but the local executor has 4 in all' }]);
     expect(p.admit).toEqual([2]);
+  });
+
+  it('ends a job asking more nodes than the executor has (num_nodes), with the reason, without blocking the queue', () => {
+    const slurm = { ...base, total: { slurm: 6 }, totalNodes: { slurm: 3 } };
+    const gang = (id: number, nodes: number, cpus: number): WaitingJob => ({ id, cpus, nodes, executor: 'slurm', submittedAtMs: 0 });
+    const p = planAdmission({ ...slurm, waiting: [gang(1, 4, 4), gang(2, 3, 6), gang(3, 2, 2)] });
+    expect(p.noResource).toEqual([{ id: 1, reason: 'asks for 4 nodes (num_nodes) but the slurm executor has 3 in all' }]);
+    // A gang's CPUs are nodes × CPUs per node: job 2 takes all 6; job 3 waits for them.
+    expect(p.admit).toEqual([2]);
+    expect(p.waiting).toEqual([{ id: 3, reason: 'waiting for 2 CPUs: 0 of 6 free' }]);
+    // The reads plan names the too-big gangs, so a pass that reads only those decides them too.
+    expect(planAdmissionReads({ ...slurm, used: { slurm: 6 }, queue: { executor: 'slurm', count: 3, minCpus: 2, maxCpus: 6, maxNodes: 4, oldestSubmittedAtMs: 0 } })).toMatchObject({ head: false, nodesAbove: 3 });
+    expect(planAdmissionReads({ ...slurm, queue: { executor: 'slurm', count: 1, minCpus: 2, maxCpus: 2, maxNodes: 3, oldestSubmittedAtMs: 0 } })).not.toHaveProperty('nodesAbove');
   });
 
   it('ends a job that waited past the start timeout; the queue behind it moves on', () => {
