@@ -22,7 +22,9 @@ export const HANDLE_FILE = 'handle.json';
  * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"]}`.
  * `phase: "setup"` with a non-zero code means setup failed (or never started: missing workdir,
  * cancelled between setup and run) and run never started; `phase: "run"` carries run's code
- * (0 when run is null). A process killed by signal N exits 128+N (SIGTERM → 143).
+ * (0 when run is null). A process killed by signal N exits 128+N (SIGTERM → 143). A multi-node
+ * attempt's record (written by its batch script from the ranks' own) adds `"nodes":N` and, when a
+ * rank's failure decided, `"rank":K` (lib/executors/slurm-gang.ts).
  */
 export interface ExitRecord {
   phase: 'setup' | 'run';
@@ -30,6 +32,8 @@ export interface ExitRecord {
   endedAtMs: number;
   /** Set by the wrapper when it ended the attempt itself (missing workdir, cancel, log file). */
   reason?: string;
+  /** A multi-node attempt's: the rank whose end decided. */
+  rank?: number;
 }
 
 /**
@@ -68,6 +72,7 @@ export function readExitRecord(attemptDir: string): ExitRecord | null | { malfor
   }
   const out: ExitRecord = { phase: rec.phase, exitCode: rec.exitCode as number, endedAtMs };
   if (typeof rec.reason === 'string') out.reason = rec.reason;
+  if (Number.isInteger(rec.rank) && (rec.rank as number) >= 0) out.rank = rec.rank;
   return out;
 }
 
@@ -79,6 +84,7 @@ export function toResult(rec: ExitRecord | { malformed: string }): EndResult {
   if ('malformed' in rec) return { state: 'lost', reason: rec.malformed };
   const r: EndResult = { state: 'exited', phase: rec.phase, exitCode: rec.exitCode, endedAt: new Date(rec.endedAtMs) };
   if (rec.reason) r.reason = rec.reason;
+  if (rec.rank !== undefined) r.rank = rec.rank;
   return r;
 }
 

@@ -1,4 +1,7 @@
-import { ACTIVE_STATES, jobIdOf, runSlurm, viewJob } from './slurm-cli';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ACTIVE_STATES, jobIdOf, jobSteps, runSlurm, viewJob } from './slurm-cli';
+import { isGang, STOP_FILE } from './slurm-gang';
 import type { AttemptHandle } from './types';
 
 /**
@@ -6,7 +9,11 @@ import type { AttemptHandle } from './types';
  * active. Which signals reach which processes is Slurm's business (its ProctrackType); this
  * decides the order — TERM to everything, KILL to the batch step after the grace period, then
  * the job — because a plain `scancel --signal=KILL` is a job cancel that waits for KillWait
- * (measured; docs/slurm.md, "Cancel").
+ * (measured; docs/slurm.md, "Cancel"). A multi-node attempt's TERM goes to its steps only (every
+ * rank on every node), one step at a time (`scancel --signal=TERM <job>.<step>`: a signal, where
+ * a job-level one is a cancel that waits for KillWait), not to its batch script: srun, when
+ * signalled, kills its tasks at once, without the grace. A stop file keeps the batch script from
+ * starting a further step.
  */
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -41,6 +48,11 @@ export async function cancelSlurmJob(handle: AttemptHandle, pollMs: number, canc
   if (state === null) return;
   if (state === 'PENDING' || state === 'REQUEUE_HOLD' || state === 'RESV_DEL_HOLD' || state === 'REQUEUED') {
     await scancel([]);
+  } else if (isGang(handle.attemptDir)) {
+    markStop(handle.attemptDir);
+    if (await termSteps(id, activeState, Date.now() + graceMs, pollMs)) return;
+    await scancel(['--batch', '--signal=KILL']);
+    await scancel([]);
   } else {
     await scancel(['--signal=TERM', '--full']);
     if (await waitInactive(Date.now() + graceMs)) return;
@@ -54,5 +66,33 @@ export async function cancelSlurmJob(handle: AttemptHandle, pollMs: number, canc
     if (await waitInactive(Math.min(Date.now() + 2000, deadline))) return;
     if (Date.now() >= deadline) throw new Error(`Slurm executor: job ${id} is still ${await activeState()} 60 s after scancel`);
     await scancel(['--batch', '--signal=KILL']);
+  }
+}
+
+/** Leaves the stop file in a multi-node attempt's folder (best effort: the signals decide). */
+function markStop(attemptDir: string): void {
+  try {
+    writeFileSync(path.join(attemptDir, STOP_FILE), '');
+  } catch {
+    /* the folder is gone or read-only: the steps are signalled anyway */
+  }
+}
+
+/**
+ * TERM to every step of a multi-node attempt's job (each once; a step started meanwhile too)
+ * until the job is no longer active or `untilMs` passes. @returns true when it ended.
+ */
+async function termSteps(id: string, activeState: () => Promise<string | null>, untilMs: number, pollMs: number): Promise<boolean> {
+  const signalled = new Set<string>();
+  for (;;) {
+    for (const step of await jobSteps(id)) {
+      if (signalled.has(step)) continue;
+      signalled.add(step);
+      await runSlurm('scancel', ['--signal=TERM', step], { timeoutMs: 30_000 });
+    }
+    if ((await activeState()) === null) return true;
+    const left = untilMs - Date.now();
+    if (left <= 0) return false;
+    await sleep(Math.min(pollMs, left));
   }
 }

@@ -187,3 +187,17 @@ export function describeEnd(info: SlurmJobInfo): string {
   const reason = info.reason && info.reason !== 'None' ? `, reason ${info.reason}` : '';
   return `${info.state}${code}${reason}`;
 }
+
+/**
+ * The steps of job `id` that run tasks (`<id>.<n>`; not the batch or extern step), from
+ * `squeue -s`. Empty when there are none or squeue fails (the caller's state checks decide).
+ * @throws SlurmUnavailableError when squeue does not answer.
+ */
+export async function jobSteps(id: string): Promise<string[]> {
+  const r = await runSlurm('squeue', ['-h', '-s', '-j', id, '-o', '%i'], { timeoutMs: 30_000 });
+  if (r.code !== 0) return [];
+  return r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => new RegExp(`^${id}\\.\\d+$`).test(l));
+}

@@ -1,7 +1,9 @@
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { rankLogPath } from '../jobs/paths';
 import { EXIT_FILE, HANDLE_FILE } from './attempt-record';
 import { BATCH_FILE, ensureController, firstLine, runSlurm } from './slurm-cli';
+import { GANG_BATCH, gangLeftovers, LOGS_FILE, RANK_FILE, RANK_SCRIPT } from './slurm-gang';
 import type { AttemptHandle, LaunchRequest } from './types';
 import { inheritedEnv, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
 
@@ -69,26 +71,30 @@ export function readSlurmHandleFile(attemptDir: string): AttemptHandle | null {
 
 /**
  * Submits one attempt with sbatch (the flags are in the Slurm executor's module doc), on
- * `partition` when given. @returns its handle (`ref` = the Slurm job id), also written to
- * `<attemptDir>/handle.json`.
- * @throws TypeError for bad envs, a relative workdir or cpus ≤ 0; SlurmUnavailableError when the
- *   controller does not answer; Error when sbatch refuses the job.
+ * `partition` when given; an attempt of `req.nodes` > 1 as one gang (lib/executors/slurm-gang.ts).
+ * @returns its handle (`ref` = the Slurm job id), also written to `<attemptDir>/handle.json`.
+ * @throws TypeError for bad envs, a relative workdir, cpus ≤ 0 or a node count that is not an
+ *   integer ≥ 1; SlurmUnavailableError when the controller does not answer; Error when sbatch
+ *   refuses the job.
  */
 export async function launchSlurm(req: LaunchRequest, partition: string | undefined): Promise<AttemptHandle> {
   validateEnvs(req.envs);
   const attemptDir = path.resolve(req.attemptDir);
   const logPath = path.resolve(req.logPath);
   const workdir = resolveWorkdir(req.workdir, attemptDir);
+  const nodes = req.nodes ?? 1;
   if (!(req.cpus > 0) || !Number.isFinite(req.cpus)) throw new TypeError(`cpus must be a number > 0, got ${req.cpus}`);
+  if (!Number.isInteger(nodes) || nodes < 1) throw new TypeError(`nodes must be an integer ≥ 1, got ${req.nodes}`);
   await ensureController();
 
   mkdirSync(attemptDir, { recursive: true, mode: 0o700 }); // scripts and env may hold secrets
-  for (const f of [EXIT_FILE, 'exit.tmp', HANDLE_FILE, 'setup.sh', 'run.sh', ENV_FILE]) rmSync(path.join(attemptDir, f), { force: true });
+  for (const f of [EXIT_FILE, 'exit.tmp', HANDLE_FILE, 'setup.sh', 'run.sh', ENV_FILE, ...gangLeftovers(nodes)]) rmSync(path.join(attemptDir, f), { force: true });
+  const logs = Array.from({ length: nodes }, (_, k) => rankLogPath(logPath, k));
   mkdirSync(path.dirname(logPath), { recursive: true });
-  closeSync(openSync(logPath, 'a')); // surfaces a bad log path as a launch error
+  for (const l of logs) closeSync(openSync(l, 'a')); // surfaces a bad log path as a launch error
   writeFileSync(path.join(attemptDir, 'wrapper.sh'), WRAPPER);
   const batchPath = path.join(attemptDir, BATCH_FILE);
-  writeFileSync(batchPath, BATCH, { mode: 0o700 });
+  writeFileSync(batchPath, nodes > 1 ? GANG_BATCH : BATCH, { mode: 0o700 });
   if (req.setup !== null) writeFileSync(path.join(attemptDir, 'setup.sh'), req.setup);
   if (req.run !== null) writeFileSync(path.join(attemptDir, 'run.sh'), req.run);
   writeFileSync(
@@ -98,29 +104,32 @@ export async function launchSlurm(req: LaunchRequest, partition: string | undefi
       .join(''),
     { mode: 0o600 },
   );
+  if (nodes > 1) {
+    writeFileSync(path.join(attemptDir, LOGS_FILE), logs.map((l) => `${l}\0`).join(''));
+    writeFileSync(path.join(attemptDir, RANK_FILE), RANK_SCRIPT, { mode: 0o700 });
+  }
 
-  const env = inheritedEnv();
   const output = slurmOutputPattern(logPath) ?? '/dev/null';
+  const cpus = String(Math.ceil(req.cpus));
+  const has = (script: string | null) => (script !== null ? '1' : '0');
   const args = [
     '--parsable',
     `--job-name=${slurmJobName(req)}`,
     `--output=${output}`,
     '--open-mode=append',
     `--chdir=${attemptDir}`,
-    '--nodes=1',
-    '--ntasks=1',
-    `--cpus-per-task=${Math.ceil(req.cpus)}`,
+    `--nodes=${nodes}`,
+    `--ntasks=${nodes}`,
+    ...(nodes > 1 ? ['--ntasks-per-node=1'] : []),
+    `--cpus-per-task=${cpus}`,
     '--no-requeue',
     '--export=ALL',
     ...(partition ? [`--partition=${partition}`] : []),
     batchPath,
-    attemptDir,
-    logPath,
-    workdir,
-    req.setup !== null ? '1' : '0',
-    req.run !== null ? '1' : '0',
+    // The gang's batch script reads the log paths from its `logs` file (one per rank).
+    ...(nodes > 1 ? [attemptDir, workdir, has(req.setup), has(req.run), String(nodes), cpus] : [attemptDir, logPath, workdir, has(req.setup), has(req.run)]),
   ];
-  const r = await runSlurm('sbatch', args, { timeoutMs: 60_000, env: env as NodeJS.ProcessEnv, cwd: attemptDir });
+  const r = await runSlurm('sbatch', args, { timeoutMs: 60_000, env: inheritedEnv() as NodeJS.ProcessEnv, cwd: attemptDir });
   const id = /^(\d+)(?:;\S*)?$/.exec(r.stdout.trim())?.[1];
   if (r.code !== 0 || !id) {
     const msg = firstLine(r.stderr) || firstLine(r.stdout) || `exit code ${r.code}`;

@@ -18,11 +18,20 @@ export interface LaunchRequest {
   envs: Record<string, string>;
   /** Working folder (absolute or ~-relative); null → the attempt folder. */
   workdir: string | null;
-  /** CPUs the task asks for. */
+  /** CPUs the task asks for (per node). */
   cpus: number;
+  /**
+   * Nodes the attempt runs on at once, as one gang (SkyPilot's `num_nodes`; absent = 1): every
+   * node runs setup then run, rank 0 is the head (docs/slurm.md "Multi-node tasks"). An executor
+   * that cannot run a gang throws a TypeError for more than 1.
+   */
+  nodes?: number;
   /** The attempt's own folder (created by the executor if missing): exit status, wrapper. */
   attemptDir: string;
-  /** The attempt's log file: stdout and stderr, in order, appended. */
+  /**
+   * The attempt's log file: stdout and stderr, in order, appended. A gang's rank 0 writes here;
+   * rank K > 0 writes `rankLogPath(logPath, K)` (lib/jobs/paths.ts).
+   */
   logPath: string;
 }
 
@@ -52,6 +61,8 @@ export type ProbeResult =
        * run started", "cannot open the log file"). Absent for a script's own exit.
        */
       reason?: string;
+      /** A gang's: the rank whose end decided (the first failure; absent when every rank exited 0). */
+      rank?: number;
     }
   /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
   | { state: 'lost'; reason: string };
@@ -86,6 +97,9 @@ export interface Executor {
    * crash between the launch and the database write of the handle. Null when none is there.
    */
   findHandle?(attemptDir: string): AttemptHandle | null;
-  /** CPUs this executor can run at once (the admission budget). */
-  capacity(): { cpus: number };
+  /**
+   * CPUs this executor can run at once (the admission budget) and, for an executor that runs
+   * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE).
+   */
+  capacity(): { cpus: number; nodes?: number };
 }

@@ -39,6 +39,9 @@ export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' 
 // The wrapper. Static text: the attempt's inputs arrive as positional arguments (paths) and as the
 // environment (the task's envs), never by interpolation into the script.
 //   $1 attempt dir  $2 log file  $3 workdir  $4 mv  $5 sync ('' = none)  $6 has setup  $7 has run
+//   $8 (optional) the exit record's name, default "exit": one rank of a multi-node attempt writes
+//      its own (lib/executors/slurm-gang.ts), with "stopped":true when a signal (TERM/INT/HUP)
+//      reached the wrapper — a rank stopped from outside, not failing on its own.
 // It is started as `bash -p` so that BASH_ENV, exported functions, SHELLOPTS/BASHOPTS, CDPATH and
 // GLOBIGNORE from the task's envs do not affect the wrapper itself; `set +p` then restores the
 // normal behaviour for setup and run, which get those variables as usual (only a task's own
@@ -49,6 +52,7 @@ export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' 
 export const WRAPPER = String.raw`# jobdeck attempt wrapper (generated; do not edit)
 set +p
 __jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_mv=$4 __jobdeck_sync=$5
+__jobdeck_exit=exit; [ -n "$8" ] && __jobdeck_exit=$8
 __jobdeck_term=0
 trap '__jobdeck_term=1' TERM INT HUP
 __jobdeck_finish() { # phase exit-code [reason]
@@ -58,15 +62,16 @@ __jobdeck_finish() { # phase exit-code [reason]
   if [ -n "$us" ]; then ms=$(( s * 1000 + 10#$us / 1000 )); else ms=$(date +%s%3N 2>/dev/null) || ms=0; fi
   local r=''
   [ -n "$3" ] && r=",\"reason\":\"$3\""
-  printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/exit.tmp"
+  [ "$__jobdeck_exit" != exit ] && [ "$__jobdeck_term" = 1 ] && r="$r,\"stopped\":true"
+  printf '{"phase":"%s","exitCode":%d,"endedAtMs":%s%s}\n' "$1" "$2" "$ms" "$r" >"$__jobdeck_dir/$__jobdeck_exit.tmp"
   # The attempt's output ends here: once the exit record is visible the monitor stops whatever is
   # left of the group, and bash must not report that (e.g. "Terminated" for the sync) in the log.
   exec >/dev/null 2>&1
-  "$__jobdeck_mv" -f -- "$__jobdeck_dir/exit.tmp" "$__jobdeck_dir/exit"
+  "$__jobdeck_mv" -f -- "$__jobdeck_dir/$__jobdeck_exit.tmp" "$__jobdeck_dir/$__jobdeck_exit"
   # One sync for the record and its name, before the wrapper exits (the exit is what the monitor
   # hears first). A power loss between the rename and this sync can leave a torn record, which is
   # read as malformed: the attempt is lost, as with no record at all.
-  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/exit" "$__jobdeck_dir"
+  [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/$__jobdeck_exit" "$__jobdeck_dir"
   exit "$2"
 }
 if ! exec >>"$__jobdeck_log" 2>&1; then

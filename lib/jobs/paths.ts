@@ -8,6 +8,9 @@ import { loadConfig } from '../config';
  *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/ one attempt's folder (executor files)
  *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/run.log   the attempt's log (Attempt.logPath)
  *
+ *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/run.rank-<k>.log  rank k's log (k ≥ 1) of
+ *                                                        a multi-node attempt (rank 0: run.log)
+ *
  * `index` is the 0-based task index, `n` the 1-based attempt number. The monitor stores the
  * absolute log path on the Attempt row when it creates it; readers use Attempt.logPath, never
  * this layout, so the layout may change without breaking old attempts.
@@ -39,4 +42,18 @@ export function attemptDir(jobId: number, taskIndex: number, attempt: number, ho
 /** The attempt's log file: `<attemptDir>/run.log` (stored as Attempt.logPath). */
 export function attemptLogPath(jobId: number, taskIndex: number, attempt: number, home?: string): string {
   return path.join(attemptDir(jobId, taskIndex, attempt, home), 'run.log');
+}
+
+/**
+ * The log of rank `rank` of a multi-node attempt whose (rank 0) log is `logPath`: `logPath` itself
+ * for rank 0, else `<name>.rank-<rank><ext>` beside it (`run.log` → `run.rank-2.log`). Derived from
+ * the stored Attempt.logPath, so every reader and writer finds the same file.
+ * @throws RangeError for a rank that is not an integer ≥ 0.
+ */
+export function rankLogPath(logPath: string, rank: number): string {
+  if (!Number.isInteger(rank) || rank < 0) throw new RangeError(`rank must be an integer ≥ 0, got ${rank}`);
+  if (rank === 0) return logPath;
+  const ext = path.extname(logPath);
+  const base = ext ? logPath.slice(0, -ext.length) : logPath;
+  return `${base}.rank-${rank}${ext}`;
 }

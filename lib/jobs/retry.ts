@@ -29,6 +29,8 @@ export interface FailedAttempt {
   status: 'FAILED' | 'FAILED_SETUP';
   /** The failing phase's exit code (null when unknown). */
   exitCode: number | null;
+  /** A multi-node attempt's failing rank (the first failure), named in the reason. */
+  rank?: number;
 }
 
 /** What to do after a FAILED / FAILED_SETUP attempt. */
@@ -40,7 +42,8 @@ export type RestartDecision =
 
 function describe(a: FailedAttempt): string {
   const what = a.status === 'FAILED_SETUP' ? 'setup' : 'run';
-  return a.exitCode === null ? `${what} failed` : `${what} exited with code ${a.exitCode}`;
+  const rank = a.rank !== undefined ? `rank ${a.rank}: ` : '';
+  return a.exitCode === null ? `${rank}${what} failed` : `${rank}${what} exited with code ${a.exitCode}`;
 }
 
 /**

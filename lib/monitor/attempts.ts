@@ -23,6 +23,12 @@ import type { Writes } from './writes';
  */
 
 type Exited = Extract<ProbeResult, { state: 'exited' }>;
+
+/** The rank a recorded end reason names (`rank 1: run exited with code 3`), for an attempt settled earlier. */
+function rankOf(reason: string | null): number | undefined {
+  const m = reason ? /^rank (\d+): /.exec(reason) : null;
+  return m ? Number(m[1]) : undefined;
+}
 type Ended = 'SUCCEEDED' | 'FAILED' | 'FAILED_SETUP';
 
 /** An attempt's end: its status and exit code, when, and the attempt's own write (null when recorded). */
@@ -32,6 +38,8 @@ interface End {
   endedAt: Date;
   endAttempt: AnyTransition | null;
   observed?: ProbeResult;
+  /** A gang's failing rank (named in the task's and the job's reason). */
+  rank?: number;
 }
 
 /** Watches and settles attempts (see the module comment). */
@@ -100,7 +108,9 @@ export class AttemptSystem {
   /** The attempt ended with a recorded exit status (it is RUNNING in the row). */
   private settleExit(job: JobRow, cur: TaskRow, att: Attempt, e: JobEntry, observed: Exited): Promise<Next> {
     const status = classifyExit(observed.phase, observed.exitCode);
-    const endReason = observed.reason ?? (status === 'SUCCEEDED' ? null : `${observed.phase} exited with code ${observed.exitCode}`);
+    // A gang's first failure names its rank (docs/slurm.md "Multi-node tasks").
+    const rank = observed.rank !== undefined && status !== 'SUCCEEDED' ? `rank ${observed.rank}: ` : '';
+    const endReason = status === 'SUCCEEDED' && !observed.reason ? null : `${rank}${observed.reason ?? `${observed.phase} exited with code ${observed.exitCode}`}`;
     const endAttempt: AnyTransition = {
       entity: 'attempt',
       id: att.id,
@@ -111,7 +121,7 @@ export class AttemptSystem {
     };
     this.res.watches.unwatchAttempt(att.id);
     this.reap.noteEnded(job, cur, att, e);
-    return this.afterEnd(job, cur, att, e, { status, exitCode: observed.exitCode, endedAt: observed.endedAt, endAttempt, observed });
+    return this.afterEnd(job, cur, att, e, { status, exitCode: observed.exitCode, endedAt: observed.endedAt, endAttempt, observed, rank: status === 'SUCCEEDED' ? undefined : observed.rank });
   }
 
   /** The task's latest attempt is already terminal in the row (a write that ended it alone). */
@@ -149,7 +159,7 @@ export class AttemptSystem {
         .write('settle', observed);
     }
     const spec = readTaskSpec(cur.spec, job.cpus);
-    const decision = decideRestart({ status, exitCode }, cur.restarts, spec);
+    const decision = decideRestart({ status, exitCode, rank: end.rank ?? rankOf(att.statusReason) }, cur.restarts, spec);
     if (decision.action === 'restart') {
       // Only a RUNNING task restarts (RUNNING → STARTING); normalize first.
       if (cur.status !== 'RUNNING') return this.writes.decide(job).task(cur, 'RUNNING').write('attach', observed);

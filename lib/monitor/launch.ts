@@ -137,6 +137,7 @@ export class LaunchSystem {
         envs: spec.envs,
         workdir: spec.workdir,
         cpus: spec.cpus,
+        ...(spec.nodes > 1 ? { nodes: spec.nodes } : {}),
         attemptDir: path.dirname(logPath),
         logPath,
       });

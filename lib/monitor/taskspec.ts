@@ -9,8 +9,10 @@ export interface RunnableTask {
   run: string | null;
   envs: Record<string, string>;
   workdir: string | null;
-  /** CPUs the task asks for (falls back to the job's). */
+  /** CPUs the task asks for, per node (falls back to the job's). */
   cpus: number;
+  /** Nodes of one attempt (`numNodes`; 1 when absent). */
+  nodes: number;
   maxRestartsOnErrors: number;
   recoverOnExitCodes: number[];
 }
@@ -31,12 +33,14 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
   const max = Number(rec.maxRestartsOnErrors);
   const codes = Array.isArray(rec.recoverOnExitCodes) ? rec.recoverOnExitCodes : typeof rec.recoverOnExitCodes === 'number' ? [rec.recoverOnExitCodes] : [];
   const cpus = Number(res.cpus);
+  const nodes = Number(s.numNodes);
   return {
     setup: str(s.setup),
     run: str(s.run),
     envs,
     workdir: str(s.workdir),
     cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
+    nodes: Number.isInteger(nodes) && nodes > 1 ? nodes : 1,
     maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,
     recoverOnExitCodes: codes.map(Number).filter((n) => Number.isInteger(n)),
   };

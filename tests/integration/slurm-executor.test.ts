@@ -344,11 +344,11 @@ describe('slurm executor: controller down, capacity, registry', () => {
     }
   });
 
-  it('capacity is the partition\'s CPU total, as the nodes report it', () => {
+  it('capacity is the partition\'s CPU total and node count, as the nodes report them', () => {
     const nodes = execFileSync('scontrol', ['-o', 'show', 'nodes'], { encoding: 'utf8' });
     const total = [...nodes.matchAll(/\sCPUTot=(\d+)\s/g)].reduce((n, m) => n + Number(m[1]), 0);
     expect(total).toBeGreaterThan(0);
-    expect(createSlurmExecutor().capacity()).toEqual({ cpus: total });
+    expect(createSlurmExecutor().capacity()).toEqual({ cpus: total, nodes: [...nodes.matchAll(/(?:^|\n)NodeName=/g)].length });
   });
 
   it('the executor registry\'s "slurm" is one Slurm executor', () => {

@@ -21,6 +21,11 @@ describe('decideRestart (SkyPilot seed: decide after ANY task fails, FAILED and 
     });
   });
 
+  it("names a gang's failing rank in the reason", () => {
+    expect(decideRestart({ status: 'FAILED', exitCode: 3, rank: 1 }, 0, policy(1))).toEqual({ action: 'restart', counted: true, reason: 'rank 1: run exited with code 3: restart 1 of 1' });
+    expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2, rank: 2 }, 0, policy(0))).toMatchObject({ action: 'fail', status: 'FAILED_SETUP', reason: 'rank 2: setup exited with code 2; no restarts allowed (max_restarts_on_errors: 0)' });
+  });
+
   it('treats FAILED_SETUP exactly like FAILED and keeps its status at the end', () => {
     expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2 }, 0, policy(1))).toMatchObject({ action: 'restart', counted: true });
     expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2 }, 1, policy(1))).toMatchObject({ action: 'fail', status: 'FAILED_SETUP', reason: expect.stringContaining('setup exited with code 2') });
@@ -120,9 +125,11 @@ describe('readTaskSpec', () => {
       envs: { A: '1' },
       workdir: null,
       cpus: 2,
+      nodes: 1,
       maxRestartsOnErrors: 1,
       recoverOnExitCodes: [3],
     });
-    expect(readTaskSpec({ run: 'echo' }, 3)).toMatchObject({ setup: null, run: 'echo', cpus: 3, maxRestartsOnErrors: 0, recoverOnExitCodes: [] });
+    expect(readTaskSpec({ run: 'echo' }, 3)).toMatchObject({ setup: null, run: 'echo', cpus: 3, nodes: 1, maxRestartsOnErrors: 0, recoverOnExitCodes: [] });
+    expect(readTaskSpec({ run: 'echo', numNodes: 3 }, 1)).toMatchObject({ nodes: 3 });
   });
 });
