@@ -4,7 +4,8 @@
  * the window are in the DOM): log lines, story banners, and section headers with their fold
  * toggle (lib/ui/log-view.ts). Each row kind is memoised so scrolling re-renders only rows that
  * enter the window. Banners and headers wrap and are measured; log lines keep one fixed height
- * unless wrapping is on, then they are measured too.
+ * unless wrapping is on, then they are measured too. A multi-node attempt's line shows its rank
+ * before the text when every rank is shown.
  */
 import type { Virtualizer } from '@tanstack/react-virtual';
 import { memo } from 'react';
@@ -27,12 +28,14 @@ export interface SectionInfo {
 
 const plural = (n: number, one: string) => `${n.toLocaleString('en-US')} ${one}${n === 1 ? '' : 's'}`;
 
-const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number; wrap: boolean; measure: (el: Element | null) => void }) {
+const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, showRank, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number; wrap: boolean; showRank: boolean; measure: (el: Element | null) => void }) {
+  const rank = row.rank !== undefined ? ` · rank ${row.rank}` : '';
   return (
-    <div ref={wrap ? measure : undefined} data-index={index} className={`log-row${current ? ' current-match' : ''}${wrap ? ' wrap' : ''}`} style={{ transform: `translateY(${start}px)`, height: wrap ? undefined : size }} data-testid="log-line">
-      <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt} · line ${row.n} of its raw log`}>
+    <div ref={wrap ? measure : undefined} data-index={index} className={`log-row${current ? ' current-match' : ''}${wrap ? ' wrap' : ''}`} style={{ transform: `translateY(${start}px)`, height: wrap ? undefined : size }} data-testid="log-line" data-rank={row.rank}>
+      <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt}${rank} · line ${row.n} of its raw log`}>
         {lineNo}
       </span>
+      {showRank && row.rank !== undefined && <span className="log-rank" data-testid="log-rank">{`rank ${row.rank}`}</span>}
       <span className="log-text">
         <LogText text={row.text} query={query} />
       </span>
@@ -76,7 +79,7 @@ const SectionRow = memo(function SectionRow({ h, banner, lines, folded, index, s
 });
 
 /** The virtualised rows; see the module comment. */
-export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, wrap, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; wrap: boolean; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
+export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, wrap, showRank, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; wrap: boolean; showRank: boolean; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
   const measure = virtualizer.measureElement;
   return (
     <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
@@ -92,7 +95,7 @@ export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed,
         if (!r) return null;
         if (r.kind === 'banner') return <BannerRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} current={it === currentRow} measure={measure} />;
         // Narrowed to one attempt, a line is numbered as in its raw file; else across the whole view.
-        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={narrowed ? r.n : r.seq} wrap={wrap} measure={measure} />;
+        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={narrowed && !showRank ? r.n : r.seq} wrap={wrap} showRank={showRank} measure={measure} />;
       })}
     </div>
   );

@@ -63,10 +63,30 @@ function SearchForm({ s }: { s: SearchBar }) {
 }
 
 /**
- * The raw download of one attempt, saying which. The API serves one attempt's file; a whole-job
- * download would be a second entry here.
+ * Which rank's lines of multi-node attempts are shown: every rank's, interleaved and each line
+ * prefixed with its rank, or one rank's.
  */
-function Download({ jobId, target }: { jobId: number; target: AttemptKey | null }) {
+function RankSelect({ nodes, rank, onRank }: { nodes: number; rank: number | null; onRank: (r: number | null) => void }) {
+  return (
+    <label className="logs-rank" title="Multi-node tasks write one log per node (rank)">
+      <span className="visually-hidden">Rank</span>
+      <select className="select" value={rank === null ? 'all' : String(rank)} onChange={(e) => onRank(e.target.value === 'all' ? null : Number(e.target.value))} data-testid="log-rank-select">
+        <option value="all">All ranks, prefixed</option>
+        {Array.from({ length: nodes }, (_, k) => (
+          <option key={k} value={String(k)}>
+            {k === 0 ? 'Rank 0 (head)' : `Rank ${k}`}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/**
+ * The raw download of one attempt (of one rank of a multi-node attempt), saying which. The API
+ * serves one file; a whole-job download would be a second entry here.
+ */
+function Download({ jobId, target, rank }: { jobId: number; target: AttemptKey | null; rank: number }) {
   if (!target) {
     return (
       <button type="button" className="btn btn-sm" disabled title="Nothing to download yet">
@@ -74,15 +94,15 @@ function Download({ jobId, target }: { jobId: number; target: AttemptKey | null 
       </button>
     );
   }
-  const what = `attempt ${target.attempt} of task ${target.task}`;
+  const what = `attempt ${target.attempt} of task ${target.task}${rank > 0 ? `, rank ${rank}` : ''}`;
   return (
-    <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt)} download data-testid="log-download" title={`The raw log file of ${what}: the bytes exactly as written`}>
+    <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt, rank)} download data-testid="log-download" title={`The raw log file of ${what}: the bytes exactly as written`}>
       Download raw <span className="log-download-what">· {what}</span>
     </a>
   );
 }
 
-export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, following, onFollow, wrap, onWrap, download }: { jobId: number; scope: string; narrowed: boolean; onShowAll: () => void; search: SearchBar; ended: boolean; following: boolean; onFollow: () => void; wrap: boolean; onWrap: () => void; download: AttemptKey | null }) {
+export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, following, onFollow, wrap, onWrap, download, ranks }: { jobId: number; scope: string; narrowed: boolean; onShowAll: () => void; search: SearchBar; ended: boolean; following: boolean; onFollow: () => void; wrap: boolean; onWrap: () => void; download: AttemptKey | null; ranks: { nodes: number; rank: number | null; onRank: (r: number | null) => void; downloadRank: number } }) {
   return (
     <div className="logs-bar">
       <h2 id="logs-title">Logs</h2>
@@ -95,6 +115,7 @@ export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, f
         </button>
       )}
       <span className="grow" />
+      {ranks.nodes > 1 && <RankSelect nodes={ranks.nodes} rank={ranks.rank} onRank={ranks.onRank} />}
       <SearchForm s={search} />
       <button type="button" className="btn btn-sm" aria-pressed={wrap} onClick={onWrap} data-testid="log-wrap" title={wrap ? 'Long lines wrap (click to scroll them sideways instead)' : 'Wrap long lines'}>
         Wrap
@@ -108,7 +129,7 @@ export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, f
           {following ? 'Following' : 'Follow'}
         </button>
       )}
-      <Download jobId={jobId} target={download} />
+      <Download jobId={jobId} target={download} rank={ranks.downloadRank} />
     </div>
   );
 }

@@ -6,7 +6,9 @@
  * stay smooth. Follow mode sticks to the bottom while lines arrive, pauses when the user scrolls
  * up, and resumes with "Jump to end" (shown only when there is more below) or by scrolling back
  * down; once the stream ended it says so instead. Search within the log, a wrap toggle, and the
- * raw download of the attempt in view. Keys: `f` follow, `g` / `G` top / end, `/` search.
+ * raw download of the attempt in view. Keys: `f` follow, `g` / `G` top / end, `/` search. A job
+ * with a multi-node task gets a rank selector: every rank's lines interleaved, each prefixed with
+ * its rank, or one rank's (and that rank's raw download).
  *
  * Line numbers run across the whole view (every attempt of every task, in stream order), so a
  * number names one line of what is on screen; narrowed to one attempt, they are that attempt's
@@ -34,14 +36,14 @@ function streamText(ended: boolean, state: ConnectionState | 'idle', restarting:
 }
 
 /** The drawn items for the buffer's rows and the view's shape (rebuilt only when that changes). */
-function useLogItems(buffer: LogBuffer, version: number, taskSections: boolean, folded: ReadonlySet<string>, only: AttemptKey | null) {
+function useLogItems(buffer: LogBuffer, version: number, taskSections: boolean, folded: ReadonlySet<string>, only: AttemptKey | null, rank: number | null) {
   const view = useRef(new LogView()).current;
   const onlyKey = only ? sectionKey(only.task, only.attempt) : '';
   // LogView.update is idempotent for the same inputs, so a repeated render does no harm.
   const count = useMemo(() => {
-    view.update(buffer, { taskSections, folded, only });
+    view.update(buffer, { taskSections, folded, only, rank });
     return view.items.length;
-  }, [view, buffer, version, taskSections, folded, onlyKey, buffer.dropped]);
+  }, [view, buffer, version, taskSections, folded, onlyKey, rank, buffer.dropped]);
   return { view, count };
 }
 
@@ -76,7 +78,8 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
   const scroller = useRef<HTMLDivElement>(null);
   const [folded, setFolded] = useState<ReadonlySet<string>>(() => new Set());
   const [wrap, setWrap] = useState(false);
-  const { view, count } = useLogItems(buffer, version, sections.taskSections, folded, selected);
+  const [rank, setRank] = useState<number | null>(null);
+  const { view, count } = useLogItems(buffer, version, sections.taskSections, folded, selected, rank);
   const items = view.items;
   // Stable between rebuilds: the virtualizer recomputes every row's place when these change.
   const rebuilds = view.rebuilds;
@@ -139,14 +142,27 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
   return (
     <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={follow.following} data-rows={rows.length} data-wrap={wrap}>
       <div ref={searchBox} className="logs-head">
-        <LogToolbar jobId={jobId} scope={scope} narrowed={!!selected} onShowAll={onShowAll} search={search} ended={ended} following={follow.following} onFollow={onFollow} wrap={wrap} onWrap={() => setWrap((w) => !w)} download={viewing} />
+        <LogToolbar
+          jobId={jobId}
+          scope={scope}
+          narrowed={!!selected}
+          onShowAll={onShowAll}
+          search={search}
+          ended={ended}
+          following={follow.following}
+          onFollow={onFollow}
+          wrap={wrap}
+          onWrap={() => setWrap((w) => !w)}
+          download={viewing}
+          ranks={{ nodes: buffer.maxNodes, rank, onRank: setRank, downloadRank: rank !== null && viewing && rank < buffer.nodesOf(viewing.task, viewing.attempt) ? rank : 0 }}
+        />
       </div>
       <div className="logs-wrap">
         <div ref={scroller} className={`log-scroller${wrap ? ' wrapping' : ''}`} onScroll={follow.onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Job log" data-testid="log-scroller">
           {count === 0 ? (
             <div className="log-empty">{selected ? 'Nothing from this attempt yet.' : jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…'}</div>
           ) : (
-            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} info={sections} onToggle={onToggle} />
+            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} info={sections} onToggle={onToggle} />
           )}
         </div>
         {!follow.following && !follow.atBottom && count > 0 && (

@@ -6,15 +6,17 @@ import { findLogAttempt, type LogTarget, type StoreScope } from '../store';
 import type { LogRange } from './types';
 import { ApiError, notFound } from './errors';
 import { validate } from './request';
+import { rankLogPath } from '../jobs/paths';
 import { isTerminal } from '../jobs/status';
 import { logSize, OffsetPastEndError, readLogRange } from '../logs/reader';
 
 /**
  * The REST side of attempt logs:
- * - `GET /api/jobs/:id/logs?task=&attempt=&offset=&limit=` → LogRange (one bounded byte range);
- * - `GET /api/jobs/:id/logs/download?task=&attempt=` → the whole file, streamed.
- * Defaults: task = the job's current task, attempt = that task's latest; offset 0; limit 256 KiB
- * (at most 1 MiB). Neither loads a whole log in memory.
+ * - `GET /api/jobs/:id/logs?task=&attempt=&rank=&offset=&limit=` → LogRange (one bounded byte range);
+ * - `GET /api/jobs/:id/logs/download?task=&attempt=&rank=` → the whole file, streamed.
+ * Defaults: task = the job's current task, attempt = that task's latest; rank 0 (a multi-node
+ * attempt has one log per rank: lib/jobs/paths.ts rankLogPath); offset 0; limit 256 KiB (at most
+ * 1 MiB). Neither loads a whole log in memory.
  */
 
 /** Default bytes of one range read. */
@@ -33,24 +35,40 @@ const uint = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
 export const LogRangeQuerySchema = z.object({
   task: uint('task', 0).optional().meta({ description: '0-based task index (default: the current task).' }),
   attempt: uint('attempt', 1).optional().meta({ description: '1-based attempt number (default: the latest attempt of the task).' }),
+  rank: uint('rank', 0).optional().meta({ description: "The rank (node, 0-based) of a multi-node attempt whose log to read (default 0, the head's)." }),
   offset: uint('offset', 0).optional().meta({ description: 'Byte offset of the first byte (default 0).' }),
   limit: uint('limit', 1, LOG_RANGE_MAX_LIMIT).optional().meta({ description: `Most bytes to return (default ${LOG_RANGE_DEFAULT_LIMIT}, at most ${LOG_RANGE_MAX_LIMIT}).` }),
 });
 
 /** Query of GET /api/jobs/:id/logs/download. */
-export const LogDownloadQuerySchema = LogRangeQuerySchema.pick({ task: true, attempt: true });
+export const LogDownloadQuerySchema = LogRangeQuerySchema.pick({ task: true, attempt: true, rank: true });
 
 export type { LogTarget } from '../store';
 
+/** A logs request's attempt and, for a multi-node attempt, the rank (default 0). */
+export type RankTarget = LogTarget & { rank?: number };
+
 /** Parses a logs query. @throws ApiError 400 naming the parameter. */
-export function parseLogRangeQuery(url: URL): LogTarget & { offset: number; limit: number } {
+export function parseLogRangeQuery(url: URL): RankTarget & { offset: number; limit: number } {
   const q = validate(LogRangeQuerySchema, Object.fromEntries(url.searchParams), 'query');
-  return { task: q.task, attempt: q.attempt, offset: q.offset ?? 0, limit: q.limit ?? LOG_RANGE_DEFAULT_LIMIT };
+  return { task: q.task, attempt: q.attempt, ...(q.rank !== undefined ? { rank: q.rank } : {}), offset: q.offset ?? 0, limit: q.limit ?? LOG_RANGE_DEFAULT_LIMIT };
 }
 
 /** Parses a download query. @throws ApiError 400 naming the parameter. */
-export function parseLogDownloadQuery(url: URL): LogTarget {
+export function parseLogDownloadQuery(url: URL): RankTarget {
   return validate(LogDownloadQuerySchema, Object.fromEntries(url.searchParams), 'query');
+}
+
+/**
+ * The log file of `rank` of an attempt (its Attempt.logPath for rank 0).
+ * @throws ApiError 404 when the task has no such rank.
+ */
+function rankFile(jobId: number, task: Task, attempt: Attempt, rank: number | undefined): string | null {
+  if (!rank) return attempt.logPath;
+  const n = Number((task.spec as { numNodes?: unknown } | null)?.numNodes);
+  const nodes = Number.isInteger(n) && n > 1 ? n : 1;
+  if (rank >= nodes) throw notFound(`job ${jobId} task ${task.index} runs on ${nodes} node${nodes === 1 ? '' : 's'} (ranks 0–${nodes - 1}): no rank ${rank}`);
+  return attempt.logPath ? rankLogPath(attempt.logPath, rank) : null;
 }
 
 /**
@@ -73,11 +91,12 @@ export async function resolveLogAttempt(store: StoreScope, jobId: number, target
  * answers an empty range (poll again later).
  * @throws ApiError 404 (unknown job/task/attempt), 416 when offset is past the end (with `size`).
  */
-export async function getLogRange(store: StoreScope, jobId: number, q: LogTarget & { offset: number; limit: number }): Promise<LogRange> {
+export async function getLogRange(store: StoreScope, jobId: number, q: RankTarget & { offset: number; limit: number }): Promise<LogRange> {
   const { task, attempt } = await resolveLogAttempt(store, jobId, q);
   const ended = isTerminal('attempt', attempt.status);
+  const file = rankFile(jobId, task, attempt, q.rank);
   try {
-    const r = await readLogRange(attempt.logPath, q.offset, q.limit, { complete: ended });
+    const r = await readLogRange(file, q.offset, q.limit, { complete: ended });
     return {
       task: task.index,
       attempt: attempt.number,
@@ -86,6 +105,7 @@ export async function getLogRange(store: StoreScope, jobId: number, q: LogTarget
       size: r.size,
       complete: ended && r.nextOffset >= r.size,
       data: r.data.toString('utf8'),
+      ...(q.rank !== undefined ? { rank: q.rank } : {}),
     };
   } catch (err) {
     if (err instanceof OffsetPastEndError) {
@@ -97,9 +117,9 @@ export async function getLogRange(store: StoreScope, jobId: number, q: LogTarget
   }
 }
 
-/** The download file name of an attempt's log. */
-export function logFileName(jobId: number, task: number, attempt: number): string {
-  return `job-${jobId}-task-${task}-attempt-${attempt}.log`;
+/** The download file name of an attempt's log (`-rank-K` for rank K > 0 of a multi-node attempt). */
+export function logFileName(jobId: number, task: number, attempt: number, rank = 0): string {
+  return `job-${jobId}-task-${task}-attempt-${attempt}${rank > 0 ? `-rank-${rank}` : ''}.log`;
 }
 
 /**
@@ -107,18 +127,19 @@ export function logFileName(jobId: number, task: number, attempt: number): strin
  * missing file is an empty log). Read in 256 KiB pieces as the client takes them, never buffered
  * whole. @throws ApiError 404 for an unknown job, task or attempt.
  */
-export async function logDownloadResponse(store: StoreScope, jobId: number, target: LogTarget): Promise<Response> {
+export async function logDownloadResponse(store: StoreScope, jobId: number, target: RankTarget): Promise<Response> {
   const { task, attempt } = await resolveLogAttempt(store, jobId, target);
-  const size = await logSize(attempt.logPath);
+  const file = rankFile(jobId, task, attempt, target.rank);
+  const size = await logSize(file);
   const headers = {
     'content-type': 'text/plain; charset=utf-8',
     'content-length': String(size),
-    'content-disposition': `attachment; filename="${logFileName(jobId, task.index, attempt.number)}"`,
+    'content-disposition': `attachment; filename="${logFileName(jobId, task.index, attempt.number, target.rank)}"`,
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   };
-  if (size === 0 || !attempt.logPath) return new Response(null, { status: 200, headers: { ...headers, 'content-length': '0' } });
+  if (size === 0 || !file) return new Response(null, { status: 200, headers: { ...headers, 'content-length': '0' } });
   // A fixed range: a log still growing is sent up to the size it had, matching Content-Length.
-  const file = createReadStream(attempt.logPath, { start: 0, end: size - 1, highWaterMark: 256 * 1024 });
-  return new Response(Readable.toWeb(file) as ReadableStream<Uint8Array>, { status: 200, headers });
+  const stream = createReadStream(file, { start: 0, end: size - 1, highWaterMark: 256 * 1024 });
+  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status: 200, headers });
 }

@@ -229,6 +229,7 @@ const taskSummaryShape = {
   recoveries: count(),
   startedAt: isoTime().nullable(),
   endedAt: isoTime().nullable(),
+  nodes: z.number().int().min(2).optional().meta({ description: "Nodes of each attempt (num_nodes), one log per rank; absent for one node." }),
 };
 export const TaskSummarySchema = named(z.object(taskSummaryShape), 'TaskSummary', 'One task (pipeline step) as the job list shows it.');
 
@@ -329,6 +330,7 @@ export const LogRangeSchema = named(
     size: count(),
     complete: z.boolean(),
     data: z.string(),
+    rank: count().optional().meta({ description: 'The rank (node) of a multi-node attempt whose log this is; absent for rank 0 not asked for.' }),
   }),
   'LogRange',
   'One bounded byte range of one attempt log.',

@@ -37,6 +37,8 @@ export interface TaskSummary {
   recoveries: number;
   startedAt: string | null;
   endedAt: string | null;
+  /** Nodes of each attempt (`num_nodes`), each rank with its own log; absent for one node. */
+  nodes?: number;
 }
 
 /** One job in the list (GET /api/jobs). */
@@ -127,6 +129,8 @@ export interface LogRange {
   complete: boolean;
   /** The bytes, decoded as UTF-8 (a range never splits a multi-byte character). */
   data: string;
+  /** The rank (node) of a multi-node attempt whose log this is, when one was asked for. */
+  rank?: number;
 }
 
 /** POST /api/jobs/cancel and POST /api/jobs/:id/cancel. */
@@ -166,15 +170,18 @@ export type StreamMessage =
       restart?: { n: number; max: number };
       /** The JobEvent id of the attempt's creation (start) or of its terminal status (end). */
       eventId?: number;
+      /** Ranks (nodes) of a multi-node attempt, each with its own log; absent for one node. */
+      nodes?: number;
     }
   /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
   | { type: 'end'; status: JobStatus; follow: boolean }
   /**
    * The server is dropping this client (code in STREAM_ERROR_CODES); reconnect with `resume`
-   * (`task`/`attempt`/`offset` as query parameters, `since` too when present) to continue
-   * exactly where the bytes the client received end.
+   * (`task`/`attempt`/`offset` as query parameters, `since` and `offsets` — comma-separated —
+   * too when present, and the same `rank`) to continue exactly where the bytes the client
+   * received end.
    */
-  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number; since?: number } };
+  | { type: 'error'; code: string; message: string; resume?: { task: number; attempt: number; offset: number; since?: number; offsets?: number[] } };
 
 /** Messages a client may send (JSON text frames); anything else closes with BAD_REQUEST. */
 export type ClientMessage = { type: 'ping' };

@@ -100,7 +100,14 @@ export function toTaskSummary(t: Task, attempts: number): TaskSummary {
     recoveries: t.recoveries,
     startedAt: iso(t.startedAt),
     endedAt: iso(t.endedAt),
+    ...nodesOf(t.spec),
   };
+}
+
+/** `{ nodes }` of a multi-node task's stored spec (numNodes > 1), else nothing. */
+function nodesOf(spec: unknown): { nodes?: number } {
+  const n = Number((spec as Partial<TaskSpec> | null)?.numNodes);
+  return Number.isInteger(n) && n > 1 ? { nodes: n } : {};
 }
 
 /**

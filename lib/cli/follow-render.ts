@@ -14,11 +14,16 @@
  *
  * With `terminalSafe` (stdout is a terminal), log bytes go through a TerminalSafeFilter per
  * attempt (lib/cli/terminal-safe.ts): colours pass, every other escape sequence is removed.
+ *
+ * A multi-node attempt (its start message names `nodes`) has one log per rank: by default its
+ * ranks' lines are interleaved, each prefixed with its rank (lib/cli/rank-lines.ts); with `rank`
+ * (`--rank K`) the stream carries that rank's log alone and it passes as it came.
  */
 import type { JobSummary, StreamMessage, TaskSummary } from '../api/types';
 import { isTerminal } from '../jobs/status';
 import type { LogChunk } from '../logs/protocol';
 import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
+import { RankLines } from './rank-lines';
 import { TerminalSafeFilter } from './terminal-safe';
 
 /** One write: raw log bytes to stdout, or a marker line (with its newline) to stderr. */
@@ -29,6 +34,8 @@ export interface Position {
   task: number;
   attempt: number;
   offset: number;
+  /** Each rank's offset in a multi-node attempt (rank 0's is also `offset`), when more than one rank came. */
+  offsets?: number[];
 }
 
 /** Options of the renderer. */
@@ -49,6 +56,8 @@ export interface FollowRendererOptions {
    * escape sequences and C1/C0 controls (but TAB, LF, CR) are removed. Off: bytes pass exactly.
    */
   terminalSafe?: boolean;
+  /** The stream carries only this rank's log of multi-node attempts (`--rank K`): no prefixes. */
+  rank?: number;
 }
 
 /** The final state a follow reached. */
@@ -100,6 +109,12 @@ export class FollowRenderer {
   /** Per-attempt terminal filter (terminalSafe) and the attempt it belongs to. */
   private readonly filter: TerminalSafeFilter | null;
   private filterKey: string | null = null;
+  /** The multi-node attempts seen (attempt key → nodes) and the open one's lines and filters. */
+  private readonly gangs = new Map<string, number>();
+  private gang: { key: string; lines: RankLines; filters: Map<number, TerminalSafeFilter> } | null = null;
+  /** Bytes passed on per rank ≥ 1 of the position's attempt. */
+  private rankPos = new Map<number, number>();
+  private readonly rank: number | null;
   private outAtLineStart = true;
   private helloSeen = false;
   private finished = false;
@@ -112,6 +127,7 @@ export class FollowRenderer {
     this.c = opts.colors ?? makeColors(false);
     this.sameTerminal = opts.sameTerminal ?? false;
     this.filter = opts.terminalSafe ? new TerminalSafeFilter() : null;
+    this.rank = opts.rank ?? null;
     this.pos = { task: opts.scope?.task ?? 0, attempt: opts.scope?.attempt ?? 1, offset: 0 };
   }
 
@@ -121,7 +137,9 @@ export class FollowRenderer {
    * that task at offset 0.
    */
   position(): Position {
-    return { ...this.pos };
+    if (this.rankPos.size === 0) return { ...this.pos };
+    const n = Math.max(...this.rankPos.keys()) + 1;
+    return { ...this.pos, offsets: Array.from({ length: n }, (_, k) => (k === 0 ? this.pos.offset : (this.rankPos.get(k) ?? 0))) };
   }
 
   /**
@@ -143,6 +161,7 @@ export class FollowRenderer {
    */
   flush(): Output[] {
     const out: Output[] = [];
+    this.closeGang(out);
     this.closeFilter(out);
     return out;
   }
@@ -199,15 +218,29 @@ export class FollowRenderer {
     const out: Output[] = [];
     if (this.finished) return out;
     if (this.outOfScope(c.task, c.attempt)) return out;
-    const k = key(c.task, c.attempt);
-    const have = this.received.get(k) ?? (this.pos.task === c.task && this.pos.attempt === c.attempt ? this.pos.offset : 0);
+    const rank = c.rank ?? 0;
+    // Rank 0 (or the one rank asked for) keeps the attempt's position; other ranks their own.
+    const primary = this.rank === null ? rank === 0 : rank === this.rank;
+    const k = primary ? key(c.task, c.attempt) : `${key(c.task, c.attempt)}:r${rank}`;
+    const here = this.pos.task === c.task && this.pos.attempt === c.attempt;
+    const have = this.received.get(k) ?? (here ? (primary ? this.pos.offset : (this.rankPos.get(rank) ?? 0)) : 0);
     const end = c.offset + c.data.length;
     if (end <= have) return out;
     let data = c.data;
     if (c.offset < have) data = data.subarray(have - c.offset);
-    else if (c.offset > have) this.marker(out, this.c.yellow(`│   (jobdeck: ${c.offset - have} bytes of task ${c.task} attempt ${c.attempt} were not received)`));
+    else if (c.offset > have) this.marker(out, this.c.yellow(`│   (jobdeck: ${c.offset - have} bytes of task ${c.task} attempt ${c.attempt}${rank > 0 ? ` rank ${rank}` : ''} were not received)`));
     this.received.set(k, end);
-    this.pos = { task: c.task, attempt: c.attempt, offset: end };
+    if (!here) this.rankPos = new Map();
+    if (primary) this.pos = { task: c.task, attempt: c.attempt, offset: end };
+    else {
+      if (!here) this.pos = { task: c.task, attempt: c.attempt, offset: this.received.get(key(c.task, c.attempt)) ?? 0 };
+      this.rankPos.set(rank, end);
+    }
+    const ak = key(c.task, c.attempt);
+    if (this.rank === null && (rank > 0 || this.gangs.has(ak))) {
+      this.gangChunk(ak, rank, data, out);
+      return out;
+    }
     if (this.filter) {
       if (this.filterKey !== k) {
         this.closeFilter(out);
@@ -217,6 +250,34 @@ export class FollowRenderer {
     }
     if (data.length) this.stdout(out, data);
     return out;
+  }
+
+  /** A chunk of a multi-node attempt in the prefixed view: whole lines, each with its rank. */
+  private gangChunk(ak: string, rank: number, data: Uint8Array, out: Output[]): void {
+    if (this.gang?.key !== ak) {
+      this.closeGang(out);
+      this.closeFilter(out);
+      // Dim only on a terminal: redirected, stdout holds plain text.
+      this.gang = { key: ak, lines: new RankLines((r) => (this.filter ? this.c.dim(`[rank ${r}]`) + ' ' : `[rank ${r}] `)), filters: new Map() };
+    }
+    const g = this.gang;
+    let f = this.filter ? g.filters.get(rank) : undefined;
+    if (this.filter && !f) g.filters.set(rank, (f = new TerminalSafeFilter()));
+    const lines = g.lines.write(rank, f ? f.write(data) : data);
+    if (lines.length) this.stdout(out, lines);
+  }
+
+  /** Ends the open multi-node attempt's view: each rank's filter tail and unfinished line. */
+  private closeGang(out: Output[], onlyKey?: string): void {
+    const g = this.gang;
+    if (!g || (onlyKey !== undefined && onlyKey !== g.key)) return;
+    this.gang = null;
+    for (const [rank, f] of g.filters) {
+      const tail = f.end();
+      if (tail.length) g.lines.write(rank, tail);
+    }
+    const rest = g.lines.end();
+    if (rest.length) this.stdout(out, rest);
   }
 
   private stdout(out: Output[], data: Uint8Array): void {
@@ -293,7 +354,10 @@ export class FollowRenderer {
     }
     this.lastTask = msg.task;
     if (typeof msg.eventId === 'number') this.boundaryEventId = msg.eventId;
-    if (!this.received.has(k)) this.received.set(k, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0);
+    if (msg.nodes && msg.nodes > 1) this.gangs.set(k, msg.nodes);
+    const here = this.pos.task === msg.task && this.pos.attempt === msg.attempt;
+    if (!this.received.has(k)) this.received.set(k, here ? this.pos.offset : 0);
+    if (!here) this.rankPos = new Map();
     this.pos = { task: msg.task, attempt: msg.attempt, offset: this.received.get(k)! };
     const info = this.tasks.get(msg.task);
     const label = taskLabel(msg.task, info?.name);
@@ -308,7 +372,8 @@ export class FollowRenderer {
     } else if (msg.cause === 'recovery') {
       this.marker(out, this.c.yellow(`↻ Recovering task ${msg.task} (attempt ${msg.attempt})${msg.reason ? `: ${msg.reason}` : ''}`));
     }
-    this.marker(out, `├── ${label}, attempt ${msg.attempt} started`);
+    const on = msg.nodes && msg.nodes > 1 ? ` on ${msg.nodes} nodes${this.rank !== null ? ` (showing rank ${this.rank})` : ''}` : '';
+    this.marker(out, `├── ${label}, attempt ${msg.attempt} started${on}`);
   }
 
   private onAttemptEnd(msg: Extract<StreamMessage, { type: 'attempt' }>, out: Output[]): void {
@@ -317,17 +382,22 @@ export class FollowRenderer {
     if (this.ended.has(k)) return;
     this.ended.set(k, msg.status);
     this.open.delete(k);
+    this.closeGang(out, k);
     this.closeFilter(out, k);
     this.received.set(k, Math.max(this.received.get(k) ?? 0, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0));
     if (!this.scope?.attempt && (msg.task > this.pos.task || (msg.task === this.pos.task && msg.attempt >= this.pos.attempt))) {
       this.pos = { task: msg.task, attempt: msg.attempt + 1, offset: 0 };
+      this.rankPos = new Map();
       if (typeof msg.eventId === 'number') this.boundaryEventId = msg.eventId;
     }
     if (this.lastTask === null || msg.task > this.lastTask) this.lastTask = msg.task;
     const who = `Task ${msg.task} attempt ${msg.attempt}`;
+    // A multi-node attempt's first failure names its rank (docs/slurm.md "Multi-node tasks").
+    const rankM = msg.reason ? /^rank (\d+): /.exec(msg.reason) : null;
+    const onRank = rankM ? ` on rank ${rankM[1]}` : '';
     let text: string;
-    if (msg.status === 'FAILED') text = this.c.red(`│   ${who} failed with exit code ${msg.exitCode ?? '?'}`);
-    else if (msg.status === 'FAILED_SETUP') text = this.c.red(`│   ${who} setup failed with exit code ${msg.exitCode ?? '?'}`);
+    if (msg.status === 'FAILED') text = this.c.red(`│   ${who} failed with exit code ${msg.exitCode ?? '?'}${onRank}`);
+    else if (msg.status === 'FAILED_SETUP') text = this.c.red(`│   ${who} setup failed with exit code ${msg.exitCode ?? '?'}${onRank}`);
     else if (msg.status === 'LOST') text = this.c.yellow(`│   ${who} was lost${msg.reason ? `: ${msg.reason}` : ''}`);
     else if (ATTEMPT_ENDED[msg.status]) text = `│   ${who} ${ATTEMPT_ENDED[msg.status]}${msg.exitCode != null && msg.status !== 'SUCCEEDED' ? ` (exit code ${msg.exitCode})` : ''}`;
     else text = `│   ${who} ended (status: ${msg.status})`;
@@ -344,6 +414,7 @@ export class FollowRenderer {
   }
 
   private onEnd(status: string, follow: boolean, out: Output[]): void {
+    this.closeGang(out);
     this.closeFilter(out);
     for (const [task, p] of [...this.taskPending]) {
       this.taskPending.delete(task);
@@ -432,6 +503,7 @@ export class FollowRenderer {
 
   private finishScoped(status: string, label: string, out: Output[]): void {
     if (this.finished) return;
+    this.closeGang(out);
     this.closeFilter(out);
     this.finished = true;
     this.outcomeValue = { status, terminal: true };

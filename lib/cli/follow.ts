@@ -51,6 +51,8 @@ export interface FollowOptions {
   debug?: boolean;
   /** Write the log bytes exactly even when stdout is a terminal (`--raw`). */
   raw?: boolean;
+  /** Only this rank's log of multi-node attempts (`--rank K`); default every rank's, prefixed. */
+  rank?: number;
 }
 
 /** What followJob ended with. */
@@ -98,14 +100,16 @@ export type Attempt =
   | { kind: 'fatal'; error: CliError }
   | { kind: 'aborted' };
 
-/** Builds the stream URL for a position. */
-export function streamUrl(base: string, jobId: number, pos: Position, follow: boolean, since?: number): string {
+/** Builds the stream URL for a position (and a rank, for `--rank K`). */
+export function streamUrl(base: string, jobId: number, pos: Position, follow: boolean, since?: number, rank?: number): string {
   const u = new URL(`${base.replace(/^http/, 'ws')}/ws/jobs/${jobId}`);
   u.searchParams.set('task', String(pos.task));
   u.searchParams.set('attempt', String(pos.attempt));
   u.searchParams.set('offset', String(pos.offset));
+  if (pos.offsets && pos.offsets.length > 1) u.searchParams.set('offsets', pos.offsets.join(','));
   u.searchParams.set('follow', follow ? '1' : '0');
   if (since !== undefined) u.searchParams.set('since', String(since));
+  if (rank !== undefined) u.searchParams.set('rank', String(rank));
   return u.toString();
 }
 
@@ -161,7 +165,7 @@ export class ReconnectPlan {
 export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const sameTerminal = !!opts.stdout.isTTY && !!opts.stderr.isTTY;
   const terminalSafe = !!opts.stdout.isTTY && !opts.raw;
-  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe });
+  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe, rank: opts.rank });
   const plan = new ReconnectPlan(opts.reconnectTimeoutMs ?? DEFAULT_FOLLOW_RECONNECT_MS);
   let everOpened = false;
   let connections = 0;
@@ -170,7 +174,7 @@ export async function followJob(opts: FollowOptions): Promise<FollowResult> {
 
   while (!r.done) {
     if (opts.signal?.aborted) return stopFollowing(opts, r, '', connections);
-    const url = streamUrl(opts.conn.url, opts.jobId, r.position(), opts.follow, r.since());
+    const url = streamUrl(opts.conn.url, opts.jobId, r.position(), opts.follow, r.since(), opts.rank);
     connections++;
     const resumeAt = r.position();
     const res = await connectOnce(url, opts, r, () => {

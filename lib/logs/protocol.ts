@@ -5,9 +5,15 @@
  * the same socket, in causal order: an attempt's `attempt` start message, then its log chunks,
  * then its end message (sent only after the log was read to the end the attempt left).
  *
- * Connect: `/ws/jobs/:id?task=T&attempt=A&offset=O&follow=1&since=E`
+ * Connect: `/ws/jobs/:id?task=T&attempt=A&offset=O&follow=1&since=E[&rank=K][&offsets=O0,O1,…]`
  * - task/attempt/offset: where to start (default task 0, attempt 1, offset 0); a client that
  *   dropped resumes with the last position it received + bytes — nothing lost, nothing twice.
+ * - Multi-node attempts (a task's `num_nodes` > 1) have one log per rank (node), streamed
+ *   interleaved, each in order; a rank-0 chunk is the frame it always was, a rank-K chunk a frame
+ *   of kind FRAME_RANK_LOG that names K. `rank=K`: only rank K's log of each attempt (one-node
+ *   attempts have rank 0 only); `offset` is then rank K's. `offsets=O0,O1,…`: the start offset of
+ *   each rank of the start attempt (instead of `offset`, which is rank 0's); the `attempt` start
+ *   message tells how many ranks an attempt has (`nodes`, present when > 1).
  * - follow=0: send what exists now and `end` at once (even for a task that has not started).
  * - tasks/attempts before the start position are skipped; later ones are streamed in order.
  *   The start attempt's `attempt` start message is always sent (also on a resume), so a client
@@ -29,9 +35,10 @@
  * except optionally `{"type":"ping"}` (answered with PongMessage `{"type":"pong"}`); anything else closes the
  * socket with 4400. Frames larger than 4 KiB from a client close it with 1009.
  *
- * Positions: after a log chunk, the client's position is (task, attempt, offset + data.length);
- * after an `attempt` end message it is (task, attempt + 1, 0) — a later task's attempts come
- * after any position in an earlier task.
+ * Positions: after a log chunk, the client's position is (task, attempt, offset + data.length)
+ * — per rank, in a multi-node attempt (resume with `offsets`); after an `attempt` end message it
+ * is (task, attempt + 1, 0) for every rank — a later task's attempts come after any position in
+ * an earlier task.
  *
  * Backpressure: the server stops reading a log while the socket holds more than its high-water
  * mark unsent (1 MiB, less while many streams send at once: lib/ws/config.ts); a client that
@@ -45,10 +52,18 @@
 
 /** Binary log frame header: version u8, kind u8, task u16, attempt u32, offset u64 (big-endian). */
 export const LOG_HEADER_BYTES = 16;
+/** Header of a FRAME_RANK_LOG frame: the 16 bytes above, then rank u32 (big-endian). */
+export const LOG_RANK_HEADER_BYTES = 20;
 export const PROTOCOL_VERSION = 1;
-/** Kind byte of a log chunk frame. */
+/** Kind byte of a log chunk frame (rank 0: every one-node attempt, the head of a multi-node one). */
 export const FRAME_LOG = 1;
-/** Most log bytes one binary frame carries (the header comes on top). */
+/** Kind byte of a log chunk frame of rank K ≥ 1 of a multi-node attempt. */
+export const FRAME_RANK_LOG = 2;
+/**
+ * Most bytes one binary frame carries, header included, is this plus LOG_HEADER_BYTES: a rank-0
+ * frame carries up to LOG_CHUNK_BYTES of log, a rank-K frame 4 bytes less (its longer header), so
+ * every full frame is the same size (the server reuses its buffers).
+ */
 export const LOG_CHUNK_BYTES = 256 * 1024;
 
 /** A decoded log chunk: `data` holds bytes [offset, offset + data.length) of the attempt's log. */
@@ -57,44 +72,57 @@ export interface LogChunk {
   attempt: number;
   offset: number;
   data: Uint8Array;
+  /** The rank (node) whose log this is, in a multi-node attempt; absent or 0: rank 0. */
+  rank?: number;
+}
+
+/** The header size of a chunk of `rank` (LOG_HEADER_BYTES for rank 0, else LOG_RANK_HEADER_BYTES). */
+export function logHeaderBytes(rank = 0): number {
+  return rank > 0 ? LOG_RANK_HEADER_BYTES : LOG_HEADER_BYTES;
 }
 
 /**
- * Writes a log frame header into the first LOG_HEADER_BYTES bytes of `target` (the server
+ * Writes a log frame header into the first logHeaderBytes(rank) bytes of `target` (the server
  * reads file bytes right after it, so a chunk is sent without a copy).
  */
-export function writeLogHeader(target: Uint8Array, task: number, attempt: number, offset: number): void {
-  const v = new DataView(target.buffer, target.byteOffset, LOG_HEADER_BYTES);
+export function writeLogHeader(target: Uint8Array, task: number, attempt: number, offset: number, rank = 0): void {
+  const v = new DataView(target.buffer, target.byteOffset, logHeaderBytes(rank));
   v.setUint8(0, PROTOCOL_VERSION);
-  v.setUint8(1, FRAME_LOG);
+  v.setUint8(1, rank > 0 ? FRAME_RANK_LOG : FRAME_LOG);
   v.setUint16(2, task);
   v.setUint32(4, attempt);
   v.setBigUint64(8, BigInt(offset));
+  if (rank > 0) v.setUint32(16, rank);
 }
 
 /** Encodes a log chunk as one binary frame (header + bytes). */
 export function encodeLogChunk(c: LogChunk): Uint8Array {
-  const out = new Uint8Array(LOG_HEADER_BYTES + c.data.length);
-  writeLogHeader(out, c.task, c.attempt, c.offset);
-  out.set(c.data, LOG_HEADER_BYTES);
+  const hdr = logHeaderBytes(c.rank);
+  const out = new Uint8Array(hdr + c.data.length);
+  writeLogHeader(out, c.task, c.attempt, c.offset, c.rank);
+  out.set(c.data, hdr);
   return out;
 }
 
-/** Writes only the 16-byte header for a chunk (the server sends header + file bytes together). */
-export function encodeLogHeader(task: number, attempt: number, offset: number): Uint8Array {
-  return encodeLogChunk({ task, attempt, offset, data: new Uint8Array(0) });
+/** Writes only the header for a chunk (the server sends header + file bytes together). */
+export function encodeLogHeader(task: number, attempt: number, offset: number, rank = 0): Uint8Array {
+  return encodeLogChunk({ task, attempt, offset, data: new Uint8Array(0), rank });
 }
 
 /**
- * Decodes a binary frame. @throws Error when the frame is shorter than the header, or of an
- * unknown version/kind.
+ * Decodes a binary frame (`rank` is set only for a FRAME_RANK_LOG frame). @throws Error when the
+ * frame is shorter than its header, or of an unknown version/kind.
  */
 export function decodeLogChunk(frame: ArrayBuffer | Uint8Array): LogChunk {
   const bytes = frame instanceof Uint8Array ? frame : new Uint8Array(frame);
   if (bytes.byteLength < LOG_HEADER_BYTES) throw new Error(`log frame too short: ${bytes.byteLength} bytes`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (v.getUint8(0) !== PROTOCOL_VERSION || v.getUint8(1) !== FRAME_LOG) throw new Error(`unknown log frame version ${v.getUint8(0)} kind ${v.getUint8(1)}`);
-  return { task: v.getUint16(2), attempt: v.getUint32(4), offset: Number(v.getBigUint64(8)), data: bytes.subarray(LOG_HEADER_BYTES) };
+  const kind = v.getUint8(1);
+  if (v.getUint8(0) !== PROTOCOL_VERSION || (kind !== FRAME_LOG && kind !== FRAME_RANK_LOG)) throw new Error(`unknown log frame version ${v.getUint8(0)} kind ${kind}`);
+  const head = { task: v.getUint16(2), attempt: v.getUint32(4), offset: Number(v.getBigUint64(8)) };
+  if (kind === FRAME_LOG) return { ...head, data: bytes.subarray(LOG_HEADER_BYTES) };
+  if (bytes.byteLength < LOG_RANK_HEADER_BYTES) throw new Error(`log frame too short: ${bytes.byteLength} bytes`);
+  return { ...head, rank: v.getUint32(16), data: bytes.subarray(LOG_RANK_HEADER_BYTES) };
 }
 
 /**

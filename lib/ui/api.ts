@@ -98,6 +98,6 @@ export const api = {
 };
 
 /** URL of an attempt's whole raw log file. */
-export function downloadUrl(jobId: number, task: number, attempt: number): string {
-  return `/api/jobs/${jobId}/logs/download?task=${task}&attempt=${attempt}`;
+export function downloadUrl(jobId: number, task: number, attempt: number, rank = 0): string {
+  return `/api/jobs/${jobId}/logs/download?task=${task}&attempt=${attempt}${rank > 0 ? `&rank=${rank}` : ''}`;
 }

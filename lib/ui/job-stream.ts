@@ -111,12 +111,14 @@ export class JobStream {
         this.badFrames++;
         return;
       }
-      const verdict = this.tracker.onChunk(chunk.task, chunk.attempt, chunk.offset, chunk.data.byteLength);
+      const rank = chunk.rank ?? 0;
+      const verdict = this.tracker.onChunk(chunk.task, chunk.attempt, chunk.offset, chunk.data.byteLength, rank);
       if (!verdict) return;
       if (verdict.gap > 0) {
-        buf.addBanner({ key: `gap:${chunk.task}:${chunk.attempt}:${chunk.offset}`, tone: 'warning', text: `${verdict.gap} bytes of this attempt's log could not be shown here — download the raw log`, task: chunk.task, attempt: chunk.attempt });
+        const whose = rank > 0 ? `rank ${rank}'s log of this attempt` : "this attempt's log";
+        buf.addBanner({ key: `gap:${chunk.task}:${chunk.attempt}:${rank > 0 ? `r${rank}:` : ''}${chunk.offset}`, tone: 'warning', text: `${verdict.gap} bytes of ${whose} could not be shown here — download the raw log`, task: chunk.task, attempt: chunk.attempt });
       }
-      buf.appendBytes(chunk.task, chunk.attempt, verdict.skip ? chunk.data.subarray(verdict.skip) : chunk.data);
+      buf.appendBytes(chunk.task, chunk.attempt, verdict.skip ? chunk.data.subarray(verdict.skip) : chunk.data, rank);
       return;
     }
     const msg = parseStreamMessage(data);
@@ -125,6 +127,7 @@ export class JobStream {
       return;
     }
     if (msg.type === 'attempt') {
+      if (msg.nodes) buf.setNodes(msg.task, msg.attempt, msg.nodes);
       if (msg.phase === 'start') this.tracker.onAttemptStart(msg.task, msg.attempt);
       else {
         buf.endAttempt(msg.task, msg.attempt);

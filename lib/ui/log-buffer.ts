@@ -4,7 +4,9 @@
  * restart n of m, next task, job ended). Pure logic (no DOM, no React), browser-safe.
  *
  * Bytes arrive in chunks cut anywhere: a line, or a multi-byte UTF-8 character, may span chunks.
- * Each attempt keeps its own streaming UTF-8 decoder and its unfinished last line, which is
+ * A multi-node attempt has one log per rank (node), interleaved as they arrive; each of its lines
+ * carries its rank. Each attempt — each rank of one — keeps its own streaming UTF-8 decoder and
+ * its unfinished last line, which is
  * shown as a row and updated in place when the rest arrives (a log that does not end with a
  * newline still shows its last line). Carriage returns follow a terminal's "rewrite the line"
  * convention, simplified: a line shows the text after its last `\r` (a trailing `\r`, as in
@@ -20,8 +22,10 @@ export type LogRow =
       kind: 'line';
       task: number;
       attempt: number;
-      /** 1-based line number within the attempt's log file (its raw download). */
+      /** 1-based line number within the attempt's log file (its raw download; the rank's file). */
       n: number;
+      /** The rank (node) whose log the line is from, in a multi-node attempt; absent otherwise. */
+      rank?: number;
       /**
        * 1-based line number across the whole view — every attempt of every task, in stream
        * order — what the viewer's gutter shows, so numbers never restart at an attempt.
@@ -62,6 +66,7 @@ interface AttemptState {
 }
 
 const key = (task: number, attempt: number) => `${task}:${attempt}`;
+const rankKey = (task: number, attempt: number, rank: number) => `${task}:${attempt}:${rank}`;
 
 /**
  * The text a terminal would leave on a line that contains carriage returns: trailing `\r`s are
@@ -95,6 +100,10 @@ export class LogBuffer {
   lineSeq = 0;
   private readonly maxRows: number;
   private readonly attempts = new Map<string, AttemptState>();
+  /** Ranks of the multi-node attempts seen (attempt key → nodes). */
+  private readonly gangs = new Map<string, number>();
+  /** The most ranks any attempt of the job has (1 without a multi-node attempt). */
+  maxNodes = 1;
   private readonly firstRow = new Map<string, number>();
   private readonly banners = new Set<string>();
   private readonly listeners = new Set<() => void>();
@@ -115,8 +124,8 @@ export class LogBuffer {
     for (const fn of this.listeners) fn();
   }
 
-  private state(task: number, attempt: number): AttemptState {
-    const k = key(task, attempt);
+  private state(task: number, attempt: number, rank: number): AttemptState {
+    const k = rankKey(task, attempt, rank);
     let st = this.attempts.get(k);
     if (!st) {
       st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0 };
@@ -136,17 +145,36 @@ export class LogBuffer {
     return idx;
   }
 
-  /** Appends raw log bytes of an attempt (decoded as UTF-8, streaming). */
-  appendBytes(task: number, attempt: number, bytes: Uint8Array): void {
-    const st = this.state(task, attempt);
-    st.bytes += bytes.byteLength;
-    const text = st.decoder.decode(bytes, { stream: true });
-    if (text) this.appendText(task, attempt, text);
+  /**
+   * Notes that an attempt runs on `nodes` ranks (its start message says so): its lines, rank 0's
+   * included, then carry their rank.
+   */
+  setNodes(task: number, attempt: number, nodes: number): void {
+    if (nodes <= 1) return;
+    this.gangs.set(key(task, attempt), nodes);
+    if (nodes > this.maxNodes) {
+      this.maxNodes = nodes;
+      this.changed();
+    }
   }
 
-  /** Appends decoded text of an attempt (appendBytes decodes, then calls this). */
-  appendText(task: number, attempt: number, text: string): void {
-    const st = this.state(task, attempt);
+  /** Ranks of an attempt (1 for a one-node attempt). */
+  nodesOf(task: number, attempt: number): number {
+    return this.gangs.get(key(task, attempt)) ?? 1;
+  }
+
+  /** Appends raw log bytes of an attempt, of `rank` for a multi-node one (decoded as UTF-8, streaming). */
+  appendBytes(task: number, attempt: number, bytes: Uint8Array, rank = 0): void {
+    const st = this.state(task, attempt, rank);
+    st.bytes += bytes.byteLength;
+    const text = st.decoder.decode(bytes, { stream: true });
+    if (text) this.appendText(task, attempt, text, rank);
+  }
+
+  /** Appends decoded text of an attempt, of `rank` for a multi-node one (appendBytes decodes, then calls this). */
+  appendText(task: number, attempt: number, text: string, rank = 0): void {
+    const st = this.state(task, attempt, rank);
+    const r = rank > 0 || this.gangs.has(key(task, attempt)) ? { rank } : {};
     let start = 0;
     let idx: number;
     while ((idx = text.indexOf('\n', start)) !== -1) {
@@ -158,7 +186,7 @@ export class LogBuffer {
         if (row && row.kind === 'line') row.text = line;
         st.partialRow = -1;
       } else {
-        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line });
+        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line, ...r });
       }
       start = idx + 1;
     }
@@ -168,7 +196,7 @@ export class LogBuffer {
       const shown = applyCarriageReturns(st.partial);
       const row = st.partialRow >= 0 ? this.rows[st.partialRow] : undefined;
       if (row && row.kind === 'line') row.text = shown;
-      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown });
+      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown, ...r });
     }
     this.changed();
   }
@@ -178,10 +206,12 @@ export class LogBuffer {
    * as U+FFFD). Its unfinished last line stays as the last line.
    */
   endAttempt(task: number, attempt: number): void {
-    const st = this.attempts.get(key(task, attempt));
-    if (!st) return;
-    const tail = st.decoder.decode();
-    if (tail) this.appendText(task, attempt, tail);
+    for (let rank = 0; rank < this.nodesOf(task, attempt); rank++) {
+      const st = this.attempts.get(rankKey(task, attempt, rank));
+      if (!st) continue;
+      const tail = st.decoder.decode();
+      if (tail) this.appendText(task, attempt, tail, rank);
+    }
   }
 
   /**
@@ -209,10 +239,17 @@ export class LogBuffer {
     return this.firstRow.get(key(task, attempt)) ?? -1;
   }
 
-  /** Lines and bytes received for an attempt. */
+  /** Lines and bytes received for an attempt (every rank of a multi-node one). */
   attemptStats(task: number, attempt: number): { lines: number; bytes: number } {
-    const st = this.attempts.get(key(task, attempt));
-    return st ? { lines: st.lines + (st.partial ? 1 : 0), bytes: st.bytes } : { lines: 0, bytes: 0 };
+    const out = { lines: 0, bytes: 0 };
+    for (let rank = 0; rank < this.nodesOf(task, attempt); rank++) {
+      const st = this.attempts.get(rankKey(task, attempt, rank));
+      if (st) {
+        out.lines += st.lines + (st.partial ? 1 : 0);
+        out.bytes += st.bytes;
+      }
+    }
+    return out;
   }
 
   /**

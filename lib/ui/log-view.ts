@@ -43,6 +43,11 @@ export interface ViewOptions {
   folded: ReadonlySet<string>;
   /** Only this attempt's rows (no job-level banners, no other attempts), or null for all. */
   only: AttemptKey | null;
+  /**
+   * Only this rank's lines of multi-node attempts (banners and one-node attempts' lines stay), or
+   * null/absent for every rank's, interleaved as they arrived (each line shows its rank).
+   */
+  rank?: number | null;
 }
 
 /** The fold key of a task (`task:0`) or an attempt (`attempt:0:2`) section. */
@@ -69,7 +74,7 @@ export class LogView {
    * Rows updated in place (a line completed) change nothing here: items point at rows.
    */
   update(buffer: LogBuffer, opts: ViewOptions): boolean {
-    const key = `${opts.taskSections}|${[...opts.folded].sort().join(',')}|${opts.only ? sectionKey(opts.only.task, opts.only.attempt) : ''}`;
+    const key = `${opts.taskSections}|${[...opts.folded].sort().join(',')}|${opts.only ? sectionKey(opts.only.task, opts.only.attempt) : ''}|${opts.rank ?? ''}`;
     if (key !== this.optsKey || buffer.dropped !== this.dropped || buffer.rows.length < this.done) {
       this.items = [];
       this.done = 0;
@@ -96,6 +101,7 @@ export class LogView {
       return false;
     }
     if (opts.only && (opts.only.task !== r.task || opts.only.attempt !== r.attempt)) return false;
+    if (opts.rank != null && r.kind === 'line' && r.rank !== undefined && r.rank !== opts.rank) return false;
     if (opts.taskSections && !opts.only && this.task?.task !== r.task) {
       this.task = { kind: 'task', task: r.task, attempt: null, row: -1, lines: 0, lastAttempt: r.attempt, folded: opts.folded.has(sectionKey(r.task)) };
       this.attempt = null;

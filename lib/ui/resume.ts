@@ -2,9 +2,10 @@
  * Where a job-stream client is in the job's logs, so that a reconnect resumes exactly after the
  * last byte it received: nothing lost, nothing twice (docs/design.md §8, "Logs and streams"). Pure, browser-safe.
  *
- * Positions order by (task, attempt); within an attempt, by byte offset. The server streams
- * attempts in order and never goes back, so a chunk of an earlier attempt, or bytes before the
- * current offset, are repeats (after a resume) and are dropped.
+ * Positions order by (task, attempt); within an attempt, by byte offset — of each rank's log, in
+ * a multi-node attempt (resumed with `offsets`). The server streams attempts in order and never
+ * goes back, so a chunk of an earlier attempt, or bytes before the rank's current offset, are
+ * repeats (after a resume) and are dropped.
  */
 
 /** A point in a job's logs: byte `offset` of attempt `attempt` (1-based) of task `task` (0-based). */
@@ -28,9 +29,16 @@ export function compareAttempt(a: { task: number; attempt: number }, b: { task: 
 /** Tracks the resume position of one job stream. */
 export class ResumeTracker {
   private pos: StreamPosition;
+  /** Next offsets of ranks ≥ 1 of the position's attempt (a multi-node attempt). */
+  private ranks = new Map<number, number>();
 
   constructor(start: StreamPosition = { task: 0, attempt: 1, offset: 0 }) {
     this.pos = { ...start };
+  }
+
+  private moveTo(task: number, attempt: number): void {
+    this.pos = { task, attempt, offset: 0 };
+    this.ranks = new Map();
   }
 
   /** The next byte wanted (a copy). */
@@ -43,21 +51,23 @@ export class ResumeTracker {
    * Returns null when every byte was already received (drop the chunk), else how many leading
    * bytes to skip and how many bytes are missing before it (0 unless the server skipped some).
    */
-  onChunk(task: number, attempt: number, offset: number, length: number): ChunkVerdict | null {
+  onChunk(task: number, attempt: number, offset: number, length: number, rank = 0): ChunkVerdict | null {
     const cmp = compareAttempt({ task, attempt }, this.pos);
     if (cmp < 0) return null;
-    if (cmp > 0) this.pos = { task, attempt, offset: 0 };
+    if (cmp > 0) this.moveTo(task, attempt);
+    const have = rank > 0 ? (this.ranks.get(rank) ?? 0) : this.pos.offset;
     const end = offset + length;
-    if (end <= this.pos.offset) return null;
-    const skip = Math.max(0, this.pos.offset - offset);
-    const gap = Math.max(0, offset - this.pos.offset);
-    this.pos.offset = end;
+    if (end <= have) return null;
+    const skip = Math.max(0, have - offset);
+    const gap = Math.max(0, offset - have);
+    if (rank > 0) this.ranks.set(rank, end);
+    else this.pos.offset = end;
     return { skip, gap };
   }
 
   /** An attempt started: a later one moves the position to its byte 0. */
   onAttemptStart(task: number, attempt: number): void {
-    if (compareAttempt({ task, attempt }, this.pos) > 0) this.pos = { task, attempt, offset: 0 };
+    if (compareAttempt({ task, attempt }, this.pos) > 0) this.moveTo(task, attempt);
   }
 
   /**
@@ -66,7 +76,7 @@ export class ResumeTracker {
    * next task (lib/logs/protocol.ts, Positions).
    */
   onAttemptEnd(task: number, attempt: number): void {
-    if (compareAttempt({ task, attempt }, this.pos) >= 0) this.pos = { task, attempt: attempt + 1, offset: 0 };
+    if (compareAttempt({ task, attempt }, this.pos) >= 0) this.moveTo(task, attempt + 1);
   }
 
   /** The last status event id seen (`since`), so a resume does not repeat status messages. */
@@ -77,9 +87,21 @@ export class ResumeTracker {
     if (typeof eventId === 'number' && Number.isSafeInteger(eventId) && eventId >= 0 && (this.lastEvent === null || eventId > this.lastEvent)) this.lastEvent = eventId;
   }
 
-  /** The query string for `/ws/jobs/:id` that resumes here (`task=…&attempt=…&offset=…[&since=…]`). */
+  /** Each rank's next offset in the position's attempt (rank 0's is `offset`); [] for one rank. */
+  get rankOffsets(): number[] {
+    if (this.ranks.size === 0) return [];
+    const n = Math.max(...this.ranks.keys()) + 1;
+    return Array.from({ length: n }, (_, k) => (k === 0 ? this.pos.offset : (this.ranks.get(k) ?? 0)));
+  }
+
+  /**
+   * The query string for `/ws/jobs/:id` that resumes here
+   * (`task=…&attempt=…&offset=…[&offsets=…][&since=…]`).
+   */
   query(): string {
     const since = this.lastEvent === null ? '' : `&since=${this.lastEvent}`;
-    return `task=${this.pos.task}&attempt=${this.pos.attempt}&offset=${this.pos.offset}${since}`;
+    const ranks = this.rankOffsets;
+    const offsets = ranks.length > 1 ? `&offsets=${ranks.join(',')}` : '';
+    return `task=${this.pos.task}&attempt=${this.pos.attempt}&offset=${this.pos.offset}${offsets}${since}`;
   }
 }

@@ -4,11 +4,11 @@ import type { Attempt, JobEvent } from '../generated/prisma/client';
 import { isTerminal, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
 import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
-import { LogFollower, LogTruncatedError, logSize } from '../logs/reader';
+import { LogTruncatedError } from '../logs/reader';
 import { CLOSE, LOG_HEADER_BYTES, PROTOCOL_VERSION } from '../logs/protocol';
+import { AttemptLogs } from './attempt-logs';
 import type { StreamLimits } from './config';
 import { JobEventFeed } from './event-feed';
-import { pumpLog } from './log-pump';
 import { FramePool, type LogSendBudget } from './send-memory';
 import type { StreamStart } from './stream-start';
 import { StreamSocket, type ResumePosition } from './stream-socket';
@@ -21,8 +21,9 @@ export { parseStreamStart, StreamQueryError, type StreamStart } from './stream-s
  * docs/design.md §8, "Logs and streams"): the stream's state machine, one loop per connection
  * over the job's JobEvents in id order and each attempt's log from the start position. Its
  * parts: the events in order (event-feed.ts), the socket with backpressure and the ways a stream
- * ends (stream-socket.ts), one slice of log frames (log-pump.ts) and what the hub's streams share
- * to bound memory (send-memory.ts).
+ * ends (stream-socket.ts), the open attempt's log — or its ranks' logs (attempt-logs.ts) — one
+ * slice of log frames at a time (log-pump.ts), and what the hub's streams share to bound memory
+ * (send-memory.ts).
  */
 
 /** Resolves on wake() or after a timeout; a wake() with nobody waiting is kept for the next wait. */
@@ -58,14 +59,15 @@ interface OpenAttempt {
   task: number;
   number: number;
   row: Attempt;
-  follower: LogFollower | null;
+  /** Its log (rank 0), or its ranks' logs (a multi-node attempt), as this stream sends them. */
+  logs: AttemptLogs;
+  /** Ranks of the attempt (its task's num_nodes). */
+  nodes: number;
   /** Its terminal status is known: drain the log to its end, then send the end message. */
   terminal: boolean;
   endEventId: number | null;
   endEventAt: Date | null;
-  /** Stop reading at this offset (follow=0: the size when opened), else Infinity. */
-  limit: number;
-  /** The last read reached the end of the file (or the limit). */
+  /** The last read reached the end of every file (or its limit). */
   atEof: boolean;
   lastRefresh: number;
 }
@@ -100,7 +102,7 @@ export class JobStream {
   private lastEventId = 0;
   private jobStatus: JobStatus = 'PENDING';
   private reached: boolean;
-  private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number }>();
+  private readonly taskInfo = new Map<number, { name: string | null; maxRestarts: number; nodes: number }>();
   /** The reusable log frame buffers (the hub's, or the stream's own; set on its first log read). */
   private frames: FramePool | null = null;
 
@@ -118,7 +120,7 @@ export class JobStream {
       jobId,
       resume: () => this.resumePosition(),
       closing: () => {
-        void this.open?.follower?.close();
+        void this.open?.logs.close();
         this.waker.wake();
       },
       done: () => this.deps.onDone(this),
@@ -131,7 +133,14 @@ export class JobStream {
 
   /** The position a client should resume from now (after everything queued on the socket). */
   resumePosition(): ResumePosition {
-    return { ...this.pos, ...(this.lastEventId > 0 ? { since: this.lastEventId } : {}) };
+    const o = this.open;
+    const pos: ResumePosition = { ...this.pos, ...(this.lastEventId > 0 ? { since: this.lastEventId } : {}) };
+    if (o && o.task === pos.task && o.number === pos.attempt) {
+      pos.offset = o.logs.firstOffset;
+      const ranks = o.logs.offsets();
+      if (ranks.size > 1) pos.offsets = Array.from({ length: o.nodes }, (_, k) => ranks.get(k) ?? 0);
+    }
+    return pos;
   }
 
   /** A store change of this job (from the hub's bus listener). */
@@ -187,7 +196,10 @@ export class JobStream {
       this.sock.fail('not_found', `job ${this.jobId} has ${job.taskCount} task${job.taskCount === 1 ? '' : 's'} (0–${job.taskCount - 1}): no task ${this.start.task}`, CLOSE.NOT_FOUND);
       return false;
     }
-    for (const t of job.tasks) this.taskInfo.set(t.index, { name: t.name, maxRestarts: toTaskSummary(t, 0).maxRestarts });
+    for (const t of job.tasks) {
+      const summary = toTaskSummary(t, 0);
+      this.taskInfo.set(t.index, { name: t.name, maxRestarts: summary.maxRestarts, nodes: summary.nodes ?? 1 });
+    }
     this.jobStatus = job.status;
     const summary = await getJobSummary(store, this.jobId);
     if (this.closed) return false;
@@ -357,7 +369,7 @@ export class JobStream {
   private async dropOpen(): Promise<void> {
     const o = this.open;
     this.open = null;
-    await o?.follower?.close();
+    await o?.logs.close();
   }
 
   /** Opens an attempt that was created (event `e`): start message, then its log. */
@@ -370,19 +382,21 @@ export class JobStream {
       return false;
     }
     const isStart = task === this.start.task && number === this.start.attempt;
-    const offset = isStart ? this.start.offset : 0;
-    if (offset > 0) {
-      const size = await logSize(row.logPath);
-      if (offset > size) {
-        this.sock.fail('bad_request', `offset ${offset} is past the end of the log of job ${this.jobId} task ${task} attempt ${number} (size ${size} bytes)`, CLOSE.BAD_REQUEST);
-        return false;
-      }
+    const nodes = this.taskInfo.get(task)?.nodes ?? 1;
+    const { rank, offsets } = this.start;
+    const ranks = rank === null ? Array.from({ length: nodes }, (_, k) => k) : rank < nodes ? [rank] : [];
+    const offsetOf = (k: number) => (!isStart ? 0 : offsets ? (offsets[k] ?? 0) : k === (rank ?? 0) ? this.start.offset : 0);
+    const logs = await AttemptLogs.open(row.logPath, ranks, offsetOf, this.start.follow);
+    if (this.closed) return false;
+    if (!(logs instanceof AttemptLogs)) {
+      const which = nodes > 1 ? ` rank ${logs.rank}` : '';
+      this.sock.fail('bad_request', `offset ${logs.offset} is past the end of the log of job ${this.jobId} task ${task} attempt ${number}${which} (size ${logs.size} bytes)`, CLOSE.BAD_REQUEST);
+      return false;
     }
-    const limit = this.start.follow ? Infinity : await logSize(row.logPath);
-    this.open = { task, number, row, follower: null, terminal: false, endEventId: null, endEventAt: null, limit: Math.max(limit, offset), atEof: false, lastRefresh: Date.now() };
+    this.open = { task, number, row, logs, nodes, terminal: false, endEventId: null, endEventAt: null, atEof: false, lastRefresh: Date.now() };
     this.pos.task = task;
     this.pos.attempt = number;
-    this.pos.offset = offset;
+    this.pos.offset = logs.firstOffset;
     if (isStart || this.statusWanted(e)) {
       const cause = row.cause === 'restart' || row.cause === 'recovery' ? row.cause : 'first';
       let restart: { n: number; max: number } | undefined;
@@ -402,6 +416,7 @@ export class JobStream {
         at: e.at.toISOString(),
         ...(restart ? { restart } : {}),
         eventId: e.id,
+        ...(nodes > 1 ? { nodes } : {}),
       });
     }
     return true;
@@ -423,6 +438,7 @@ export class JobStream {
       reason: r.statusReason,
       at: (r.endedAt ?? o.endEventAt ?? new Date()).toISOString(),
       ...(o.endEventId !== null ? { eventId: o.endEventId } : {}),
+      ...(o.nodes > 1 ? { nodes: o.nodes } : {}),
     });
     if (o.endEventId !== null && o.endEventId > this.lastEventId) this.lastEventId = o.endEventId;
     this.finished.add(key(o.task, o.number));
@@ -430,7 +446,7 @@ export class JobStream {
     this.pos.attempt = o.number + 1;
     this.pos.offset = 0;
     this.open = null;
-    void o.follower?.close();
+    void o.logs.close();
   }
 
   /**
@@ -441,14 +457,13 @@ export class JobStream {
   private async pump(): Promise<'eof' | 'more' | 'closed'> {
     const o = this.open!;
     const { chunkBytes, logPollMs } = this.deps.limits;
-    if (!o.follower) {
-      if (!o.row.logPath && (o.terminal || Date.now() - o.lastRefresh >= logPollMs)) await this.refreshOpenPath();
-      if (this.closed) return 'closed';
-      if (!o.row.logPath) return 'eof';
-      o.follower = new LogFollower(o.row.logPath, this.pos.offset, { onChange: () => this.waker.wake() });
-    }
+    if (!o.row.logPath && (o.terminal || Date.now() - o.lastRefresh >= logPollMs)) await this.refreshOpenPath();
+    if (this.closed) return 'closed';
+    if (!o.row.logPath) return 'eof';
     const frames = (this.frames ??= this.deps.frames ?? new FramePool(LOG_HEADER_BYTES + chunkBytes));
-    return pumpLog(o.follower, o, this.pos, { socket: this.sock, limits: this.deps.limits, frames, budget: this.deps.budget });
+    const r = await o.logs.pump(o.row.logPath, o.task, o.number, { socket: this.sock, limits: this.deps.limits, frames, budget: this.deps.budget }, () => this.waker.wake());
+    this.pos.offset = o.logs.firstOffset;
+    return r;
   }
 
   private async refreshOpenPath(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { LogFollower } from '../logs/reader';
-import { LOG_HEADER_BYTES, writeLogHeader } from '../logs/protocol';
+import { LOG_HEADER_BYTES, logHeaderBytes, writeLogHeader } from '../logs/protocol';
 import type { StreamLimits } from './config';
 import type { FramePool, LogSendBudget } from './send-memory';
 import type { StreamSocket } from './stream-socket';
@@ -18,6 +18,8 @@ export interface PumpAttempt {
   number: number;
   /** Stop reading at this offset (bytes; follow=0: the size when opened), else Infinity. */
   limit: number;
+  /** The rank of a multi-node attempt whose log this is (frame kind FRAME_RANK_LOG); absent: 0. */
+  rank?: number;
 }
 
 /** What pumpLog sends through and with. */
@@ -37,7 +39,11 @@ type Chunk = { buf: Buffer; at: number; want: number; n: number };
  */
 export async function pumpLog(f: LogFollower, o: PumpAttempt, pos: { offset: number }, io: PumpIo): Promise<'eof' | 'more' | 'closed'> {
   const { socket, frames, budget } = io;
-  const { chunkBytes, sliceBytes } = io.limits;
+  const { sliceBytes } = io.limits;
+  // A rank-K frame's header is longer: it carries that much less log, so every full frame has
+  // the pool's size (lib/logs/protocol.ts LOG_CHUNK_BYTES).
+  const hdr = logHeaderBytes(o.rank);
+  const chunkBytes = io.limits.chunkBytes - (hdr - LOG_HEADER_BYTES);
   // Bounded read-ahead: the next chunk's disk read is started before the current chunk is handed
   // to the socket, so reading overlaps sending (measured: one awaited read per frame left the
   // server half idle). At most ONE chunk (chunkBytes) is read ahead — it is started only when
@@ -45,9 +51,9 @@ export async function pumpLog(f: LogFollower, o: PumpAttempt, pos: { offset: num
   // still waits for backpressure() first, so the high-water mark and hard cap hold as before,
   // plus one chunk of memory for that lone stream.
   const read = async (want: number): Promise<Chunk> => {
-    const buf = frames.take(LOG_HEADER_BYTES + want);
+    const buf = frames.take(hdr + want);
     const at = f.offset;
-    const n = await f.readInto(buf, LOG_HEADER_BYTES, want);
+    const n = await f.readInto(buf, hdr, want);
     return { buf, at, want, n };
   };
   let ahead: Promise<Chunk> | null = null;
@@ -79,9 +85,9 @@ export async function pumpLog(f: LogFollower, o: PumpAttempt, pos: { offset: num
       // Only while this is the one stream sending: with several, their reads and sends overlap
       // each other already, and a read-ahead each would hold one more frame per client.
       if (sent < sliceBytes && avail > 0 && (budget?.senders ?? 1) <= 1) ahead = read(Math.min(chunkBytes, avail));
-      writeLogHeader(buf, o.task, o.number, at);
+      writeLogHeader(buf, o.task, o.number, at, o.rank);
       // Once written out (or the socket failed) nothing refers to the buffer any more.
-      socket.sendFrame(n === want ? buf : buf.subarray(0, LOG_HEADER_BYTES + n), () => frames.give(buf));
+      socket.sendFrame(n === want ? buf : buf.subarray(0, hdr + n), () => frames.give(buf));
       pos.offset = at + n;
     }
   } finally {

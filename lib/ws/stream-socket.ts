@@ -20,6 +20,8 @@ export interface ResumePosition {
   attempt: number;
   offset: number;
   since?: number;
+  /** Each rank's offset, by rank, when the open attempt streams more than one rank. */
+  offsets?: number[];
 }
 
 /** What a StreamSocket asks of the stream it carries. */

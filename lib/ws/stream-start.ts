@@ -15,7 +15,14 @@ export interface StreamStart {
   follow: boolean;
   /** Last status eventId the client received (status messages up to it are not re-sent). */
   since: number | null;
+  /** Only this rank's log of each attempt (multi-node attempts); null: every rank's. */
+  rank: number | null;
+  /** Start offset of each rank (by rank) of the start attempt, instead of `offset`; null when not given. */
+  offsets: number[] | null;
 }
+
+/** Most entries `offsets` may have (SPEC_LIMITS.maxNumNodes). */
+const MAX_OFFSETS = 1024;
 
 /** A query error: the text says which parameter and why. */
 export class StreamQueryError extends Error {}
@@ -29,8 +36,20 @@ function intParam(q: URLSearchParams, name: string, def: number, min: number): n
   return n;
 }
 
+/** `offsets=O0,O1,…`: non-negative integers, one per rank. */
+function offsetsParam(q: URLSearchParams): number[] | null {
+  const raw = q.get('offsets');
+  if (raw === null || raw === '') return null;
+  const parts = raw.split(',');
+  if (parts.length > MAX_OFFSETS || !parts.every((p) => /^[0-9]{1,15}$/.test(p))) {
+    throw new StreamQueryError(`offsets: expected at most ${MAX_OFFSETS} byte offsets (integers ≥ 0) separated by commas, got "${raw.slice(0, 100)}"`);
+  }
+  return parts.map(Number);
+}
+
 /**
- * Parses `?task=&attempt=&offset=&follow=&since=` (defaults: 0, 1, 0, follow on, none).
+ * Parses `?task=&attempt=&offset=&follow=&since=&rank=&offsets=` (defaults: 0, 1, 0, follow on,
+ * none, every rank, none). With `offsets`, `offset` (rank 0's) must be absent or agree.
  * @throws StreamQueryError naming the bad parameter.
  */
 export function parseStreamStart(q: URLSearchParams): StreamStart {
@@ -42,11 +61,22 @@ export function parseStreamStart(q: URLSearchParams): StreamStart {
     else throw new StreamQueryError(`follow: expected 1/0 or true/false, got "${f}"`);
   }
   const sinceRaw = q.get('since');
+  const rankRaw = q.get('rank');
+  const rank = rankRaw === null || rankRaw === '' ? null : intParam(q, 'rank', 0, 0);
+  const offsets = offsetsParam(q);
+  let offset = intParam(q, 'offset', 0, 0);
+  if (offsets) {
+    const first = offsets[rank ?? 0] ?? 0;
+    if (q.get('offset') && offset !== first) throw new StreamQueryError(`offset: ${offset} disagrees with offsets (rank ${rank ?? 0}: ${first}); give one of them`);
+    offset = first;
+  }
   return {
     task: intParam(q, 'task', 0, 0),
     attempt: intParam(q, 'attempt', 1, 1),
-    offset: intParam(q, 'offset', 0, 0),
+    offset,
     follow,
     since: sinceRaw === null || sinceRaw === '' ? null : intParam(q, 'since', 0, 0),
+    rank,
+    offsets,
   };
 }

@@ -9,6 +9,8 @@ export interface RunFollowOptions {
   raw?: boolean;
   /** `--reconnect-timeout`: how long to keep reconnecting to a lost server (ms). */
   reconnectTimeoutMs?: number;
+  /** `--rank K`: only rank K's log of multi-node attempts. */
+  rank?: number;
 }
 
 /** The `--reconnect-timeout` option of `logs` and `launch` (docs/cli.md, "Dropped connections"). */
@@ -38,6 +40,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       reconnectTimeoutMs: opts.reconnectTimeoutMs ?? ctx.reconnectTimeoutMs(),
       debug: !!ctx.io.env.JOBDECK_DEBUG,
       raw: opts.raw,
+      rank: opts.rank,
     });
   } finally {
     off();

@@ -1,7 +1,8 @@
 /**
- * `jobdeck logs ID | -n NAME [TASK] [--no-follow] [--attempt K]`: follows a job's logs task by
- * task and attempt by attempt over the job stream (SkyPilot `sky jobs logs`), or one task /
- * one attempt of it.
+ * `jobdeck logs ID | -n NAME [TASK] [--no-follow] [--attempt K] [--rank K]`: follows a job's logs
+ * task by task and attempt by attempt over the job stream (SkyPilot `sky jobs logs`), or one task
+ * / one attempt of it; a multi-node attempt's ranks interleaved line by line, each line prefixed
+ * with its rank, or one rank's log alone.
  */
 import type { Command } from 'commander';
 import type { JobDetail } from '../../api/types';
@@ -16,6 +17,7 @@ export interface LogsOptions {
   name?: string;
   follow: boolean;
   attempt?: string;
+  rank?: string;
   raw?: boolean;
   reconnectTimeout?: string;
 }
@@ -68,7 +70,13 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
     }
     scope.attempt = attempt;
   }
-  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw, reconnectTimeoutMs });
+  let rank: number | undefined;
+  if (opts.rank !== undefined) {
+    rank = parseIntArg(opts.rank, '--rank', 0);
+    const most = Math.max(1, ...job.tasks.filter((t) => scope === undefined || t.index === scope.task).map((t) => t.nodes ?? 1));
+    if (rank >= most) throw notFoundError(`${scope ? `task ${scope.task} of job ${jobId}` : `job ${jobId}`} runs on ${most === 1 ? 'one node (rank 0 only)' : `at most ${most} nodes (ranks 0–${most - 1})`}; there is no rank ${rank}`);
+  }
+  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw, reconnectTimeoutMs, rank });
 }
 
 /** Adds `logs` to the program. */
@@ -83,7 +91,9 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
         'exactly the bytes the job wrote; on a terminal, escape sequences other than colours\n' +
         '(window titles, links, cursor moves, screen clears…) are removed unless --raw.\n' +
         'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already\n' +
-        'ended replays it. The exit code tells how the job (or the TASK / attempt) ended;\n' +
+        'ended replays it. A multi-node task has one log per node (rank): its lines come\n' +
+        'interleaved, each prefixed with "[rank K] ", or one rank\'s alone with --rank K.\n' +
+        'The exit code tells how the job (or the TASK / attempt) ended;\n' +
         'with --no-follow it is 0 once the existing logs were printed.',
     )
     .argument('[id]', 'job id (or, with -n, the TASK)')
@@ -91,6 +101,7 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('-n, --name <name>', 'the job by its name (must match exactly one job)')
     .option('--no-follow', 'print the logs that exist now and exit, even if the job is still running')
     .option('--attempt <k>', 'only attempt K (1-based) of the task')
+    .option('--rank <k>', 'only rank K (0-based; 0 is the head) of multi-node tasks, without prefixes')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
     .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
