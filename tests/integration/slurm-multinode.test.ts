@@ -154,6 +154,23 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
     const one = await runCli(server, ['logs', String(id), '--no-follow', '--rank', '2']);
     expect(one.code, show(one)).toBe(0);
     expect(one.stdout).toBe(logs[2]);
+    const none = await server.api(`/api/jobs/${id}/logs?task=0&attempt=1&rank=3`);
+    expect(none.status).toBe(404);
+    expect(JSON.stringify(await none.json())).toContain('runs on 3 nodes (ranks 0–2): no rank 3');
+  });
+
+  it('setup failing on one node is FAILED_SETUP naming the rank; run starts on no node', async () => {
+    const id = await submit(
+      ['name: setup-fails', 'num_nodes: 3', 'setup: |', '  echo "setup rank $JOBDECK_NODE_RANK"', '  if [ "$JOBDECK_NODE_RANK" = 2 ]; then exit 4; fi', 'run: echo "run rank $JOBDECK_NODE_RANK"'].join('\n'),
+    );
+    const d = await ended(id);
+    expect(d.status).toBe('FAILED_SETUP');
+    expect(d.tasks[0].attemptList[0]).toMatchObject({ status: 'FAILED_SETUP', exitCode: 4, reason: 'rank 2: setup exited with code 4' });
+    for (const k of [0, 1, 2]) {
+      const text = await log(id, 1, k);
+      expect(text).toContain(`setup rank ${k}`);
+      expect(text).not.toContain('run rank');
+    }
   });
 
   it('rank 1 exits 3 with max_restarts_on_errors: 1: each attempt fails naming rank 1 and code 3, the others are stopped, one restart, then FAILED', async () => {

@@ -79,10 +79,10 @@ export class JobDriver {
     readonly logDir: string,
   ) {}
 
-  /** Submits a job of `taskCount` tasks (each allowing `maxRestarts` restarts). */
-  static async create(prisma: PrismaClient, logDir: string, opts: { tasks?: number; maxRestarts?: number; name?: string } = {}): Promise<JobDriver> {
+  /** Submits a job of `taskCount` tasks (each allowing `maxRestarts` restarts; on `nodes` nodes when given). */
+  static async create(prisma: PrismaClient, logDir: string, opts: { tasks?: number; maxRestarts?: number; name?: string; nodes?: number } = {}): Promise<JobDriver> {
     const n = opts.tasks ?? 1;
-    const specs = Array.from({ length: n }, (_, i) => ({ ...taskSpec(opts.maxRestarts ?? 0), name: `step-${i}` }));
+    const specs = Array.from({ length: n }, (_, i) => ({ ...taskSpec(opts.maxRestarts ?? 0), name: `step-${i}`, ...(opts.nodes ? { numNodes: opts.nodes } : {}) }));
     const job = await submitJob(storeOf(prisma), {
       name: opts.name ?? 'ws-test',
       specYaml: 'run: true\n',
@@ -152,8 +152,8 @@ export class JobDriver {
   }
 }
 
-/** What one connection received, in order. */
-export type Item = { kind: 'json'; msg: StreamMessage | PongMessage } | { kind: 'log'; task: number; attempt: number; offset: number; length: number };
+/** What one connection received, in order (`rank` only on a multi-node attempt's rank-K frame). */
+export type Item = { kind: 'json'; msg: StreamMessage | PongMessage } | { kind: 'log'; task: number; attempt: number; offset: number; length: number; rank?: number };
 
 /**
  * Checks log bytes across connections: every chunk of an attempt must start exactly where the
@@ -166,9 +166,12 @@ export class ByteLedger {
   readonly bytes = new Map<string, Buffer[]>();
   constructor(private readonly keep = false) {}
 
-  /** Records a chunk. @throws when it does not start where the attempt's bytes so far end. */
-  add(task: number, attempt: number, offset: number, data: Uint8Array): void {
-    const k = `${task}/${attempt}`;
+  /**
+   * Records a chunk (of `rank`'s log, for a multi-node attempt: each rank's bytes on their own).
+   * @throws when it does not start where the attempt's (rank's) bytes so far end.
+   */
+  add(task: number, attempt: number, offset: number, data: Uint8Array, rank = 0): void {
+    const k = `${task}/${attempt}${rank > 0 ? `/r${rank}` : ''}`;
     const expected = this.next.get(k) ?? 0;
     if (offset !== expected) throw new Error(`attempt ${k}: chunk at offset ${offset}, expected ${expected}`);
     this.next.set(k, offset + data.length);
@@ -182,12 +185,12 @@ export class ByteLedger {
     }
   }
 
-  sha256(task: number, attempt: number): string {
-    return this.hashes.get(`${task}/${attempt}`)?.copy().digest('hex') ?? createHash('sha256').digest('hex');
+  sha256(task: number, attempt: number, rank = 0): string {
+    return this.hashes.get(`${task}/${attempt}${rank > 0 ? `/r${rank}` : ''}`)?.copy().digest('hex') ?? createHash('sha256').digest('hex');
   }
 
-  text(task: number, attempt: number): string {
-    return Buffer.concat(this.bytes.get(`${task}/${attempt}`) ?? []).toString('utf8');
+  text(task: number, attempt: number, rank = 0): string {
+    return Buffer.concat(this.bytes.get(`${task}/${attempt}${rank > 0 ? `/r${rank}` : ''}`) ?? []).toString('utf8');
   }
 }
 
@@ -207,8 +210,8 @@ export class StreamClient {
       try {
         if (isBinary) {
           const c = decodeLogChunk(data);
-          this.ledger.add(c.task, c.attempt, c.offset, c.data);
-          this.items.push({ kind: 'log', task: c.task, attempt: c.attempt, offset: c.offset, length: c.data.length });
+          this.ledger.add(c.task, c.attempt, c.offset, c.data, c.rank);
+          this.items.push({ kind: 'log', task: c.task, attempt: c.attempt, offset: c.offset, length: c.data.length, ...(c.rank !== undefined ? { rank: c.rank } : {}) });
         } else this.items.push({ kind: 'json', msg: JSON.parse(data.toString()) as StreamMessage });
       } catch (err) {
         this.error ??= err as Error;
