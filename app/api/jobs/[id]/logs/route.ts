@@ -5,8 +5,9 @@ import { route, services } from '@/lib/server/route';
 export const dynamic = 'force-dynamic';
 
 /**
- * GET /api/jobs/:id/logs?task=&attempt=&offset=&limit= — one bounded byte range of an attempt's
- * log (LogRange). 400 bad numbers, 404 unknown job/task/attempt, 416 offset past the end.
+ * GET /api/jobs/:id/logs?task=&attempt=&rank=&offset=&limit= — one bounded byte range of an
+ * attempt's log, or of one rank's of a multi-node attempt (LogRange). 400 bad numbers, 404
+ * unknown job/task/attempt/rank, 416 offset past the end.
  */
 export const GET = route<{ id: string }>(async (req, { id }) => {
   const jobId = parseJobId(id);

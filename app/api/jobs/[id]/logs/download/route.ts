@@ -5,8 +5,9 @@ import { route, services } from '@/lib/server/route';
 export const dynamic = 'force-dynamic';
 
 /**
- * GET /api/jobs/:id/logs/download?task=&attempt= — the whole log of an attempt, streamed as an
- * attachment (`job-12-task-0-attempt-1.log`). 400 bad numbers, 404 unknown job/task/attempt.
+ * GET /api/jobs/:id/logs/download?task=&attempt=&rank= — the whole log of an attempt (of one rank
+ * of a multi-node attempt), streamed as an attachment (`job-12-task-0-attempt-1.log`,
+ * `…-attempt-1-rank-2.log`). 400 bad numbers, 404 unknown job/task/attempt/rank.
  */
 export const GET = route<{ id: string }>(async (req, { id }) => {
   const jobId = parseJobId(id);
