@@ -68,10 +68,10 @@ function SearchForm({ s }: { s: SearchBar }) {
  */
 function RankSelect({ nodes, rank, onRank }: { nodes: number; rank: number | null; onRank: (r: number | null) => void }) {
   return (
-    <label className="logs-rank" title="Multi-node tasks write one log per node (rank)">
+    <label className="logs-rank" title="A multi-node task writes one log per node (rank): every rank's lines, each prefixed with its rank, or one rank's">
       <span className="visually-hidden">Rank</span>
       <select className="select" value={rank === null ? 'all' : String(rank)} onChange={(e) => onRank(e.target.value === 'all' ? null : Number(e.target.value))} data-testid="log-rank-select">
-        <option value="all">All ranks, prefixed</option>
+        <option value="all">All ranks</option>
         {Array.from({ length: nodes }, (_, k) => (
           <option key={k} value={String(k)}>
             {k === 0 ? 'Rank 0 (head)' : `Rank ${k}`}
