@@ -18,8 +18,9 @@ export { ENV_FILE, readSlurmHandleFile, slurmJobName, slurmOutputPattern } from 
  *
  * The attempt folder, the sbatch command, what each Slurm state means to probe(), cancel's
  * signals, the cluster it needs and its limits: docs/slurm.md. Parts: the controller's commands
- * (slurm-cli.ts), launch (slurm-launch.ts), cancel (slurm-cancel.ts), the CPU count
- * (slurm-capacity.ts), shared with the local executor: wrapper.ts, attempt-record.ts.
+ * (slurm-cli.ts), launch (slurm-launch.ts), a multi-node attempt's batch and rank scripts
+ * (slurm-gang.ts), cancel (slurm-cancel.ts), the CPU and node count (slurm-capacity.ts), shared
+ * with the local executor: wrapper.ts, attempt-record.ts.
  */
 
 /** Options of createSlurmExecutor. */
