@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { attachBufferedBody, MAX_BODY_BYTES } from '../api/body';
 import { ApiError, problem } from '../api/errors';
+import { LINGER_BYTES, LINGER_MS } from '../auth/gate';
 import { logger } from '../log';
 
 /**
@@ -177,18 +178,50 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
     req.socket.destroy();
     return;
   }
+  const stream = hasBody && !whole ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null;
   const request = new Request(url, {
     method,
     headers,
     signal: aborter.signal,
-    ...(whole ? { body: whole } : hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    ...(whole ? { body: whole } : stream ? { body: stream, duplex: 'half' } : {}),
   } as RequestInit);
   if (whole) attachBufferedBody(request, whole);
   const response = await handler(request, { params: Promise.resolve(params) });
-  await writeResponse(response, req, res, method === 'HEAD');
-  // A body the handler did not read to its end (it answered early): the rest would be taken for
-  // the next request on a kept-alive connection, so that connection ends here.
-  if (hasBody && !req.complete) req.socket.destroySoon?.();
+  const early = hasBody && !req.complete;
+  await writeResponse(response, req, res, method === 'HEAD', early);
+  if (early) void drainThenClose(stream, req);
+}
+
+/**
+ * Ends a connection whose request body the handler did not read to its end (it answered early,
+ * e.g. 413 part-way through a chunked upload): the rest must not be taken for a next request.
+ * Closing at once would let the client's next write meet a reset, which can reach it before it
+ * has read the answer (it sees EPIPE and no status). So the socket's sending side ends (the
+ * answer is complete, nothing follows), the rest of the upload is read and discarded, and the
+ * socket is closed when the body ends — or cut past LINGER_BYTES / LINGER_MS, the same linger a
+ * declared-too-large body gets at the gate.
+ */
+async function drainThenClose(body: ReadableStream<Uint8Array> | null, req: IncomingMessage): Promise<void> {
+  const socket = req.socket;
+  const cut = () => socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.end();
+  if (!body || body.locked) return;
+  const reader = body.getReader();
+  let discarded = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      discarded += value.byteLength;
+      if (discarded > LINGER_BYTES) break;
+    }
+  } catch {
+    // The client went away: nothing left to drain.
+  }
+  cut();
 }
 
 /**
@@ -233,10 +266,12 @@ function drain(req: IncomingMessage): void {
  * a longer one (a log download) chunk by chunk, waiting for 'drain' when the socket is full. A
  * client that goes away cancels the body (a streamed download stops reading its file).
  */
-async function writeResponse(r: Response, req: IncomingMessage, res: ServerResponse, headOnly: boolean): Promise<void> {
+async function writeResponse(r: Response, req: IncomingMessage, res: ServerResponse, headOnly: boolean, keepSocket = false): Promise<void> {
   const out: Record<string, string | string[]> = {};
   r.headers.forEach((v, k) => {
-    if (k !== 'set-cookie') out[k] = v;
+    // keepSocket: the caller closes the connection itself (drainThenClose); Node would close it
+    // at once on `connection: close`.
+    if (k !== 'set-cookie' && !(keepSocket && k === 'connection')) out[k] = v;
   });
   const cookies = r.headers.getSetCookie();
   if (cookies.length) out['set-cookie'] = cookies;
