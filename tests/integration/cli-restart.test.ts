@@ -64,7 +64,7 @@ describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`✓ Job ${id} finished (status: SUCCEEDED)`);
   }, 120_000);
 
-  it('a restart of ~8 s: the CLI is back within 1.5 s of the new server listening, with its default limit', async () => {
+  it('a restart of ~8 s: the CLI is back within seconds of the new server listening, with its default limit', async () => {
     const d = await runCli(server, ['launch', '-d', '--cmd', STEADY, '-n', 'steady-long']);
     const id = submittedId(d.stdout);
     const follow = startCli(server, ['logs', String(id)]);
@@ -79,7 +79,9 @@ describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s
     await follow.waitFor(/reconnected to jobdeck/);
     const backMs = Date.now() - listening;
     console.log(`[cli-restart ${kind}] from "listening" to the CLI reconnected: ${backMs} ms`);
-    expect(backMs).toBeLessThan(1500);
+    // RESTART_BACKOFF_MAX_MS (1 s) plus slack for a loaded machine; a plain doubling backoff
+    // would be waiting 8 s or more by now.
+    expect(backMs).toBeLessThan(3000);
     const r = await follow.done;
     expect(r.code, show(r)).toBe(EXIT.OK);
     expect(r.stdout).toBe(expected);
