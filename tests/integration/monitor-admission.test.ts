@@ -3,9 +3,10 @@
  * machine, a new job that can only wait does not cost an admission pass (no database read), yet
  * still ends FAILED_NO_RESOURCE at once when too big, and everything starts once the CPUs free up.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { Fixture, jobTree, submit, waitFor, waitTerminal } from './monitor-helpers';
 import { storeOf } from '../helpers/store';
@@ -28,15 +29,11 @@ function countingGroupBy(db: PrismaClient): { db: PrismaClient; calls: () => num
 }
 
 describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-admission-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-admission-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

@@ -5,8 +5,9 @@
  * jobs, rows and folder. Real database (both kinds), real processes.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { deleteJobs, requestCancel } from '../../lib/control';
 import { submitJob } from '../../lib/store';
@@ -14,15 +15,11 @@ import { storeOf } from '../helpers/store';
 import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal } from './monitor-helpers';
 
 describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-cancel-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-cancel-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

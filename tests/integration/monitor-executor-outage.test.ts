@@ -4,8 +4,9 @@
  * backoff, never a lost attempt, never a recovery spent, never FAILED_CONTROLLER.
  * Real database (both kinds), real local processes; the fault is injected at the executor seam.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { Fixture, submit, waitTerminal, wrapExecutor } from './monitor-helpers';
 
@@ -17,15 +18,11 @@ class BackendDown extends Error {
 }
 
 describe.each(DB_KINDS)('executor outages on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-outage-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-outage-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

@@ -9,8 +9,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { isLiveState, readProcStat } from '../../lib/executors/proc';
 import { deleteJobs } from '../../lib/control';
@@ -41,16 +42,12 @@ function stateLine(label: string, pidFile: string): string {
 }
 
 describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-leftovers-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
   const extra: number[] = [];
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-leftovers-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     for (const pid of extra.splice(0)) {

@@ -2,22 +2,19 @@
  * The pipeline rules (SkyPilot's "retry each task", docs/design.md §5 rules 9–10) against a real
  * database (both kinds) and real processes: a monitor runs in-process with the local executor.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { example, Fixture, jobTree, story, submit, waitFor, waitTerminal } from './monitor-helpers';
 import { existsSync, readFileSync } from 'node:fs';
 
 describe.each(DB_KINDS)('monitor pipelines on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-pipeline-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-pipeline-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

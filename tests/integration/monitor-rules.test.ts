@@ -6,8 +6,9 @@
  * kinds), real processes.
  */
 import { writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
 import type { Executor } from '../../lib/executors/types';
@@ -23,15 +24,11 @@ import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitStatus, waitT
 const gated = (gate: string, code = 0, name = 'gated') => `name: ${name}\nrun: |\n  while [ ! -f ${gate} ]; do sleep 0.05; done\n  exit ${code}\n`;
 
 describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-rules-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-rules-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

@@ -3,21 +3,18 @@
  * end the attempt recorded itself), even for attempts that exit before the monitor writes
  * RUNNING — fast failures and restarts are exactly those.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { example, Fixture, submit, waitTerminal } from './monitor-helpers';
 
 describe.each(DB_KINDS)('attempt times on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `monitor-times-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `monitor-times-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

@@ -5,8 +5,9 @@
  * the process is alive never triggers a recovery. Real database (both kinds), real processes.
  */
 import { writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import type { ProbeResult } from '../../lib/executors/types';
 import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
@@ -14,15 +15,11 @@ import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal, wra
 const gated = (gate: string, extra = '') => `name: lost\n${extra}run: |\n  while [ ! -f ${gate} ]; do sleep 0.05; done\n  echo "attempt $JOBDECK_ATTEMPT done"\n`;
 
 describe.each(DB_KINDS)('lost attempts on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `recovery-lost-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `recovery-lost-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);

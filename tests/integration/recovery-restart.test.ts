@@ -6,8 +6,9 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local';
 import { requestCancel } from '../../lib/control';
@@ -20,15 +21,11 @@ const pipeline = (gate: string, code = 0, extra = '') =>
   `name: two\n---\nrun: echo one\n---\n${extra}run: |\n  while [ ! -f ${gate} ]; do sleep 0.05; done\n  echo "task 2 attempt $JOBDECK_ATTEMPT exits ${code}"\n  exit ${code}\n`;
 
 describe.each(DB_KINDS)('start-up recovery on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `recovery-restart-${kind}`);
   let db: PrismaClient;
   let fx: Fixture;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `recovery-restart-${kind}`);
-    db = t.db.prisma;
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    db = t.prisma;
   });
   afterEach(async () => {
     await fx?.cleanup(db);
