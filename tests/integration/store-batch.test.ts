@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { openDatabase, type Database } from '../../lib/db/client';
 import { createStore, inTransaction, startAttempt, submitJob, transitionMany, type AnyTransition, type Store, type StoreEvent } from '../../lib/store';
 import { Prisma, type Attempt, type Job, type PrismaClient, type Task } from '../../lib/generated/prisma/client';
@@ -51,16 +52,11 @@ async function announced<T>(store: Store, fn: () => Promise<T>): Promise<{ value
 }
 
 describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `store-batch-${kind}`);
   let prisma: PrismaClient;
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `store-batch-${kind}`);
-    prisma = t.db.prisma;
-    store = createStore(prisma);
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    ({ prisma, store } = t);
   });
 
   it('answers every column of the written Job, Task and Attempt rows exactly as a fresh Prisma read', async () => {
@@ -298,16 +294,14 @@ describe.each(DB_KINDS)('store batch statement on %s', (kind) => {
 });
 
 describe('store batch statement: concurrent writers on postgresql', () => {
-  let t: TestDatabase;
+  const t = useDatabase('postgresql', 'store-batch-race');
   let prisma: PrismaClient;
   let store: Store;
   let other: Database;
   let otherStore: Store;
   let admin: pg.Client;
   beforeAll(async () => {
-    t = await createTestDatabase('postgresql', 'store-batch-race');
-    prisma = t.db.prisma;
-    store = createStore(prisma);
+    ({ prisma, store } = t);
     // A second Prisma client on the same database: its own connections.
     other = await openDatabase({ databaseUrl: t.url!, migrate: false });
     otherStore = createStore(other.prisma);
@@ -317,7 +311,6 @@ describe('store batch statement: concurrent writers on postgresql', () => {
   afterAll(async () => {
     await admin?.end();
     await other?.close();
-    await t?.dispose();
   });
 
   /** Resolves once `n` sessions of this database wait for a row lock. */

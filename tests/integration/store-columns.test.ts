@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { Prisma, type PrismaClient } from '../../lib/generated/prisma/client';
-import { createStore, startAttempt, submitJob, transitionMany, type AnyTransition, type Column, type ModelColumns, type Store } from '../../lib/store';
+import { startAttempt, submitJob, transitionMany, type AnyTransition, type Column, type ModelColumns, type Store } from '../../lib/store';
 
 /**
  * The store's column table (lib/store/columns.ts) comes from the Prisma client's data model: it
@@ -80,16 +81,11 @@ function everyColumn(m: ModelColumns, row: Record<string, unknown>, tag: string)
 }
 
 describe.each(DB_KINDS)('store column table on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `store-columns-${kind}`);
   let prisma: PrismaClient;
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `store-columns-${kind}`);
-    prisma = t.db.prisma;
-    store = createStore(prisma);
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    ({ prisma, store } = t);
   });
 
   it('lists exactly the scalar fields Prisma generated for each model, in schema order', () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { createStore, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type Store, type StoreEvent } from '../../lib/store';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
+import { SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type Store, type StoreEvent } from '../../lib/store';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 
 /**
@@ -9,16 +10,11 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
  * submissionId must surface as Prisma's P2002 with nothing written.
  */
 describe.each(DB_KINDS)('store.submitJob on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `store-submit-${kind}`);
   let prisma: PrismaClient;
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `store-submit-${kind}`);
-    prisma = t.db.prisma;
-    store = createStore(prisma);
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    ({ prisma, store } = t);
   });
 
   const input = (submissionId: string | null, tasks = 3) => ({

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import {
-  createStore,
   deleteTerminalJobs,
   startAttempt,
   submitJob,
@@ -31,16 +31,11 @@ async function eventCount(prisma: PrismaClient, jobId: number) {
 }
 
 describe.each(DB_KINDS)('guarded store on %s', (kind) => {
-  let t: TestDatabase;
+  const t = useDatabase(kind, `store-${kind}`);
   let prisma: PrismaClient;
   let store: Store;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind, `store-${kind}`);
-    prisma = t.db.prisma;
-    store = createStore(prisma);
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  beforeAll(() => {
+    ({ prisma, store } = t);
   });
 
   it('submits a job with its tasks and one PENDING event', async () => {
