@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ApiError } from '../../lib/api/errors';
 import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec, type DeleteDeps } from '../../lib/api/jobs';
@@ -20,7 +21,7 @@ import { MASKED_VALUE } from '../../lib/auth/secrets';
 import { decodeCursor, encodeCursor } from '../../lib/api/cursor';
 import { getJobSummary, listJobs } from '../../lib/api/views';
 import { SubmissionConflictError, submitJobSpec } from '../../lib/control';
-import { createStore, startAttempt, transitionMany, type Store } from '../../lib/store';
+import { startAttempt, transitionMany, type Store } from '../../lib/store';
 import type { JobStatus } from '../../lib/jobs/status';
 
 const PIPELINE = `name: two-steps
@@ -54,7 +55,8 @@ async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError
 }
 
 describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
-  let t: TestDatabase;
+  // The nested groups below seed rows in their own beforeAll and read them in several tests.
+  const t = useDatabase(kind, `api-jobs-${kind}`, { isolation: 'file' });
   let db: PrismaClient;
   let store: Store;
   let tmp: string;
@@ -62,9 +64,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   let deps: DeleteDeps;
   const savedHome = process.env.JOBDECK_HOME;
   beforeAll(async () => {
-    t = await createTestDatabase(kind, `api-jobs-${kind}`);
-    db = t.db.prisma;
-    store = createStore(db);
+    ({ prisma: db, store } = t);
     tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-api-'));
     // deleteJobs removes $JOBDECK_HOME/jobs/<id>: keep it inside this test's folder.
     process.env.JOBDECK_HOME = tmp;
@@ -72,7 +72,6 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     deps = { home: tmp, executor: (name) => executors.get(name), leftoverGraceMs: monitorSettingsFromEnv().leftoverGraceMs };
   });
   afterAll(async () => {
-    await t?.dispose();
     rmSync(tmp, { recursive: true, force: true });
     if (savedHome === undefined) delete process.env.JOBDECK_HOME;
     else process.env.JOBDECK_HOME = savedHome;

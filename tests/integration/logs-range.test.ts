@@ -6,12 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/api/errors';
 import { storeOf } from '../helpers/store';
 import { getLogRange, logDownloadResponse, parseLogDownloadQuery, parseLogRangeQuery, LOG_RANGE_MAX_LIMIT } from '../../lib/api/logs';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { JobDriver } from './ws-fixtures';
 
 /** The REST side of logs (lib/api/logs.ts) over a real database (both kinds) and real files. */
 describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase(kind, `logs-range-${kind}`);
   let logDir: string;
   const write = (d: JobDriver, task: number, attempt: number, content: string | Buffer) => {
     const p = d.logPath(task, attempt);
@@ -29,11 +30,9 @@ describe.each(DB_KINDS)('log ranges and downloads (%s)', (kind) => {
   };
 
   beforeAll(async () => {
-    tdb = await createTestDatabase(kind, `logs-range-${kind}`);
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-logs-range-'));
   });
   afterAll(async () => {
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 

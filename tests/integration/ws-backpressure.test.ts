@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_CHUNK_BYTES } from '../../lib/logs/protocol';
 import type { StreamMessage } from '../../lib/api/types';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
 
@@ -39,20 +40,18 @@ async function finishedJobWithLog(prisma: PrismaClient, logDir: string, mib: num
  * resumes from it to get the rest exactly once.
  */
 describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase(kind, `ws-backpressure-${kind}`);
   let srv: WsServer;
   let logDir: string;
   const HIGH_WATER = 1024 * 1024;
   const STALL_MS = 1500;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase(kind, `ws-backpressure-${kind}`);
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-bp-'));
     srv = await startWsServer(tdb.db, { highWater: HIGH_WATER, stallMs: STALL_MS, closeGraceMs: 30_000 });
   });
   afterAll(async () => {
     await srv?.close();
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 
@@ -122,7 +121,7 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
  * hub's, not the database's: PGlite only.
  */
 describe('slow job-stream clients share the unsent-bytes budget (pglite)', () => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase('pglite', 'ws-budget');
   let srv: WsServer;
   let logDir: string;
   const HIGH_WATER = 1024 * 1024;
@@ -130,13 +129,11 @@ describe('slow job-stream clients share the unsent-bytes budget (pglite)', () =>
   const CLIENTS = 12;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase('pglite', 'ws-budget');
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-budget-'));
     srv = await startWsServer(tdb.db, { highWater: HIGH_WATER, totalHighWater: BUDGET, stallMs: 1500, closeGraceMs: 30_000 });
   });
   afterAll(async () => {
     await srv?.close();
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 

@@ -5,23 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteTerminalJobs } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 import type { ListMessage } from '../../lib/api/types';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
 
 /** The list stream `/ws/jobs`: created / updated / deleted, coalesced per job. */
 describe.each(DB_KINDS)('job list stream (%s)', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase(kind, `ws-list-${kind}`);
   let srv: WsServer;
   let logDir: string;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase(kind, `ws-list-${kind}`);
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-list-'));
     srv = await startWsServer(tdb.db);
   });
   afterAll(async () => {
     await srv?.close();
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rankLogPath } from '../../lib/jobs/paths';
 import type { StreamMessage } from '../../lib/api/types';
-import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
 
 /**
@@ -15,7 +15,7 @@ import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } fro
  * slurm-multinode.test.ts runs real gangs).
  */
 describe('job stream of a multi-node attempt', () => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase('pglite', 'ws-ranks');
   let srv: WsServer;
   let logDir: string;
   const url = (s: WsServer, jobId: number, q: string) => `${s.url}/ws/jobs/${jobId}?${q}`;
@@ -32,13 +32,11 @@ describe('job stream of a multi-node attempt', () => {
   const attemptMsgs = (c: StreamClient) => c.messages.filter((m): m is Extract<StreamMessage, { type: 'attempt' }> => m.type === 'attempt');
 
   beforeAll(async () => {
-    tdb = await createTestDatabase('pglite', 'ws-ranks');
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-ranks-'));
     srv = await startWsServer(tdb.db);
   });
   afterAll(async () => {
     await srv?.close();
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteTerminalJobs } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 import type { StreamMessage } from '../../lib/api/types';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
 import { ByteLedger, JobDriver, startWsServer, story, StreamClient, type WsServer } from './ws-fixtures';
 
 /**
@@ -16,7 +17,7 @@ import { ByteLedger, JobDriver, startWsServer, story, StreamClient, type WsServe
  * a finished pipeline, follow=0, exact resume of a 50 MB log after drops, errors and close codes.
  */
 describe.each(DB_KINDS)('job stream (%s)', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useDatabase(kind, `ws-stream-${kind}`);
   let srv: WsServer;
   let logDir: string;
   const url = (jobId: number | string, q = '') => `${srv.url}/ws/jobs/${jobId}${q ? `?${q}` : ''}`;
@@ -27,13 +28,11 @@ describe.each(DB_KINDS)('job stream (%s)', (kind) => {
   };
 
   beforeAll(async () => {
-    tdb = await createTestDatabase(kind, `ws-stream-${kind}`);
     logDir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-ws-stream-'));
     srv = await startWsServer(tdb.db);
   });
   afterAll(async () => {
     await srv?.close();
-    await tdb?.dispose();
     rmSync(logDir, { recursive: true, force: true });
   });
 
