@@ -32,7 +32,9 @@ export interface TestDatabase {
 
 /**
  * Opens a fresh database: an in-memory PGlite, or a new PostgreSQL database named after `label`
- * (pg-boss style: one database per test file, dropped when done).
+ * (pg-boss style: one database per test file, dropped when done). Suites do not call this
+ * themselves: they use the fixture of tests/helpers/use-database.ts, which calls it in beforeAll
+ * and disposes it in afterAll.
  */
 export async function createTestDatabase(kind: DbKind, label = 'test'): Promise<TestDatabase> {
   if (kind === 'pglite') {

@@ -10,8 +10,9 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 
 type Json = Record<string, any>;
 
@@ -19,7 +20,7 @@ const TERMINAL = new Set(['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'F
 
 describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
+  const database = useServerDatabase(kind, 'api-server');
   let openapi: Json;
   let ajv: Ajv2020;
   const live: number[] = [];
@@ -55,12 +56,7 @@ describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
   }
 
   beforeAll(async () => {
-    const env: Record<string, string> = {};
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'api-server');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
     const res = await api('/api/openapi.json');
     expect(res.status).toBe(200);
     openapi = await res.json();
@@ -72,8 +68,6 @@ describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
   afterAll(async () => {
     // Leave no attempt running after the server is gone.
     if (server && live.length) await postJson('/api/jobs/cancel', { ids: live }).catch(() => undefined);
-    await server?.dispose();
-    await pg?.dispose();
   });
 
   it('answers a YAML error with 400, the line and key path of each issue, and a formatted detail', async () => {

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobSummary } from '../../lib/api/types';
 import { EXIT } from '../../lib/cli/exit-codes';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import { runCli, show, startCli, submittedId, waitStatus, waitTerminal } from './cli-run';
 
 const TWO_TASKS = `name: two-step
@@ -35,7 +36,7 @@ run: echo "after"
 
 describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
+  const database = useServerDatabase(kind, 'cli-commands');
   let dir: string;
   const file = (name: string, text: string) => {
     const p = path.join(dir, name);
@@ -45,18 +46,11 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-'));
-    const env: Record<string, string> = {};
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', `cli-commands`);
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
-    await server?.dispose();
-    await pg?.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 

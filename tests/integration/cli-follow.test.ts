@@ -9,8 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import { runCli, show, startCli, submittedId, waitStatus } from './cli-run';
 
 const LINES = 40;
@@ -20,21 +21,14 @@ const expected = Array.from({ length: LINES }, (_, i) => `line ${i + 1}\n`).join
 
 describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
-  const env: Record<string, string> = {};
+  const database = useServerDatabase(kind, 'cli-follow');
 
   beforeAll(async () => {
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'cli-follow');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
-    await server?.dispose();
-    await pg?.dispose();
   });
 
   it('kill -9 of the server mid-follow: the CLI resumes where it was, nothing lost, nothing twice', async () => {
@@ -48,7 +42,7 @@ describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) =>
     await follow.waitFor(/lost the connection to jobdeck/);
     // The CLI keeps trying while nobody listens; the same data folder and port come back.
     await new Promise((r) => setTimeout(r, 1500));
-    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    server = await database.start({ home: server.home, token: server.token, port });
 
     const r = await follow.done;
     expect(r.code, show(r)).toBe(EXIT.OK);
@@ -71,7 +65,7 @@ describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) =>
     expect(r.stderr).toContain(`Stopped following job ${id}`);
     expect(r.stdout).toBe('up\n');
     // Bring the server back for the cleanup (and check the job is still alive).
-    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    server = await database.start({ home: server.home, token: server.token, port });
     const job = (await (await server.api(`/api/jobs/${id}`)).json()) as { status: string };
     expect(['RUNNING', 'RECOVERING', 'STARTING']).toContain(job.status);
   }, 120_000);

@@ -20,8 +20,9 @@ import type { CliIO } from '../../lib/cli/context';
 import { EXIT } from '../../lib/cli/exit-codes';
 import { main } from '../../lib/cli/main';
 import { terminalSafe } from '../../lib/cli/terminal-safe';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import { ROOT, type ServerProcess } from '../helpers/server';
 import { BIN, runCli, show, submittedId, waitTerminal } from './cli-run';
 import { startProxy, type Proxy, type ProxyOptions } from './cli-proxy';
 
@@ -92,7 +93,7 @@ async function jobsNamed(server: ServerProcess, name: string): Promise<JobSummar
 
 describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
+  const database = useServerDatabase(kind, 'cli-network');
   let dir: string;
   const proxies: Proxy[] = [];
   const proxy = async (opts: ProxyOptions) => {
@@ -105,19 +106,12 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-net-'));
-    const env: Record<string, string> = {};
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'cli-network');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
     for (const p of proxies) await p.close();
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
-    await server?.dispose();
-    await pg?.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -13,8 +13,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import { runCli, show, startCli, submittedId } from './cli-run';
 
 const LINES = 40;
@@ -24,21 +25,14 @@ const expected = Array.from({ length: LINES }, (_, i) => `t ${i + 1}\n`).join(''
 
 describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
-  const env: Record<string, string> = {};
+  const database = useServerDatabase(kind, 'cli-restart');
 
   beforeAll(async () => {
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'cli-restart');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
-    await server?.dispose();
-    await pg?.dispose();
   });
 
   it('the server exits promptly while the CLI reconnects; the next server on the same home and port serves the rest', async () => {
@@ -55,7 +49,7 @@ describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s
     expect(stopMs, `the server took ${stopMs} ms to stop`).toBeLessThan(8000);
     await follow.waitFor(/lost the connection to jobdeck/);
 
-    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    server = await database.start({ home: server.home, token: server.token, port });
     const r = await follow.done;
     expect(r.code, show(r)).toBe(EXIT.OK);
     expect(r.stdout).toBe(expected);
@@ -74,7 +68,7 @@ describe.each(DB_KINDS)('jobdeck logs across a SIGTERM restart of the server (%s
     await follow.waitFor(/lost the connection to jobdeck: the server is restarting; reconnecting for up to 5 min/);
     // Long enough for a plain doubling backoff to reach seconds between tries.
     await new Promise((r) => setTimeout(r, 8000));
-    server = await startServerProcess({ home: server.home, token: server.token, port, env });
+    server = await database.start({ home: server.home, token: server.token, port });
     const listening = Date.now();
     await follow.waitFor(/reconnected to jobdeck/);
     const backMs = Date.now() - listening;

@@ -10,27 +10,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
 import type { ServerProcess } from '../helpers/server';
 import { runCli, show, startCli } from './cli-run';
 
 describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-server-'));
   const token = 'jd_cli_server_test_token_0123456789';
-  let pg: TestDatabase | undefined;
+  // The CLI starts these servers itself: only the database's environment comes from the fixture.
+  const database = useServerDatabase(kind, 'cli-server');
 
   afterAll(async () => {
-    await pg?.dispose();
     rmSync(home, { recursive: true, force: true });
   });
 
   it('serves the CLI and stops on Ctrl-C with exit 0', async () => {
     // As tests/helpers/server.ts does: logs on (vitest silences them), production mode.
-    const env: Record<string, string> = { JOBDECK_HOME: home, JOBDECK_TOKEN: token, JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1' };
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'cli-server');
-      env.DATABASE_URL = pg.url!;
-    }
+    const env: Record<string, string> = { JOBDECK_HOME: home, JOBDECK_TOKEN: token, JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1', ...database.env };
     const srv = startCli(null, ['server', '--port', '0'], { env, timeoutMs: 120_000 });
     await srv.waitFor(/jobdeck listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
     const url = /jobdeck listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(srv.stdout() + srv.stderr())![1];
@@ -52,8 +49,7 @@ describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
   it('without JOBDECK_TOKEN the server writes its token file, and the CLI finds it through JOBDECK_HOME', async () => {
     const own = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-token-'));
     try {
-      const env: Record<string, string> = { JOBDECK_HOME: own, JOBDECK_TOKEN: '', JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1' };
-      if (pg) env.DATABASE_URL = pg.url!;
+      const env: Record<string, string> = { JOBDECK_HOME: own, JOBDECK_TOKEN: '', JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1', ...database.env };
       const srv = startCli(null, ['server', '--port', '0'], { env, timeoutMs: 120_000 });
       await srv.waitFor(/jobdeck listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
       const url = /jobdeck listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(srv.stdout() + srv.stderr())![1];

@@ -8,9 +8,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import type { JobDetail } from '../../lib/api/types';
 import type { MonitorState } from '../../lib/monitor/handle';
 import { groupAlive, waitFor } from './monitor-helpers';
@@ -18,15 +19,9 @@ import { groupAlive, waitFor } from './monitor-helpers';
 const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '4' };
 
 describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
-  let t: TestDatabase | undefined;
+  const t = useServerDatabase(kind, `recovery-server-${kind}`);
   const servers: ServerProcess[] = [];
   let home: string | undefined;
-  beforeAll(async () => {
-    if (kind === 'postgresql') t = await createTestDatabase(kind, `recovery-server-${kind}`);
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.dispose({ keepHome: true });
     if (home) {
@@ -55,9 +50,7 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
   });
 
   async function start(h?: string): Promise<ServerProcess> {
-    const env: Record<string, string> = { ...ENV };
-    if (t?.url) env.DATABASE_URL = t.url;
-    const s = await startServerProcess({ home: h, env });
+    const s = await t.start({ home: h, env: ENV });
     servers.push(s);
     home = s.home;
     return s;
@@ -114,7 +107,7 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     // the story: everything before the crash, then task 2's end and the job's — nothing re-run
     expect(story(d)).toEqual([...before, 't1a1 RUNNING>SUCCEEDED', 't1 RUNNING>SUCCEEDED', 'job RUNNING>SUCCEEDED']);
     expect(before).toEqual(expect.arrayContaining(['t0a1 RUNNING>SUCCEEDED', 't1a1 >STARTING', 't1a1 STARTING>RUNNING']));
-    if (t) {
+    if (t.db) {
       const attempts = await t.db.prisma.attempt.findMany({ where: { jobId: id } });
       expect(attempts).toHaveLength(2);
       expect(attempts.find((a) => a.number === 1 && a.pid === pid)).toBeTruthy();

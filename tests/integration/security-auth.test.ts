@@ -13,15 +13,16 @@
  * `JOBDECK_NEXT_DIST=.next-security npx vitest run tests/integration/security-auth.test.ts`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
 import { apiRouteFiles, cookieFrom, httpRequest, pagePaths, tryUpgrade, wsUrl } from '../helpers/security';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import type { ServerProcess } from '../helpers/server';
 
 const PUBLIC = new Set(['GET /api/health', 'HEAD /api/health']);
 
 describe.each(DB_KINDS)('authentication and origin checks (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
+  const database = useServerDatabase(kind, 'security-auth');
   const routes = apiRouteFiles();
   const calls = routes.flatMap((r) => r.methods.map((method) => ({ method, path: r.path, file: r.file })));
 
@@ -47,17 +48,10 @@ describe.each(DB_KINDS)('authentication and origin checks (%s)', (kind) => {
   }
 
   beforeAll(async () => {
-    const env: Record<string, string> = {};
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'security-auth');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
-    await server?.dispose();
-    await pg?.dispose();
   });
 
   it('finds the API routes on disk (the enumeration itself works)', () => {

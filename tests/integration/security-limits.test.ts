@@ -14,9 +14,10 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
 import { tryUpgrade, wsUrl } from '../helpers/security';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import type { ServerProcess } from '../helpers/server';
 
 const MB = 1024 * 1024;
 const TERMINAL = new Set(['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER']);
@@ -56,7 +57,7 @@ function upload(url: string, token: string, total: number, declare: boolean): Pr
 
 describe.each(DB_KINDS)('input limits (%s)', (kind) => {
   let server: ServerProcess;
-  let pg: TestDatabase | undefined;
+  const database = useServerDatabase(kind, 'security-limits');
 
   async function jobCount(): Promise<number> {
     const res = await server.api('/api/jobs?limit=200');
@@ -69,17 +70,10 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
   }
 
   beforeAll(async () => {
-    const env: Record<string, string> = {};
-    if (kind === 'postgresql') {
-      pg = await createTestDatabase('postgresql', 'security-limits');
-      env.DATABASE_URL = pg.url!;
-    }
-    server = await startServerProcess({ env });
+    server = await database.start();
   }, 120_000);
 
   afterAll(async () => {
-    await server?.dispose();
-    await pg?.dispose();
   });
 
   it('answers a declared 50 MB body with 413 before reading it, and keeps serving', async () => {

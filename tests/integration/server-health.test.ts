@@ -1,19 +1,14 @@
 import WebSocket from 'ws';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { describe, expect, it } from 'vitest';
+import { startServerProcess } from '../helpers/server';
+import { useServerDatabase } from '../helpers/use-database';
 
 describe('server start-up and /api/health', () => {
-  const servers: ServerProcess[] = [];
-  let pgdb: TestDatabase | undefined;
-  afterAll(async () => {
-    for (const s of servers) await s.dispose();
-    await pgdb?.dispose();
-  });
+  const pglite = useServerDatabase('pglite', 'server-health');
+  const postgresql = useServerDatabase('postgresql', 'server-health');
 
   it('serves health on the embedded database and keeps its data across a restart', async () => {
-    const first = await startServerProcess();
-    servers.push(first);
+    const first = await pglite.start();
     const res = await fetch(`${first.url}/api/health`); // public: no token
     expect(res.status).toBe(200);
     const h = await res.json();
@@ -25,8 +20,7 @@ describe('server start-up and /api/health', () => {
     await first.stop();
     expect(first.proc.exitCode).toBe(0);
 
-    const second = await startServerProcess({ home: first.home, token: first.token });
-    servers.push(second);
+    const second = await pglite.start({ home: first.home, token: first.token });
     const job = await second.api(`/api/jobs/${id}`);
     expect(job.status).toBe(200);
     expect(await job.json()).toMatchObject({ id, name: 'persist-me' });
@@ -37,17 +31,14 @@ describe('server start-up and /api/health', () => {
   });
 
   it('reports postgresql when DATABASE_URL is set', async () => {
-    pgdb = await createTestDatabase('postgresql', 'server-health');
-    const srv = await startServerProcess({ env: { DATABASE_URL: pgdb.url! } });
-    servers.push(srv);
+    const srv = await postgresql.start();
     const h = await (await fetch(`${srv.url}/api/health`)).json();
     expect(h).toMatchObject({ ok: true, database: 'postgresql' });
     await srv.stop();
   });
 
   it('stops on SIGTERM even while a client keeps reconnecting its WebSocket (new upgrades refused with 503)', async () => {
-    const srv = await startServerProcess();
-    servers.push(srv);
+    const srv = await pglite.start();
     const wsUrl = srv.url.replace('http', 'ws') + '/ws/jobs';
     const statuses: number[] = [];
     let stopping = false;

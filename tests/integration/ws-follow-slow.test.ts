@@ -1,6 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import { ByteLedger, story, StreamClient } from './ws-fixtures';
 
 /**
@@ -9,19 +10,10 @@ import { ByteLedger, story, StreamClient } from './ws-fixtures';
  * side (each ~25 s).
  */
 describe('a quiet job keeps the follow open', () => {
-  const cleanup: Array<() => Promise<void>> = [];
-  afterAll(async () => {
-    for (const c of cleanup) await c().catch(() => undefined);
-  });
+  const databases = { pglite: useServerDatabase('pglite', 'ws-follow-slow'), postgresql: useServerDatabase('postgresql', 'ws-follow-slow') };
 
   it.concurrent.each(DB_KINDS)('until the job ends (%s)', async (kind) => {
-    let tdb: TestDatabase | null = null;
-    if (kind === 'postgresql') {
-      tdb = await createTestDatabase('postgresql', 'ws-follow-slow');
-      cleanup.push(() => tdb!.dispose());
-    }
-    const srv: ServerProcess = await startServerProcess({ env: tdb?.url ? { DATABASE_URL: tdb.url } : {} });
-    cleanup.push(() => srv.dispose());
+    const srv: ServerProcess = await databases[kind].start();
     const res = await srv.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'name: quiet\nrun: |\n  echo "line one"\n  sleep 20\n  echo "line two"\n' });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: number };

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { JobDetail, LogRange, StreamMessage } from '../../lib/api/types';
 import { attemptLogPath } from '../../lib/jobs/paths';
-import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
-import { startServerProcess, type ServerProcess } from '../helpers/server';
+import { DB_KINDS } from '../helpers/db';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
 import { ByteLedger, story, StreamClient } from './ws-fixtures';
 
 /**
@@ -13,7 +14,7 @@ import { ByteLedger, story, StreamClient } from './ws-fixtures';
  * through drops, follow=0 on a task not started, the range and download routes over HTTP.
  */
 describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
-  let tdb: TestDatabase | null = null;
+  const database = useServerDatabase(kind, 'ws-server');
   let srv: ServerProcess;
   const auth = () => ({ authorization: `Bearer ${srv.token}` });
   const ws = (p: string) => srv.url.replace(/^http/, 'ws') + p;
@@ -40,13 +41,8 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
   const skeleton = (s: string[]) => s.filter((x) => /^(attempt|log|end|task \d (SUCCEEDED|FAILED|CANCELLED)|job (SUCCEEDED|FAILED|CANCELLED))/.test(x));
 
   beforeAll(async () => {
-    if (kind === 'postgresql') tdb = await createTestDatabase('postgresql', 'ws-server');
-    srv = await startServerProcess({ env: tdb?.url ? { DATABASE_URL: tdb.url } : {} });
+    srv = await database.start();
   }, 90_000);
-  afterAll(async () => {
-    await srv?.dispose();
-    await tdb?.dispose();
-  });
 
   it('follows a 2-task pipeline live, then replays it in the same order', async () => {
     const id = await submit(
