@@ -4,18 +4,18 @@
  * jobs), re-run as a new job. JobFacts (times, tasks, restarts, executor) is a card of its own,
  * so that on a phone the logs can come right after the header.
  *
- * Re-run and masked secrets: the API masks secret-looking env values in specYaml ("••••••"), so
- * submitting it again would hand the job the mask instead of the secret. When the spec holds a
- * masked value, "Re-run…" opens the New job editor with the spec, the masked values flagged,
- * and submit refused until each is replaced; otherwise "Re-run" submits the same spec at once
- * and opens the new job.
+ * "Re-run" asks the server to submit the job again as it was submitted (POST
+ * /api/jobs/:id/rerun: the stored YAML with its secrets, the name and envs given at launch, the
+ * metadata) and opens the new job. "Re-run with changes" opens the New job editor with that
+ * spec and those overrides written in; secrets there show masked ("••••••") and must be typed
+ * again, since the API never shows them back.
  */
+import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
-import { MASKED_VALUE } from '@/lib/auth/secrets';
 import type { JobDetail } from '@/lib/api/types';
 import { canCancel, canDelete, formatDuration, elapsedMs } from '@/lib/ui/format';
-import { useCancelJob, useDeleteJob, useSubmitJob } from '@/lib/ui/hooks';
+import { useCancelJob, useDeleteJob, useRerunJob } from '@/lib/ui/hooks';
 import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
@@ -24,17 +24,12 @@ export function JobHeader({ job }: { job: JobDetail }) {
   const router = useRouter();
   const cancel = useCancelJob();
   const del = useDeleteJob();
-  const submit = useSubmitJob();
+  const rerunJob = useRerunJob();
   const [error, setError] = useState<string | null>(null);
-  const masked = job.specYaml.includes(MASKED_VALUE);
 
   const rerun = () => {
     setError(null);
-    if (masked) {
-      router.push(`/jobs/new?from=${job.id}`);
-      return;
-    }
-    submit.mutate({ yaml: job.specYaml }, { onSuccess: (r) => router.push(`/jobs/${r.id}`), onError: (e) => setError(`Re-run failed: ${e.message}`) });
+    rerunJob.mutate(job.id, { onSuccess: (r) => router.push(`/jobs/${r.id}`), onError: (e) => setError(`Re-run failed: ${e.message}`) });
   };
 
   return (
@@ -55,9 +50,12 @@ export function JobHeader({ job }: { job: JobDetail }) {
               Cancel job
             </ConfirmButton>
           )}
-          <button type="button" className="btn" onClick={rerun} disabled={submit.isPending} title={masked ? 'The spec has masked secret values: re-enter them in the editor' : 'Submit the same spec as a new job'}>
-            {masked ? 'Re-run…' : 'Re-run'}
+          <button type="button" className="btn" onClick={rerun} disabled={rerunJob.isPending} title="Submit this job again as it was submitted (spec, name, envs, metadata) as a new job">
+            Re-run
           </button>
+          <Link className="btn" href={`/jobs/new?from=${job.id}`} title="Open New job with this job's spec and launch overrides, to edit before submitting">
+            Re-run with changes
+          </Link>
           {canDelete(job.status) && (
             <ConfirmButton
               className="btn btn-danger"

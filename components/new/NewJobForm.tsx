@@ -10,6 +10,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { ApiRequestError } from '@/lib/ui/api';
 import { useJob, useSubmitJob } from '@/lib/ui/hooks';
+import { draftWithLaunch } from '@/lib/ui/rerun-draft';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics } from '@/lib/ui/spec-lint';
 import type { JobTemplate } from '@/lib/ui/templates';
 import { IssueList, RerunNote, TemplateList, ValidityBadge } from './NewJobParts';
@@ -42,15 +43,16 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
   const submit = useSubmitJob();
   const masked = maskedDiagnostics(d.text);
 
-  // "Re-run…" (/jobs/new?from=ID): the editor starts from that job's spec (as the API shows it,
-  // secrets masked), unless the user already typed something.
+  // "Re-run with changes" (/jobs/new?from=ID): the editor starts from that job's spec as the API
+  // shows it (secrets masked), with the name and envs given at launch written in, unless the
+  // user already typed something.
   const source = useJob(fromJob ?? 0, fromJob !== null);
   const loadedFrom = useRef(false);
   useEffect(() => {
     const spec = source.data?.specYaml;
     if (fromJob === null || spec === undefined || loadedFrom.current) return;
     loadedFrom.current = true;
-    if (!d.edited) d.load(spec, { template: null, job: fromJob });
+    if (!d.edited) d.load(draftWithLaunch(spec, source.data?.launch), { template: null, job: fromJob });
   }, [source.data, fromJob, d]);
 
   const chooseTemplate = (t: JobTemplate) => {

@@ -47,7 +47,7 @@ export function RerunNote({ job, masked }: { job: number; masked: boolean }) {
           Re-running job {job}: its spec holds secret values the API never shows back (<code>••••••</code>). Type each one again, then submit.
         </>
       ) : (
-        <>Re-running job {job} with its spec; edit it if you like, then submit.</>
+        <>Re-running job {job} with its spec and the name and envs it was launched with; edit it if you like, then submit.</>
       )}
     </div>
   );

@@ -5,7 +5,8 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { defaultExecutorOrNone, deleteJobs, requestCancel, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
@@ -37,6 +38,20 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
+    throw err;
+  }
+}
+
+/**
+ * Re-runs a job: what it was submitted with, submitted again as a new job (lib/control/rerun.ts).
+ * @throws ApiError 404 "job 12 not found"; 400 with `issues` when its spec no longer validates.
+ */
+export async function rerun(store: Store, id: number, origin: SubmitOrigin): Promise<SubmitOutcome> {
+  try {
+    return await rerunJob(store, id, origin);
+  } catch (err) {
+    if (err instanceof JobNotFoundError) throw notFound(err.message);
+    if (err instanceof SpecError) throw specProblem(err.issues);
     throw err;
   }
 }

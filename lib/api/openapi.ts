@@ -256,6 +256,17 @@ function jobPaths(): Record<string, Json> {
         responses: { 200: json('CancelResult', 'Cancelled, or asked to stop.'), 400: ERRORS[400], 404: ERRORS[404], 409: problem('The job already ended: "job 12 is already SUCCEEDED".') },
       },
     },
+    '/api/jobs/{id}/rerun': {
+      post: {
+        operationId: 'rerunJob',
+        summary: 'Re-run a job: submit again what it was submitted with',
+        description: 'The stored YAML (secrets as submitted, not as masked), the launch overrides (name, envs) and the metadata, as a new job. The body is optional.',
+        tags: ['jobs'],
+        parameters: [jobIdParam],
+        requestBody: { required: false, content: { 'application/json': { schema: ref('RerunRequest') } } },
+        responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415] },
+      },
+    },
     '/api/jobs/cancel': {
       post: {
         operationId: 'cancelJobs',

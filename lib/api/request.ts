@@ -10,7 +10,8 @@ import type { JobFilter } from '../store';
 import { readBody } from './body';
 import { decodeCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
-import { CancelRequestSchema, JobIdSchema, ListQuerySchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import type { SubmitOrigin } from '../jobs/origin';
+import { CancelRequestSchema, JobIdSchema, ListQuerySchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
 export interface RequestIssue {
@@ -242,7 +243,7 @@ export function parseListQuery(url: URL): ListParams {
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */
 export function parseSubmitQuery(url: URL): z.output<typeof SubmitQuerySchema> {
   const sp = url.searchParams;
-  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename') }, 'query');
+  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename'), origin: single(sp, 'origin') }, 'query');
 }
 
 /**
@@ -256,7 +257,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
   if (kind === 'yaml') {
     const q = parseSubmitQuery(url);
     const text = await readBody(req);
-    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null };
+    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null, origin: q.origin };
   }
   const body = validate(SubmitJsonSchema, parseJson(await readBody(req)), 'request body');
   const source: SpecSource =
@@ -265,7 +266,19 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
       : body.cmd !== undefined
         ? { kind: 'cmd', cmd: body.cmd }
         : { kind: 'spec', value: body.spec, filename: body.filename };
-  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null };
+  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin };
+}
+
+/**
+ * Parses a POST /api/jobs/{id}/rerun body: none, or JSON `{ origin? }` (RerunRequestSchema).
+ * @throws ApiError 415 for a body that is not JSON, 413, 400 (invalid JSON or fields).
+ */
+export async function parseRerunRequest(req: Request): Promise<{ origin: SubmitOrigin }> {
+  const text = await readBody(req);
+  if (text.trim() === '') return { origin: 'api' };
+  bodyKind(req, ['json']);
+  const body = validate(RerunRequestSchema, parseJson(text), 'request body');
+  return { origin: body.origin ?? 'api' };
 }
 
 /**

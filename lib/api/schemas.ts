@@ -7,6 +7,7 @@
  * compile-time checks at the end of this file fail `tsc` when the two drift apart.
  */
 import { z } from 'zod';
+import { SUBMIT_ORIGINS } from '../jobs/origin';
 import { ATTEMPT_STATUSES, JOB_STATUSES, TASK_STATUSES } from '../jobs/status';
 import type {
   AttemptView,
@@ -84,6 +85,11 @@ export const EnvsSchema = z
 const JobNameSchema = z.string().min(1).max(200).meta({ description: 'Overrides the job name from the spec.' });
 const FilenameSchema = z.string().min(1).max(1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
 
+/** What submits a job (Job.origin), as the client says; absent = "api". */
+export const OriginSchema = z
+  .enum(SUBMIT_ORIGINS, { error: (iss) => `origin must be one of ${SUBMIT_ORIGINS.join(', ')}, got ${JSON.stringify(iss.input)}` })
+  .meta({ description: 'What submits the job (shown on its page): cli, api or dashboard. Default api.' });
+
 // ─── requests ───────────────────────────────────────────────────────────────────────────────
 
 /** Content types POST /api/jobs and POST /api/validate accept as raw YAML text. */
@@ -103,6 +109,7 @@ export const SubmitJsonSchema = named(
       submissionId: SubmissionIdSchema.optional(),
       metadata: z.record(z.string(), z.unknown()).meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
+      origin: OriginSchema.optional(),
     })
     .superRefine((v, ctx) => {
       const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
@@ -120,7 +127,15 @@ export const SubmitQuerySchema = z.object({
   name: JobNameSchema.optional(),
   submissionId: SubmissionIdSchema.optional(),
   filename: FilenameSchema.optional(),
+  origin: OriginSchema.optional(),
 });
+
+/** Body of POST /api/jobs/{id}/rerun (optional: an empty body is `{}`). */
+export const RerunRequestSchema = named(
+  z.strictObject({ origin: OriginSchema.optional() }),
+  'RerunRequest',
+  'POST /api/jobs/{id}/rerun body: what asks for the re-run (the new job\'s origin).',
+);
 
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
@@ -291,6 +306,13 @@ export const JobDetailSchema = named(
     tasks: z.array(TaskViewSchema),
     events: z.array(JobEventViewSchema),
     specYaml: z.string().meta({ description: 'The YAML as submitted, secret-looking env values masked.' }),
+    launch: z
+      .object({
+        name: z.string().nullable().meta({ description: 'The name given at launch (overriding the YAML), or null.' }),
+        envs: z.record(z.string(), z.string()).meta({ description: 'Envs given at launch (overriding the YAML), masked like task envs.' }),
+      })
+      .meta({ description: 'What was submitted beside the YAML; a re-run submits both again.' }),
+    origin: z.enum(SUBMIT_ORIGINS).meta({ description: 'What submitted the job.' }),
     metadata: z.unknown(),
     executor: z.string(),
   }),

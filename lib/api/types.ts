@@ -4,6 +4,7 @@
  * Browser-safe: types only. Times are ISO-8601 strings (UTC); durations are in ms; byte offsets
  * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
  */
+import type { SubmitOrigin } from '../jobs/origin';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
 
 /** One attempt (one run of a task). */
@@ -98,6 +99,10 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   events: JobEventView[];
   /** The YAML as submitted, with secret-looking env values masked. */
   specYaml: string;
+  /** What was submitted beside the YAML (a re-run submits both again); envs masked. */
+  launch: { name: string | null; envs: Record<string, string> };
+  /** What submitted the job. */
+  origin: SubmitOrigin;
   metadata: unknown;
   executor: string;
 }

@@ -6,6 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
+import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor } from './cursor';
@@ -47,9 +48,18 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     ...toJobSummary(job, tasks, now),
     events: job.events.map(toJobEventView),
     specYaml: maskSpecYaml(job.specYaml),
+    launch: launchView(job.launch),
+    origin: originOf(job.origin),
     metadata: job.metadata ?? null,
     executor: job.executor,
   };
+}
+
+/** JobDetail.launch of a stored Job.launch (lib/control/submit.ts launchOf), envs masked. */
+function launchView(json: unknown): JobDetail['launch'] {
+  const l = (json && typeof json === 'object' ? json : {}) as { name?: unknown; envs?: unknown };
+  const envs = l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs) ? (l.envs as Record<string, string>) : {};
+  return { name: typeof l.name === 'string' ? l.name : null, envs: maskEnvs(envs) };
 }
 
 function summaryOf(r: JobListRow, now: Date): JobSummary {

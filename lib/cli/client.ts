@@ -251,8 +251,16 @@ export class JobdeckClient {
    * With a submissionId the submit is idempotent, so a dropped connection is retried.
    */
   async submit(req: SubmitRequest): Promise<SubmitResult & { created: boolean }> {
-    const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: req, what: 'submit', idempotent: !!req.submissionId });
+    const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: { ...req, origin: 'cli' }, what: 'submit', idempotent: !!req.submissionId });
     return { ...r.body, created: r.status === 201 };
+  }
+
+  /**
+   * POST /api/jobs/:id/rerun: job `id` submitted again, as it was submitted, as a new job. Not
+   * retried on a dropped connection (a second try could make a second job).
+   */
+  async rerun(id: number): Promise<SubmitResult> {
+    return this.request<SubmitResult>('POST', `/api/jobs/${id}/rerun`, { body: { origin: 'cli' }, what: `re-run job ${id}` });
   }
 
   /** GET /api/jobs (one page). */

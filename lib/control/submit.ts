@@ -10,6 +10,7 @@
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
 import { commandSpec, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
+import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
 import { jobBySubmissionId, submitJob, type Store } from '../store';
 
@@ -33,6 +34,29 @@ export interface SubmitInput {
   submissionId?: string | null;
   /** Stored as is (Ray's metadata). */
   metadata?: Record<string, unknown> | null;
+  /** What submits it (Job.origin; default "api"). */
+  origin?: SubmitOrigin;
+}
+
+/**
+ * The launch overrides of a submit as Job.launch keeps them — what a re-run passes again with
+ * the stored YAML (lib/control/rerun.ts). Keys are present only when given.
+ */
+export interface LaunchOverrides {
+  name?: string;
+  envs?: Record<string, string>;
+  /** The file name spec errors were reported against. */
+  filename?: string;
+}
+
+/** Job.launch of a submission: its overrides, or null when it had none. */
+export function launchOf(input: SubmitInput): LaunchOverrides | null {
+  const out: LaunchOverrides = {};
+  if (input.name !== undefined) out.name = input.name;
+  if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
+  const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
+  if (filename !== undefined) out.filename = filename;
+  return Object.keys(out).length ? out : null;
 }
 
 /** The job a submit answers (the API's SubmitResult). */
@@ -138,6 +162,8 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
       nodes: jobNodes(spec),
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
+      launch: (launchOf(input) ?? undefined) as never,
+      origin: input.origin ?? 'api',
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });
     return { created: true, result: resultOf(job) };

@@ -26,5 +26,5 @@ export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './canc
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
 export { activeJobIds, jobFilterWhere, jobListRows, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions } from './list';
 export { jobTree, type JobTree } from './detail';
-export { jobBySubmissionId, jobStatuses } from './lookup';
+export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

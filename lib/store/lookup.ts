@@ -14,3 +14,8 @@ export async function jobStatuses(store: StoreScope, ids: readonly number[]): Pr
   const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: { id: true, status: true } });
   return new Map(rows.map((r) => [r.id, r.status as JobStatus]));
 }
+
+/** What a re-run submits again: the job's stored YAML, launch overrides and metadata (or null). */
+export function jobSubmission(store: StoreScope, id: number): Promise<Pick<Job, 'id' | 'specYaml' | 'launch' | 'metadata'> | null> {
+  return store.prisma.job.findUnique({ where: { id }, select: { id: true, specYaml: true, launch: true, metadata: true } });
+}

@@ -23,6 +23,10 @@ export interface NewJob {
   /** Nodes asked for at once (Job.nodes; default 1). */
   nodes?: number;
   metadata?: Prisma.InputJsonValue;
+  /** The launch overrides as submitted (Job.launch), or none. */
+  launch?: Prisma.InputJsonValue;
+  /** What submitted it (Job.origin; default "api"). */
+  origin?: string;
   executor?: string;
   tasks: NewTask[];
 }
@@ -40,6 +44,8 @@ export interface JobEntry {
   at: string;
   specJson: string;
   metadataJson: string | null;
+  launchJson: string | null;
+  origin: string;
   executor: string;
   submissionId: string | null;
 }
@@ -60,6 +66,8 @@ export function newJobEntry(job: NewJob): JobEntry {
     at: pgTimestamp(now),
     specJson: JSON.stringify(job.spec),
     metadataJson: job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata),
+    launchJson: job.launch === undefined || job.launch === null ? null : JSON.stringify(job.launch),
+    origin: job.origin ?? 'api',
     executor: job.executor ?? 'local',
     submissionId: job.submissionId ?? null,
   };
@@ -71,9 +79,9 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "executor",
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${e.metadataJson}::jsonb, ${e.executor},
+      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
       RETURNING "id"
     ), t AS (
@@ -107,6 +115,8 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       nodes: e.job.nodes ?? 1,
       // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
       ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
+      ...(e.launchJson === null ? {} : { launch: JSON.parse(e.launchJson) as unknown }),
+      origin: e.origin,
       executor: e.executor,
       at: e.at,
       tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
@@ -117,9 +127,9 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "executor",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, v->'metadata', v->>'executor',
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, v->'metadata', v->'launch', v->>'origin', v->>'executor',
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input ORDER BY "ord"
       RETURNING "id"

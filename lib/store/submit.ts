@@ -63,6 +63,8 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     cpus: job.cpus,
     nodes: job.nodes ?? 1,
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
+    launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
+    origin: e.origin,
     executor: e.executor,
     submittedAt: now,
     startedAt: null,

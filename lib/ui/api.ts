@@ -90,7 +90,9 @@ export function listQuery(f: ListFilter): string {
 export const api = {
   listJobs: (f: ListFilter, signal?: AbortSignal) => apiFetch<JobList>(`/api/jobs?${listQuery(f)}`, { signal }),
   getJob: (id: number, signal?: AbortSignal) => apiFetch<JobDetail>(`/api/jobs/${id}`, { signal }),
-  submit: (yaml: string, extra: { name?: string; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra })),
+  submit: (yaml: string, extra: { name?: string; envs?: Record<string, string>; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra, origin: 'dashboard' })),
+  /** Job `id` submitted again as it was submitted (lib/control/rerun.ts), as a new job. */
+  rerun: (id: number) => apiFetch<SubmitResult>(`/api/jobs/${id}/rerun`, json('POST', { origin: 'dashboard' })),
   cancel: (id: number) => apiFetch<CancelResult>(`/api/jobs/${id}/cancel`, { method: 'POST' }),
   cancelMany: (ids: number[]) => apiFetch<CancelResult>('/api/jobs/cancel', json('POST', { ids })),
   remove: (id: number) => apiFetch<unknown>(`/api/jobs/${id}`, { method: 'DELETE' }),

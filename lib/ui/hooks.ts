@@ -5,7 +5,6 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { MASKED_VALUE } from '../auth/secrets';
 import type { JobDetail, JobList, JobSummary, ListMessage, StreamMessage } from '../api/types';
 import { api } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
@@ -294,9 +293,9 @@ export function useDeleteJobs() {
 }
 
 /**
- * Re-run several jobs: each one's spec as the API shows it is submitted again as a new job. A
- * spec holding masked secrets cannot be re-run this way (the mask would be submitted): it is
- * refused with a pointer to the job page, where the editor asks for the values.
+ * Re-run several jobs, one after the other: each is submitted again as it was submitted
+ * (POST /api/jobs/:id/rerun — the server's stored YAML, secrets included, and launch overrides).
+ * `done` holds the new jobs' ids; a job that cannot be re-run (deleted meanwhile) is refused.
  */
 export function useRerunJobs() {
   const qc = useQueryClient();
@@ -305,12 +304,7 @@ export function useRerunJobs() {
       const out: BulkOutcome = { done: [], refused: [] };
       for (const id of ids) {
         try {
-          const job = await api.getJob(id);
-          if (job.specYaml.includes(MASKED_VALUE)) {
-            out.refused.push({ id, why: 'its spec has masked secrets: re-run it from its page' });
-            continue;
-          }
-          out.done.push((await api.submit(job.specYaml)).id);
+          out.done.push((await api.rerun(id)).id);
         } catch (err) {
           out.refused.push({ id, why: (err as Error).message });
         }
@@ -318,6 +312,15 @@ export function useRerunJobs() {
       return out;
     },
     onSettled: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+  });
+}
+
+/** Re-run one job (POST /api/jobs/:id/rerun); answers the new job. */
+export function useRerunJob() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api.rerun(id),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
   });
 }
 

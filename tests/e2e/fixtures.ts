@@ -25,8 +25,8 @@ export async function login(page: Page, server = e2eServer()): Promise<void> {
 }
 
 /** POST /api/jobs with the token; returns the new job id. */
-export async function submitSpec(yaml: string, server = e2eServer()): Promise<number> {
-  const res = await fetch(`${server.url}/api/jobs`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ yaml }) });
+export async function submitSpec(yaml: string, server = e2eServer(), extra: { name?: string; envs?: Record<string, string>; metadata?: Record<string, unknown>; origin?: string } = {}): Promise<number> {
+  const res = await fetch(`${server.url}/api/jobs`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ yaml, ...extra }) });
   const body = (await res.json()) as { id?: number; detail?: string };
   if (!res.ok || typeof body.id !== 'number') throw new Error(`submit failed: ${res.status} ${JSON.stringify(body)}`);
   return body.id;

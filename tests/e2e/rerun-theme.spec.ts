@@ -1,36 +1,42 @@
 import { e2eServer, expect, submitSpec, test, waitForStatus } from './fixtures';
 
 /**
- * Re-run: a spec without secrets is submitted again at once; a spec whose env values the API
- * masks opens the editor with the masked values flagged and submit refused until they are
- * replaced. Also: the theme toggle, and the raw log download.
+ * Re-run: the server submits again what ran (name and envs given at launch, secrets as
+ * submitted); "Re-run with changes" opens the editor with the spec and those overrides written
+ * in, masked values flagged and submit refused until they are replaced. Also: the theme toggle,
+ * and the raw log download.
  */
-test('re-run without secrets submits the same spec as a new job', async ({ app: page }) => {
-  const id = await submitSpec('name: rerun-plain\nenvs:\n  GREETING: hi\nrun: echo "$GREETING from a re-run"\n');
+test('re-run submits again what ran: the name and envs given at launch, secrets included', async ({ app: page }) => {
+  const yaml = 'name: train-small\nenvs:\n  EPOCHS: "30"\n  API_TOKEN: s3cr3t-value\nrun: echo "epochs $EPOCHS token ${#API_TOKEN} chars"\n';
+  const id = await submitSpec(yaml, e2eServer(), { name: 'renamed-train', envs: { EPOCHS: '2' }, origin: 'cli' });
   await waitForStatus(id, ['SUCCEEDED']);
   await page.goto(`${e2eServer().url}/jobs/${id}`);
+  await expect(page.getByTestId('job-header')).not.toContainText('s3cr3t-value');
   await page.getByRole('button', { name: 'Re-run', exact: true }).click();
   await expect(page).not.toHaveURL(new RegExp(`/jobs/${id}$`));
   await expect(page).toHaveURL(/\/jobs\/\d+$/);
-  await expect(page.getByTestId('job-header')).toContainText('rerun-plain');
-  await expect(page.getByTestId('log-viewer').getByText('hi from a re-run', { exact: true })).toBeVisible();
+  await expect(page.getByTestId('job-header')).toContainText('renamed-train');
+  // EPOCHS from the launch override, the secret as submitted (not the mask: 6 characters).
+  await expect(page.getByTestId('log-viewer').getByText('epochs 2 token 12 chars', { exact: true })).toBeVisible();
 
   // The raw download of the attempt in view is the log file itself.
   const href = await page.getByTestId('log-download').getAttribute('href');
   const res = await page.request.get(`${e2eServer().url}${href}`);
   expect(res.status()).toBe(200);
-  expect(await res.text()).toContain('hi from a re-run');
+  expect(await res.text()).toContain('epochs 2 token 12 chars');
 });
 
-test('re-run with masked secrets asks for them in the editor and refuses to submit the mask', async ({ app: page }) => {
-  const id = await submitSpec('name: rerun-secret\nenvs:\n  API_TOKEN: s3cr3t-value\n  MODE: fast\nrun: echo "mode $MODE"\n');
+test('re-run with changes opens New job pre-filled with the spec and launch overrides; masked secrets must be typed again', async ({ app: page }) => {
+  const id = await submitSpec('name: rerun-secret\nenvs:\n  API_TOKEN: s3cr3t-value\n  MODE: fast\nrun: echo "mode $MODE"\n', e2eServer(), { name: 'launch-name', envs: { MODE: 'careful' } });
   await waitForStatus(id, ['SUCCEEDED']);
   await page.goto(`${e2eServer().url}/jobs/${id}`);
-  await expect(page.getByTestId('job-header')).not.toContainText('s3cr3t-value');
-  await page.getByRole('button', { name: 'Re-run…' }).click();
+  await page.getByRole('link', { name: 'Re-run with changes' }).click();
   await expect(page).toHaveURL(new RegExp(`/jobs/new\\?from=${id}$`));
   await expect(page.getByTestId('rerun-note')).toContainText('Type each one again');
-  await expect(page.getByTestId('yaml-editor')).toContainText('API_TOKEN: ••••••');
+  const editor = page.getByTestId('yaml-editor');
+  await expect(editor).toContainText('API_TOKEN: ••••••');
+  await expect(editor).toContainText('name: "launch-name"');
+  await expect(editor).toContainText('MODE: careful');
   await expect(page.getByTestId('validity')).toContainText('1 masked value to replace');
   await expect(page.getByTestId('submit-job')).toBeDisabled();
   await expect(page.getByTestId('issues')).toContainText('Masked secret value');
@@ -45,7 +51,8 @@ test('re-run with masked secrets asks for them in the editor and refuses to subm
   await expect(page.getByTestId('submit-job')).toBeEnabled();
   await page.getByTestId('submit-job').click();
   await expect(page).toHaveURL(/\/jobs\/\d+$/);
-  await expect(page.getByTestId('log-viewer').getByText('mode fast', { exact: true })).toBeVisible();
+  await expect(page.getByTestId('job-header')).toContainText('launch-name');
+  await expect(page.getByTestId('log-viewer').getByText('mode careful', { exact: true })).toBeVisible();
 });
 
 test('theme toggle: system → light → dark, remembered across a reload', async ({ app: page }) => {

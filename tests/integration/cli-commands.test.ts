@@ -79,6 +79,16 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(ok.code, show(ok)).toBe(EXIT.OK);
     expect(ok.stdout).toBe('hello there\n');
     expect(ok.stderr).toMatch(/✓ Job \d+ finished \(status: SUCCEEDED\)/);
+    // rerun: the same command with the same -n and --env, as a new job, followed to its end.
+    const first = Number(/✓ Job (\d+) finished/.exec(ok.stderr)![1]);
+    const again = await runCli(server, ['rerun', String(first)]);
+    expect(again.code, show(again)).toBe(EXIT.OK);
+    expect(again.stdout).toBe('hello there\n');
+    expect(again.stderr).toMatch(new RegExp(`Job submitted, ID: \\d+ \\(a re-run of job ${first}\\)`));
+    const newId = Number(/Job submitted, ID: (\d+)/.exec(again.stderr)![1]);
+    expect(await waitTerminal(server, newId)).toMatchObject({ name: 'hello-cli', origin: 'cli', launch: { name: 'hello-cli', envs: { GREETING: 'there' } } });
+    const gone = await runCli(server, ['rerun', '99999', '-d']);
+    expect(gone.code, show(gone)).toBe(EXIT.NOT_FOUND);
     const setup = await runCli(server, ['launch', 'examples/setup-fails.yaml']);
     expect(setup.code, show(setup)).toBe(EXIT.JOB_FAILED_SETUP);
     expect(setup.stderr).toMatch(/attempt 1 setup failed with exit code 2/);

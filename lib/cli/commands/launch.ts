@@ -1,6 +1,8 @@
 /**
  * `jobdeck launch FILE.yaml | --cmd "…"`: submits a job (POST /api/jobs), prints
  * `Job submitted, ID: N`, then follows it like `jobdeck logs N` unless `--detach`.
+ * `jobdeck rerun ID`: submits job ID again as it was submitted (POST /api/jobs/:id/rerun), then
+ * the same.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -11,7 +13,7 @@ import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
-import { parseDuration } from './resolve';
+import { parseDuration, parseJobId } from './resolve';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -102,7 +104,29 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   return runFollow(ctx, res.id, { follow: true, raw: opts.raw, reconnectTimeoutMs });
 }
 
-/** Adds `launch` to the program. */
+/** Options of `rerun` as commander parses them. */
+export interface RerunOptions {
+  detach?: boolean;
+  raw?: boolean;
+  reconnectTimeout?: string;
+}
+
+/** The action of `rerun`: the new job's ID line, then its logs unless detached. */
+export async function rerunAction(ctx: CliContext, idArg: string, opts: RerunOptions): Promise<number> {
+  const id = parseJobId(idArg);
+  const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
+  const client = await ctx.client();
+  const res = await client.rerun(id);
+  const line = `Job submitted, ID: ${res.id} (a re-run of job ${id})`;
+  if (opts.detach) {
+    ctx.out(line);
+    return EXIT.OK;
+  }
+  ctx.err(`${ctx.errColors.bold('⚙︎')} ${line}`);
+  return runFollow(ctx, res.id, { follow: true, raw: opts.raw, reconnectTimeoutMs });
+}
+
+/** Adds `launch` and `rerun` to the program. */
 export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () => Promise<number>) => Promise<void>): void {
   program
     .command('launch')
@@ -121,4 +145,16 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
     .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (file: string | undefined, opts: LaunchOptions) => run(() => launchAction(ctx(), file, opts)));
+  program
+    .command('rerun')
+    .summary('submit a job again, exactly as it was submitted, and follow the new job')
+    .description(
+      'Submit job ID again as a new job: its YAML as submitted (secrets included), the name and --env\n' +
+        'values given at launch, its metadata. Then follow it like `launch` unless --detach.',
+    )
+    .argument('<id>', 'the job to run again')
+    .option('-d, --detach', 'do not follow: print "Job submitted, ID: N (a re-run of job ID)" on stdout and exit 0')
+    .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
+    .option(...RECONNECT_TIMEOUT_OPTION)
+    .action(async (id: string, opts: RerunOptions) => run(() => rerunAction(ctx(), id, opts)));
 }

@@ -1,0 +1,48 @@
+/**
+ * Re-run: submit again exactly what a job was submitted with — its YAML as stored (secrets
+ * included: the store keeps them, only views mask them), its launch overrides (name, envs, the
+ * file name), its metadata — as a new job. The one re-run of the API, the CLI and the
+ * dashboard's buttons, so a re-run never depends on what a view shows (a masked secret, a name
+ * the YAML does not hold).
+ */
+import type { SubmitOrigin } from '../jobs/origin';
+import { jobSubmission, type Store } from '../store';
+import { submitJobSpec, type LaunchOverrides, type SubmitOutcome } from './submit';
+
+/** A job to re-run does not exist. */
+export class JobNotFoundError extends Error {
+  constructor(readonly jobId: number) {
+    super(`job ${jobId} not found`);
+    this.name = 'JobNotFoundError';
+  }
+}
+
+/** Job.launch as stored, keeping only the keys of LaunchOverrides with their types. */
+function storedLaunch(json: unknown): LaunchOverrides {
+  const l = (json && typeof json === 'object' ? json : {}) as Record<string, unknown>;
+  const out: LaunchOverrides = {};
+  if (typeof l.name === 'string') out.name = l.name;
+  if (l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs)) out.envs = l.envs as Record<string, string>;
+  if (typeof l.filename === 'string') out.filename = l.filename;
+  return out;
+}
+
+/**
+ * Submits job `id` again as a new job (no submissionId: each re-run is a new job). The new job's
+ * spec is the same as the old one's (same specHash) unless the server's rules changed between
+ * the two submits (then it fails as any submit would).
+ * @param origin what asks for the re-run (the new job's origin).
+ * @throws JobNotFoundError; SpecError when the stored spec no longer validates.
+ */
+export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): Promise<SubmitOutcome> {
+  const job = await jobSubmission(store, id);
+  if (!job) throw new JobNotFoundError(id);
+  const launch = storedLaunch(job.launch);
+  return submitJobSpec(store, {
+    source: { kind: 'yaml', text: job.specYaml, filename: launch.filename },
+    name: launch.name,
+    envs: launch.envs,
+    metadata: job.metadata && typeof job.metadata === 'object' && !Array.isArray(job.metadata) ? (job.metadata as Record<string, unknown>) : null,
+    origin,
+  });
+}
