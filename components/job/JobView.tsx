@@ -3,7 +3,8 @@
  * The job page: header, the log viewer filling the rest of the screen, and beside it (below it
  * on a phone, so the logs come first) the job's facts and its pipeline (tasks and attempts), all
  * fed by the job stream `/ws/jobs/:id` through the query cache — no reload, no polling. Picking
- * an attempt in the pipeline narrows the log to that attempt.
+ * an attempt in the pipeline narrows the log to that attempt. The side panel has two tabs:
+ * Pipeline, and Spec (what was submitted, SpecPanel) — the log viewer stays in view with either.
  */
 import Link from 'next/link';
 import { useCallback, useMemo, useState } from 'react';
@@ -16,6 +17,7 @@ import { JobFacts, JobHeader } from './JobHeader';
 import type { SectionInfo } from './LogRows';
 import { LogViewer } from './LogViewer';
 import { Pipeline, taskDisplayName, type AttemptRef } from './Pipeline';
+import { SpecPanel } from './SpecPanel';
 
 /** How the log names tasks and attempts: "task 1 (train) · attempt 2"; "attempt 2" in a one-task job. */
 function useNames(data: JobDetail | undefined) {
@@ -47,12 +49,46 @@ function useNames(data: JobDetail | undefined) {
   return { describe, sections };
 }
 
+const SIDE_TABS = [
+  { id: 'pipeline', label: 'Pipeline' },
+  { id: 'spec', label: 'Spec' },
+] as const;
+
+/** The side panel's tab bar (WAI-ARIA tabs: arrows move between them). */
+function SideTabs({ tab, onTab }: { tab: 'pipeline' | 'spec'; onTab: (t: 'pipeline' | 'spec') => void }) {
+  return (
+    <div className="side-tabs" role="tablist" aria-label="Job details">
+      {SIDE_TABS.map((t, i) => (
+        <button
+          key={t.id}
+          type="button"
+          role="tab"
+          id={`side-tab-${t.id}`}
+          aria-selected={tab === t.id}
+          aria-controls={`side-${t.id}`}
+          tabIndex={tab === t.id ? 0 : -1}
+          onClick={() => onTab(t.id)}
+          onKeyDown={(e) => {
+            if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+            const next = SIDE_TABS[(i + (e.key === 'ArrowRight' ? 1 : SIDE_TABS.length - 1)) % SIDE_TABS.length];
+            onTab(next.id);
+            document.getElementById(`side-tab-${next.id}`)?.focus();
+          }}
+        >
+          {t.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
 export function JobView({ id }: { id: number }) {
   const job = useJob(id);
   const { buffer, version, state, restarting, ended } = useJobStream(id);
   const now = useNow(1000);
   const [selected, setSelected] = useState<AttemptRef | null>(null);
   const [viewing, setViewing] = useState<AttemptRef | null>(null);
+  const [tab, setTab] = useState<'pipeline' | 'spec'>('pipeline');
   const data = job.data;
   const { describe, sections } = useNames(data);
   const showAll = useCallback(() => setSelected(null), []);
@@ -78,7 +114,16 @@ export function JobView({ id }: { id: number }) {
       {data ? <JobHeader job={data} /> : <div className="card job-head muted">Loading job {id}…</div>}
       <div className="job-side">
         {data && <JobFacts job={data} now={now} />}
-        {data ? <Pipeline job={data} selected={selected ?? viewing} onSelect={setSelected} now={now} /> : <div className="card pipeline muted">Loading…</div>}
+        <SideTabs tab={tab} onTab={setTab} />
+        <div role="tabpanel" id={`side-${tab}`} aria-labelledby={`side-tab-${tab}`}>
+          {!data ? (
+            <div className="card pipeline muted">Loading…</div>
+          ) : tab === 'pipeline' ? (
+            <Pipeline job={data} selected={selected ?? viewing} onSelect={setSelected} now={now} />
+          ) : (
+            <SpecPanel job={data} />
+          )}
+        </div>
       </div>
       <LogViewer
         jobId={id}
