@@ -154,12 +154,12 @@ describe('the exact error format', () => {
 
   it('carries the line of YAML syntax errors, with the key they are under', () => {
     expect(issuesOf('name: a\nsetup: echo "step: one"\nrun: b\n')).toEqual([
-      '2 task[0].setup: YAML syntax error: Nested mappings are not allowed in compact mappings (a value containing ": " must be quoted, or written as a block with |)',
+      `2 task[0].setup: YAML syntax error: a one-line value containing ": " must be quoted ('…') or written as a block (|): YAML reads the ": " as the start of a nested key`,
     ]);
     expect(issuesOf('run: x\nname: a\nname: b\n')).toEqual(['3 task[0].name: YAML key "name" is given twice (first at line 2): keys must be unique']);
     expect(issuesOf('run: x\nresources:\n  labels: {1: a, "1": b}\n')).toEqual(['3 task[0].resources.labels: YAML key "1" is given twice (first at line 3): keys must be unique']);
-    expect(issuesOf('run: "abc\n')[0]).toMatch(/^2 task\[0\]\.run: YAML syntax error: Missing closing "quote/);
-    expect(issuesOf('name: p\n---\nrun: ok\n---\nrun: x\n\tenvs: {}\n')).toEqual(['6 task[1].run: YAML syntax error: Tabs are not allowed as indentation']);
+    expect(issuesOf('run: "abc\n')).toEqual(['1 task[0].run: YAML syntax error: this " string is never closed with "']);
+    expect(issuesOf('name: p\n---\nrun: ok\n---\nrun: x\n\tenvs: {}\n')).toEqual(['6 task[1]: YAML syntax error: this line is indented with a tab: YAML indentation must be spaces']);
   });
 
   it('refuses unresolved aliases, unknown tags and non-JSON YAML types with a line', () => {
@@ -748,7 +748,7 @@ describe('examples', () => {
     it('training-like.yaml is invalid YAML (an unquoted ": " in setup) and is refused at its line', () => {
       // PyYAML, SkyPilot's parser, refuses it too ("mapping values are not allowed here", line 7).
       expect(specError(() => parseJobSpec(read(REFERENCE_EXAMPLES, 'training-like'), { filename: 'training-like.yaml' })).message).toBe(
-        'training-like.yaml:7 task[0].setup: YAML syntax error: Nested mappings are not allowed in compact mappings (a value containing ": " must be quoted, or written as a block with |)',
+        `training-like.yaml:7 task[0].setup: YAML syntax error: a one-line value containing ": " must be quoted ('…') or written as a block (|): YAML reads the ": " as the start of a nested key`,
       );
       // Quoted, it is the pipeline the repo's examples/training-like.yaml describes.
       const fixed = read(REFERENCE_EXAMPLES, 'training-like').replace('setup: echo "setup: preparing data"', `setup: 'echo "setup: preparing data"'`);

@@ -143,3 +143,46 @@ export function unknownKeyMessage(key: string, allowed: string[]): string {
   if (best && bestD <= Math.max(1, Math.floor(best.length / 4))) return `unknown key ${shown}; did you mean "${best}"?`;
   return allowed.length ? `unknown key ${shown} (expected one of: ${allowed.join(', ')})` : `unknown key ${shown}`;
 }
+
+/**
+ * What a YAML syntax problem is, as lib/jobs/spec/syntax.ts tells it from the parser's error and
+ * the line it is on; {@link yamlProblemMessage} words it.
+ */
+export type YamlProblem =
+  /** `run: echo a: b` — a plain one-line value holding ": ". */
+  | { kind: 'colon-in-value' }
+  /** `cpus: 2` followed by a line indented deeper: keys under a key that has its value. */
+  | { kind: 'indented-under-value' }
+  /** `[`, `{` or a quote opened and never closed (the parser sees it at the end of the text). */
+  | { kind: 'unclosed'; opener: string }
+  /** Keys of one map at different columns. */
+  | { kind: 'misaligned-keys' }
+  | { kind: 'tab-indent' }
+  /** `B 2` where `key: value` was expected. */
+  | { kind: 'missing-colon' }
+  /** Anything else: the parser's own words. */
+  | { kind: 'other'; warning: boolean; text: string };
+
+const CLOSERS: Record<string, string> = { '[': ']', '{': '}', '"': '"', "'": "'" };
+const OPENED: Record<string, string> = { '[': 'list', '{': 'map', '"': 'string', "'": 'string' };
+
+/** The one message of a YAML syntax problem ("YAML syntax error: …"). */
+export function yamlProblemMessage(p: YamlProblem): string {
+  const syntax = (s: string) => `YAML syntax error: ${s}`;
+  switch (p.kind) {
+    case 'colon-in-value':
+      return syntax('a one-line value containing ": " must be quoted (\'…\') or written as a block (|): YAML reads the ": " as the start of a nested key');
+    case 'indented-under-value':
+      return syntax('the next line is indented under this key, but this key already has its value on this line: line the next key up with this one');
+    case 'unclosed':
+      return syntax(`this ${p.opener} ${OPENED[p.opener] ?? 'value'} is never closed with ${CLOSERS[p.opener] ?? p.opener}`);
+    case 'misaligned-keys':
+      return syntax('the keys of one map must start at the same column: this line is indented differently from the keys before it');
+    case 'tab-indent':
+      return syntax('this line is indented with a tab: YAML indentation must be spaces');
+    case 'missing-colon':
+      return syntax('expected "key: value" here: a key needs ":" and a space after it');
+    case 'other':
+      return `${p.warning ? 'YAML problem' : 'YAML syntax error'}: ${p.text}`;
+  }
+}

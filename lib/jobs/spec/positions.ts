@@ -7,6 +7,7 @@
 import { Composer, LineCounter, Parser, isAlias, isMap, isPair, isScalar, isSeq, visit, type CST, type Document } from 'yaml';
 import { describe, issueAt, KiB, MAX_ISSUES_PER_DOCUMENT, type Loc, type PathSeg, type SpecIssue } from './messages';
 import { SPEC_LIMITS, utf8Bytes } from './schema';
+import { textLines, yamlSyntaxIssues, type TextLines, type YamlIssue } from './syntax';
 
 /** One document's value and how to find a path's line in it. */
 export interface RawDoc {
@@ -19,9 +20,6 @@ export interface RawDoc {
   broken: boolean;
   yamlIssues: YamlIssue[];
 }
-
-/** A YAML-level problem of one document; the path is relative to the document. */
-type YamlIssue = { loc: Loc | null; path: PathSeg[]; message: string };
 
 /** What {@link loadYaml} gives: a fatal issue alone (nothing else read), or the documents. */
 export interface LoadedYaml {
@@ -76,7 +74,8 @@ export function loadYaml(text: string, file: string): LoadedYaml {
   } catch (err) {
     return fatal(null, `YAML could not be read: ${(err as Error).message}`);
   }
-  return { fatal: false, docs: documents.map((doc) => readDocument(doc, lines)), issues: [] };
+  const t = textLines(text, lines.toLoc);
+  return { fatal: false, docs: documents.map((doc) => readDocument(doc, lines, text, t)), issues: [] };
 }
 
 /**
@@ -123,11 +122,11 @@ function checkSyntaxTree(tokens: CST.Token[], lines: Lines): { loc: Loc; message
 }
 
 /** One composed document → its value, YAML problems and locator. */
-function readDocument(doc: Document.Parsed, lines: Lines): RawDoc {
+function readDocument(doc: Document.Parsed, lines: Lines, text: string, t: TextLines): RawDoc {
   const contents = doc.contents;
   const startLoc = lines.toLoc(doc.range[0]);
   const pathAt = pathFinder(contents);
-  const yamlIssues = syntaxIssues(doc, lines, pathAt);
+  const yamlIssues = yamlSyntaxIssues(doc, text, t);
   if (!yamlIssues.length) yamlIssues.push(...duplicateKeyIssues(doc, lines, pathAt));
   if (!yamlIssues.length) yamlIssues.push(...danglingAliasIssues(doc, lines, pathAt));
   let broken = yamlIssues.length > 0;
@@ -150,7 +149,7 @@ function readDocument(doc: Document.Parsed, lines: Lines): RawDoc {
   return { value: isNullDoc(contents) && !broken ? null : value, locate, startLoc, broken, yamlIssues };
 }
 
-/** The key path of the node a YAML problem at `offset` is in (what an issue's path shows). */
+/** The key path of the node at `offset` (a duplicate key, a dangling alias) in a tree that read. */
 function pathFinder(contents: unknown): (offset: number) => PathSeg[] {
   return (offset) => {
     const path: PathSeg[] = [];
@@ -180,21 +179,6 @@ function pathFinder(contents: unknown): (offset: number) => PathSeg[] {
     }
     return path;
   };
-}
-
-/** yaml's own errors and warnings, at most {@link MAX_ISSUES_PER_DOCUMENT} (then a count). */
-function syntaxIssues(doc: Document.Parsed, lines: Lines, pathAt: (offset: number) => PathSeg[]): YamlIssue[] {
-  const out: YamlIssue[] = [];
-  const problems = [...doc.errors, ...doc.warnings];
-  for (const e of problems.slice(0, MAX_ISSUES_PER_DOCUMENT)) {
-    const hint = e.code === 'BLOCK_AS_IMPLICIT_KEY' ? ' (a value containing ": " must be quoted, or written as a block with |)' : '';
-    const kind = e.name === 'YAMLWarning' ? 'YAML problem' : 'YAML syntax error';
-    out.push({ loc: lines.toLoc(e.pos[0], e.pos[1]), path: pathAt(e.pos[0]), message: `${kind}: ${e.message}${hint}` });
-  }
-  if (problems.length > MAX_ISSUES_PER_DOCUMENT) {
-    out.push({ loc: out[out.length - 1].loc, path: [], message: `…and ${problems.length - MAX_ISSUES_PER_DOCUMENT} more YAML problems in this document` });
-  }
-  return out;
 }
 
 /**
@@ -277,7 +261,8 @@ function locator(contents: unknown, startLoc: Loc, lines: Lines): RawDoc['locate
 
 /** A map key as the JS object key it becomes (`toJS` stringifies). */
 function keyString(key: unknown): string {
-  if (isScalar(key)) return String(key.value);
+  // An empty key (`:` alone) is null, which toJS makes "".
+  if (isScalar(key)) return key.value === null ? '' : String(key.value);
   if (isAlias(key)) return `*${key.source}`;
   return String(key);
 }
