@@ -1,35 +1,29 @@
 'use client';
 /**
- * The jobs list: newest first, status filter chips, name/ID search, keyset pagination through
- * the API cursor — all three in the page URL (lib/ui/list-url.ts), so a view can be shared and
- * survives a reload — live updates from the list stream (via the query cache), a menu per row
+ * The jobs list: status filter chips with their counts, name/ID search (`#4` finds job 4), an
+ * order (newest first, oldest first, by name), keyset pagination through the API cursor — all in
+ * the page URL (lib/ui/list-url.ts), so a view can be shared and survives a reload — live updates from the list stream (via the query cache), a menu per row
  * (open, re-run, cancel, delete) and actions on a selection. Keys: `/` search, `j` / `k` move,
  * `Enter` open, `x` select, `?` the list of them. Shows how to launch a first job when there is
  * none.
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { useJobList, useNow } from '@/lib/ui/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useJobCounts, useJobList, useNow } from '@/lib/ui/hooks';
 import type { ListFilter } from '@/lib/ui/list-cache';
-import { groupStatuses, STATUS_GROUPS } from '@/lib/ui/list-url';
+import { groupStatuses } from '@/lib/ui/list-url';
 import type { Shortcut } from '@/lib/ui/shortcuts';
 import { ShortcutsHelp } from '../ShortcutsHelp';
 import { useShortcuts } from '../useShortcuts';
 import { EmptyState } from './EmptyState';
 import { JobsTable, type TableNote } from './JobsTable';
+import { ListToolbar } from './ListToolbar';
 import { SelectionBar } from './SelectionBar';
 import { useJobActions } from './useJobActions';
 import { useListUrl } from './useListUrl';
 
 const PAGE_SIZE = 50;
-
-/** Escape in the search box hands the keys back to the list (keeping the search: a search field would clear it). */
-function leaveSearch(e: KeyboardEvent<HTMLInputElement>) {
-  if (e.key !== 'Escape') return;
-  e.preventDefault();
-  e.currentTarget.blur();
-}
 
 /** The list's keys: move the row cursor, open it, select it, search. */
 function useListKeys(ids: number[], active: number | null, setActive: (id: number | null) => void, toggle: (id: number) => void, search: () => void): Shortcut[] {
@@ -50,9 +44,10 @@ function useListKeys(ids: number[], active: number | null, setActive: (id: numbe
 
 export function JobsPage() {
   const url = useListUrl();
-  const { group, q, cursors } = url.state;
-  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, cursors]);
+  const { group, q, sort, cursors } = url.state;
+  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, sort, cursors]);
   const list = useJobList(filter);
+  const counts = useJobCounts(q);
   const jobs = useMemo(() => list.data?.jobs ?? [], [list.data]);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [active, setActive] = useState<number | null>(null);
@@ -62,7 +57,7 @@ export function JobsPage() {
   const acts = useJobActions(selected, jobs, clear);
 
   // New filters → selection cleared, row cursor back to the top.
-  const filterKey = `${group}|${q}`;
+  const filterKey = `${group}|${q}|${sort}`;
   const lastKey = useRef(filterKey);
   useEffect(() => {
     if (lastKey.current === filterKey) return;
@@ -100,19 +95,7 @@ export function JobsPage() {
         <EmptyState />
       ) : (
         <>
-          <div className="toolbar">
-            <div className="chips" role="group" aria-label="Filter by status">
-              {STATUS_GROUPS.map((g) => (
-                <button key={g.id} type="button" className="chip" aria-pressed={group === g.id} onClick={() => url.setGroup(g.id)}>
-                  {g.label}
-                </button>
-              ))}
-            </div>
-            <label className="search">
-              <span className="visually-hidden">Search jobs by name or ID</span>
-              <input ref={searchBox} className="input" type="search" placeholder="Search name or ID…  ( / )" value={url.typed} onChange={(e) => url.setTyped(e.target.value)} onKeyDown={leaveSearch} style={{ width: '100%' }} />
-            </label>
-          </div>
+          <ListToolbar url={url} counts={counts.data} searchBox={searchBox} />
 
           <div role="status" aria-live="polite" data-testid="list-notice">
             {acts.notice && (
@@ -132,14 +115,14 @@ export function JobsPage() {
             <JobsTable jobs={jobs} selected={selected} active={active} note={note} fetching={list.isFetching} onToggle={toggle} onToggleAll={toggleAll} actions={acts.row} busy={acts.busy} now={now} />
             <nav className="pager" aria-label="Pages">
               <button type="button" className="btn btn-sm" disabled={firstPage} onClick={url.newer}>
-                ← Newer
+                {sort === 'newest' ? '← Newer' : '← Previous'}
               </button>
               <span className="muted" style={{ fontSize: 12.5 }} data-testid="page-number">
                 Page {cursors.length + 1}
                 {list.isFetching ? ' · updating…' : ''}
               </span>
               <button type="button" className="btn btn-sm" disabled={!list.data?.nextCursor} onClick={() => list.data?.nextCursor && url.older(list.data.nextCursor)}>
-                Older →
+                {sort === 'newest' ? 'Older →' : 'Next →'}
               </button>
             </nav>
           </div>

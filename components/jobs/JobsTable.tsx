@@ -1,16 +1,23 @@
 'use client';
 /**
- * The jobs table: one row per job (select box, id, name with its reason, tasks, status,
+ * The jobs table: one row per job (select box, id, name with its reason, tasks — a segment per
+ * task coloured by its status —, status,
  * submitted, duration, restarts, the row menu). The row the keyboard is on (`j` / `k`) is marked
  * `aria-current` and kept in view.
  */
 import Link from 'next/link';
 import { memo, useEffect, useRef } from 'react';
 import type { JobSummary } from '@/lib/api/types';
-import { elapsedMs, formatDuration } from '@/lib/ui/format';
+import { elapsedMs, formatDuration, statusTone } from '@/lib/ui/format';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
 import { RowMenu, type RowActions } from './RowMenu';
+
+/** "2 of 3 tasks succeeded — task 0 (prep): SUCCEEDED, task 1: FAILED, …" for a row's task segments. */
+function tasksTitle(j: JobSummary): string {
+  const each = j.tasks.map((t) => `task ${t.index}${t.name ? ` (${t.name})` : ''}: ${t.status}`);
+  return `${j.tasksSucceeded} of ${j.taskCount} tasks succeeded — ${each.join(', ')}`;
+}
 
 const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, busy, now }: { j: JobSummary; checked: boolean; active: boolean; onToggle: (id: number) => void; actions: RowActions; busy: boolean; now: number }) {
   const ref = useRef<HTMLTableRowElement>(null);
@@ -34,9 +41,11 @@ const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, bus
         )}
       </td>
       <td className="hide-sm">
-        <span className="progress" title={`${j.tasksSucceeded} of ${j.taskCount} tasks succeeded`}>
-          <span className="progress-bar" aria-hidden="true">
-            <span style={{ width: `${j.taskCount ? (100 * j.tasksSucceeded) / j.taskCount : 0}%` }} />
+        <span className="progress" title={tasksTitle(j)}>
+          <span className="task-segs" aria-hidden="true" data-testid={`task-segs-${j.id}`}>
+            {j.tasks.map((t) => (
+              <span key={t.index} className={`tone-${statusTone(t.status)}`} data-task-status={t.status} />
+            ))}
           </span>
           <span className="progress-text">
             {j.tasksSucceeded}/{j.taskCount}

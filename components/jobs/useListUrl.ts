@@ -37,6 +37,7 @@ export function useListUrl() {
     typed,
     setTyped,
     setGroup: (group: ListUrlState['group']) => go({ ...state, group, cursors: [] }, 'push'),
+    setSort: (sort: ListUrlState['sort']) => go({ ...state, sort, cursors: [] }, 'push'),
     older: (cursor: string) => go({ ...state, cursors: [...state.cursors, cursor] }, 'push'),
     newer: () => go({ ...state, cursors: state.cursors.slice(0, -1) }, 'push'),
   };

@@ -8,10 +8,10 @@
 import { defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, type JobFilter, type Store } from '../store';
+import { activeJobIds, jobStatusCounts, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
-import type { CancelResult, JobDetail, JobList } from './types';
+import type { CancelResult, JobCounts, JobDetail, JobList } from './types';
 import { getJobDetail, listJobs } from './views';
 
 /** How many spec issues the `detail` text of a spec problem spells out (all are in `issues`). */
@@ -64,7 +64,12 @@ export function validateSpec(text: string, filename?: string): { ok: boolean; is
 
 /** A page of jobs (lib/api/views.ts listJobs). */
 export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, limit: p.limit, beforeId: p.beforeId });
+  return listJobs(store, { status: p.status, q: p.q, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+}
+
+/** Jobs per status among those a search finds (lib/store jobStatusCounts). */
+export function counts(store: Store, p: { q?: string }): Promise<JobCounts> {
+  return jobStatusCounts(store, p);
 }
 
 /**

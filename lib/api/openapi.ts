@@ -17,6 +17,7 @@ import { version } from './version';
 import {
   apiRegistry,
   CancelRequestSchema,
+  CountsQuerySchema,
   DEFAULT_LIST_LIMIT,
   ListQuerySchema,
   MAX_LIST_LIMIT,
@@ -229,6 +230,15 @@ function jobPaths(): Record<string, Json> {
           status: { style: 'form', explode: true },
         }),
         responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
+      },
+    },
+    '/api/jobs/counts': {
+      get: {
+        operationId: 'countJobs',
+        summary: 'How many jobs are in each status (among those a search finds)',
+        tags: ['jobs'],
+        parameters: queryParams(CountsQuerySchema),
+        responses: { 200: json('JobCounts', 'Jobs per status.'), 400: ERRORS[400] },
       },
     },
     '/api/jobs/{id}': {

@@ -8,10 +8,11 @@ import type { SpecSource, SubmitInput } from '../control';
 import type { JobStatus } from '../jobs/status';
 import type { JobFilter } from '../store';
 import { readBody } from './body';
-import { decodeCursor } from './cursor';
+import type { ListSort } from '../store';
+import { decodeCursor, decodeNameCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import type { SubmitOrigin } from '../jobs/origin';
-import { CancelRequestSchema, JobIdSchema, ListQuerySchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
 export interface RequestIssue {
@@ -205,8 +206,10 @@ export interface ListParams {
   status?: JobStatus[];
   q?: string;
   limit: number;
-  /** The decoded cursor: list jobs with a smaller id. */
+  sort: ListSort;
+  /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
   beforeId: number | null;
+  afterName: string | null;
 }
 
 /** Collects a repeatable, comma-separable parameter (`status=A&status=B,C`). */
@@ -226,18 +229,28 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
 
 /**
  * Parses the query of GET /api/jobs.
- * @throws ApiError 400 for an unknown status (listing the valid ones), a limit outside 1–200,
- *   or a cursor that is not one this server made.
+ * @throws ApiError 400 for an unknown status (listing the valid ones), an unknown sort, a limit
+ *   outside 1–200, or a cursor that is not one this server made for that sort.
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
+  let afterName: string | null = null;
   if (parsed.cursor !== undefined) {
-    beforeId = decodeCursor(parsed.cursor);
-    if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed: pass back the nextCursor of the previous page unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
+    const named = sort === 'name' ? decodeNameCursor(parsed.cursor) : null;
+    beforeId = sort === 'name' ? (named?.id ?? null) : decodeCursor(parsed.cursor);
+    afterName = named?.name ?? null;
+    if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, limit: parsed.limit, beforeId };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, limit: parsed.limit, sort, beforeId, afterName };
+}
+
+/** Parses the query of GET /api/jobs/counts (`q`). @throws ApiError 400 for a q over 200 characters. */
+export function parseCountsQuery(url: URL): { q?: string } {
+  const parsed = validate(CountsQuerySchema, { q: single(url.searchParams, 'q') }, 'query');
+  return { q: parsed.q?.trim() || undefined };
 }
 
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */

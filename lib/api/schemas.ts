@@ -8,10 +8,12 @@
  */
 import { z } from 'zod';
 import { SUBMIT_ORIGINS } from '../jobs/origin';
+import { LIST_SORTS as LIST_SORT_VALUES } from '../store/list';
 import { ATTEMPT_STATUSES, JOB_STATUSES, TASK_STATUSES } from '../jobs/status';
 import type {
   AttemptView,
   CancelResult,
+  JobCounts,
   JobDetail,
   JobEventView,
   JobList,
@@ -137,10 +139,21 @@ export const RerunRequestSchema = named(
   'POST /api/jobs/{id}/rerun body: what asks for the re-run (the new job\'s origin).',
 );
 
+/** The order of GET /api/jobs. */
+export const ListSortSchema = z
+  .enum(LIST_SORT_VALUES, { error: (iss) => `sort must be one of ${LIST_SORT_VALUES.join(', ')}, got ${JSON.stringify(iss.input)}` })
+  .meta({ description: 'newest first (id descending; the default), oldest first, or by name (A→Z, then id).' });
+
+/** Query parameters of GET /api/jobs/counts. */
+export const CountsQuerySchema = z.object({
+  q: z.string().min(1).max(200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
+});
+
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
-  q: z.string().min(1).max(200).meta({ description: 'Case-insensitive name substring; a number also matches that job id exactly.' }).optional(),
+  q: z.string().min(1).max(200).meta({ description: 'Case-insensitive name substring; a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
+  sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
     .int({ error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
@@ -148,7 +161,7 @@ export const ListQuerySchema = z.object({
     .max(MAX_LIST_LIMIT, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
     .default(DEFAULT_LIST_LIMIT)
     .meta({ description: 'Page size.' }),
-  cursor: z.string().min(1).max(64).meta({ description: 'Opaque: the nextCursor of the previous page.' }).optional(),
+  cursor: z.string().min(1).max(400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
 });
 export type ListQuery = z.infer<typeof ListQuerySchema>;
 
@@ -332,6 +345,15 @@ export const SubmitResultSchema = named(
   'POST /api/jobs answer.',
 );
 
+export const JobCountsSchema = named(
+  z.object({
+    total: count().meta({ description: 'Jobs the search finds, in every status.' }),
+    byStatus: z.partialRecord(z.enum(JOB_STATUSES), count()).meta({ description: 'Jobs per status; a status without jobs is absent.' }),
+  }),
+  'JobCounts',
+  'GET /api/jobs/counts: how many jobs are in each status (for the status filters).',
+);
+
 export const CancelResultSchema = named(
   z.object({
     cancelled: z.array(z.number().int()).meta({ description: 'Ended as CANCELLED at once (they had not started).' }),
@@ -372,6 +394,7 @@ export type SchemaTypeChecks = [
   Check<Equals<z.infer<typeof JobListSchema>, JobList>>,
   Check<Equals<z.infer<typeof SubmitResultSchema>, SubmitResult>>,
   Check<Equals<z.infer<typeof CancelResultSchema>, CancelResult>>,
+  Check<Equals<z.infer<typeof JobCountsSchema>, JobCounts>>,
   Check<Equals<z.infer<typeof LogRangeSchema>, LogRange>>,
   Check<Equals<z.infer<typeof SpecIssueSchema>, SpecIssue>>,
 ];

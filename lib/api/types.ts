@@ -113,6 +113,12 @@ export interface JobList {
   nextCursor: string | null;
 }
 
+/** GET /api/jobs/counts: jobs per status (a status without jobs is absent), for the filter chips. */
+export interface JobCounts {
+  total: number;
+  byStatus: Partial<Record<JobStatus, number>>;
+}
+
 /** POST /api/jobs answer (201 created, 200 when a repeated submissionId matched). */
 export interface SubmitResult {
   id: number;

@@ -9,21 +9,23 @@ import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
-import { encodeCursor } from './cursor';
+import { encodeCursor, encodeNameCursor } from './cursor';
 import { maskEnvs, maskSpecYaml } from './mask';
 import type { AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
 // ─── reads, as views ─────────────────────────────────────────────────────────────────────────
 
 /**
- * One page of jobs, newest first (id descending), with their task summaries (lib/store
- * listJobRows: keyset pages, three queries). `nextCursor` is null on the last page. `now` is
+ * One page of jobs in `opts.sort` order (default newest first), with their task summaries
+ * (lib/store listJobRows: keyset pages, three queries). `nextCursor` is null on the last page. `now` is
  * "now" for running durations (default the clock).
  */
 export async function listJobs(store: StoreScope, opts: ListJobsOptions & { now?: Date } = {}): Promise<JobList> {
   const { jobs, more } = await listJobRows(store, opts);
   const now = opts.now ?? new Date();
-  return { jobs: jobs.map((r) => summaryOf(r, now)), nextCursor: more ? encodeCursor(jobs[jobs.length - 1].job.id) : null };
+  const last = jobs[jobs.length - 1]?.job;
+  const nextCursor = more && last ? (opts.sort === 'name' ? encodeNameCursor(last.id, last.name) : encodeCursor(last.id)) : null;
+  return { jobs: jobs.map((r) => summaryOf(r, now)), nextCursor };
 }
 
 /** JobSummaries of the given ids (missing ids are skipped), in the order of `ids`. */

@@ -2,8 +2,9 @@
  * Lists of jobs as rows: a page of jobs with their tasks and attempt counts, the jobs of a
  * filter, the rows of given ids. lib/api/views.ts maps them to what the API shows.
  *
- * Lists use keyset pagination (`id < beforeId ORDER BY id DESC`), served by the primary key and
- * the (status, id) index, so a deep page costs what the first one costs, with 10,000+ jobs.
+ * Lists use keyset pagination (`id < beforeId ORDER BY id DESC`; oldest first `id > …`; by name
+ * `(name, id) > …`), served by the primary key, the (status, id) and the name indexes, so a deep
+ * page costs what the first one costs, with 10,000+ jobs.
  * A page costs three queries whatever its size: jobs, their tasks, attempt counts (groupBy).
  */
 import type { Prisma, Task } from '../generated/prisma/client';
@@ -17,7 +18,7 @@ export const MAX_JOB_ID = 2_147_483_647;
 export interface JobFilter {
   /** Only these statuses (any when absent or empty). */
   status?: readonly JobStatus[];
-  /** Case-insensitive name substring; when it is a number, also that exact job id. */
+  /** Case-insensitive name substring; when it is a number (`4` or `#4`), also that exact job id. */
   q?: string;
 }
 
@@ -28,7 +29,9 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: q, mode: 'insensitive' } };
-    const n = /^[0-9]{1,10}$/.test(q) ? Number(q) : NaN;
+    // "#4" is how the dashboard labels job 4, so it finds job 4 as "4" does.
+    const digits = /^#?([0-9]{1,10})$/.exec(q)?.[1];
+    const n = digits ? Number(digits) : NaN;
     and.push(n >= 1 && n <= MAX_JOB_ID ? { OR: [{ id: n }, byName] } : byName);
   }
   return and.length ? { AND: and } : {};
@@ -64,20 +67,58 @@ export interface JobListRow {
   tasks: Array<{ task: Task; attempts: number }>;
 }
 
+/** The orders a list comes in: newest first (id descending, the default), oldest first, by name (A→Z, then id). */
+export const LIST_SORTS = ['newest', 'oldest', 'name'] as const;
+/** One of LIST_SORTS. */
+export type ListSort = (typeof LIST_SORTS)[number];
+
 /** Options of listJobRows(). */
 export interface ListJobsOptions extends JobFilter {
   /** Page size, 1–1000 (the API bounds it to 1–200). Default 50. */
   limit?: number;
-  /** Only jobs with a smaller id (the decoded cursor). */
+  /** The order (default newest). */
+  sort?: ListSort;
+  /**
+   * Where the previous page ended (the decoded cursor): its last job's id — newest first, the
+   * page holds smaller ids; oldest first, larger — and, sorted by name, `afterName` its name.
+   */
   beforeId?: number | null;
+  afterName?: string | null;
 }
 
-/** One page of jobs, newest first (id descending); `more` when older jobs follow the page. */
+/** Counts of jobs by status (statuses without jobs absent) and their total. */
+export interface StatusCounts {
+  total: number;
+  byStatus: Partial<Record<JobStatus, number>>;
+}
+
+/** How many jobs a search (`q`, as in JobFilter) finds in each status: one grouped query. */
+export async function jobStatusCounts(store: StoreScope, f: Pick<JobFilter, 'q'>): Promise<StatusCounts> {
+  const rows = await store.prisma.job.groupBy({ by: ['status'], where: jobFilterWhere({ q: f.q }), _count: { _all: true } });
+  const byStatus: StatusCounts['byStatus'] = {};
+  let total = 0;
+  for (const r of rows) {
+    byStatus[r.status as JobStatus] = r._count._all;
+    total += r._count._all;
+  }
+  return { total, byStatus };
+}
+
+/** One page of jobs in `opts.sort` order (default newest first); `more` when jobs follow the page. */
 export async function listJobRows(store: StoreScope, opts: ListJobsOptions = {}): Promise<{ jobs: JobListRow[]; more: boolean }> {
   const limit = Math.max(1, Math.min(opts.limit ?? 50, 1000));
+  const sort = opts.sort ?? 'newest';
   const where = jobFilterWhere(opts);
-  if (opts.beforeId != null) where.id = { lt: opts.beforeId };
-  const rows = await store.prisma.job.findMany({ where, orderBy: { id: 'desc' }, take: limit + 1, select: JOB_SUMMARY_COLUMNS });
+  if (opts.beforeId != null) {
+    if (sort === 'newest') where.id = { lt: opts.beforeId };
+    else if (sort === 'oldest') where.id = { gt: opts.beforeId };
+    else {
+      const name = opts.afterName ?? '';
+      where.OR = [{ name: { gt: name } }, { name, id: { gt: opts.beforeId } }];
+    }
+  }
+  const orderBy: Prisma.JobOrderByWithRelationInput[] = sort === 'newest' ? [{ id: 'desc' }] : sort === 'oldest' ? [{ id: 'asc' }] : [{ name: 'asc' }, { id: 'asc' }];
+  const rows = await store.prisma.job.findMany({ where, orderBy, take: limit + 1, select: JOB_SUMMARY_COLUMNS });
   const more = rows.length > limit;
   return { jobs: await withTasks(store, more ? rows.slice(0, limit) : rows), more };
 }

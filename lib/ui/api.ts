@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, JobDetail, JobList, SubmitResult } from '../api/types';
+import type { CancelResult, JobCounts, JobDetail, JobList, SubmitResult } from '../api/types';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -82,6 +82,7 @@ export function listQuery(f: ListFilter): string {
   const p = new URLSearchParams();
   for (const s of f.status) p.append('status', s);
   if (f.q) p.set('q', f.q);
+  if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));
   return p.toString();
@@ -89,6 +90,7 @@ export function listQuery(f: ListFilter): string {
 
 export const api = {
   listJobs: (f: ListFilter, signal?: AbortSignal) => apiFetch<JobList>(`/api/jobs?${listQuery(f)}`, { signal }),
+  counts: (q: string, signal?: AbortSignal) => apiFetch<JobCounts>(`/api/jobs/counts${q ? `?q=${encodeURIComponent(q)}` : ''}`, { signal }),
   getJob: (id: number, signal?: AbortSignal) => apiFetch<JobDetail>(`/api/jobs/${id}`, { signal }),
   submit: (yaml: string, extra: { name?: string; envs?: Record<string, string>; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra, origin: 'dashboard' })),
   /** Job `id` submitted again as it was submitted (lib/control/rerun.ts), as a new job. */

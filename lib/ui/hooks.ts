@@ -53,6 +53,30 @@ export function useJobList(filter: ListFilter) {
   });
 }
 
+/** Query key of the status counts for a search: ['jobs', 'counts', q]. */
+const countsKey = (q: string) => ['jobs', 'counts', q] as const;
+
+/**
+ * Jobs per status among those the search finds (GET /api/jobs/counts), for the filter chips.
+ * Kept fresh by the list stream: each message marks the counts stale, at most once a second.
+ */
+export function useJobCounts(q: string) {
+  return useQuery({ queryKey: countsKey(q), queryFn: ({ signal }) => api.counts(q, signal), placeholderData: keepPreviousData });
+}
+
+/** How often list-stream messages may refresh the status counts (ms). */
+const COUNTS_REFRESH_MS = 1000;
+let countsTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** Marks the counts stale soon (once per COUNTS_REFRESH_MS however many messages come). */
+function refreshCountsSoon(qc: QueryClient): void {
+  if (countsTimer) return;
+  countsTimer = setTimeout(() => {
+    countsTimer = null;
+    void qc.invalidateQueries({ queryKey: ['jobs', 'counts'] });
+  }, COUNTS_REFRESH_MS);
+}
+
 /** A job's detail (tasks, attempts, events, masked spec); `enabled` false skips the fetch. */
 export function useJob(id: number, enabled = true) {
   return useQuery({
@@ -82,6 +106,7 @@ export function applyListMessageToCache(qc: QueryClient, msg: ListMessage): void
     if (next === 'refetch') void qc.invalidateQueries({ queryKey: key, exact: true });
     else if (next !== page) qc.setQueryData(key, next);
   }
+  refreshCountsSoon(qc);
   const id = msg.type === 'deleted' ? msg.jobId : msg.job.id;
   if (msg.type === 'updated') qc.setQueryData<JobDetail>(jobKey(id), (old) => mergeSummary(old, msg.job));
   if (msg.type === 'deleted') void qc.invalidateQueries({ queryKey: jobKey(id) });
@@ -107,8 +132,11 @@ export function useListStream(): void {
         if (msg && (msg.type === 'created' || msg.type === 'updated' || msg.type === 'deleted')) applyListMessageToCache(qc, msg);
       },
       // The protocol: open the socket, then GET the list — so every (re)connection refetches
-      // the cached lists once; messages after that are applied on top.
-      onOpen: () => void qc.invalidateQueries({ queryKey: ['jobs', 'list'] }),
+      // the cached lists (and counts) once; messages after that are applied on top.
+      onOpen: () => {
+        void qc.invalidateQueries({ queryKey: ['jobs', 'list'] });
+        void qc.invalidateQueries({ queryKey: ['jobs', 'counts'] });
+      },
       onState: (state, info) => reportConnection('list', state, info),
     });
     sock.start();

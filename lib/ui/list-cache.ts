@@ -11,6 +11,8 @@ export interface ListFilter {
   status: string[];
   /** Name/ID search ('' for none). */
   q: string;
+  /** The order (GET /api/jobs `sort`). */
+  sort: 'newest' | 'oldest' | 'name';
   /** null for the first (newest) page. */
   cursor: string | null;
   limit: number;
@@ -26,7 +28,8 @@ export function listKey(filter: ListFilter): readonly ['jobs', 'list', ListFilte
  * - `updated`: the job replaced in place (kept even if it no longer matches the status filter,
  *   so a user watching a RUNNING filter sees it finish; the next fetch drops it);
  * - `created`: prepended to a first page whose status filter it matches; a page with a text
- *   search answers 'refetch' (the server owns the search rules);
+ *   search, or in another order than newest first, answers 'refetch' (the server owns the search
+ *   and the order);
  * - `deleted`: removed.
  * Returns the same object when nothing changed.
  */
@@ -40,6 +43,7 @@ export function applyListMessage(page: JobList, filter: ListFilter, msg: ListMes
       return { ...page, jobs };
     }
     case 'created': {
+      if (filter.sort !== 'newest') return page.jobs.some((j) => j.id === msg.job.id) ? applyListMessage(page, filter, { type: 'updated', job: msg.job }) : 'refetch';
       if (filter.cursor !== null) return page;
       if (page.jobs.some((j) => j.id === msg.job.id)) return applyListMessage(page, filter, { type: 'updated', job: msg.job });
       if (filter.status.length && !filter.status.includes(msg.job.status)) return page;

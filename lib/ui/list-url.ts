@@ -1,8 +1,9 @@
 /**
  * The jobs list's state in the page URL, so that a filtered, searched, paged list can be shared
- * and survives a reload: `?status=failed&q=train&cursor=C1&cursor=C2`. `status` is a filter
- * group (STATUS_GROUPS), `q` the search, and each `cursor` one "Older →" step from the newest
- * page (the API's opaque keyset cursors, in order, so "← Newer" can step back). Pure, browser-safe.
+ * and survives a reload: `?status=failed&q=train&sort=name&cursor=C1&cursor=C2`. `status` is a
+ * filter group (STATUS_GROUPS), `q` the search, `sort` the order (LIST_SORT_OPTIONS; newest first
+ * when absent), and each `cursor` one "Next →" step from the first page (the API's opaque keyset
+ * cursors, in order, so "← Previous" can step back). Pure, browser-safe.
  */
 
 /** The status filter chips: each maps to the statuses it shows. */
@@ -14,6 +15,16 @@ export const STATUS_GROUPS = [
   { id: 'cancelled', label: 'Cancelled', statuses: ['CANCELLED'] },
 ] as const;
 
+/** The orders the list offers (GET /api/jobs `sort`); the first is the default. */
+export const LIST_SORT_OPTIONS = [
+  { id: 'newest', label: 'Newest first' },
+  { id: 'oldest', label: 'Oldest first' },
+  { id: 'name', label: 'Name (A→Z)' },
+] as const;
+
+/** A sort id. */
+export type SortId = (typeof LIST_SORT_OPTIONS)[number]['id'];
+
 /** A filter group id (`all`, `active`…). */
 export type GroupId = (typeof STATUS_GROUPS)[number]['id'];
 
@@ -21,6 +32,7 @@ export type GroupId = (typeof STATUS_GROUPS)[number]['id'];
 export interface ListUrlState {
   group: GroupId;
   q: string;
+  sort: SortId;
   /** The cursors of the "Older →" steps taken from the newest page; empty on the first page. */
   cursors: string[];
 }
@@ -36,11 +48,12 @@ export function parseListUrl(search: string | URLSearchParams): ListUrlState {
   const raw = p.get('status');
   const group = (STATUS_GROUPS.find((g) => g.id === raw)?.id ?? 'all') as GroupId;
   const q = (p.get('q') ?? '').slice(0, MAX_Q);
+  const sort = (LIST_SORT_OPTIONS.find((o) => o.id === p.get('sort'))?.id ?? 'newest') as SortId;
   const cursors = p
     .getAll('cursor')
     .filter((c) => c.length > 0 && c.length <= 500)
     .slice(0, MAX_STEPS);
-  return { group, q, cursors };
+  return { group, q, sort, cursors };
 }
 
 /** The query string for a state (`?…`, or '' for the default view), defaults left out. */
@@ -48,6 +61,7 @@ export function listUrlQuery(s: ListUrlState): string {
   const p = new URLSearchParams();
   if (s.group !== 'all') p.set('status', s.group);
   if (s.q) p.set('q', s.q);
+  if (s.sort !== 'newest') p.set('sort', s.sort);
   for (const c of s.cursors) p.append('cursor', c);
   const out = p.toString();
   return out ? `?${out}` : '';
@@ -56,4 +70,10 @@ export function listUrlQuery(s: ListUrlState): string {
 /** The statuses a group shows (empty: every status). */
 export function groupStatuses(group: GroupId): string[] {
   return [...(STATUS_GROUPS.find((g) => g.id === group)?.statuses ?? [])];
+}
+
+/** A group's count from GET /api/jobs/counts (the sum of its statuses; `all` is the total). */
+export function groupCount(group: GroupId, counts: { total: number; byStatus: Partial<Record<string, number>> }): number {
+  if (group === 'all') return counts.total;
+  return groupStatuses(group).reduce((n, s) => n + (counts.byStatus[s] ?? 0), 0);
 }

@@ -7,7 +7,7 @@ import { formatDuration } from '../../lib/ui/format';
 const j = (id: number, status: JobSummary['status'] = 'RUNNING'): JobSummary =>
   ({ id, name: `job-${id}`, status, tasks: [] }) as unknown as JobSummary;
 const page = (...ids: number[]): JobList => ({ jobs: ids.map((i) => j(i)), nextCursor: null });
-const f = (over: Partial<ListFilter> = {}): ListFilter => ({ status: [], q: '', cursor: null, limit: 50, ...over });
+const f = (over: Partial<ListFilter> = {}): ListFilter => ({ status: [], q: '', sort: 'newest', cursor: null, limit: 50, ...over });
 
 describe('applyListMessage', () => {
   it('updates a job in place', () => {
@@ -22,6 +22,10 @@ describe('applyListMessage', () => {
     expect(applyListMessage(p, f({ cursor: 'c' }), { type: 'created', job: j(3) })).toBe(p);
     expect(applyListMessage(p, f({ status: ['SUCCEEDED'] }), { type: 'created', job: j(3, 'PENDING') })).toBe(p);
     expect(applyListMessage(p, f({ q: 'abc' }), { type: 'created', job: j(3) })).toBe('refetch');
+    // In another order, where it goes is the server's to say; a job already there is updated.
+    expect(applyListMessage(p, f({ sort: 'name' }), { type: 'created', job: j(3) })).toBe('refetch');
+    expect(applyListMessage(p, f({ sort: 'oldest', cursor: 'c' }), { type: 'created', job: j(3) })).toBe('refetch');
+    expect((applyListMessage(p, f({ sort: 'oldest' }), { type: 'created', job: j(2, 'SUCCEEDED') }) as JobList).jobs.map((x) => `${x.id}:${x.status}`)).toEqual(['2:SUCCEEDED', '1:RUNNING']);
   });
   it('removes a deleted job', () => {
     expect((applyListMessage(page(3, 2, 1), f(), { type: 'deleted', jobId: 2 }) as JobList).jobs.map((x) => x.id)).toEqual([3, 1]);

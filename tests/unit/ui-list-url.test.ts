@@ -1,18 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { groupStatuses, listUrlQuery, parseListUrl } from '../../lib/ui/list-url';
+import { groupCount, groupStatuses, listUrlQuery, parseListUrl } from '../../lib/ui/list-url';
 import { isTypingTarget, matchShortcut, type Shortcut } from '../../lib/ui/shortcuts';
 
 describe('the jobs list state in the URL', () => {
-  it('round-trips filter, search and the paging cursors; the default view is a bare URL', () => {
-    const s = { group: 'failed' as const, q: 'train #4', cursors: ['c1', 'c2'] };
-    expect(listUrlQuery(s)).toBe('?status=failed&q=train+%234&cursor=c1&cursor=c2');
+  it('round-trips filter, search, order and the paging cursors; the default view is a bare URL', () => {
+    const s = { group: 'failed' as const, q: 'train #4', sort: 'name' as const, cursors: ['c1', 'c2'] };
+    expect(listUrlQuery(s)).toBe('?status=failed&q=train+%234&sort=name&cursor=c1&cursor=c2');
     expect(parseListUrl(listUrlQuery(s))).toEqual(s);
-    expect(listUrlQuery({ group: 'all', q: '', cursors: [] })).toBe('');
-    expect(parseListUrl('')).toEqual({ group: 'all', q: '', cursors: [] });
+    expect(listUrlQuery({ group: 'all', q: '', sort: 'newest', cursors: [] })).toBe('');
+    expect(parseListUrl('')).toEqual({ group: 'all', q: '', sort: 'newest', cursors: [] });
+  });
+
+  it("sums a chip's count from the counts of its statuses", () => {
+    const counts = { total: 9, byStatus: { RUNNING: 2, PENDING: 1, FAILED: 3, FAILED_SETUP: 1, SUCCEEDED: 2 } };
+    expect(['all', 'active', 'failed', 'succeeded', 'cancelled'].map((g) => groupCount(g as never, counts))).toEqual([9, 3, 4, 2, 0]);
   });
 
   it('unknown or oversized values fall back to the defaults', () => {
-    expect(parseListUrl('?status=bogus&cursor=&q=' + 'x'.repeat(500))).toEqual({ group: 'all', q: 'x'.repeat(200), cursors: [] });
+    expect(parseListUrl('?status=bogus&sort=size&cursor=&q=' + 'x'.repeat(500))).toEqual({ group: 'all', q: 'x'.repeat(200), sort: 'newest', cursors: [] });
     expect(groupStatuses('active')).toEqual(['PENDING', 'STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING']);
     expect(groupStatuses('all')).toEqual([]);
   });
