@@ -6,7 +6,7 @@
  */
 import { memo } from 'react';
 import type { AttemptView, JobDetail, TaskView } from '@/lib/api/types';
-import { elapsedMs, formatClock, formatDuration, formatExact, statusTone } from '@/lib/ui/format';
+import { elapsedMs, formatClock, formatClockMs, formatDuration, formatExact, statusTone } from '@/lib/ui/format';
 import { StatusBadge } from '../StatusBadge';
 
 /** An attempt id (task index, attempt number). */
@@ -101,11 +101,15 @@ function TaskCard({ task, total, name, selected, onSelect, span, now }: { task: 
   );
 }
 
-/** "job", "task 0", "task 0 attempt 2" — what a status event is about (0-based task index). */
+/** "job", "task 0", "task 0 attempt 2", "jobdeck" — what a history entry is about (0-based task index). */
 function eventSubject(e: { entity: string; taskIndex: number | null; attemptNumber: number | null }): string {
+  if (e.entity === 'server') return 'jobdeck';
   if (e.taskIndex === null) return e.entity;
   return e.attemptNumber !== null ? `task ${e.taskIndex} attempt ${e.attemptNumber}` : `task ${e.taskIndex}`;
 }
+
+/** How the server's own history entries read (lib/store server-event.ts). */
+const SERVER_EVENT_LABEL: Record<string, string> = { STOPPED: 'stopped', READOPTED: 'restarted, re-adopted the job' };
 
 /** The tasks and attempts of a job. */
 export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }: { job: JobDetail; selected: AttemptRef | null; onSelect: (r: AttemptRef) => void; now: number }) {
@@ -125,11 +129,19 @@ export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }:
           </summary>
           <ol className="attempts" style={{ fontSize: 12, marginTop: 6 }}>
             {job.events.map((e) => (
-              <li key={e.id} style={{ padding: '3px 0', borderTop: '1px solid var(--border)' }}>
+              <li key={e.id} style={{ padding: '3px 0', borderTop: '1px solid var(--border)' }} data-entity={e.entity} data-testid="history-event">
                 <span className="mono faint" title={formatExact(e.at)}>
-                  {formatClock(e.at)}
+                  {formatClockMs(e.at)}
                 </span>{' '}
-                {eventSubject(e)}: {e.from ?? '∅'} → <strong>{e.to}</strong>
+                {e.entity === 'server' ? (
+                  <>
+                    <strong>jobdeck {SERVER_EVENT_LABEL[e.to] ?? e.to.toLowerCase()}</strong>
+                  </>
+                ) : (
+                  <>
+                    {eventSubject(e)}: {e.from ?? '∅'} → <strong>{e.to}</strong>
+                  </>
+                )}
                 {e.reason ? <span className="muted"> — {e.reason}</span> : null}
               </li>
             ))}

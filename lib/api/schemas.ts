@@ -302,7 +302,7 @@ export const JobEventViewSchema = named(
   z.object({
     id: z.number().int(),
     at: isoTime(),
-    entity: z.enum(['job', 'task', 'attempt']),
+    entity: z.enum(['job', 'task', 'attempt', 'server']),
     taskIndex: z.number().int().nullable(),
     attemptNumber: z.number().int().nullable(),
     from: z.string().nullable(),
@@ -310,7 +310,7 @@ export const JobEventViewSchema = named(
     reason: z.string().nullable(),
   }),
   'JobEventView',
-  'One status change (append-only event).',
+  'One entry of a job\'s history (append-only): a status change, or the server\'s own (entity server: STOPPED, READOPTED).',
 );
 
 export const JobDetailSchema = named(

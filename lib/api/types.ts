@@ -81,11 +81,15 @@ export interface TaskView extends TaskSummary {
   attemptList: AttemptView[];
 }
 
-/** One status change (JobEvent row). */
+/**
+ * One entry of a job's history (JobEvent row): a status change of the job, a task or an attempt,
+ * or the server's own (`entity: 'server'`, `from` null, `to` "STOPPED" — jobdeck stopped with the
+ * job unfinished — or "READOPTED" — it started again and took the job up). `at` has milliseconds.
+ */
 export interface JobEventView {
   id: number;
   at: string;
-  entity: 'job' | 'task' | 'attempt';
+  entity: 'job' | 'task' | 'attempt' | 'server';
   taskIndex: number | null;
   attemptNumber: number | null;
   from: string | null;

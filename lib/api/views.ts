@@ -180,7 +180,7 @@ export function toJobEventView(e: JobEvent): JobEventView {
   return {
     id: e.id,
     at: e.at.toISOString(),
-    entity: e.entity === 'task' || e.entity === 'attempt' ? e.entity : 'job',
+    entity: e.entity === 'task' || e.entity === 'attempt' || e.entity === 'server' ? e.entity : 'job',
     taskIndex: e.taskIndex,
     attemptNumber: e.attemptNumber,
     from: e.from,

@@ -17,6 +17,7 @@ import { monitorSettingsFromEnv } from '../monitor/config';
 import { createMonitor } from '../monitor/monitor';
 import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
+import { noteServerStart, noteServerStop } from './history';
 import { publishServices, unpublishServices, type Services } from './services';
 import { findUpgradeRoute, type UpgradeRoute } from './upgrade';
 
@@ -60,6 +61,8 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     built = { monitor };
     const ws = new WsHub({ store });
     built = { monitor, ws };
+    // The restart in each unfinished job's history, before the recovery's own entries.
+    await noteServerStart(store, log);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
     return { config, log, auth, db, store, executors, settings, monitor, ws };
@@ -185,6 +188,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       if (closed) return;
       closed = true;
       closing = true;
+      await noteServerStop(s.store, s.log);
       await stopServices(s);
       await new Promise<void>((resolve) => {
         srv.close(() => resolve());

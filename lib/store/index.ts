@@ -2,7 +2,8 @@
  * lib/store: every database statement of jobdeck's jobs, one family per file — the handle
  * (store.ts), the bus (bus.ts), the column table (columns.ts), parameters and decoding (sql.ts),
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
- * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts) and the reads
+ * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts), the server's own
+ * history entries (server-event.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -27,4 +28,5 @@ export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './de
 export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
+export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

@@ -58,6 +58,13 @@ export function formatClock(iso: string | null): string {
   return Number.isFinite(t) ? format(t, 'HH:mm:ss') : '—';
 }
 
+/** `21:37:13.042` — a local time of day with milliseconds (a status history's events come close together); "—" for none. */
+export function formatClockMs(iso: string | null): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? format(t, 'HH:mm:ss.SSS') : '—';
+}
+
 /** How a status badge is coloured. */
 export type StatusTone = 'success' | 'error' | 'warning' | 'running' | 'pending' | 'neutral';
 

@@ -276,6 +276,12 @@ export class JobStream {
     const pending = this.events.pending;
     while (pending.length && !this.closed) {
       const e = pending[0];
+      // The server's own history entries (lib/store server-event.ts) change no status.
+      if (e.entity === 'server') {
+        this.markSent(e);
+        pending.shift();
+        continue;
+      }
       if (e.entity === 'attempt') {
         if (!(await this.attemptEvent(e))) return;
         continue;

@@ -95,6 +95,14 @@ test('planned restart: "server restarting", back live within 2 s of listening, t
     await expect(log).toHaveAttribute('data-rows', '253');
     await expect(log.locator('.logs-foot')).toContainText('250 lines');
     await expect(page.getByTestId('log-line').last().locator('.log-ln')).toHaveText('250');
+    // The status history tells the restart: jobdeck stopped, then re-adopted the job — in the
+    // page as it is (no reload), every time to the millisecond.
+    await page.getByText(/^Status history \(\d+\)$/).click();
+    const server_ = page.locator('[data-testid="history-event"][data-entity="server"]');
+    await expect(server_).toHaveCount(2);
+    await expect(server_.nth(0)).toContainText('jobdeck stopped');
+    await expect(server_.nth(1)).toContainText(/jobdeck restarted, re-adopted the job — jobdeck started again after \d+\.\d s down/);
+    for (const t of await page.getByTestId('history-event').locator('.mono').allTextContents()) expect(t).toMatch(/^\d\d:\d\d:\d\d\.\d{3}$/);
     await expectNoReload(page);
     expect(errors).toEqual([]);
   } finally {

@@ -78,7 +78,10 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     return JSON.parse(readFileSync(hf, 'utf8')).pid as number;
   }
 
-  const story = (d: JobDetail) => d.events.map((e) => `${e.entity === 'job' ? 'job' : e.entity === 'task' ? `t${e.taskIndex}` : `t${e.taskIndex}a${e.attemptNumber}`} ${e.from ?? ''}>${e.to}`);
+  // The status changes; the server's own entries are checked apart (serverStory).
+  const story = (d: JobDetail) => d.events.filter((e) => e.entity !== 'server').map((e) => `${e.entity === 'job' ? 'job' : e.entity === 'task' ? `t${e.taskIndex}` : `t${e.taskIndex}a${e.attemptNumber}`} ${e.from ?? ''}>${e.to}`);
+
+  const serverStory = (d: JobDetail) => d.events.filter((e) => e.entity === 'server').map((e) => `${e.to}: ${e.reason}`);
 
   it('kill -9 while task 2 runs: the restarted server reattaches it, task 1 is not re-run, the job SUCCEEDS', async () => {
     const s1 = await start();
@@ -113,6 +116,10 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
       expect(attempts.find((a) => a.number === 1 && a.pid === pid)).toBeTruthy();
     }
     expect(s2.output()).toContain('re-adopting 1 non-terminal job');
+    // The history says the server restarted: no clean stop was recorded before it.
+    expect(serverStory(d)).toEqual(['READOPTED: jobdeck started again after an unclean stop (no shutdown was recorded) and re-adopted the job (RUNNING)']);
+    const readopted = d.events.findIndex((e) => e.entity === 'server');
+    expect(d.events[readopted + 1]).toMatchObject({ entity: 'attempt', to: 'SUCCEEDED' });
   });
 
   it('a task that exited 0 while the server was down ends SUCCEEDED after the restart', async () => {
@@ -148,5 +155,13 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
       return x.status === 'SUCCEEDED' ? x : null;
     }, 'job to succeed', 30_000);
     expect(d.tasks.map((x) => x.attemptList.length)).toEqual([1, 1]);
+    // The stop and the re-adoption in the job's history, with how long the server was down;
+    // times carry milliseconds.
+    const server = serverStory(d);
+    expect(server).toHaveLength(2);
+    expect(server[0]).toBe('STOPPED: jobdeck stopped while the job was RUNNING; a running attempt keeps running and is re-adopted at the next start');
+    expect(server[1]).toMatch(/^READOPTED: jobdeck started again after \d+\.\d s down and re-adopted the job \(RUNNING\)$/);
+    for (const e of d.events) expect(e.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(d.events.some((e) => !e.at.endsWith('.000Z'))).toBe(true);
   });
 }, 180_000);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JobList, JobSummary } from '../../lib/api/types';
 import { applyListMessage, mergeFetchedPage, type ListFilter } from '../../lib/ui/list-cache';
 import { issuesToDiagnostics, lineOf, maskedDiagnostics } from '../../lib/ui/spec-lint';
-import { formatDuration } from '../../lib/ui/format';
+import { formatClockMs, formatDuration } from '../../lib/ui/format';
 
 const j = (id: number, status: JobSummary['status'] = 'RUNNING'): JobSummary =>
   ({ id, name: `job-${id}`, status, tasks: [] }) as unknown as JobSummary;
@@ -103,5 +103,13 @@ describe('formatDuration', () => {
   it('is compact', () => {
     expect([850, 4200, 12_000, 185_000, 7_380_000, 3 * 86_400_000 + 4 * 3_600_000].map(formatDuration)).toEqual(['850ms', '4.2s', '12s', '3m 05s', '2h 03m', '3d 4h']);
     expect(formatDuration(null)).toBe('—');
+  });
+});
+
+describe('times to the millisecond', () => {
+  it('formatClockMs shows the milliseconds of a status event', () => {
+    const local = new Date(2026, 0, 2, 21, 37, 13, 42);
+    expect(formatClockMs(local.toISOString())).toBe('21:37:13.042');
+    expect(formatClockMs(null)).toBe('—');
   });
 });
