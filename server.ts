@@ -4,10 +4,12 @@
  * SIGTERM / SIGINT stop the server cleanly; running jobs keep running and are re-adopted by the
  * next start.
  */
-import { logger } from './lib/log';
+import { announceListening, holdLogUntilListening, logger } from './lib/log';
 import { startServer } from './lib/server/start';
 import { applyV8Flags, missingNodeFlags } from './lib/server/v8-flags';
 
+// Not on a terminal, the first lines are plain "listening" and login lines (lib/log.ts).
+holdLogUntilListening();
 const log = logger();
 try {
   const flags = applyV8Flags();
@@ -15,6 +17,7 @@ try {
   const missing = missingNodeFlags();
   if (missing.length) log.info({ missing }, `node was started without ${missing.join(' ')} (npm start passes it; NODE_OPTIONS may): the server will use ~40 MB more memory`);
 } catch (err) {
+  announceListening([]);
   log.fatal({ err }, (err as Error).message);
   process.exit(1);
 }
@@ -37,6 +40,7 @@ startServer({ dev: process.env.JOBDECK_DEV === '1' }).then(
     process.on('SIGINT', () => stop('SIGINT'));
   },
   (err: unknown) => {
+    announceListening([]);
     log.fatal({ err }, `jobdeck failed to start: ${(err as Error).message}`);
     process.exit(1);
   },

@@ -3,9 +3,61 @@ import pretty from 'pino-pretty';
 
 let instance: Logger | undefined;
 
+/** Most JSON log text held back before the server listens (then it is written out anyway). */
+const MAX_HELD_BYTES = 1024 * 1024;
+/** JSON log lines held back while `holding` (holdLogUntilListening), in order. */
+let held: string[] | null = null;
+let heldBytes = 0;
+
+/** Writes held lines out and stops holding. */
+function releaseHeld(): void {
+  const lines = held;
+  held = null;
+  heldBytes = 0;
+  if (lines?.length) process.stdout.write(lines.join(''));
+}
+
+/** The JSON destination: stdout, or the hold buffer while the server starts. */
+const jsonOut = {
+  write(line: string): void {
+    if (!held) return void process.stdout.write(line);
+    held.push(line);
+    heldBytes += line.length;
+    if (heldBytes > MAX_HELD_BYTES) releaseHeld();
+  },
+};
+
+/**
+ * Holds the JSON log lines back until announceListening() (or the process exits), so that when
+ * stdout is not a terminal the server's first lines are plain text a person reads: where it
+ * listens and how to log in. No effect with pretty output (already readable as it comes).
+ */
+export function holdLogUntilListening(): void {
+  if (wantsPretty() || held) return;
+  held = [];
+  process.once('exit', releaseHeld);
+}
+
+/**
+ * The server listens: with JSON output, `lines` are written as plain text first, then the JSON
+ * lines held since holdLogUntilListening(); with pretty output nothing more is written (the
+ * logger already said it). Also call it (with no lines) before exiting on a failed start.
+ */
+export function announceListening(lines: readonly string[]): void {
+  if (held === null) return;
+  if (lines.length) process.stdout.write(lines.map((l) => `${l}\n`).join(''));
+  releaseHeld();
+}
+
+/** Pretty output: JOBDECK_LOG_PRETTY=1, or stdout is a terminal (unless JOBDECK_LOG_PRETTY=0). */
+function wantsPretty(): boolean {
+  return process.env.JOBDECK_LOG_PRETTY ? process.env.JOBDECK_LOG_PRETTY === '1' : !!process.stdout.isTTY;
+}
+
 /**
  * The structured logger (pino), created on first use from the environment. JSON lines by
- * default; pretty, coloured lines when stdout is a terminal or `JOBDECK_LOG_PRETTY=1`. Level from
+ * default (held back while the server starts: holdLogUntilListening); pretty, coloured lines
+ * when stdout is a terminal or `JOBDECK_LOG_PRETTY=1`. Level from
  * `JOBDECK_LOG_LEVEL` (default info; `silent` in tests unless set). Uses a synchronous pretty
  * stream, not a worker transport, so it works the same inside Next.js route bundles and the
  * custom server. It is configuration, not state: a route bundle's own module copy makes an
@@ -17,10 +69,9 @@ export function logger(): Logger {
 
 function createLogger(): Logger {
   const level = process.env.JOBDECK_LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info');
-  const wantPretty = process.env.JOBDECK_LOG_PRETTY ? process.env.JOBDECK_LOG_PRETTY === '1' : !!process.stdout.isTTY;
   const opts = { level, base: { pid: process.pid }, name: 'jobdeck' };
-  if (wantPretty) {
+  if (wantsPretty()) {
     return pino(opts, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', sync: true }));
   }
-  return pino(opts);
+  return pino(opts, jsonOut);
 }

@@ -13,7 +13,8 @@ import { tokenPath } from './tokens';
 export interface ServerAuth {
   result: LoadAuthResult;
   /** Logs the login URL (call once the server listens and its port is known). */
-  announce(log: Logger, port: number): void;
+  /** Logs the login URL (or why there is none); answers that line's text, null when there is none. */
+  announce(log: Logger, port: number): string | null;
 }
 
 /** The host to put in a URL for a listen address: wildcards become loopback, IPv6 bracketed. */
@@ -47,19 +48,20 @@ export function prepareServerAuth(opts: { home: string; host: string; env?: Env 
       for (const w of result.warnings) log.warn(w);
       const s = result.state;
       if (!s.tokenHash) {
-        log.error('no token is configured: every API request and WebSocket will be refused');
-        return;
+        const line = 'no token is configured: every API request and WebSocket will be refused';
+        log.error(line);
+        return line;
       }
       if (result.loginToken) {
         const url = loginUrl(opts.host, port, result.loginToken);
-        log.info(
-          { loginUrl: url, tokenFile: tokenPath(s.home), generated: result.generated },
-          `${result.generated ? 'created an admin token in ' + tokenPath(s.home) + '; ' : ''}to log in, open ${url}`,
-        );
-      } else {
-        const how = s.source === 'env' ? 'the token from JOBDECK_TOKEN' : `the token whose sha256 is in ${s.home}`;
-        log.info({ loginUrl: loginUrl(opts.host, port, null) }, `to log in, open ${loginUrl(opts.host, port, null)} and paste ${how}`);
+        const line = `${result.generated ? 'created an admin token in ' + tokenPath(s.home) + '; ' : ''}to log in, open ${url}`;
+        log.info({ loginUrl: url, tokenFile: tokenPath(s.home), generated: result.generated }, line);
+        return line;
       }
+      const how = s.source === 'env' ? 'the token from JOBDECK_TOKEN' : `the token whose sha256 is in ${s.home}`;
+      const line = `to log in, open ${loginUrl(opts.host, port, null)} and paste ${how}`;
+      log.info({ loginUrl: loginUrl(opts.host, port, null) }, line);
+      return line;
     },
   };
 }

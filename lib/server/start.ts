@@ -11,7 +11,7 @@ import type { AuthState } from '../auth/state';
 import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db/client';
 import { createExecutors } from '../executors';
-import { logger } from '../log';
+import { announceListening, logger } from '../log';
 import { createStore } from '../store';
 import { monitorSettingsFromEnv } from '../monitor/config';
 import { createMonitor } from '../monitor/monitor';
@@ -174,8 +174,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   // The login URL first: whoever waits for "listening" has it already.
-  auth.announce(log, actualPort);
-  log.info({ url, database: s.db.kind }, `jobdeck listening on ${url} (database: ${s.db.kind})`);
+  const login = auth.announce(log, actualPort);
+  const listening = `jobdeck listening on ${url} (database: ${s.db.kind})`;
+  log.info({ url, database: s.db.kind }, listening);
+  // Not on a terminal, a person reads these two lines first, plain, then the JSON logs.
+  announceListening(login ? [listening, login] : [listening]);
 
   const srv = server;
   const next = app;
