@@ -118,7 +118,8 @@ export const Pipeline = memo(function Pipeline({ job, selected, onSelect, now }:
   const span = { start, end: Math.max(end, start + 1) };
   return (
     <div className="card pipeline" data-testid="pipeline">
-      <h2>Pipeline</h2>
+      {/* The tab above names it; the heading stays for screen readers. */}
+      <h2 className="visually-hidden">Pipeline</h2>
       {job.tasks.map((t) => (
         <TaskCard key={t.index} task={t} total={job.tasks.length} name={taskDisplayName(t, { name: job.name, taskCount: job.tasks.length })} selected={selected} onSelect={onSelect} span={span} now={now} />
       ))}
