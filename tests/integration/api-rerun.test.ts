@@ -99,7 +99,8 @@ describe.each(DB_KINDS)('re-run (lib) on %s', (kind) => {
   it('keeps each job its own launch overrides and origin when submits go in one batched statement', async () => {
     // More concurrent submits than SUBMIT_IN_FLIGHT: the later ones share a statement (insertMany).
     const outs = await Promise.all(Array.from({ length: 8 }, (_, i) => submit(store, { source: { kind: 'yaml', text: TRAINING }, name: `batch-${i}`, envs: { EPOCHS: String(i) }, origin: i % 2 ? 'cli' : 'dashboard' })));
-    const rows = await db.job.findMany({ where: { id: { in: outs.map((o) => o.result.id) } }, orderBy: { id: 'asc' } });
+    // Concurrent statements take ids in no fixed order: match each job by its name.
+    const rows = await db.job.findMany({ where: { id: { in: outs.map((o) => o.result.id) } }, orderBy: { name: 'asc' } });
     expect(rows.map((r) => [r.name, r.launch, r.origin])).toEqual(Array.from({ length: 8 }, (_, i) => [`batch-${i}`, { name: `batch-${i}`, envs: { EPOCHS: String(i) } }, i % 2 ? 'cli' : 'dashboard']));
   });
 

@@ -79,7 +79,7 @@ describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
     conforms('Problem', body);
     const syntax = await problem(await postJson('/api/jobs', { yaml: 'name: a\n\trun: x\n', filename: 'tabs.yaml' }), 400);
     expect(syntax.issues[0]).toMatchObject({ file: 'tabs.yaml', line: 2 });
-    expect(syntax.detail).toMatch(/^tabs\.yaml:2 .*Tabs/);
+    expect(syntax.detail).toMatch(/^tabs\.yaml:2 .*indented with a tab/);
     const twice = await problem(await postYaml('name: a\nrun: x\nrun: y\n'), 400);
     expect(twice.issues[0]).toMatchObject({ file: 'job.yaml', line: 3, path: 'task[0].run' });
   });
