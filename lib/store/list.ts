@@ -22,13 +22,24 @@ export interface JobFilter {
   q?: string;
 }
 
-/** The Prisma `where` for a JobFilter. */
+/**
+ * `s` as a literal for a LIKE pattern: backslash, `%` and `_` escaped with PostgreSQL's default escape
+ * character (backslash). Prisma's `contains` / `startsWith` / `endsWith` put the value into
+ * `ILIKE '%' || value || '%'` as it is, so without this a search for `wild_1` also finds
+ * `wildX1`, and a bulk cancel by filter stops jobs the user never named. Every substring search
+ * of the store goes through it.
+ */
+export function likeLiteral(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The Prisma `where` for a JobFilter (`q` matched literally: {@link likeLiteral}). */
 export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
   if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
   const q = f.q?.trim();
   if (q) {
-    const byName: Prisma.JobWhereInput = { name: { contains: q, mode: 'insensitive' } };
+    const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };
     // "#4" is how the dashboard labels job 4, so it finds job 4 as "4" does.
     const digits = /^#?([0-9]{1,10})$/.exec(q)?.[1];
     const n = digits ? Number(digits) : NaN;
