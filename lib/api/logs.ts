@@ -6,6 +6,7 @@ import { findLogAttempt, type LogTarget, type StoreScope } from '../store';
 import type { LogRange } from './types';
 import { ApiError, notFound } from './errors';
 import { validate } from './request';
+import { MAX_PG_INT } from './schemas';
 import { rankLogPath } from '../jobs/paths';
 import { isTerminal } from '../jobs/status';
 import { logSize, OffsetPastEndError, readLogRange } from '../logs/reader';
@@ -33,9 +34,9 @@ const uint = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
 
 /** Query of GET /api/jobs/:id/logs (strings in, numbers out; for validation and OpenAPI). */
 export const LogRangeQuerySchema = z.object({
-  task: uint('task', 0).optional().meta({ description: '0-based task index (default: the current task).' }),
-  attempt: uint('attempt', 1).optional().meta({ description: '1-based attempt number (default: the latest attempt of the task).' }),
-  rank: uint('rank', 0).optional().meta({ description: "The rank (node, 0-based) of a multi-node attempt whose log to read (default 0, the head's)." }),
+  task: uint('task', 0, MAX_PG_INT).optional().meta({ description: '0-based task index (default: the current task).' }),
+  attempt: uint('attempt', 1, MAX_PG_INT).optional().meta({ description: '1-based attempt number (default: the latest attempt of the task).' }),
+  rank: uint('rank', 0, MAX_PG_INT).optional().meta({ description: "The rank (node, 0-based) of a multi-node attempt whose log to read (default 0, the head's)." }),
   offset: uint('offset', 0).optional().meta({ description: 'Byte offset of the first byte (default 0).' }),
   limit: uint('limit', 1, LOG_RANGE_MAX_LIMIT).optional().meta({ description: `Most bytes to return (default ${LOG_RANGE_DEFAULT_LIMIT}, at most ${LOG_RANGE_MAX_LIMIT}).` }),
 });

@@ -23,7 +23,7 @@ import type {
   TaskSummary,
   TaskView,
 } from './types';
-import type { SpecIssue } from '../jobs/spec';
+import { checkPlainValue, textProblem, type SpecIssue } from '../jobs/spec';
 
 /** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
 export interface SchemaMeta {
@@ -43,14 +43,34 @@ function named<T extends z.ZodType>(schema: T, id: string, description: string):
 
 // ─── building blocks ────────────────────────────────────────────────────────────────────────
 
+/**
+ * A string a user sends, `min`–`max` characters, refused when the database cannot store it
+ * (NUL, lone surrogates: lib/jobs/spec textProblem, the rule the spec applies too).
+ */
+const userText = (min: number, max?: number) =>
+  (max === undefined ? z.string().min(min) : z.string().min(min).max(max)).superRefine((v, ctx) => {
+      const p = textProblem(v);
+      if (p) ctx.addIssue({ code: 'custom', message: p });
+    });
+
+/**
+ * Client metadata: any JSON object, held to the spec's plain-value rules (depth, size, storable
+ * text in values and keys: lib/jobs/spec checkPlainValue), each problem at its path.
+ */
+const MetadataSchema = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+  for (const p of checkPlainValue(v)) ctx.addIssue({ code: 'custom', message: p.message, path: p.path });
+});
+
 const isoTime = () => z.string().meta({ format: 'date-time', description: 'ISO-8601 time, UTC' });
 const count = () => z.number().int().min(0);
 const JobStatusSchema = named(z.enum(JOB_STATUSES), 'JobStatus', 'Job status (lib/jobs/status.ts; SkyPilot ManagedJobStatus).');
 const TaskStatusSchema = named(z.enum(TASK_STATUSES), 'TaskStatus', 'Task (pipeline step) status.');
 const AttemptStatusSchema = named(z.enum(ATTEMPT_STATUSES), 'AttemptStatus', 'Attempt (one run of a task) status.');
 
+/** The largest PostgreSQL `integer`: ids, task indexes, attempt numbers, event ids. */
+export const MAX_PG_INT = 2_147_483_647;
 /** Upper bound of a job id (PostgreSQL `integer`). */
-export const MAX_JOB_ID = 2_147_483_647;
+export const MAX_JOB_ID = MAX_PG_INT;
 /** Largest page of GET /api/jobs. */
 export const MAX_LIST_LIMIT = 200;
 /** Default page size of GET /api/jobs. */
@@ -81,11 +101,11 @@ export const SubmissionIdSchema = z
 
 /** Env overrides: names as in shell (`[A-Za-z_][A-Za-z0-9_]*`), values strings. */
 export const EnvsSchema = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'env names must match [A-Za-z_][A-Za-z0-9_]*' }), z.string())
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'env names must match [A-Za-z_][A-Za-z0-9_]*' }), userText(0))
   .meta({ description: 'Env overrides applied to every task (override the YAML envs).' });
 
-const JobNameSchema = z.string().min(1).max(200).meta({ description: 'Overrides the job name from the spec.' });
-const FilenameSchema = z.string().min(1).max(1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
+const JobNameSchema = userText(1, 200).meta({ description: 'Overrides the job name from the spec.' });
+const FilenameSchema = userText(1, 1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
 
 /** What submits a job (Job.origin), as the client says; absent = "api". */
 export const OriginSchema = z
@@ -109,7 +129,7 @@ export const SubmitJsonSchema = named(
       name: JobNameSchema.optional(),
       envs: EnvsSchema.optional(),
       submissionId: SubmissionIdSchema.optional(),
-      metadata: z.record(z.string(), z.unknown()).meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
+      metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
       origin: OriginSchema.optional(),
     })
@@ -152,7 +172,7 @@ export const CountsQuerySchema = z.object({
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
-  q: z.string().min(1).max(200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
+  q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
@@ -161,7 +181,7 @@ export const ListQuerySchema = z.object({
     .max(MAX_LIST_LIMIT, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
     .default(DEFAULT_LIST_LIMIT)
     .meta({ description: 'Page size.' }),
-  cursor: z.string().min(1).max(400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
+  cursor: userText(1, 400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
 });
 export type ListQuery = z.infer<typeof ListQuerySchema>;
 
@@ -174,7 +194,7 @@ export const CancelRequestSchema = named(
     .strictObject({
       ids: z.array(z.number().int().min(1).max(MAX_JOB_ID)).min(1, { error: 'ids: give at least one job id' }).max(10_000).optional(),
       status: z.array(JobStatusFilterSchema).min(1).optional(),
-      q: z.string().min(1).max(200).optional(),
+      q: userText(1, 200).optional(),
       all: z.literal(true).meta({ description: 'Every job that is not terminal yet.' }).optional(),
     })
     .superRefine((v, ctx) => {

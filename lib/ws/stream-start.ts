@@ -3,6 +3,7 @@
  * the socket is handed to a JobStream, so a bad parameter is refused with a message that names it
  * (docs/design.md, "Logs and streams": resuming from task/attempt/offset and since).
  */
+import { MAX_PG_INT } from '../api/schemas';
 
 /** Where and how a job stream starts (query of `/ws/jobs/:id`). */
 export interface StreamStart {
@@ -27,12 +28,13 @@ const MAX_OFFSETS = 1024;
 /** A query error: the text says which parameter and why. */
 export class StreamQueryError extends Error {}
 
-function intParam(q: URLSearchParams, name: string, def: number, min: number): number {
+/** `name=N`: an integer from `min` to `max` (default: the largest safe integer, for byte offsets). */
+function intParam(q: URLSearchParams, name: string, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = q.get(name);
   if (raw === null || raw === '') return def;
-  if (!/^[0-9]{1,15}$/.test(raw)) throw new StreamQueryError(`${name}: expected an integer ≥ ${min}, got "${raw}"`);
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new StreamQueryError(`${name}: expected an integer ≥ ${min}, got "${raw.slice(0, 100)}"`);
   const n = Number(raw);
-  if (n < min) throw new StreamQueryError(`${name}: expected an integer ≥ ${min}, got ${n}`);
+  if (n < min || n > max) throw new StreamQueryError(`${name}: expected an integer from ${min} to ${max}, got ${n}`);
   return n;
 }
 
@@ -62,7 +64,7 @@ export function parseStreamStart(q: URLSearchParams): StreamStart {
   }
   const sinceRaw = q.get('since');
   const rankRaw = q.get('rank');
-  const rank = rankRaw === null || rankRaw === '' ? null : intParam(q, 'rank', 0, 0);
+  const rank = rankRaw === null || rankRaw === '' ? null : intParam(q, 'rank', 0, 0, MAX_PG_INT);
   const offsets = offsetsParam(q);
   let offset = intParam(q, 'offset', 0, 0);
   if (offsets) {
@@ -71,11 +73,11 @@ export function parseStreamStart(q: URLSearchParams): StreamStart {
     offset = first;
   }
   return {
-    task: intParam(q, 'task', 0, 0),
-    attempt: intParam(q, 'attempt', 1, 1),
+    task: intParam(q, 'task', 0, 0, MAX_PG_INT),
+    attempt: intParam(q, 'attempt', 1, 1, MAX_PG_INT),
     offset,
     follow,
-    since: sinceRaw === null || sinceRaw === '' ? null : intParam(q, 'since', 0, 0),
+    since: sinceRaw === null || sinceRaw === '' ? null : intParam(q, 'since', 0, 0, MAX_PG_INT),
     rank,
     offsets,
   };

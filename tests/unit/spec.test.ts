@@ -544,7 +544,7 @@ describe('limits (hostile input is refused cleanly)', () => {
     expect(issuesOf('run: x\n', { overrides: { envs: { BIG: big } } })).toEqual(['- overrides.envs.BIG: expected a value of at most 64 KiB, got 65537 bytes']);
     const many = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`E${i}`, 'v'.repeat(60_000)]));
     expect(issuesOf('run: x\n', { overrides: { envs: many } })).toEqual(['1 task[0].envs: expected env vars of at most 512 KiB in all (with overrides), got 540018 bytes']);
-    expect(issuesOf('run: x\nenvs:\n  NUL: "a\\0b"\n')).toEqual(['3 task[0].envs.NUL: expected a value without NUL bytes']);
+    expect(issuesOf('run: x\nenvs:\n  NUL: "a\\0b"\n')).toEqual(['3 task[0].envs.NUL: expected text without a NUL character (U+0000), found at character 2']);
   });
 
   it('bounds the issues listed for a document with thousands of problems', () => {
@@ -579,7 +579,9 @@ describe('limits (hostile input is refused cleanly)', () => {
     expect(parseJobSpec(`run: ${script}\n`).tasks[0].run).toHaveLength(SPEC_LIMITS.maxScriptBytes);
     expect(issuesOf(`run: ${script}y\n`)).toEqual(['1 task[0].run: expected run of at most 64 KiB, got 65537 bytes']);
     expect(issuesOf(`setup: ${script}y\n`)).toEqual(['1 task[0].setup: expected setup of at most 64 KiB, got 65537 bytes']);
-    expect(issuesOf('run: "echo \\0"\n')).toEqual(['1 task[0].run: expected run without NUL bytes']);
+    expect(issuesOf('run: "echo \\0"\n')).toEqual(['1 task[0].run: expected text without a NUL character (U+0000), found at character 6']);
+    expect(issuesOf('run: "echo \\ud800"\n')).toEqual(['1 task[0].run: expected text without a lone surrogate (U+D800, not a character), found at character 6']);
+    expect(issuesOf('run: echo hi # \u0000\n')).toEqual(['1 : expected text without a NUL character (U+0000)']);
   });
 });
 

@@ -7,7 +7,7 @@
  * job_recovery, the SkyPilot keys, the error format and the limits — is docs/spec.md.
  *
  * Parts: schema.ts (keys, types, limits), positions.ts (YAML loading, key path → line),
- * messages.ts (error texts), normalize.ts (documents → PipelineSpec), hash.ts (specHash: the only
+ * messages.ts (error texts), text.ts (what text is accepted), normalize.ts (documents → PipelineSpec), hash.ts (specHash: the only
  * node:* import; everything else here is plain JS).
  */
 import { describe, formatPath, issueAt, SpecError, type SpecIssue } from './messages';
@@ -30,6 +30,8 @@ export {
   type TaskSpec,
 } from './schema';
 export { canonicalJson, specHash } from './hash';
+export { textProblem, unstorableAt } from './text';
+export { checkJsonValue as checkPlainValue, type ValueProblem } from './positions';
 
 /**
  * Parses a YAML job spec (one document = one task; several = a pipeline; docs/spec.md

@@ -8,6 +8,7 @@ import { Composer, LineCounter, Parser, isAlias, isMap, isPair, isScalar, isSeq,
 import { describe, issueAt, KiB, MAX_ISSUES_PER_DOCUMENT, type Loc, type PathSeg, type SpecIssue } from './messages';
 import { SPEC_LIMITS, utf8Bytes } from './schema';
 import { textLines, yamlSyntaxIssues, type TextLines, type YamlIssue } from './syntax';
+import { textProblem, unstorableAt } from './text';
 
 /** One document's value and how to find a path's line in it. */
 export interface RawDoc {
@@ -49,6 +50,9 @@ export function loadYaml(text: string, file: string): LoadedYaml {
   if (text.length > SPEC_LIMITS.maxBytes || utf8Bytes(text) > SPEC_LIMITS.maxBytes) {
     return fatal(null, `the spec is too large: ${utf8Bytes(text)} bytes, at most ${KiB(SPEC_LIMITS.maxBytes)}`);
   }
+  // The text is stored as written (Job.specYaml): even a comment must be storable text.
+  const unstorable = unstorableAt(text);
+  if (unstorable) return fatal(textLoc(text, unstorable.index), `expected text without ${unstorable.what}`);
   const lc = new LineCounter();
   const lines: Lines = {
     toLoc: (start, end = start) => {
@@ -76,6 +80,17 @@ export function loadYaml(text: string, file: string): LoadedYaml {
   }
   const t = textLines(text, lines.toLoc);
   return { fatal: false, docs: documents.map((doc) => readDocument(doc, lines, text, t)), issues: [] };
+}
+
+/** The 1-based line and column of the UTF-16 index `at` of `text`, one character wide. */
+function textLoc(text: string, at: number): Loc {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, column: at - start + 1, endLine: line, endColumn: at - start + 2 };
 }
 
 /**
@@ -280,7 +295,8 @@ export interface ValueProblem {
 }
 
 /**
- * Depth, size and plain-JSON checks on a JS value, iteratively (so cycles, shared sub-trees and
+ * Depth, size, plain-JSON and storable-text ({@link textProblem}: strings and keys) checks on a
+ * JS value, iteratively (so cycles, shared sub-trees and
  * deep nesting cost at most `maxJsonNodes` steps). Returns the problems (a fatal one alone).
  * YAML values go through it too: timestamps, binary and sets are not JSON.
  */
@@ -296,6 +312,8 @@ export function checkJsonValue(root: unknown): ValueProblem[] {
     if (typeof v === 'string') {
       bytes += v.length;
       if (bytes > SPEC_LIMITS.maxBytes) return [{ path: [], message: `the spec is too large: more than ${KiB(SPEC_LIMITS.maxBytes)} of text` }];
+      const p = textProblem(v);
+      if (p) problems.push({ path, message: p });
       continue;
     }
     if (typeof v === 'number') {
@@ -313,6 +331,8 @@ export function checkJsonValue(root: unknown): ValueProblem[] {
     } else {
       for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
         bytes += k.length;
+        const p = textProblem(k);
+        if (p) problems.push({ path: [...path, k], message: `key: ${p}` });
         stack.push({ v: child, depth: depth + 1, path: [...path, k] });
       }
     }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { describe, KiB, type PathSeg } from './messages';
+import { textProblem } from './text';
 
 /** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB); docs/spec.md "resources". */
 export interface Resources {
@@ -180,6 +181,8 @@ const RESERVED_ENV_PREFIX = 'JOBDECK_';
 /** Checks a name (job, task or override); returns the problem or null. */
 export function nameProblem(v: string): string | null {
   if (v.trim() === '') return 'expected a non-empty name';
+  const text = textProblem(v);
+  if (text) return text;
   if (v.length > SPEC_LIMITS.maxNameLength) return `expected a name of at most ${SPEC_LIMITS.maxNameLength} characters`;
   if (INVISIBLE.test(v)) return 'expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi)';
   return null;
@@ -194,7 +197,8 @@ const scriptSchema = (what: string) =>
   z.string({ error: `expected ${what} (a string of shell commands)` }).superRefine((v, ctx) => {
     const n = utf8Bytes(v);
     if (n > SPEC_LIMITS.maxScriptBytes) ctx.addIssue({ code: 'custom', message: `expected ${what} of at most ${KiB(SPEC_LIMITS.maxScriptBytes)}, got ${n} bytes`, params: { full: true } });
-    if (v.includes('\0')) ctx.addIssue({ code: 'custom', message: `expected ${what} without NUL bytes`, params: { full: true } });
+    const text = textProblem(v);
+    if (text) ctx.addIssue({ code: 'custom', message: `${what}: ${text}`, params: { full: true } });
   });
 
 const WorkdirSchema = z.string({ error: 'expected a directory path (a string)' }).superRefine((v, ctx) => {
@@ -240,12 +244,11 @@ export function envNameProblem(k: string): string | null {
   return null;
 }
 
-/** Checks an env var value (size, NUL); returns the problem or null. */
+/** Checks an env var value (size, storable text); returns the problem or null. */
 export function envValueProblem(v: string): string | null {
   const n = utf8Bytes(v);
   if (n > SPEC_LIMITS.maxEnvValueBytes) return `expected a value of at most ${KiB(SPEC_LIMITS.maxEnvValueBytes)}, got ${n} bytes`;
-  if (v.includes('\0')) return 'expected a value without NUL bytes';
-  return null;
+  return textProblem(v);
 }
 
 const NUMBER_RE = String.raw`(\d+(?:\.\d*)?|\.\d+)`;
