@@ -9,7 +9,7 @@ import type { ExpectedChild, LocalChildren } from './local-children';
 import { handleOf, readHandleFile } from './local-handle';
 import { readProcStat } from './proc';
 import type { AttemptHandle, LaunchRequest } from './types';
-import { inheritedEnv, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
+import { inheritedEnv, LaunchPrecheckError, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
 
 /**
  * Starting a local attempt: the attempt folder (wrapper.sh, setup.sh, run.sh; a reused folder
@@ -128,14 +128,14 @@ async function spawnHere(s: Spawn, child: ExpectedChild): Promise<{ pid: number;
 /**
  * Starts one attempt (see the module doc). @returns its handle, also written to
  * `<attemptDir>/handle.json`.
- * @throws TypeError for bad envs, a relative workdir or more than one node (the spec refuses
- *   num_nodes > 1 on the local executor: docs/spec.md "num_nodes"); Error when the folder, the log file or
+ * @throws LaunchPrecheckError for bad envs, a relative workdir or more than one node (the spec
+ *   refuses num_nodes > 1 on the local executor: docs/spec.md "num_nodes"); Error when the folder, the log file or
  *   the process cannot be made.
  */
 export async function launchLocal(req: LaunchRequest, deps: LaunchDeps): Promise<AttemptHandle> {
   const { bash, mv, sync } = tools();
   validateEnvs(req.envs);
-  if ((req.nodes ?? 1) > 1) throw new TypeError(`the local executor runs a task on this one machine, not on ${req.nodes} nodes (num_nodes needs infra: slurm)`);
+  if ((req.nodes ?? 1) > 1) throw new LaunchPrecheckError(`the local executor runs a task on this one machine, not on ${req.nodes} nodes (num_nodes needs infra: slurm)`);
   const attemptDir = path.resolve(req.attemptDir);
   const logPath = path.resolve(req.logPath);
   const workdir = resolveWorkdir(req.workdir, attemptDir);

@@ -10,7 +10,7 @@ import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult 
 
 export { EXIT_FILE, HANDLE_FILE, readExitRecord, toResult, watchExitRecord, type EndResult, type ExitRecord } from './attempt-record';
 export { readHandleFile } from './local-handle';
-export { isServerOnlyEnv, resolveWorkdir, validateEnvs, WRAPPER } from './wrapper';
+export { isServerOnlyEnv, LaunchPrecheckError, resolveWorkdir, validateEnvs, WRAPPER } from './wrapper';
 
 /**
  * The local executor: runs each attempt as a detached bash wrapper on this machine, in its own

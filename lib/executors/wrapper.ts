@@ -96,8 +96,23 @@ __jobdeck_finish run "$__jobdeck_rc"
 `;
 
 /**
+ * A launch request the task's own spec makes impossible (a relative workdir, an env name with
+ * `=`): not a lost attempt and not the backend's fault. `precheck: true` tells the monitor to
+ * end the task FAILED_PRECHECKS with this message instead of recovering it
+ * (docs/design.md §7, like `transient: true`).
+ */
+export class LaunchPrecheckError extends TypeError {
+  readonly precheck = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'LaunchPrecheckError';
+  }
+}
+
+/**
  * Resolves a task's workdir: null → the attempt folder; `~` / `~/x` → the server user's home.
- * @throws TypeError for a relative path (the spec layer resolves those before submission).
+ * @throws LaunchPrecheckError for a relative path (the spec refuses those at submit; a job
+ *   stored before that rule, or written by hand, still gets here).
  */
 export function resolveWorkdir(workdir: string | null, attemptDir: string): string {
   if (workdir === null || workdir === '') return attemptDir;
@@ -105,21 +120,21 @@ export function resolveWorkdir(workdir: string | null, attemptDir: string): stri
   if (dir === '~') dir = os.homedir();
   else if (dir.startsWith('~/')) dir = path.join(os.homedir(), dir.slice(2));
   if (!path.isAbsolute(dir)) {
-    throw new TypeError(`workdir must be an absolute path or start with ~/, got ${JSON.stringify(workdir)}`);
+    throw new LaunchPrecheckError(`workdir must be an absolute path or start with ~/, got ${JSON.stringify(workdir)}`);
   }
   return dir;
 }
 
 /**
  * Checks a LaunchRequest's envs (shared with the Slurm executor).
- * @throws TypeError for an empty name, a name with "=" or NUL, a non-string value or a value with NUL.
+ * @throws LaunchPrecheckError for an empty name, a name with "=" or NUL, a non-string value or a value with NUL.
  */
 export function validateEnvs(envs: Record<string, string>): void {
   for (const [key, value] of Object.entries(envs)) {
     if (key === '' || key.includes('=') || key.includes('\0')) {
-      throw new TypeError(`envs: invalid variable name ${JSON.stringify(key)} (must be non-empty, without "=" or NUL)`);
+      throw new LaunchPrecheckError(`envs: invalid variable name ${JSON.stringify(key)} (must be non-empty, without "=" or NUL)`);
     }
-    if (typeof value !== 'string') throw new TypeError(`envs.${key}: expected a string, got ${typeof value}`);
-    if (value.includes('\0')) throw new TypeError(`envs.${key}: a value cannot contain a NUL byte`);
+    if (typeof value !== 'string') throw new LaunchPrecheckError(`envs.${key}: expected a string, got ${typeof value}`);
+    if (value.includes('\0')) throw new LaunchPrecheckError(`envs.${key}: a value cannot contain a NUL byte`);
   }
 }

@@ -37,6 +37,7 @@ export const TASK_STATUSES = [
   'CANCELLED',
   'FAILED',
   'FAILED_SETUP',
+  'FAILED_PRECHECKS',
   'FAILED_NO_RESOURCE',
   'FAILED_CONTROLLER',
 ] as const;
@@ -78,6 +79,7 @@ export const TASK_TERMINAL: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
   'CANCELLED',
   'FAILED',
   'FAILED_SETUP',
+  'FAILED_PRECHECKS',
   'FAILED_NO_RESOURCE',
   'FAILED_CONTROLLER',
 ]);
@@ -101,9 +103,9 @@ type Table<S extends string> = { readonly [K in S]: readonly S[] };
  */
 export const JOB_TRANSITIONS: Table<JobStatus> = {
   PENDING: ['STARTING', 'RUNNING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
-  STARTING: ['RUNNING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
-  RUNNING: ['STARTING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
-  RECOVERING: ['STARTING', 'RUNNING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
+  STARTING: ['RUNNING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
+  RUNNING: ['STARTING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
+  RECOVERING: ['STARTING', 'RUNNING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
   CANCELLING: ['CANCELLED', 'FAILED_CONTROLLER'],
   SUCCEEDED: [],
   CANCELLED: [],
@@ -120,7 +122,7 @@ export const JOB_TRANSITIONS: Table<JobStatus> = {
  */
 export const TASK_TRANSITIONS: Table<TaskStatus> = {
   PENDING: ['STARTING', 'CANCELLED', 'SUCCEEDED', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
-  STARTING: ['RUNNING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
+  STARTING: ['RUNNING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
   RUNNING: ['STARTING', 'RECOVERING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_CONTROLLER'],
   RECOVERING: ['STARTING', 'RUNNING', 'CANCELLING', 'CANCELLED', 'SUCCEEDED', 'FAILED', 'FAILED_SETUP', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'],
   CANCELLING: ['CANCELLED', 'FAILED_CONTROLLER'],
@@ -128,6 +130,7 @@ export const TASK_TRANSITIONS: Table<TaskStatus> = {
   CANCELLED: [],
   FAILED: [],
   FAILED_SETUP: [],
+  FAILED_PRECHECKS: [],
   FAILED_NO_RESOURCE: [],
   FAILED_CONTROLLER: [],
 };
@@ -191,7 +194,7 @@ export interface TaskStatusView {
  * The one rule that derives a job's status from its tasks (used by the monitor, the API, the
  * CLI and the dashboard). In order:
  * 1. every task SUCCEEDED → SUCCEEDED;
- * 2. a task ended in a failure (FAILED, FAILED_SETUP, FAILED_NO_RESOURCE, FAILED_CONTROLLER) →
+ * 2. a task ended in a failure (FAILED, FAILED_SETUP, FAILED_PRECHECKS, FAILED_NO_RESOURCE, FAILED_CONTROLLER) →
  *    that failure (the first such task in pipeline order);
  * 3. a task CANCELLED → CANCELLED;
  * 4. a cancel was requested, or a task is CANCELLING → CANCELLING;
@@ -202,7 +205,7 @@ export interface TaskStatusView {
 export function deriveJobStatus(tasks: readonly TaskStatusView[], opts: { cancelRequested?: boolean } = {}): JobStatus {
   const ordered = [...tasks].sort((a, b) => a.index - b.index);
   if (ordered.every((t) => t.status === 'SUCCEEDED')) return 'SUCCEEDED';
-  const failed = ordered.find((t) => t.status === 'FAILED' || t.status === 'FAILED_SETUP' || t.status === 'FAILED_NO_RESOURCE' || t.status === 'FAILED_CONTROLLER');
+  const failed = ordered.find((t) => t.status === 'FAILED' || t.status === 'FAILED_SETUP' || t.status === 'FAILED_PRECHECKS' || t.status === 'FAILED_NO_RESOURCE' || t.status === 'FAILED_CONTROLLER');
   if (failed) return failed.status as JobStatus;
   if (ordered.some((t) => t.status === 'CANCELLED')) return 'CANCELLED';
   if (opts.cancelRequested || ordered.some((t) => t.status === 'CANCELLING')) return 'CANCELLING';

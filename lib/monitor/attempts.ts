@@ -59,7 +59,8 @@ export class AttemptSystem {
     const launchError = e.launchErrors.get(att.id);
     if (launchError !== undefined) {
       e.launchErrors.delete(att.id);
-      return this.recovery.lost(job, cur, att, e, launchError, { state: 'lost', reason: launchError });
+      if (launchError.precheck) return this.failPrechecks(job, cur, att, launchError.reason);
+      return this.recovery.lost(job, cur, att, e, launchError.reason, { state: 'lost', reason: launchError.reason });
     }
     const handle = handleFor(this.res, job, cur, att, e);
     if (!handle && att.status === 'STARTING' && !e.launchedAt.has(att.id)) {
@@ -85,6 +86,22 @@ export class AttemptSystem {
     }
     if (observed.state === 'running') return 'idle';
     return this.settleExit(job, cur, att, e, observed);
+  }
+
+  /**
+   * The executor refused the launch for the task's own spec (a relative workdir…): nothing ran,
+   * no recovery would help. The attempt ends FAILED, the task FAILED_PRECHECKS with the reason,
+   * later tasks CANCELLED, the job FAILED_PRECHECKS — one write.
+   */
+  private failPrechecks(job: JobRow, cur: TaskRow, att: Attempt, reason: string): Promise<Next> {
+    const endedAt = now(this.res);
+    return this.writes
+      .decide(job)
+      .add({ entity: 'attempt', id: att.id, from: att.status as AttemptStatus, to: 'FAILED', reason, data: { endedAt } })
+      .task(cur, 'FAILED_PRECHECKS', reason, { endedAt })
+      .cancelLater(cur.index, `task ${cur.index} could not be launched`)
+      .deriveJob(`task ${cur.index}: ${reason}`)
+      .write('settle');
   }
 
   /** The writes that make the attempt, its task and the job say RUNNING. */

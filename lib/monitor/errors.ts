@@ -80,6 +80,14 @@ export function isTransientExecutorError(err: unknown): boolean {
   return false;
 }
 
+/**
+ * True when a launch error says the task's own spec makes the launch impossible (`precheck:
+ * true`, lib/executors LaunchPrecheckError): the task ends FAILED_PRECHECKS, no recovery.
+ */
+export function isPrecheckError(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { precheck?: unknown }).precheck === true;
+}
+
 /** A temporary failure of either the database or an executor's backend. */
 export function isTransientError(err: unknown): boolean {
   return isTransientDbError(err) || isTransientExecutorError(err);

@@ -3,7 +3,7 @@ import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
 import { attemptLogPath } from '../jobs/paths';
 import type { TaskStatus } from '../jobs/status';
-import { isTransientExecutorError } from './errors';
+import { isPrecheckError, isTransientExecutorError } from './errors';
 import type { ReapSystem } from './reap';
 import { errMessage, now, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
@@ -16,7 +16,8 @@ import type { Writes } from './writes';
  * New attempts (docs/design.md §6): a task's first attempt, a restart's or a recovery's,
  * created by one guarded write with the job's move to STARTING, then handed to the executor
  * once nothing of an earlier attempt of the job runs (reaps awaited). A launch that throws is a
- * lost attempt (recovery, not the user's restart); a launch the executor refuses only for now
+ * lost attempt (recovery, not the user's restart), or, when the task's own spec makes it
+ * impossible (`precheck`), the task's end as FAILED_PRECHECKS; a launch the executor refuses only for now
  * (its backend is temporarily unavailable) is tried again with backoff, spending no budget
  * (docs/design.md §5 rule 6, transient errors retried).
  */
@@ -146,11 +147,13 @@ export class LaunchSystem {
       this.res.watches.ensure(job.id, attempt.id, executor, handle);
     } catch (err) {
       if (isTransientExecutorError(err)) return this.relaunchLater(job, task, attempt, e, err);
-      // The executor could not start it: a lost attempt (recovery, not the user's restart).
+      // The executor could not start it: a lost attempt (recovery, not the user's restart) —
+      // unless the task's own spec made it impossible, which no recovery would change.
       e.relaunch.delete(attempt.id);
-      const reason = `launch failed: ${errMessage(err)}`;
-      this.res.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err) }, `job ${job.id}: ${reason}`);
-      e.launchErrors.set(attempt.id, reason);
+      const precheck = isPrecheckError(err);
+      const reason = `${precheck ? 'cannot launch' : 'launch failed'}: ${errMessage(err)}`;
+      this.res.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err), precheck }, `job ${job.id}: ${reason}`);
+      e.launchErrors.set(attempt.id, { reason, precheck });
     }
   }
 

@@ -25,8 +25,11 @@ export interface JobEntry {
   handles: Map<number, AttemptHandle>;
   /** First "lost" verdict per attempt id: when, and under which attempt status. */
   lost: Map<number, { at: number; status: string; reason: string }>;
-  /** Attempts whose launch threw, by attempt id → reason. */
-  launchErrors: Map<number, string>;
+  /**
+   * Attempts whose launch threw, by attempt id → reason, and whether the task's own spec made it
+   * impossible (`precheck`: the task ends FAILED_PRECHECKS) or the executor failed (lost: recovery).
+   */
+  launchErrors: Map<number, { reason: string; precheck: boolean }>;
   /** When each attempt launched here was handed to its executor (its startedAt: never after its end). */
   launchedAt: Map<number, Date>;
   /** Attempts to launch again (the executor was temporarily unavailable): tries, and not before `at` (clock ms). */

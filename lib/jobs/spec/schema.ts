@@ -205,6 +205,9 @@ const WorkdirSchema = z.string({ error: 'expected a directory path (a string)' }
   if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'expected a non-empty directory path' });
   else if (v.length > SPEC_LIMITS.maxWorkdirLength) ctx.addIssue({ code: 'custom', message: `expected a path of at most ${SPEC_LIMITS.maxWorkdirLength} characters`, params: { full: true } });
   else if (/\p{Cc}/u.test(v)) ctx.addIssue({ code: 'custom', message: 'expected a path without control characters' });
+  // A relative path would start from wherever the executor happens to run: refused here, at the
+  // rule the executor applies (lib/executors resolveWorkdir), so it never fails a launch.
+  else if (!v.startsWith('/') && v !== '~' && !v.startsWith('~/')) ctx.addIssue({ code: 'custom', message: 'expected an absolute path or one starting with ~/' });
 });
 
 /** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
