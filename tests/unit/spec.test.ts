@@ -272,7 +272,7 @@ describe('documents and pipelines', () => {
     it('is replaced by overrides.name', () => {
       expect(parseJobSpec('name: head\n---\nrun: x\n', { overrides: { name: 'mine' } }).name).toBe('mine');
       expect(issuesOf('run: x\n', { overrides: { name: 'a\nb' } })).toEqual([
-        '- overrides.name: expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi), got "a\\nb"',
+        '- overrides.name: expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi; found U+000A), got "a\\nb"',
       ]);
     });
   });
@@ -474,6 +474,21 @@ describe('task keys', () => {
     expect(issuesOf('name: 2024\nrun: x\n')).toEqual(['1 task[0].name: expected a name (a string), got 2024']);
     expect(parseJobSpec('name: "训练 run ✓"\nrun: x\n').name).toBe('训练 run ✓');
   });
+
+  // Each hides text or renders as nothing: Cf (U+061C, U+00AD, U+180E, U+206A, tags, interlinear
+  // annotation), default-ignorable (U+034F), Hangul fillers (U+3164, U+115F, U+1160, U+FFA0),
+  // private use (U+E000), line/paragraph separators (U+2028, U+2029).
+  it.each(['061C', '00AD', '180E', '206A', '034F', 'E0001', 'E0041', 'FFF9', 'FFFB', '3164', '115F', '1160', 'FFA0', 'E000', '2028', '2029', '200B', 'FEFF'])(
+    'refuses U+%s in every name-like field',
+    (hex) => {
+      const ch = String.fromCodePoint(parseInt(hex, 16));
+      const esc = hex.length > 4 ? `\\U${hex.padStart(8, '0')}` : `\\u${hex}`;
+      expect(issuesOf(`name: "a${esc}b"\nrun: x\n`)[0]).toMatch(/^1 task\[0\]\.name: expected a name without control or invisible characters/);
+      expect(issuesOf(`name: "a${esc}b"\n---\nrun: x\n`)[0]).toMatch(/^1 pipeline\.name: expected a name without control or invisible characters/);
+      expect(issuesOf(`run: x\njob_recovery: "F${esc}X"\n`)[0]).toMatch(/job_recovery(\.strategy)?: expected a strategy name without control or invisible characters/);
+      expect(issuesOf('run: x\n', { overrides: { name: `a${ch}b` } })[0]).toMatch(/overrides\.name: expected a name without control or invisible characters/);
+    },
+  );
 });
 
 describe('limits (hostile input is refused cleanly)', () => {

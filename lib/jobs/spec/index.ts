@@ -30,7 +30,7 @@ export {
   type TaskSpec,
 } from './schema';
 export { canonicalJson, specHash } from './hash';
-export { textProblem, unstorableAt } from './text';
+export { invisibleIn, textProblem, unstorableAt } from './text';
 export { checkJsonValue as checkPlainValue, type ValueProblem } from './positions';
 
 /**

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { describe, KiB, type PathSeg } from './messages';
-import { textProblem } from './text';
+import { invisibleIn, textProblem } from './text';
 
 /** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB); docs/spec.md "resources". */
 export interface Resources {
@@ -172,19 +172,16 @@ export interface IssueParams {
   full?: boolean;
 }
 
-// Control characters, zero-width and bidirectional-override characters: a name is shown in the
-// dashboard and the terminal and must not hide or reorder text.
-const INVISIBLE = /[\p{Cc}\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/u;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RESERVED_ENV_PREFIX = 'JOBDECK_';
 
-/** Checks a name (job, task or override); returns the problem or null. */
+/** Checks a name (job, task, pipeline header, override, strategy); returns the problem or null. */
 export function nameProblem(v: string): string | null {
   if (v.trim() === '') return 'expected a non-empty name';
-  const text = textProblem(v);
-  if (text) return text;
   if (v.length > SPEC_LIMITS.maxNameLength) return `expected a name of at most ${SPEC_LIMITS.maxNameLength} characters`;
-  if (INVISIBLE.test(v)) return 'expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi)';
+  // The invisible rule covers what textProblem refuses too (NUL is Cc, a lone surrogate Cs).
+  const hidden = invisibleIn(v);
+  if (hidden) return `expected a name without control or invisible characters (newlines, tabs, escapes, zero-width, bidi; found ${hidden})`;
   return null;
 }
 

@@ -6,6 +6,9 @@
  * Text is stored in PostgreSQL (`text` and `jsonb` columns), which holds neither a NUL character
  * nor a lone UTF-16 surrogate (not a character: no UTF-8 form; `jsonb` refuses its `\ud800`
  * escape). Both are refused here, with what and where, instead of failing in the database.
+ *
+ * Names (a job's, a task's, a strategy's — every name-like field) are shown in the dashboard and
+ * the terminal, so they must also not hide, reorder or fake text: {@link invisibleIn}.
  * Pure: no node:* import.
  */
 
@@ -34,4 +37,20 @@ export function unstorableAt(s: string): { index: number; what: string } | null 
 export function textProblem(s: string): string | null {
   const bad = unstorableAt(s);
   return bad ? `expected text without ${bad.what}, found at character ${bad.index + 1}` : null;
+}
+
+/**
+ * Characters a name may not hold, one Unicode-defined rule: the general categories Cc (controls:
+ * newline, tab, escape), Cf (format: zero-width, bidi overrides and isolates, soft hyphen, the
+ * Arabic letter mark, tags, interlinear annotation), Co (private use: no agreed glyph), Cs (lone
+ * surrogates), Zl and Zp (line and paragraph separators); every Default_Ignorable_Code_Point
+ * (rendered as nothing: combining grapheme joiner, variation selectors, Hangul fillers…); and the
+ * Hangul fillers by name, U+115F U+1160 U+3164 U+FFA0, which render as blank space.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u115F\u1160\u3164\uFFA0]/u;
+
+/** The first character of `s` a name may not hold (see INVISIBLE) as `U+XXXX`, or null. */
+export function invisibleIn(s: string): string | null {
+  const m = INVISIBLE.exec(s);
+  return m ? `U+${m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` : null;
 }
