@@ -26,6 +26,15 @@ function isJson(req: Request): boolean {
   return ct === 'application/json';
 }
 
+/** The origin the request was sent to (its URL's), or undefined when it has none. */
+function requestOrigin(req: Request): string | undefined {
+  try {
+    return new URL(req.url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The token and `next` of a login request body (form or JSON); an empty body has neither. */
 async function readCredentials(req: Request): Promise<{ token: string; next: string | null }> {
   const text = await readBody(req, MAX_LOGIN_BODY_BYTES);
@@ -64,7 +73,7 @@ export async function loginResponse(req: Request, state: AuthState): Promise<Res
   // No token in the body: exchange the bearer token, if any, for a session.
   const token = creds.token || (bearerToken(req.headers.get('authorization')) ?? '');
   const rawNext = creds.next;
-  const next = safeNextPath(rawNext);
+  const next = safeNextPath(rawNext, requestOrigin(req));
   if (!verifyToken(token, state.tokenHash)) {
     logger().warn('login with a wrong token');
     if (form) {

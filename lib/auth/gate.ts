@@ -60,6 +60,22 @@ function redirect(res: ServerResponse, location: string, extra: Record<string, s
   res.end();
 }
 
+/** `http://<Host>` of a request (the Host was checked by then), for resolving `next`. */
+function hostOrigin(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  return host ? `http://${host}` : undefined;
+}
+
+/**
+ * Why a request target is refused, or null: only the origin form (`/path?query`, and `*` for
+ * OPTIONS) is served. The absolute form (`GET http://evil.example/x HTTP/1.1`) is what a client
+ * sends to a proxy; jobdeck is none, and Next would answer it with a redirect to that host.
+ */
+export function requestTargetProblem(method: string, target: string): string | null {
+  if (target.startsWith('/') || (method === 'OPTIONS' && target === '*')) return null;
+  return `the request target must be a path ("${method} /path HTTP/1.1"), got "${target.slice(0, 200)}": jobdeck is not a proxy`;
+}
+
 /** `/login?next=<path>` for a page the visitor could not see (drops Next's internal `_rsc`). */
 function loginRedirectTarget(url: URL): string {
   const params = new URLSearchParams(url.search);
@@ -76,7 +92,7 @@ function loginRedirectTarget(url: URL): string {
  * of Referer headers.
  */
 function loginWithUrlToken(state: AuthState, req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const next = safeNextPath(url.searchParams.get('next'));
+  const next = safeNextPath(url.searchParams.get('next'), hostOrigin(req));
   if (verifyToken(url.searchParams.get('token'), state.tokenHash)) {
     const { value } = issueSession(state);
     logger().info({ remote: req.socket.remoteAddress }, 'logged in with the login URL');
@@ -109,6 +125,7 @@ function lingerThenCut(req: IncomingMessage): void {
  * Builds the HTTP gate. Returns a function that either lets a request through (true: hand it to
  * Next) or answers it itself (false):
  * - security headers on every response (nosniff, no framing, no referrer);
+ * - a request target not in origin form (`GET http://host/x`) → 400;
  * - a declared body over the cap → 413 (Connection: close, nothing read);
  * - `GET /login?token=` → log in and redirect;
  * - non-public request without valid credentials → pages: 303 to /login?next=…; API: 401
@@ -119,6 +136,11 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     const method = (req.method ?? 'GET').toUpperCase();
+    const targetProblem = requestTargetProblem(method, req.url ?? '/');
+    if (targetProblem) {
+      sendProblem(res, 400, 'Bad Request', targetProblem);
+      return false;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://jobdeck.invalid');
@@ -181,6 +203,11 @@ export function refuseUpgrade(socket: Duplex, status: number, title: string, det
  * AuthState.
  */
 export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex): boolean {
+  const targetProblem = requestTargetProblem((req.method ?? 'GET').toUpperCase(), req.url ?? '/');
+  if (targetProblem) {
+    refuseUpgrade(socket, 400, 'Bad Request', targetProblem);
+    return false;
+  }
   const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true }, auth);
   if (verdict.ok) return true;
   logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);

@@ -71,17 +71,32 @@ export function hostAllowed(host: string | undefined, bindHost: string | null, a
   });
 }
 
+/** The origin `next` is resolved against when the caller does not know the server's own. */
+const PLACEHOLDER_ORIGIN = 'http://jobdeck.invalid';
+
+/** True for a path a browser reads as a path on this origin: one '/', then not '/' or '\\'. */
+function isSingleSlashPath(p: string): boolean {
+  return p.startsWith('/') && p[1] !== '/' && p[1] !== '\\';
+}
+
 /**
- * A safe place to go after logging in: a same-site path (`/jobs/3?x=1`), never another site
- * (`//evil.example`, `/\evil.example`, `https://…`). Falls back to `/`.
+ * A safe place to go after logging in: a path on this server (`/jobs/3?x=1#y`), never another
+ * site. `next` is resolved with the URL parser against `origin` (the server's origin, e.g.
+ * `http://127.0.0.1:8080`; a placeholder when unknown); the result must have that origin, and
+ * the path it answers must start with exactly one '/', before and after the parser's
+ * normalisation — `/.//evil.example`, `/a/..//evil.example` and `/./\evil.example` all resolve
+ * to a path `//evil.example`, which a browser would read as another host. Anything else, the
+ * login page itself and the auth API fall back to `/`.
  */
-export function safeNextPath(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
+export function safeNextPath(next: string | null | undefined, origin: string = PLACEHOLDER_ORIGIN): string {
+  if (!next || !isSingleSlashPath(next)) return '/';
   try {
-    const u = new URL(next, 'http://jobdeck.invalid');
-    if (u.origin !== 'http://jobdeck.invalid') return '/';
+    const base = new URL(origin);
+    const u = new URL(next, base);
+    if (u.origin !== base.origin) return '/';
     if (u.pathname === '/login' || u.pathname.startsWith('/api/auth/')) return '/';
-    return `${u.pathname}${u.search}${u.hash}`;
+    const out = `${u.pathname}${u.search}${u.hash}`;
+    return isSingleSlashPath(out) ? out : '/';
   } catch {
     return '/';
   }
