@@ -4,7 +4,7 @@ import { logger } from '../log';
 import { type HeaderGetter, checkRequest } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
-import { issueSession, sessionSetCookie, viaHttps } from './session';
+import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
 import type { AuthState } from './state';
 import { verifyToken } from './tokens';
 
@@ -195,22 +195,27 @@ export function refuseUpgrade(socket: Duplex, status: number, title: string, det
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
+/** Who opened a WebSocket: the browser session (null for a bearer token, which has none). */
+export interface UpgradeCaller {
+  session: Session | null;
+}
+
 /**
  * Checks a WebSocket upgrade like a state-changing request (a socket can do anything a token
  * can): Host, Origin (a cookie-authenticated upgrade must carry a matching Origin — blocks
- * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns true to let
- * it through; otherwise it has already answered 401/403 on the socket. `auth`: the server's
- * AuthState.
+ * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns who opened
+ * it (the session, for a cookie: its sockets close at its logout or expiry) to let it through;
+ * otherwise null, having answered 400/401/403 on the socket. `auth`: the server's AuthState.
  */
-export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex): boolean {
+export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex): UpgradeCaller | null {
   const targetProblem = requestTargetProblem((req.method ?? 'GET').toUpperCase(), req.url ?? '/');
   if (targetProblem) {
     refuseUpgrade(socket, 400, 'Bad Request', targetProblem);
-    return false;
+    return null;
   }
   const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true }, auth);
-  if (verdict.ok) return true;
+  if (verdict.ok) return { session: verdict.identity?.session ?? null };
   logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);
   refuseUpgrade(socket, verdict.status, verdict.title, verdict.detail);
-  return false;
+  return null;
 }

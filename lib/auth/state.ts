@@ -42,6 +42,11 @@ export interface AuthState {
   home: string;
   /** Logged-out session ids → their expiry (ms since epoch). */
   revoked: Map<string, number>;
+  /**
+   * Called with a session's id when it is revoked (logout), after the revocation holds: the
+   * WebSocket hub closes that session's sockets (lib/ws/hub.ts). Absent: nobody listens.
+   */
+  onRevoke?: Set<(sessionId: string) => void>;
   /** Extra allowed browser origins (`scheme://host[:port]`, lower case) from JOBDECK_ORIGINS. */
   allowedOrigins: string[];
   /** The address the server listens on (for the Host check); null when not known. */
@@ -203,7 +208,7 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   const revoked = loadRevoked(path.join(/*turbopackIgnore: true*/ home, REVOKED_SESSIONS_FILE), Date.now());
 
   return {
-    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, allowedOrigins, bindHost: opts.host ?? null },
+    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), allowedOrigins, bindHost: opts.host ?? null },
     generated,
     loginToken,
     warnings,
@@ -229,7 +234,10 @@ export function closedAuthState(): AuthState {
   };
 }
 
-/** Records a logged-out session until it would have expired (in memory and in the data folder). */
+/**
+ * Records a logged-out session until it would have expired (in memory and in the data folder),
+ * then tells `state.onRevoke` (its sockets are closed).
+ */
 export function revokeSessionId(state: AuthState, id: string, expiresAt: number): void {
   state.revoked.set(id, expiresAt);
   const now = Date.now();
@@ -240,5 +248,12 @@ export function revokeSessionId(state: AuthState, id: string, expiresAt: number)
     appendFileSync(file, `${id} ${expiresAt}\n`, { mode: 0o600 });
   } catch {
     // The in-memory revocation still holds until restart; the cookie is cleared client-side too.
+  }
+  for (const listener of state.onRevoke ?? []) {
+    try {
+      listener(id);
+    } catch {
+      // A listener's failure must not undo or hide the logout.
+    }
   }
 }

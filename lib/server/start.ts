@@ -59,7 +59,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     const settings = monitorSettingsFromEnv();
     const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name) });
     built = { monitor };
-    const ws = new WsHub({ store });
+    const ws = new WsHub({ store, auth });
     built = { monitor, ws };
     // The restart in each unfinished job's history, before the recovery's own entries.
     await noteServerStart(store, log);
@@ -99,9 +99,10 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
     }
     if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
     // Every WebSocket is authenticated and Origin-checked before any route sees it.
-    if (!gateUpgrade(auth, req, socket)) return;
+    const caller = gateUpgrade(auth, req, socket);
+    if (!caller) return;
     const found = findUpgradeRoute(routes, pathname);
-    if (found) return found.route.handle(req, socket, head, found.params);
+    if (found) return found.route.handle(req, socket, head, found.params, { session: caller.session });
     refuseUpgrade(socket, 404, 'Not Found', `no WebSocket endpoint at ${pathname}`);
   });
   const origOn = server.on.bind(server);

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { AuthState } from '../auth/state';
 import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
 import { CLOSE, LOG_HEADER_BYTES } from '../logs/protocol';
@@ -18,14 +19,28 @@ export interface WsHubOptions {
   store: Store;
   /** Stream limits (default: from the environment, lib/ws/config.ts). */
   limits?: StreamLimits;
+  /** The server's auth state: a session's logout (its `onRevoke`) closes that session's sockets. */
+  auth?: AuthState;
 }
+
+/**
+ * Who opened a socket, as the upgrade gate found it (lib/auth/gate.ts gateUpgrade): the browser
+ * session (id, expiry in ms since epoch), or null for a bearer token.
+ */
+export interface SocketOwner {
+  session: { id: string; expiresAt: number } | null;
+}
+
+/** Longest timer Node keeps (ms); a later expiry is re-armed when it fires. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * The server's WebSocket hub (one per server, kept in its services): owns the `ws` server
  * (noServer, no compression, small client frames), every open socket, one store-bus listener
  * that routes each change to the streams of its job and to the list stream, a heartbeat, and the
  * graceful stop (close 1001). Authentication happens before a route is called
- * (lib/server/start.ts); the hub does none.
+ * (lib/server/start.ts); the hub only remembers which session opened each socket and closes
+ * them (4401 `unauthorized`) when that session is logged out or expires.
  */
 export class WsHub {
   readonly limits: StreamLimits;
@@ -43,7 +58,11 @@ export class WsHub {
   private readonly frames: FramePool;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly store: Store;
+  private readonly auth: AuthState | undefined;
+  /** Open sockets by the session that opened them. */
+  private readonly bySession = new Map<string, Set<WebSocket>>();
   private stopped = false;
+  private readonly onRevoke = (sessionId: string) => this.closeSession(sessionId, 'logged out');
   private readonly onChange = (e: StoreEvent) => {
     try {
       const set = this.byJob.get(e.jobId);
@@ -71,6 +90,8 @@ export class WsHub {
     });
     this.list = new ListStreams(this.store, limits);
     this.store.bus.on('change', this.onChange);
+    this.auth = opts.auth;
+    this.auth?.onRevoke?.add(this.onRevoke);
     this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -113,7 +134,7 @@ export class WsHub {
     }
   }
 
-  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, then: (ws: WebSocket) => void): void {
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, owner: SocketOwner | undefined, then: (ws: WebSocket) => void): void {
     if (this.stopped) {
       socket.destroy();
       return;
@@ -126,7 +147,47 @@ export class WsHub {
       // Protocol errors (bad frames, frames over maxPayload) end in a close; never crash on them.
       ws.on('error', (err) => logger().debug({ err: err.message }, 'WebSocket error'));
       then(ws);
+      if (owner?.session) this.own(ws, owner.session);
     });
+  }
+
+  /**
+   * Remembers that `session` opened `ws`, and closes it when the session expires (a timer) or is
+   * logged out (closeSession). A session that expired meanwhile closes it at once.
+   */
+  private own(ws: WebSocket, session: { id: string; expiresAt: number }): void {
+    let set = this.bySession.get(session.id);
+    if (!set) this.bySession.set(session.id, (set = new Set()));
+    set.add(ws);
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      const left = session.expiresAt - Date.now();
+      if (left <= 0) return this.closeSocket(ws, 'session expired');
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref();
+    };
+    ws.on('close', () => {
+      clearTimeout(timer);
+      set.delete(ws);
+      if (set.size === 0 && this.bySession.get(session.id) === set) this.bySession.delete(session.id);
+    });
+    arm();
+  }
+
+  /** Closes every socket `sessionId` opened (4401 unauthorized, with an `error` message saying why). */
+  closeSession(sessionId: string, why: string): void {
+    for (const ws of [...(this.bySession.get(sessionId) ?? [])]) this.closeSocket(ws, why);
+  }
+
+  private closeSocket(ws: WebSocket, why: string): void {
+    if (ws.readyState !== ws.OPEN) return;
+    const msg: StreamMessage = { type: 'error', code: 'unauthorized', message: `the session ${why}; log in again` };
+    try {
+      ws.send(JSON.stringify(msg));
+    } catch {
+      // closing anyway
+    }
+    ws.close(CLOSE.UNAUTHORIZED, 'unauthorized');
   }
 
   private reject(ws: WebSocket, code: 'bad_request' | 'not_found' | 'internal', message: string, close: number): void {
@@ -136,8 +197,8 @@ export class WsHub {
   }
 
   /** Upgrade handler of `/ws/jobs/:id`. */
-  handleJob(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>): void {
-    this.accept(req, socket, head, (ws) => {
+  handleJob(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>, owner?: SocketOwner): void {
+    this.accept(req, socket, head, owner, (ws) => {
       const raw = params.id ?? '';
       if (!/^[1-9][0-9]{0,9}$/.test(raw)) return this.reject(ws, 'bad_request', `job id: expected a positive integer, got "${raw}"`, CLOSE.BAD_REQUEST);
       const jobId = Number(raw);
@@ -167,8 +228,8 @@ export class WsHub {
   }
 
   /** Upgrade handler of `/ws/jobs`. */
-  handleList(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.accept(req, socket, head, (ws) => this.list.add(ws));
+  handleList(req: IncomingMessage, socket: Duplex, head: Buffer, owner?: SocketOwner): void {
+    this.accept(req, socket, head, owner, (ws) => this.list.add(ws));
   }
 
   /**
@@ -179,6 +240,7 @@ export class WsHub {
     if (this.stopped) return;
     this.stopped = true;
     this.store.bus.off('change', this.onChange);
+    this.auth?.onRevoke?.delete(this.onRevoke);
     clearInterval(this.heartbeat);
     for (const set of this.byJob.values()) for (const s of [...set]) s.goAway();
     this.list.closeAll(CLOSE.GOING_AWAY, 'server stopping');

@@ -7,18 +7,19 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WsHub } from './hub';
+import type { SocketOwner, WsHub } from './hub';
 
-export { WsHub, type WsHubOptions } from './hub';
+export { WsHub, type SocketOwner, type WsHubOptions } from './hub';
 
 /**
  * A WebSocket route: `match` returns params when the path is its own, `handle` takes over the
- * upgrade (it must answer or destroy the socket).
+ * upgrade (it must answer or destroy the socket); `owner` is who the gate let in (its session's
+ * logout or expiry closes the socket), absent when nobody authenticated it (tests).
  */
 export interface WsRoute {
   name: string;
   match(pathname: string): Record<string, string> | null;
-  handle(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>): void;
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>, owner?: SocketOwner): void;
 }
 
 /** Matches `/ws/jobs/:id` (any non-empty segment: a bad id is answered with close 4400). */
@@ -40,12 +41,12 @@ export function wsRoutes(hub: WsHub): WsRoute[] {
     {
       name: 'ws-job-stream',
       match: matchJobStreamPath,
-      handle: (req, socket, head, params) => hub.handleJob(req, socket, head, params),
+      handle: (req, socket, head, params, owner) => hub.handleJob(req, socket, head, params, owner),
     },
     {
       name: 'ws-job-list',
       match: (pathname) => (pathname === '/ws/jobs' || pathname === '/ws/jobs/' ? {} : null),
-      handle: (req, socket, head) => hub.handleList(req, socket, head),
+      handle: (req, socket, head, _params, owner) => hub.handleList(req, socket, head, owner),
     },
   ];
 }
