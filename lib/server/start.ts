@@ -10,6 +10,7 @@ import { prepareServerAuth } from '../auth/server';
 import type { AuthState } from '../auth/state';
 import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db/client';
+import { checkDataFolder, databaseLabel } from '../db/identity';
 import { createExecutors } from '../executors';
 import { announceListening, logger } from '../log';
 import { createStore } from '../store';
@@ -51,6 +52,13 @@ export interface StartOptions {
 async function startServices(config: Config, log: Logger, auth: AuthState): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl });
   log.info({ database: db.kind, migrations: db.migrations.length }, 'database open');
+  try {
+    // Before anything reads a job: this folder's attempts must be this database's.
+    await checkDataFolder(db.prisma, config.home, databaseLabel(config.databaseUrl, path.join(config.home, 'db')));
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
   // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
   const store = createStore(db.prisma);
   let built: Partial<Pick<Services, 'monitor' | 'ws'>> = {};
