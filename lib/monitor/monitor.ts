@@ -10,7 +10,7 @@ import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { StoreEvent } from './store';
+import type { ActiveJob, StoreEvent } from './store';
 import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
 import { Writes } from './writes';
 
@@ -211,13 +211,14 @@ class MonitorLoop implements Monitor {
   private async reconcile(awaitSteps: boolean): Promise<void> {
     const t0 = this.res.clock.now();
     await this.sys.admission.run();
-    let ids: number[];
+    let active: ActiveJob[];
     try {
-      ids = await this.res.store.activeJobIds();
+      active = await this.res.store.activeJobIds();
     } catch (err) {
       noteError(this.res, err, 'reconcile scan');
       return;
     }
+    const ids = active.map((j) => j.id);
     const { scheduler, watches } = this.res;
     scheduler.sweep(
       new Set(ids),
@@ -225,10 +226,12 @@ class MonitorLoop implements Monitor {
       (id) => watches.unwatchJob(id),
     );
     // Jobs whose attempt has a live exit subscription are woken by it; the pass still steps each
-    // of them once every FULL_PASS_EVERY passes (staggered by id) as a safety net.
+    // of them once every FULL_PASS_EVERY passes (staggered by id) as a safety net. Not a job being
+    // cancelled: its exit comes only once the cancel acts, so a lost wake-up (a write this
+    // server's bus did not carry) would leave it CANCELLING until its full pass.
     const pass = this.passes++;
     const watched = awaitSteps ? new Set<number>() : watches.jobIds();
-    const steps = ids.filter((id) => !watched.has(id) || (id + pass) % FULL_PASS_EVERY === 0).map((id) => scheduler.kick(id));
+    const steps = active.filter((j) => j.cancel || !watched.has(j.id) || (j.id + pass) % FULL_PASS_EVERY === 0).map((j) => scheduler.kick(j.id));
     if (awaitSteps) await Promise.all(steps);
     const t1 = this.res.clock.now();
     this.lastReconcileEnd = t1;
@@ -239,7 +242,7 @@ class MonitorLoop implements Monitor {
   private async scanWithRetry(): Promise<number[]> {
     for (let i = 0; ; i++) {
       try {
-        return await this.res.store.activeJobIds();
+        return (await this.res.store.activeJobIds()).map((j) => j.id);
       } catch (err) {
         if (!isTransientDbError(err) || i >= 5) throw err;
         this.res.counters.transientRetries++;
@@ -253,6 +256,7 @@ class MonitorLoop implements Monitor {
     if (this.res.life.stopped) return;
     if (e.type === 'created') return this.sys.admission.created(e);
     if (e.type === 'deleted') return this.res.scheduler.forget(e.jobId);
+    if (e.type === 'cancel-requested') return void this.res.scheduler.kick(e.jobId);
     const ev = e.event;
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.res.scheduler.kick(e.jobId);

@@ -50,12 +50,22 @@ export interface QueueGroup {
 /** What startAttempt() takes (lib/store). */
 export type StartAttemptInput = Parameters<typeof startAttempt>[1];
 
+/** A job the reconcile pass follows: its id, and whether a cancel of it is under way. */
+export interface ActiveJob {
+  id: number;
+  cancel: boolean;
+}
+
 /** The monitor's view of the database (see the module comment). */
 export interface MonitorStore {
   /** The job with its tasks (by index) and each task's latest attempt; null when gone. Fault site 'job'. */
   readJob(id: number): Promise<JobRow | null>;
-  /** Ids of non-terminal jobs that are admitted or have a cancel request, ascending. Fault site 'scan'. */
-  activeJobIds(): Promise<number[]>;
+  /**
+   * Non-terminal jobs that are admitted or have a cancel request, ascending by id; `cancel` when
+   * the job is CANCELLING or has a cancel request (the reconcile pass steps those every time).
+   * Fault site 'scan'.
+   */
+  activeJobIds(): Promise<ActiveJob[]>;
   /** CPUs held per executor (active jobs) and a summary of each queue (PENDING, no cancel request). Fault site 'admission'. */
   queueGroups(): Promise<QueueGroup[]>;
   /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
@@ -104,10 +114,10 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
           status: { notIn: [...JOB_TERMINAL] },
           OR: [{ status: { not: 'PENDING' } }, { cancelRequestedAt: { not: null } }],
         },
-        select: { id: true },
+        select: { id: true, status: true, cancelRequestedAt: true },
         orderBy: { id: 'asc' },
       });
-      return rows.map((r) => r.id);
+      return rows.map((r) => ({ id: r.id, cancel: r.status === 'CANCELLING' || r.cancelRequestedAt !== null }));
     },
     async queueGroups() {
       faults.consume('admission');

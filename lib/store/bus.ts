@@ -4,7 +4,12 @@ import { logger } from '../log';
 
 /** What a store announces after a commit (the WebSocket hub and the monitor listen). */
 export interface StoreEvent {
-  type: 'event' | 'created' | 'deleted';
+  /**
+   * `event`: a status write (with its JobEvent); `created`: a submit; `deleted`: a delete;
+   * `cancel-requested`: a durable cancel request written without a status change
+   * (recordCancelRequest) — the job's monitor must act on it now.
+   */
+  type: 'event' | 'created' | 'deleted' | 'cancel-requested';
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;

@@ -76,14 +76,19 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
 /**
  * Records a cancel request without a status write: sets cancelRequestedAt (now) on the jobs of
  * `ids` that are not terminal and have none yet. The monitor honours it on the job's next step,
- * also after a restart. No JobEvent (no status changed) and no announcement.
+ * also after a restart. No JobEvent (no status changed); announced on the bus as
+ * `cancel-requested`, one per job written, after the commit.
  * @returns how many rows were written.
  */
 export async function recordCancelRequest(store: Store, ids: number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const r = await store.prisma.job.updateMany({
+  const rows = await store.prisma.job.updateManyAndReturn({
     where: { id: { in: ids }, cancelRequestedAt: null, status: { notIn: [...JOB_TERMINAL] } },
     data: { cancelRequestedAt: new Date() },
+    select: { id: true },
   });
-  return r.count;
+  // No status changed, so no JobEvent — but the monitor must hear it: a RUNNING job whose exit
+  // it is subscribed to is otherwise stepped only by the reconcile pass's occasional full sweep.
+  for (const r of rows) store.bus.emit({ type: 'cancel-requested', jobId: r.id });
+  return rows.length;
 }

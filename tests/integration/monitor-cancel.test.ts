@@ -10,7 +10,7 @@ import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { deleteJobs, requestCancel } from '../../lib/control';
-import { submitJob } from '../../lib/store';
+import { recordCancelRequest, submitJob } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 import { Fixture, groupAlive, jobTree, story, submit, waitFor, waitTerminal } from './monitor-helpers';
 
@@ -85,6 +85,36 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
     expect(j.status).toBe('CANCELLED');
     expect(Date.now() - t0).toBeLessThan(20_000);
     expect(groupAlive(a.pid!)).toBe(false);
+  });
+
+  // A cancel that keeps losing its race against a busy job is recorded durably without a status
+  // write (lib/control requestCancel's last resort). That write must wake the monitor like any
+  // other: a RUNNING job with a live exit subscription is stepped by the reconcile pass only every
+  // 30th pass (~30 s at the default 1 s), which left one of two bulk-cancelled jobs CANCELLING.
+  // The reconcile interval here is an hour: only a wake-up from the write can end the job.
+  it('a durable cancel request wakes the monitor at once; a watched RUNNING job does not wait for a full pass', async () => {
+    fx = new Fixture();
+    const m = fx.monitor(db, { reconcileMs: 3_600_000, cancelGraceMs: 2000 });
+    await m.start();
+    const ids = await Promise.all([1, 2].map((i) => submit(db, `name: bulk-${i}\nrun: sleep 300\n`)));
+    for (const id of ids) await waitFor(async () => (await jobTree(db, id))?.status === 'RUNNING', `job ${id} RUNNING`);
+    expect(await recordCancelRequest(storeOf(db), ids)).toBe(2);
+    for (const id of ids) expect((await waitTerminal(db, id, 20_000)).status).toBe('CANCELLED');
+  });
+
+  // Two RUNNING jobs cancelled in one request, several times over: each ends CANCELLED, woken by
+  // the request itself (no reconcile pass runs: its interval is an hour).
+  it('a bulk cancel of two RUNNING jobs ends both CANCELLED, every time', async () => {
+    fx = new Fixture();
+    const m = fx.monitor(db, { reconcileMs: 3_600_000, cancelGraceMs: 2000 });
+    await m.start();
+    for (let round = 0; round < 5; round++) {
+      const ids = await Promise.all([1, 2].map((i) => submit(db, `name: pair-${round}-${i}\nrun: sleep 300\n`)));
+      for (const id of ids) await waitFor(async () => (await jobTree(db, id))?.status === 'RUNNING', `job ${id} RUNNING`);
+      const r = await requestCancel(storeOf(db), ids);
+      expect(r.cancelling).toEqual(ids.sort((a, b) => a - b));
+      for (const id of ids) expect((await waitTerminal(db, id, 20_000)).status).toBe('CANCELLED');
+    }
   });
 
   it('PENDING jobs are CANCELLED at once, with all their tasks; a terminal job is reported, nothing written', async () => {
