@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 
 /**
  * One process's entry in the Linux process table (`/proc/<pid>/stat`): read by the local
@@ -69,4 +69,21 @@ export function readProcStat(pid: number): ProcStat | null {
  */
 export function isLiveState(state: string): boolean {
   return state !== 'Z' && state !== 'X' && state !== 'x';
+}
+
+/**
+ * Whether the filesystem holding `dir` is full, as the kernel says (statfs): "the disk is full"
+ * (no block left for an unprivileged writer), "the disk has no free inodes", or null when there
+ * is room or `dir` cannot be examined. Read by the local executor (an attempt that could not
+ * write its exit record) and by GET /api/health (degraded). Cheap: one syscall.
+ */
+export function diskFull(dir: string): string | null {
+  try {
+    const fs = statfsSync(dir);
+    if (fs.bavail === 0) return 'the disk is full';
+    if (fs.ffree === 0) return 'the disk has no free inodes';
+  } catch {
+    // gone or not examinable: nothing to say
+  }
+  return null;
 }

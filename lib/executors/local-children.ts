@@ -1,4 +1,8 @@
-import { readExitRecord, toResult, type EndResult } from './attempt-record';
+import { renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { logger } from '../log';
+import { diskFull } from '../proc';
+import { EXIT_FILE, readExitRecord, toResult, type EndResult } from './attempt-record';
 import { identity } from './local-handle';
 import type { AttemptHandle } from './types';
 
@@ -29,9 +33,24 @@ export interface ExpectedChild {
   register(pid: number, startTime: string, handle: AttemptHandle): void;
 }
 
+/** Exits seen by the parent of attempts that could not record them, kept for probe() at most. */
+const MAX_SEEN_EXITS = 10_000;
+
 /** The children of one local executor, by pid. */
 export class LocalChildren {
   private readonly byPid = new Map<number, ChildEntry>();
+  /**
+   * How attempts ended that this executor reaped but that left no valid exit record (their
+   * wrapper could not write it: a full disk), by `pid:startTime`. The parent saw the exit code,
+   * so the attempt is not lost: probe() answers this instead (docs/design.md §7).
+   */
+  private readonly seen = new Map<string, EndResult>();
+
+  /** The exit the parent saw of an attempt that recorded none (see `seen`), or null. */
+  seenExit(handle: AttemptHandle): EndResult | null {
+    const { pid, startTime } = identity(handle);
+    return pid === null ? null : (this.seen.get(`${pid}:${startTime}`) ?? null);
+  }
 
   /** The entry of `handle` while this executor is its parent and has not seen it end, else null. */
   of(handle: AttemptHandle): ChildEntry | null {
@@ -68,13 +87,36 @@ export class LocalChildren {
     let result: EndResult;
     try {
       const rec = readExitRecord(entry.handle.attemptDir);
-      result = rec
-        ? toResult(rec)
-        : { state: 'lost', reason: `process ${entry.pid} ended (${signal ? `signal ${signal}` : `exit code ${code}`}) and recorded no exit status` };
+      if (rec && !('malformed' in rec)) result = toResult(rec);
+      else if (code !== null) result = this.recordSeenExit(entry, code, rec ? rec.malformed : 'there is none');
+      else result = rec ? toResult(rec) : { state: 'lost', reason: `process ${entry.pid} ended (signal ${signal}) and recorded no exit status` };
     } catch (err) {
       result = { state: 'lost', reason: `process ${entry.pid} ended but its exit file is unreadable: ${(err as Error).message}` };
     }
     this.settle(entry, result);
+  }
+
+  /**
+   * The wrapper exited with `code` (it exits with the attempt's code after writing its record)
+   * but left no valid record: it could not write it. The attempt ended — that is not a lost
+   * attempt to re-run. Remembered for probe(), written as the record when the disk takes it.
+   */
+  private recordSeenExit(entry: ChildEntry, code: number, what: string): EndResult {
+    const dir = entry.handle.attemptDir;
+    const why = diskFull(dir) ?? 'it could not be written (disk full then, or the folder unwritable)';
+    const reason = `exited with code ${code}, but its exit record could not be written: ${why} (${what})`;
+    const result: EndResult = { state: 'exited', phase: 'run', exitCode: code, endedAt: new Date(), reason };
+    logger().warn({ ref: entry.handle.ref, attemptDir: dir, exitCode: code }, `local executor: attempt ${entry.handle.ref} ${reason}`);
+    if (this.seen.size >= MAX_SEEN_EXITS) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(`${entry.pid}:${entry.startTime}`, result);
+    try {
+      const tmp = path.join(dir, `${EXIT_FILE}.tmp`);
+      writeFileSync(tmp, `${JSON.stringify({ phase: 'run', exitCode: code, endedAtMs: result.endedAt.getTime(), reason })}\n`);
+      renameSync(tmp, path.join(dir, EXIT_FILE));
+    } catch {
+      // Still full: the memory above answers until a restart of jobdeck.
+    }
+    return result;
   }
 
   /** Reports `result` to the entry's listeners (once) and forgets the entry. */

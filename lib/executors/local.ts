@@ -87,6 +87,10 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
   async function probe(handle: AttemptHandle): Promise<ProbeResult> {
     const dir = handle.attemptDir;
     const first = readExitRecord(dir);
+    if (first && !('malformed' in first)) return toResult(first);
+    // Reaped here without a valid record (it could not be written): the exit this process saw.
+    const seen = children.seenExit(handle);
+    if (seen) return seen;
     if (first) return toResult(first);
     await opts.hooks?.afterFirstExitRead?.(handle);
     const { pid, startTime } = identity(handle);
@@ -100,6 +104,9 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     }
     // Gone (or a zombie): the exit file may have been renamed in between the two reads.
     const second = readExitRecord(dir);
+    if (second && !('malformed' in second)) return toResult(second);
+    const seenNow = children.seenExit(handle);
+    if (seenNow) return seenNow;
     if (second) return toResult(second);
     if (!stat) return { state: 'lost', reason: `process ${pid} is gone and recorded no exit status` };
     if (stat.startTime !== startTime) {

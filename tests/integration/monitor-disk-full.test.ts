@@ -1,0 +1,90 @@
+/**
+ * A full disk must not turn a finished job into re-runs: with the data folder on a small tmpfs
+ * (mounted and unmounted here; skipped, saying why, where mount is refused), a job that fills it
+ * ends with its own exit code even though its wrapper could not write the exit record — jobdeck
+ * was its parent and saw the exit — with a reason that says the disk is full, zero recoveries,
+ * and reads served throughout. Both databases (they live outside the full folder), the real
+ * local executor.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { detail, list } from '../../lib/api/jobs';
+import { health } from '../../lib/api/health';
+import { storeOf } from '../helpers/store';
+import { Fixture, submit, waitTerminal } from './monitor-helpers';
+
+/** Mounts a tmpfs of `mb` MB at a new folder; null (with why) when this machine refuses. */
+function mountTmpfs(mb: number): { dir: string; unmount(): void } | string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${mb}m`, 'tmpfs', dir], { stdio: 'pipe' });
+  } catch (err) {
+    rmdirSync(dir);
+    return `cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`;
+  }
+  return {
+    dir,
+    unmount: () => {
+      execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+      rmdirSync(dir);
+    },
+  };
+}
+
+const probe = mountTmpfs(1);
+const mountRefused = typeof probe === 'string' ? probe : null;
+if (typeof probe !== 'string') probe.unmount();
+if (mountRefused) console.warn(`skipping the full-disk tests: ${mountRefused}`);
+
+describe.skipIf(mountRefused !== null).each(DB_KINDS)('a full data folder on %s', (kind) => {
+  let t: TestDatabase;
+  let db: PrismaClient;
+  let fx: Fixture;
+  let disk: { dir: string; unmount(): void };
+  beforeAll(async () => {
+    t = await createTestDatabase(kind, `disk-full-${kind}`);
+    db = t.db.prisma;
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+  afterEach(async () => {
+    await fx?.cleanup(db);
+    disk?.unmount();
+  });
+
+  it.each([0, 3])('a job that fills the disk and exits %i ends with that code, run once', async (code) => {
+    const m = mountTmpfs(8);
+    if (typeof m === 'string') throw new Error(m);
+    disk = m;
+    fx = new Fixture();
+    fx.home = disk.dir;
+    const mon = fx.monitor(db, { maxRecoveries: 3, recoveryBackoffMs: 50 });
+    await mon.start();
+    // Fills the disk from the attempt folder (the default workdir), then ends: the wrapper's exit
+    // record can no longer be written.
+    const id = await submit(db, `name: fill-${code}\nrun: |\n  head -c 64M /dev/zero > filler 2>/dev/null\n  exit ${code}\n`);
+    const j = await waitTerminal(db, id, 60_000);
+    expect(j.status).toBe(code === 0 ? 'SUCCEEDED' : 'FAILED');
+    expect(j.recoveryCount).toBe(0);
+    expect(j.tasks[0].attempts).toHaveLength(1);
+    expect(j.tasks[0].attempts[0]).toMatchObject({ exitCode: code, status: code === 0 ? 'SUCCEEDED' : 'FAILED' });
+    expect(j.tasks[0].attempts[0].statusReason).toMatch(/disk is full/);
+    // Reads are served with the disk still full.
+    const store = storeOf(db);
+    expect((await detail(store, id)).status).toBe(j.status);
+    expect((await list(store, { limit: 10, beforeId: null })).jobs.some((x) => x.id === id)).toBe(true);
+    // Health says so (degraded, still ok), and stops saying so once there is room again.
+    const h = await health(() => t.db, disk.dir);
+    expect(h.ok).toBe(true);
+    expect(h.degraded?.[0]).toMatch(/disk is full/);
+    const { rmSync } = await import('node:fs');
+    rmSync(path.join(j.tasks[0].attempts[0].logPath!, '..', 'filler'));
+    expect((await health(() => t.db, disk.dir)).degraded).toBeUndefined();
+  }, 120_000);
+});
