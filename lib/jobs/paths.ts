@@ -17,6 +17,10 @@ import { loadConfig } from '../config';
  */
 
 /** The data folder: `home` when given, else `$JOBDECK_HOME` (default ~/.jobdeck). */
+export function dataFolder(home?: string): string {
+  return root(home);
+}
+
 function root(home?: string): string {
   return path.resolve(home ?? loadConfig().home);
 }

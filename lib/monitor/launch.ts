@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
-import { attemptLogPath } from '../jobs/paths';
+import { attemptLogPath, dataFolder } from '../jobs/paths';
+import { diskFull } from '../proc';
 import type { TaskStatus } from '../jobs/status';
 import { isPrecheckError, isTransientExecutorError } from './errors';
 import type { ReapSystem } from './reap';
@@ -44,6 +45,9 @@ function isUniqueViolation(err: unknown): boolean {
 
 /** Creates and launches attempts (see the module comment). */
 export class LaunchSystem {
+  /** When waitForDisk last logged (ms since epoch). */
+  private diskWarnedAt = 0;
+
   constructor(
     private readonly res: MonitorResources,
     private readonly writes: Writes,
@@ -69,6 +73,13 @@ export class LaunchSystem {
    * iteration, after a fresh probe. Always 'again'.
    */
   async newAttempt(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, a: AttemptPlan): Promise<Next> {
+    // An attempt on a full disk could write neither its log nor its exit record: it waits, and
+    // says why (health says so too), instead of starting only to be lost.
+    const full = diskFull(dataFolder(this.res.home));
+    if (full) {
+      this.waitForDisk(job.id, full);
+      return 'idle';
+    }
     const logPath = attemptLogPath(job.id, task.index, a.number, this.res.home);
     const after = new Map<number, TaskStatus>([[task.id, 'STARTING']]);
     const restarts = new Map<number, number>();
@@ -155,6 +166,17 @@ export class LaunchSystem {
       this.res.log.warn({ jobId: job.id, task: task.index, attempt: attempt.number, err: errMessage(err), precheck }, `job ${job.id}: ${reason}`);
       e.launchErrors.set(attempt.id, { reason, precheck });
     }
+  }
+
+  /** Logs (once a minute at most) why new attempts wait, and steps the job again later. */
+  private waitForDisk(jobId: number, why: string): void {
+    const t = Date.now();
+    if (t - this.diskWarnedAt > 60_000) {
+      this.diskWarnedAt = t;
+      const home = dataFolder(this.res.home);
+      this.res.log.warn({ jobId, home }, `new attempts wait: the data folder ${home}: ${why}`);
+    }
+    this.res.scheduler.later(jobId, Math.max(this.res.settings.reconcileMs, 1000));
   }
 
   private relaunchLater(job: Job, task: Task, attempt: Attempt, e: JobEntry, err: unknown): void {

@@ -7,7 +7,7 @@
  * local executor.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmdirSync } from 'node:fs';
+import { mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -79,12 +79,18 @@ describe.skipIf(mountRefused !== null).each(DB_KINDS)('a full data folder on %s'
     const store = storeOf(db);
     expect((await detail(store, id)).status).toBe(j.status);
     expect((await list(store, { limit: 10, beforeId: null })).jobs.some((x) => x.id === id)).toBe(true);
-    // Health says so (degraded, still ok), and stops saying so once there is room again.
+    // Health says so (degraded, still ok); a new job waits (no attempt) while the disk is full.
     const h = await health(() => t.db, disk.dir);
     expect(h.ok).toBe(true);
     expect(h.degraded?.[0]).toMatch(/disk is full/);
-    const { rmSync } = await import('node:fs');
-    rmSync(path.join(j.tasks[0].attempts[0].logPath!, '..', 'filler'));
+    const next = await submit(db, 'name: after\nrun: echo after\n');
+    await mon.reconcileNow();
+    const waiting = (await detail(store, next));
+    expect(waiting.status).toBe('PENDING');
+    expect(waiting.tasks[0].attemptList).toHaveLength(0);
+    // Room again: health is plain, and the waiting job runs.
+    rmSync(path.join(path.dirname(j.tasks[0].attempts[0].logPath!), 'filler'));
     expect((await health(() => t.db, disk.dir)).degraded).toBeUndefined();
+    expect((await waitTerminal(db, next, 30_000)).status).toBe('SUCCEEDED');
   }, 120_000);
 });
