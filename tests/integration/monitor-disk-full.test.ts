@@ -3,8 +3,13 @@
  * (mounted and unmounted here; skipped, saying why, where mount is refused), a job that fills it
  * ends with its own exit code even though its wrapper could not write the exit record — jobdeck
  * was its parent and saw the exit — with a reason that says the disk is full, zero recoveries,
- * and reads served throughout. Both databases (they live outside the full folder), the real
- * local executor.
+ * and reads served throughout; while the disk stays full, /api/health says degraded, new
+ * attempts wait, and a restarted server starts and serves reads. The monitor in-process on both
+ * databases (they live outside the full folder), and a real server on PostgreSQL; a PGlite
+ * database inside the full folder could not record any status change, which no rule here
+ * changes. The real local executor throughout.
+ *
+ * Needs a built app for the server case: `JOBDECK_NEXT_DIST=<dir> npx next build`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmdirSync, rmSync } from 'node:fs';
@@ -16,6 +21,8 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { detail, list } from '../../lib/api/jobs';
 import { health } from '../../lib/api/health';
 import { storeOf } from '../helpers/store';
+import { startServerProcess, type ServerProcess } from '../helpers/server';
+import type { JobDetail } from '../../lib/api/types';
 import { Fixture, submit, waitTerminal } from './monitor-helpers';
 
 /** Mounts a tmpfs of `mb` MB at a new folder; null (with why) when this machine refuses. */
@@ -93,4 +100,49 @@ describe.skipIf(mountRefused !== null).each(DB_KINDS)('a full data folder on %s'
     expect((await health(() => t.db, disk.dir)).degraded).toBeUndefined();
     expect((await waitTerminal(db, next, 30_000)).status).toBe('SUCCEEDED');
   }, 120_000);
+});
+
+describe.skipIf(mountRefused !== null)('a real server with its data folder on a full disk (PostgreSQL)', () => {
+  const servers: ServerProcess[] = [];
+  let pg: TestDatabase | undefined;
+  let disk: { dir: string; unmount(): void } | undefined;
+  afterAll(async () => {
+    for (const s of servers) await s.dispose({ keepHome: true });
+    disk?.unmount();
+    await pg?.dispose();
+  });
+
+  it('serves reads, reports degraded health, runs the job once, and starts again while the disk is full', async () => {
+    const m = mountTmpfs(16);
+    if (typeof m === 'string') throw new Error(m);
+    disk = m;
+    pg = await createTestDatabase('postgresql', 'disk-full-server');
+    const env = { DATABASE_URL: pg.url!, JOBDECK_MAX_RECOVERIES: '3', JOBDECK_RECOVERY_BACKOFF_MS: '50' };
+    const first = await startServerProcess({ home: disk.dir, env });
+    servers.push(first);
+    const sub = await first.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'name: fill\nrun: |\n  head -c 64M /dev/zero > filler 2>/dev/null\n  exit 0\n' });
+    expect(sub.status).toBe(201);
+    const { id } = (await sub.json()) as { id: number };
+    const ended = async (s: ServerProcess) => {
+      for (;;) {
+        const d = (await (await s.api(`/api/jobs/${id}`)).json()) as JobDetail;
+        if (['SUCCEEDED', 'FAILED', 'FAILED_CONTROLLER', 'CANCELLED'].includes(d.status)) return d;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const d = await ended(first);
+    expect(d.status).toBe('SUCCEEDED');
+    expect(d.recoveryCount).toBe(0);
+    expect(d.tasks[0].attemptList).toHaveLength(1);
+    const h = (await (await fetch(`${first.url}/api/health`)).json()) as { ok: boolean; degraded?: string[] };
+    expect(h).toMatchObject({ ok: true, degraded: [expect.stringMatching(/disk is full/)] });
+    await first.stop();
+
+    // The disk is still full: the server starts, and serves the job and the list.
+    const second = await startServerProcess({ home: disk.dir, token: first.token, env });
+    servers.push(second);
+    expect((await ended(second)).status).toBe('SUCCEEDED');
+    expect((await second.api('/api/jobs')).status).toBe(200);
+    expect(((await (await fetch(`${second.url}/api/health`)).json()) as { degraded?: string[] }).degraded).toHaveLength(1);
+  }, 240_000);
 });
