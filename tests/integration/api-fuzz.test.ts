@@ -180,7 +180,10 @@ describe.each(DB_KINDS)('API fuzz from the OpenAPI document (%s)', (kind) => {
       status = -1;
       text = String(err);
     }
-    if (status >= 500 || status < 0) failures.push(`${op.method} ${url.slice(0, 300)} [${what}] → ${status} ${text.slice(0, 300)}`);
+    if (status >= 500 || status < 0) {
+      const body = typeof init.body === 'string' ? ` body ${JSON.stringify(init.body.slice(0, 300))}` : '';
+      failures.push(`${op.method} ${url.slice(0, 300)} [${what}]${body} → ${status} ${text.slice(0, 300)}`);
+    }
   }
 
   const pathOf = (op: Operation, id: string = String(jobId)) => op.path.replace('{id}', id);

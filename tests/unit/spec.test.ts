@@ -18,6 +18,7 @@ import {
   type SpecIssue,
   type TaskSpec,
 } from '../../lib/jobs/spec';
+import { nameProblem } from '../../lib/jobs/spec/schema';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EXAMPLES = path.join(ROOT, 'examples');
@@ -262,6 +263,17 @@ describe('documents and pipelines', () => {
       expect(parseJobSpec('run: "printf \\"\\e[31mred\\""\n').name).toBe('printf " [31mred"');
       // The first task with a run.
       expect(parseJobSpec('setup: x\n---\nrun: make all\n').name).toBe('make all');
+    });
+
+    it('derives a name that passes the name rule: no invisible character, no half of a pair', () => {
+      // 60 astral characters: a cut by UTF-16 units at 39 would leave a lone surrogate.
+      const astral = parseJobSpecObject({ run: '\u{1F600}'.repeat(60) }).name;
+      expect(nameProblem(astral)).toBeNull();
+      expect([...astral]).toHaveLength(40);
+      for (const hidden of ['\u3164', '\u00AD', '\u180E', '\u034F', '\u{E0041}', '\uFFA0']) {
+        const name = parseJobSpecObject({ run: `echo a${hidden}b` }).name;
+        expect(nameProblem(name), JSON.stringify(name)).toBeNull();
+      }
     });
 
     it('is "job" when nothing else gives one', () => {

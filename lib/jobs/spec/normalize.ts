@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
 import { checkJsonValue, type RawDoc } from './positions';
+import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
   envNameProblem,
@@ -323,9 +324,10 @@ function deriveName(tasks: TaskSpec[]): string | null {
   const run = tasks.find((t) => t.run)?.run;
   if (!run) return null;
   for (const rawLine of run.split('\n')) {
-    const line = rawLine.replace(/[\p{Cc}\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/gu, ' ').replace(/\s+/g, ' ').trim();
+    // The name rule's own characters out (lib/jobs/spec/text.ts), cut by code points.
+    const line = replaceInvisible(rawLine, ' ').replace(/\s+/g, ' ').trim();
     if (!line || line.startsWith('#')) continue;
-    return line.length > 40 ? `${line.slice(0, 39).trimEnd()}…` : line;
+    return cutText(line, 40);
   }
   return null;
 }

@@ -49,6 +49,22 @@ export function textProblem(s: string): string | null {
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u115F\u1160\u3164\uFFA0]/u;
 
+const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
+
+/** `s` with every character a name may not hold (see INVISIBLE) replaced by `by`. */
+export function replaceInvisible(s: string, by: string): string {
+  return s.replace(INVISIBLE_ALL, by);
+}
+
+/**
+ * `s` cut to at most `max` characters (code points, so a surrogate pair is never split), the
+ * last one an ellipsis when cut.
+ */
+export function cutText(s: string, max: number): string {
+  const chars = [...s];
+  return chars.length > max ? `${chars.slice(0, max - 1).join('').trimEnd()}…` : s;
+}
+
 /** The first character of `s` a name may not hold (see INVISIBLE) as `U+XXXX`, or null. */
 export function invisibleIn(s: string): string | null {
   const m = INVISIBLE.exec(s);
