@@ -87,8 +87,11 @@ describe.each(DB_KINDS)('data folder identity, first server on %s', (kind) => {
     await again.stop();
   }, 240_000);
 
+});
+
+// A PGlite database lives inside its folder, so only PostgreSQL can be pointed at a second one.
+describe('data folder identity, a PostgreSQL database and a second folder', () => {
   it('a database already used with one folder is refused with another folder', async () => {
-    if (kind === 'pglite') return; // a PGlite database lives inside its folder: the case above
     const url = (await pgDatabase('identity-c')).url!;
     const h1 = freshHome();
     const a = await start(h1, url);
