@@ -58,7 +58,7 @@ const userText = (min: number, max?: number) =>
  * text in values and keys: lib/jobs/spec checkPlainValue), each problem at its path.
  */
 const MetadataSchema = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-  for (const p of checkPlainValue(v)) ctx.addIssue({ code: 'custom', message: p.message, path: p.path });
+  for (const p of checkPlainValue(v)) ctx.addIssue({ code: 'custom', message: p.message.replace(/^the spec /, 'the metadata '), path: p.path });
 });
 
 const isoTime = () => z.string().meta({ format: 'date-time', description: 'ISO-8601 time, UTC' });

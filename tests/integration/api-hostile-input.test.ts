@@ -123,6 +123,14 @@ describe.each(DB_KINDS)('hostile input on %s', (kind) => {
       expect(await t.db.prisma.job.count()).toBe(before);
     });
 
+    it('metadata is held to the plain-value limits: nested deeper than 32 levels → 400 naming metadata', async () => {
+      let deep: unknown = 'leaf';
+      for (let i = 0; i < 40; i++) deep = { d: deep };
+      const r = await answer(async () => submit(store, await parseSubmitRequest(jsonPost('/api/jobs', { cmd: 'true', metadata: { deep } }))));
+      expect(r.status).toBe(400);
+      expect(r.text).toMatch(/metadata.*nests maps\/lists deeper than 32 levels/);
+    });
+
     it('a NUL in ?q= and NUL or a lone surrogate in a bulk cancel q → 400 naming q', async () => {
       const l = await answer(async () => list(store, parseListQuery(new URL('http://x/api/jobs?q=a%00b'))));
       expect(l.status).toBe(400);
