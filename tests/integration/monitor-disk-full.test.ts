@@ -85,7 +85,7 @@ describe.skipIf(mountRefused !== null).each(DB_KINDS)('a full data folder on %s'
     // Reads are served with the disk still full.
     const store = storeOf(db);
     expect((await detail(store, id)).status).toBe(j.status);
-    expect((await list(store, { limit: 10, beforeId: null })).jobs.some((x) => x.id === id)).toBe(true);
+    expect((await list(store, { limit: 10, beforeId: null, afterName: null, sort: 'newest' })).jobs.some((x) => x.id === id)).toBe(true);
     // Health says so (degraded, still ok); a new job waits (no attempt) while the disk is full.
     const h = await health(() => t.db, disk.dir);
     expect(h.ok).toBe(true);
