@@ -18,7 +18,7 @@
  * cancelling its jobs through a server) still finds the database and servers up. See
  * docs/testing.md.
  */
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { Database } from '../../lib/db/client';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import type { Store } from '../../lib/store';
@@ -129,12 +129,24 @@ export interface ServerDatabaseFixture {
   start(opts?: ServerOptions): Promise<ServerProcess>;
 }
 
+/** Options of useServerDatabase(). */
+export interface ServerDatabaseOptions {
+  /**
+   * 'file' (default): one database for the suite (servers started in beforeAll may serve every
+   * test). 'test': on PostgreSQL a fresh database before each test, dropped after it once the
+   * test's servers are stopped — for suites whose tests each start a server on a new data folder,
+   * since a database belongs to one data folder (docs/design.md §9, lib/db/identity.ts).
+   */
+  isolation?: 'file' | 'test';
+}
+
 /**
  * Registers the database of a suite that runs jobdeck server processes: on PostgreSQL a fresh,
- * migrated database (beforeAll), dropped after every server `start()` started was stopped
- * (afterAll); on PGlite no database of its own — `start()` only tracks the servers.
+ * migrated database (beforeAll, or beforeEach with `isolation: 'test'`), dropped after every
+ * server `start()` started on it was stopped; on PGlite no database of its own — `start()` only
+ * tracks the servers.
  */
-export function useServerDatabase(kind: DbKind, name: string): ServerDatabaseFixture {
+export function useServerDatabase(kind: DbKind, name: string, opts: ServerDatabaseOptions = {}): ServerDatabaseFixture {
   let t: TestDatabase | undefined;
   let ready = false;
   const servers: ServerProcess[] = [];
@@ -142,18 +154,25 @@ export function useServerDatabase(kind: DbKind, name: string): ServerDatabaseFix
     if (!ready) throw new Error(`useServerDatabase(${kind}, ${name}): the database exists only from the suite's beforeAll to its afterAll`);
     return t;
   };
-  beforeAll(async () => {
+  const setUp = async () => {
     if (kind === 'postgresql') t = await createTestDatabase(kind, name);
     ready = true;
-  });
-  afterAll(async () => {
+  };
+  const tearDown = async () => {
     // Newest first: a restarted server on an earlier one's home is killed before that home goes.
     for (const s of servers.splice(0).reverse()) await s.dispose();
     ready = false;
     const done = t;
     t = undefined;
     await done?.dispose();
-  });
+  };
+  if (opts.isolation === 'test') {
+    beforeEach(setUp);
+    afterEach(tearDown);
+  } else {
+    beforeAll(setUp);
+    afterAll(tearDown);
+  }
   const env = (): Record<string, string> => {
     const url = open()?.url;
     return url ? { DATABASE_URL: url } : {};

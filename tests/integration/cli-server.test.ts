@@ -19,7 +19,7 @@ describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-server-'));
   const token = 'jd_cli_server_test_token_0123456789';
   // The CLI starts these servers itself: only the database's environment comes from the fixture.
-  const database = useServerDatabase(kind, 'cli-server');
+  const database = useServerDatabase(kind, 'cli-server', { isolation: 'test' });
 
   afterAll(async () => {
     rmSync(home, { recursive: true, force: true });

@@ -19,7 +19,7 @@ import { groupAlive, waitFor } from './monitor-helpers';
 const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '4' };
 
 describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
-  const t = useServerDatabase(kind, `recovery-server-${kind}`);
+  const t = useServerDatabase(kind, `recovery-server-${kind}`, { isolation: 'test' });
   const servers: ServerProcess[] = [];
   let home: string | undefined;
   afterEach(async () => {
