@@ -166,7 +166,7 @@ export const ListSortSchema = z
 
 /** Query parameters of GET /api/jobs/counts. */
 export const CountsQuerySchema = z.object({
-  q: z.string().min(1).max(200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
+  q: userText(1, 200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
 });
 
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */

@@ -160,8 +160,10 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
   });
 
   it('setup failing on one node is FAILED_SETUP naming the rank; run starts on no node', async () => {
+    // Rank 2 fails after a pause: the other ranks are stopped when it fails, so they need the
+    // time to print their own setup line first (on a loaded machine they may start late).
     const id = await submit(
-      ['name: setup-fails', 'num_nodes: 3', 'setup: |', '  echo "setup rank $JOBDECK_NODE_RANK"', '  if [ "$JOBDECK_NODE_RANK" = 2 ]; then exit 4; fi', 'run: echo "run rank $JOBDECK_NODE_RANK"'].join('\n'),
+      ['name: setup-fails', 'num_nodes: 3', 'setup: |', '  echo "setup rank $JOBDECK_NODE_RANK"', '  if [ "$JOBDECK_NODE_RANK" = 2 ]; then sleep 3; exit 4; fi', 'run: echo "run rank $JOBDECK_NODE_RANK"'].join('\n'),
     );
     const d = await ended(id);
     expect(d.status).toBe('FAILED_SETUP');
