@@ -23,7 +23,7 @@ import type {
   TaskSummary,
   TaskView,
 } from './types';
-import { checkPlainValue, textProblem, type SpecIssue } from '../jobs/spec';
+import { checkPlainValue, PRIORITY, PRIORITY_EXPECTED, textProblem, type SpecIssue } from '../jobs/spec';
 
 /** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
 export interface SchemaMeta {
@@ -112,6 +112,21 @@ export const OriginSchema = z
   .enum(SUBMIT_ORIGINS, { error: (iss) => `origin must be one of ${SUBMIT_ORIGINS.join(', ')}, got ${JSON.stringify(iss.input)}` })
   .meta({ description: 'What submits the job (shown on its page): cli, api or dashboard. Default api.' });
 
+/** Admission priority (lib/jobs/spec PRIORITY): an integer 0–1000, higher first. */
+export const PrioritySchema = z
+  .int({ error: PRIORITY_EXPECTED })
+  .min(PRIORITY.min, { error: PRIORITY_EXPECTED })
+  .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
+  .meta({ description: `Admission priority, ${PRIORITY.min}–${PRIORITY.max}: higher starts first, FIFO within a priority (default: the spec's, else the queue's, else ${PRIORITY.default}).` });
+
+/** The same as a query parameter (a decimal integer). */
+const PriorityQuerySchema = z
+  .string()
+  .regex(/^[0-9]{1,4}$/, { error: PRIORITY_EXPECTED })
+  .transform((s) => Number(s))
+  .pipe(PrioritySchema)
+  .meta({ description: PrioritySchema.description });
+
 // ─── requests ───────────────────────────────────────────────────────────────────────────────
 
 /** Content types POST /api/jobs and POST /api/validate accept as raw YAML text. */
@@ -132,6 +147,7 @@ export const SubmitJsonSchema = named(
       metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
       origin: OriginSchema.optional(),
+      priority: PrioritySchema.optional(),
     })
     .superRefine((v, ctx) => {
       const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
@@ -150,6 +166,7 @@ export const SubmitQuerySchema = z.object({
   submissionId: SubmissionIdSchema.optional(),
   filename: FilenameSchema.optional(),
   origin: OriginSchema.optional(),
+  priority: PriorityQuerySchema.optional(),
 });
 
 /** Body of POST /api/jobs/{id}/rerun (optional: an empty body is `{}`). */
@@ -298,6 +315,7 @@ const jobSummaryBase = {
   restartCount: count(),
   recoveryCount: count(),
   cancelRequested: z.boolean(),
+  priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 

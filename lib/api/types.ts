@@ -63,6 +63,8 @@ export interface JobSummary {
   restartCount: number;
   recoveryCount: number;
   cancelRequested: boolean;
+  /** Admission priority, 0–1000 (higher starts first; docs/design.md §6 "Admission"). */
+  priority: number;
   tasks: TaskSummary[];
 }
 

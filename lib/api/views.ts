@@ -145,6 +145,7 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     restartCount: job.restartCount,
     recoveryCount: job.recoveryCount,
     cancelRequested: job.cancelRequestedAt !== null,
+    priority: job.priority,
     tasks,
   };
 }

@@ -36,6 +36,8 @@ export interface SubmitRequest {
   submissionId?: string;
   /** Shown in spec error messages (file:line). */
   filename?: string;
+  /** Admission priority, 0–1000 (wins over the spec's `priority`). */
+  priority?: number;
 }
 
 /** Query of GET /api/jobs. */

@@ -9,7 +9,7 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
+import { commandSpec, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
 import { jobBySubmissionId, submitJob, type Store } from '../store';
@@ -36,6 +36,8 @@ export interface SubmitInput {
   metadata?: Record<string, unknown> | null;
   /** What submits it (Job.origin; default "api"). */
   origin?: SubmitOrigin;
+  /** Admission priority (0–1000, checked by the caller); wins over the spec's `priority`. */
+  priority?: number;
 }
 
 /**
@@ -160,6 +162,7 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
       specHash: hash,
       cpus: jobCpus(spec),
       nodes: jobNodes(spec),
+      priority: input.priority ?? spec.priority ?? PRIORITY.default,
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       launch: (launchOf(input) ?? undefined) as never,

@@ -1,5 +1,5 @@
 import type { MonitorState } from './handle';
-import { planAdmission, planAdmissionReads, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type WaitingJob } from '../jobs/capacity';
+import { planAdmission, planAdmissionReads, priorityOf, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type WaitingJob } from '../jobs/capacity';
 import type { TaskStatus } from '../jobs/status';
 import type { LaunchSystem } from './launch';
 import type { ReapSystem } from './reap';
@@ -10,8 +10,8 @@ import type { JobRow, Next } from './types';
 import type { Writes } from './writes';
 
 /**
- * Admission (docs/design.md §6): a pass (lib/jobs/capacity) starts PENDING jobs in submission
- * order while their CPUs fit, and ends FAILED_NO_RESOURCE the ones that never can or waited
+ * Admission (docs/design.md §6): a pass (lib/jobs/capacity) starts PENDING jobs in line order
+ * (priority, then submission) while their CPUs fit, and ends FAILED_NO_RESOURCE the ones that never can or waited
  * past the start timeout. A pass decides; the job's next step acts on the verdict, once (rule 5:
  * a verdict belongs to the first iteration that sees the job PENDING). Passes run one at a
  * time, after submits, ends, reaps and ticks; two shortcuts skip passes that would decide
@@ -37,8 +37,8 @@ export class AdmissionSystem {
   private admitting: Promise<void> | null = null;
   private again = false;
   private soon: NodeJS.Immediate | null = null;
-  /** Executors whose queue the last completed pass found blocked → their CPU budget. */
-  private blockedQueues: Map<string, number> | null = null;
+  /** Executors whose line the last completed pass found blocked → their CPU budget and the blocking job's priority. */
+  private blockedQueues: Map<string, { total: number; priority: number }> | null = null;
   /**
    * True when the last completed pass left no job waiting and no job was created since: freed
    * CPUs (a job ending, a reap done) then have nobody to go to, and their pass is skipped (the
@@ -114,15 +114,17 @@ export class AdmissionSystem {
 
   /**
    * True when a pass for this new job would decide nothing: the last pass (none since, none
-   * scheduled or running) found the job's executor queue blocked by an older job that does not
-   * fit (no backfill), the job is not too big for the executor, and it cannot have waited past
-   * the start timeout. Anything that frees CPUs or unblocks the queue runs a pass of its own.
+   * scheduled or running) found the job's executor line blocked by a job that does not fit
+   * (strict priority, no backfill) whose priority is at least the new job's (so the new one is
+   * behind it), the job is not too big for the executor, and it cannot have waited past the
+   * start timeout. Anything that frees CPUs or reorders the line runs a pass of its own. The
+   * new job's reason is then written by the next pass that reads it.
    */
   private waitsInBlockedQueue(e: StoreEvent): boolean {
-    const total = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
-    if (!e.job || total === undefined || this.admitting || this.soon || this.res.settings.startTimeoutMs <= 0) return false;
+    const b = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
+    if (!e.job || b === undefined || this.admitting || this.soon || this.res.settings.startTimeoutMs <= 0) return false;
     // A multi-node job may be too big in nodes: its pass decides.
-    return e.job.cpus <= total && (e.job.nodes ?? 1) <= 1;
+    return e.job.cpus <= b.total && (e.job.nodes ?? 1) <= 1 && priorityOf(e.job) <= b.priority;
   }
 
   /** The pass running now (null when none) and whether one is scheduled. */
@@ -186,9 +188,10 @@ export class AdmissionSystem {
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
     // PENDING job on every pass (a pass runs after each submit).
     const waiting = new Map<number, WaitingJob>();
-    for (const queue of queues) {
+    // Line after line in plan order: each line's reads depend on the lines before (lib/jobs/capacity planOrder).
+    for (const queue of [...queues].sort((a, b) => (a.executor < b.executor ? -1 : a.executor > b.executor ? 1 : 0))) {
       const reads = planAdmissionReads({ ...common, queue });
-      if (reads) for (const j of await this.readWaiting(queue.executor, reads, common)) waiting.set(j.id, j);
+      if (reads) for (const j of await this.readWaiting(queue.executor, reads, common, [...waiting.values()])) waiting.set(j.id, j);
     }
     const plan = planAdmission({ ...common, waiting: [...waiting.values()] });
     this.noteCapacity(plan, total);
@@ -196,7 +199,7 @@ export class AdmissionSystem {
     this.waitingNow = Math.max(0, waitingCount - plan.admit.length - plan.noResource.length);
     // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
     this.noneWaiting = this.waitingNow === 0 && this.createdSeen === createdBefore;
-    this.blockedQueues = this.blocked(plan, queues, waiting, total);
+    this.blockedQueues = this.blocked(plan, total);
     if (plan.admit.length === 0 && plan.noResource.length === 0) return;
     for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
     for (const id of plan.admit) this.admitted.add(id);
@@ -255,42 +258,38 @@ export class AdmissionSystem {
     };
   }
 
-  /**
-   * The queues left blocked → their executor's CPUs: with the check on, a job of an available
-   * executor waits only at or behind the first job that does not fit.
-   */
-  private blocked(plan: AdmissionPlan, queues: QueueSummary[], waiting: Map<number, WaitingJob>, total: Record<string, number>): Map<string, number> {
-    const decided = new Map<string, number>();
-    for (const id of [...plan.admit, ...plan.noResource.map((n) => n.id)]) {
-      const ex = waiting.get(id)!.executor;
-      decided.set(ex, (decided.get(ex) ?? 0) + 1);
-    }
-    const blocked = new Map<string, number>();
-    if (this.res.settings.capacityCheck) {
-      for (const q of queues) if (total[q.executor] !== undefined && q.count > (decided.get(q.executor) ?? 0)) blocked.set(q.executor, total[q.executor]);
-    }
+  /** The executor lines the plan left blocked → their CPUs and the blocking job's priority (check on only). */
+  private blocked(plan: AdmissionPlan, total: Record<string, number>): Map<string, { total: number; priority: number }> {
+    const blocked = new Map<string, { total: number; priority: number }>();
+    if (!this.res.settings.capacityCheck) return blocked;
+    for (const ex of plan.blocked) if (total[ex] !== undefined) blocked.set(ex, { total: total[ex], priority: plan.blockedPriority[ex] });
     return blocked;
   }
 
   /**
-   * The waiting jobs of one executor that `reads` names (lib/jobs/capacity QueueReads), in id
-   * order, deduplicated: the head of the queue is read in pages of ADMISSION_PAGE until
-   * planAdmission() finds it blocked (or the queue ends).
+   * The waiting jobs of one executor that `reads` names (lib/jobs/capacity QueueReads), in line
+   * order, deduplicated: the first page of the line, then, when `reads.head`, further pages of
+   * ADMISSION_PAGE until planAdmission() over `before` (the earlier lines' rows) and the pages
+   * finds the line blocked (or it ends). The jobs of queues that plan finds full are skipped from
+   * the next page on; one page of each is read for the reasons.
    */
-  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>): Promise<WaitingJob[]> {
+  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>, before: WaitingJob[]): Promise<WaitingJob[]> {
     const store = this.res.store;
     if (reads.all) return store.waitingAll(executor);
     const out = new Map<number, WaitingJob>();
-    if (reads.head) {
-      const head: WaitingJob[] = [];
-      for (;;) {
-        const last = head.length ? head[head.length - 1].id : 0;
-        const page = await store.waitingPage(executor, last, ADMISSION_PAGE);
-        head.push(...page);
-        if (page.length < ADMISSION_PAGE || planAdmission({ ...common, waiting: head }).blocked.includes(executor)) break;
-      }
-      for (const j of head) out.set(j.id, j);
+    const skip = new Set(planAdmission({ ...common, waiting: before }).fullQueues);
+    const head: WaitingJob[] = [];
+    for (;;) {
+      const last = head.length ? head[head.length - 1] : null;
+      const page = await store.waitingPage(executor, { after: last && { id: last.id, priority: priorityOf(last) }, take: ADMISSION_PAGE, skipQueues: [...skip] });
+      head.push(...page);
+      if (!reads.head || page.length < ADMISSION_PAGE) break;
+      const plan = planAdmission({ ...common, waiting: [...before, ...head] });
+      if (plan.blocked.includes(executor)) break;
+      for (const q of plan.fullQueues) skip.add(q);
     }
+    for (const j of head) out.set(j.id, j);
+    for (const queue of skip) for (const j of await store.waitingPage(executor, { after: null, take: ADMISSION_PAGE, queue })) out.set(j.id, j);
     for (const r of await store.waitingMatching(executor, { cpusAbove: reads.cpusAbove, nodesAbove: reads.nodesAbove ?? null, submittedAtOrBefore: reads.submittedAtOrBefore })) out.set(r.id, r);
     return [...out.values()];
   }

@@ -47,6 +47,23 @@ export interface QueueGroup {
   oldestSubmittedAtMs: number;
 }
 
+/** A place in an executor's line: the last job read. */
+export interface LinePlace {
+  id: number;
+  priority: number;
+}
+
+/** Which part of an executor's line waitingPage() reads. */
+export interface LinePage {
+  /** After this job (null: from the front). */
+  after: LinePlace | null;
+  take: number;
+  /** Not the jobs of these queues. */
+  skipQueues?: readonly string[];
+  /** Only the jobs of this queue. */
+  queue?: string;
+}
+
 /** What startAttempt() takes (lib/store). */
 export type StartAttemptInput = Parameters<typeof startAttempt>[1];
 
@@ -72,8 +89,8 @@ export interface MonitorStore {
   inactiveCpus(jobIds: number[]): Promise<Array<{ cpus: number; executor: string }>>;
   /** Every waiting job of the executor, by id. */
   waitingAll(executor: string): Promise<WaitingJob[]>;
-  /** Up to `take` waiting jobs of the executor with an id above `afterId`, by id. */
-  waitingPage(executor: string, afterId: number, take: number): Promise<WaitingJob[]>;
+  /** Up to `take` waiting jobs of the executor in line order (priority desc, id asc); see LinePage. */
+  waitingPage(executor: string, page: LinePage): Promise<WaitingJob[]>;
   /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
   waitingMatching(executor: string, m: { cpusAbove: number | null; nodesAbove?: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
   /** lib/store transitionMany(): one guarded, all-or-nothing decision. */
@@ -90,10 +107,13 @@ const JOB_INCLUDE = {
   tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
 } satisfies Prisma.JobInclude;
 
-const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true } as const;
+const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true } as const;
 
-function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date }): WaitingJob {
-  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime() };
+/** Line order (lib/jobs/capacity lineOrder), as the index Job(status, executor, priority desc, id) reads it. */
+const LINE_ORDER = [{ priority: 'desc' }, { id: 'asc' }] satisfies Prisma.JobOrderByWithRelationInput[];
+
+function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number }): WaitingJob {
+  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority };
 }
 
 function waitingWhere(executor: string) {
@@ -147,11 +167,15 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       });
     },
     async waitingAll(executor) {
-      return (await db.job.findMany({ where: waitingWhere(executor), select: WAITING_SELECT, orderBy: { id: 'asc' } })).map(toWaiting);
+      return (await db.job.findMany({ where: waitingWhere(executor), select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
-    async waitingPage(executor, afterId, take) {
-      const where = { ...waitingWhere(executor), id: { gt: afterId } };
-      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: { id: 'asc' }, take })).map(toWaiting);
+    async waitingPage(executor, { after, take }) {
+      // `priority <= p` bounds the index range; the OR keeps FIFO order within p.
+      const where: Prisma.JobWhereInput = {
+        ...waitingWhere(executor),
+        ...(after ? { priority: { lte: after.priority }, OR: [{ priority: { lt: after.priority } }, { id: { gt: after.id } }] } : {}),
+      };
+      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER, take })).map(toWaiting);
     },
     async waitingMatching(executor, m) {
       const also: Prisma.JobWhereInput[] = [];
@@ -160,7 +184,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       if (m.submittedAtOrBefore !== null) also.push({ submittedAt: { lte: new Date(m.submittedAtOrBefore) } });
       if (also.length === 0) return [];
       const where = { ...waitingWhere(executor), OR: also };
-      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: { id: 'asc' } })).map(toWaiting);
+      return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
     transitionMany: (tr) => transitionMany(store, tr),
     startAttempt: (a) => startAttempt(store, a),

@@ -19,8 +19,8 @@ export interface StoreEvent {
    * created (a new attempt) and for `created` / `deleted`.
    */
   row?: Job | Task | Attempt;
-  /** For `created`: what admission needs of the new job (Job.cpus, Job.nodes, Job.executor). */
-  job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes'>>;
+  /** For `created`: what admission needs of the new job (Job.cpus, Job.nodes, Job.executor, Job.priority). */
+  job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes' | 'priority'>>;
 }
 
 /** A listener of the store bus. It must not throw (a throw is logged and swallowed). */

@@ -67,6 +67,7 @@ const JOB_SUMMARY_COLUMNS = {
   restartCount: true,
   recoveryCount: true,
   cancelRequestedAt: true,
+  priority: true,
 } satisfies Prisma.JobSelect;
 
 /** A Job row as far as a list needs it (a whole Job row is one too). */

@@ -62,6 +62,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     specHash: job.specHash,
     cpus: job.cpus,
     nodes: job.nodes ?? 1,
+    priority: job.priority ?? 500,
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
     launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
     origin: e.origin,
@@ -92,6 +93,6 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
   }));
   const event: JobEvent = { id: ids.eventId, jobId: row.id, at: now, entity: 'job', taskIndex: null, attemptNumber: null, from: null, to: 'PENDING', reason: 'submitted' };
   logger().info({ jobId: row.id, name: row.name, tasks: job.tasks.length }, `job ${row.id}: submitted (${row.name})`);
-  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, nodes: row.nodes, executor: row.executor } });
+  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, nodes: row.nodes, executor: row.executor, priority: row.priority } });
   return { ...row, tasks };
 }

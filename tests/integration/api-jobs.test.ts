@@ -125,6 +125,26 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     expect(await db.job.count()).toBe(before);
   });
 
+  it('takes a priority from the query, the JSON body or the spec (the request wins; default 500), and refuses a bad one with a 400 naming the field', async () => {
+    const plain = await submit(store, { source: { kind: 'cmd', cmd: 'echo p' } });
+    const fromSpec = await submit(store, { source: { kind: 'yaml', text: 'priority: 700\nrun: echo p\n' } });
+    const fromQuery = await submit(store, await parseSubmitRequest(yamlRequest('priority: 700\nrun: echo p\n', '?priority=42')));
+    const json = (body: unknown) => new Request('http://x/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const fromBody = await submit(store, await parseSubmitRequest(json({ cmd: 'echo p', priority: 1000 })));
+    const prio = async (id: number) => (await db.job.findUniqueOrThrow({ where: { id } })).priority;
+    expect([await prio(plain.result.id), await prio(fromSpec.result.id), await prio(fromQuery.result.id), await prio(fromBody.result.id)]).toEqual([500, 700, 42, 1000]);
+    expect((await getJobSummary(store, fromBody.result.id))!.priority).toBe(1000);
+    for (const bad of [1001, -1, 2.5, '7']) {
+      const err = await apiError(parseSubmitRequest(json({ cmd: 'echo p', priority: bad })));
+      expect(err.status).toBe(400);
+      expect(err.detail).toBe('request body: priority: expected a priority (an integer from 0 to 1000)');
+    }
+    const q = await apiError(parseSubmitRequest(yamlRequest('run: echo\n', '?priority=high')));
+    expect(q.detail).toBe('query: priority: expected a priority (an integer from 0 to 1000)');
+    const spec = await apiError(submit(store, { source: { kind: 'yaml', text: 'priority: 5000\nrun: echo\n' } }));
+    expect(spec.detail).toBe('job.yaml:1 task[0].priority: expected a priority (an integer from 0 to 1000), got 5000');
+  });
+
   it('validateSpec answers ok/issues without saving', async () => {
     expect(validateSpec(PIPELINE)).toEqual({ ok: true, issues: [] });
     const v = validateSpec('run: echo\nbogus_key: 1\n', 'x.yaml');

@@ -60,7 +60,7 @@ function parseSchema(text: string): { models: SchemaModel[]; enums: Map<string, 
       if (!line) continue;
       const idx = /^@@(index|unique)\(\[([^\]]+)\]/.exec(line);
       if (idx) {
-        models[mi].indexes.push({ unique: idx[1] === 'unique', columns: idx[2].split(',').map((s) => s.trim()) });
+        models[mi].indexes.push({ unique: idx[1] === 'unique', columns: idx[2].split(',').map((s) => s.trim().replace(/\(sort:\s*Desc\)$/, ' DESC')) });
         continue;
       }
       if (line.startsWith('@@')) continue;
@@ -175,8 +175,8 @@ describe('migrations', () => {
   it('detects a field added to the schema without a migration', async () => {
     const db = new PGlite();
     await migrate(pgliteRaw(db));
-    const schema = readFileSync(SCHEMA, 'utf8').replace(/(model Job \{\n)/, '$1  priority Int @default(0)\n');
-    expect(await drift(pgliteRaw(db), schema)).toContain('Job.priority: no column');
+    const schema = readFileSync(SCHEMA, 'utf8').replace(/(model Job \{\n)/, '$1  weight Int @default(0)\n');
+    expect(await drift(pgliteRaw(db), schema)).toContain('Job.weight: no column');
     const optional = readFileSync(SCHEMA, 'utf8').replace('  name           String\n', '  name           String?\n');
     expect(await drift(pgliteRaw(db), optional)).toContain('Job.name: schema optional, column NOT NULL');
     const index = readFileSync(SCHEMA, 'utf8').replace('  @@index([name])\n', '  @@index([name])\n  @@index([executor])\n');

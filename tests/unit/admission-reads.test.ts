@@ -1,41 +1,53 @@
 import { describe, expect, it } from 'vitest';
-import { planAdmission, planAdmissionReads, type AdmissionInput, type QueueSummary, type WaitingJob } from '../../lib/jobs/capacity';
+import { lineOrder, planAdmission, planAdmissionReads, type AdmissionInput, type QueueSummary, type WaitingJob } from '../../lib/jobs/capacity';
 
 /**
- * planAdmissionReads() lets the monitor read only part of the queue. The verdicts over that part
- * must be the verdicts over the whole queue. `select` does what the monitor's readWaiting() does
- * against the database (head in pages until blocked, plus the too-big and timed-out jobs).
+ * planAdmissionReads() lets the monitor read only part of the lines. The verdicts over that part
+ * must be the verdicts over the whole lines. `select` does what the monitor's readWaiting() does
+ * against the database, executor after executor (by name, as planAdmission takes them): the
+ * first page of the line (priority desc, id asc) without the queues the plan of the earlier
+ * executors' rows found full; while `head`,
+ * more pages until the plan of what was read so far (earlier executors' rows too) blocks the line
+ * — skipping, from the next page on, the queues it found full; one page of each skipped queue;
+ * plus the too-big and timed-out jobs.
  */
 function select(all: WaitingJob[], common: Omit<AdmissionInput, 'waiting'>, page: number): { rows: WaitingJob[]; reads: number } {
   const out = new Map<number, WaitingJob>();
   let reads = 0;
-  for (const executor of [...new Set(all.map((j) => j.executor))]) {
-    const queue = all.filter((j) => j.executor === executor).sort((a, b) => a.id - b.id);
+  for (const executor of [...new Set(all.map((j) => j.executor))].sort()) {
+    const line = all.filter((j) => j.executor === executor).sort(lineOrder);
     const summary: QueueSummary = {
       executor,
-      count: queue.length,
-      minCpus: Math.min(...queue.map((j) => j.cpus)),
-      maxCpus: Math.max(...queue.map((j) => j.cpus)),
-      oldestSubmittedAtMs: Math.min(...queue.map((j) => j.submittedAtMs)),
+      count: line.length,
+      minCpus: Math.min(...line.map((j) => j.cpus)),
+      maxCpus: Math.max(...line.map((j) => j.cpus)),
+      oldestSubmittedAtMs: Math.min(...line.map((j) => j.submittedAtMs)),
     };
     const r = planAdmissionReads({ ...common, queue: summary });
     if (!r) continue;
     if (r.all) {
-      for (const j of queue) out.set(j.id, j);
-      reads += queue.length;
+      for (const j of line) out.set(j.id, j);
+      reads += line.length;
       continue;
     }
-    if (r.head) {
-      const head: WaitingJob[] = [];
-      for (let i = 0; ; i += page) {
-        const p = queue.slice(i, i + page);
-        head.push(...p);
-        reads += p.length;
-        if (p.length < page || planAdmission({ ...common, waiting: head }).blocked.includes(executor)) break;
-      }
-      for (const j of head) out.set(j.id, j);
+    const skip = new Set(planAdmission({ ...common, waiting: [...out.values()] }).fullQueues);
+    const head: WaitingJob[] = [];
+    for (;;) {
+      const last = head[head.length - 1];
+      const p = line.filter((j) => !skip.has(j.queue ?? 'default') && (!last || lineOrder(last, j) < 0)).slice(0, page);
+      head.push(...p);
+      reads += p.length;
+      const plan = planAdmission({ ...common, waiting: [...out.values(), ...head] });
+      if (!r.head || p.length < page || plan.blocked.includes(executor)) break;
+      for (const q of plan.fullQueues) skip.add(q);
     }
-    for (const j of queue) {
+    for (const j of head) out.set(j.id, j);
+    for (const q of skip) {
+      const p = line.filter((j) => (j.queue ?? 'default') === q).slice(0, page);
+      reads += p.length;
+      for (const j of p) out.set(j.id, j);
+    }
+    for (const j of line) {
       if ((r.cpusAbove !== null && j.cpus > r.cpusAbove) || (r.submittedAtOrBefore !== null && j.submittedAtMs <= r.submittedAtOrBefore)) {
         out.set(j.id, j);
         reads++;
@@ -66,9 +78,13 @@ describe('planAdmissionReads (admission reads only the jobs it decides on)', () 
         cpus: cpuChoices[Math.floor(rand() * cpuChoices.length)],
         executor: rand() < 0.7 ? 'local' : rand() < 0.8 ? 'slurm' : 'gone',
         submittedAtMs: Math.floor(rand() * 1000),
+        priority: [100, 500, 500, 900][Math.floor(rand() * 4)],
+        queue: ['default', 'default', 'gpu', 'batch'][Math.floor(rand() * 4)],
       }));
       const common = {
         used: { local: Math.floor(rand() * 5), slurm: Math.floor(rand() * 3) },
+        queueLimits: { gpu: { maxRunning: Math.floor(rand() * 3), maxCpus: null }, batch: { maxRunning: null, maxCpus: 1 + Math.floor(rand() * 3) } },
+        queueUsed: { gpu: { running: Math.floor(rand() * 2), cpus: 1 }, batch: { running: 1, cpus: Math.floor(rand() * 3) } },
         total: { local: 4, slurm: 2 } as Record<string, number>,
         nowMs: 1000,
         startTimeoutMs: rand() < 0.5 ? 3_600_000 : Math.floor(rand() * 1000),
@@ -80,7 +96,7 @@ describe('planAdmissionReads (admission reads only the jobs it decides on)', () 
     }
   });
 
-  it('reads no job when the CPUs are all taken and nothing is too big or too old', () => {
+  it('reads one page (for the reasons) when the CPUs are all taken and nothing is too big or too old', () => {
     const all = Array.from({ length: 2000 }, (_, i) => ({ id: i + 2, cpus: 1, executor: 'local', submittedAtMs: 900 }));
     const common = { used: { local: 1 }, total: { local: 1 }, nowMs: 1000, startTimeoutMs: 3_600_000, enabled: true };
     expect(planAdmissionReads({ ...common, queue: { executor: 'local', count: 2000, minCpus: 1, maxCpus: 1, oldestSubmittedAtMs: 900 } })).toEqual({
@@ -89,7 +105,7 @@ describe('planAdmissionReads (admission reads only the jobs it decides on)', () 
       cpusAbove: null,
       submittedAtOrBefore: null,
     });
-    expect(select(all, common, 64).reads).toBe(0);
+    expect(select(all, common, 64).reads).toBe(64);
   });
 
   it('reads one page of the head when a CPU is free, not the whole queue', () => {

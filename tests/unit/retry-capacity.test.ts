@@ -14,7 +14,7 @@ describe('planAdmission (capacity, submission order)', () => {
   it('counts CPUs already held by active jobs', () => {
     const p = planAdmission({ ...base, used: { local: 3 }, waiting: [job(1, 1), job(2, 1)] });
     expect(p.admit).toEqual([1]);
-    expect(p.waiting).toEqual([{ id: 2, reason: 'waiting for 1 CPUs: 0 of 4 free' }]);
+    expect(p.waiting).toEqual([{ id: 2, reason: 'needs 1 CPU, 0 of 4 free' }]);
   });
 
   it('is first come first served: a younger small job waits behind an older big one', () => {
@@ -36,7 +36,7 @@ describe('planAdmission (capacity, submission order)', () => {
     expect(p.noResource).toEqual([{ id: 1, reason: 'asks for 4 nodes (num_nodes) but the slurm executor has 3 in all' }]);
     // A gang's CPUs are nodes × CPUs per node: job 2 takes all 6; job 3 waits for them.
     expect(p.admit).toEqual([2]);
-    expect(p.waiting).toEqual([{ id: 3, reason: 'waiting for 2 CPUs: 0 of 6 free' }]);
+    expect(p.waiting).toEqual([{ id: 3, reason: 'needs 2 CPUs, 0 of 6 free' }]);
     // The reads plan names the too-big gangs, so a pass that reads only those decides them too.
     expect(planAdmissionReads({ ...slurm, used: { slurm: 6 }, queue: { executor: 'slurm', count: 3, minCpus: 2, maxCpus: 6, maxNodes: 4, oldestSubmittedAtMs: 0 } })).toMatchObject({ head: false, nodesAbove: 3 });
     expect(planAdmissionReads({ ...slurm, queue: { executor: 'slurm', count: 1, minCpus: 2, maxCpus: 2, maxNodes: 3, oldestSubmittedAtMs: 0 } })).not.toHaveProperty('nodesAbove');
@@ -63,7 +63,7 @@ describe('planAdmission (capacity, submission order)', () => {
     const p = planAdmission({ ...base, total: { local: 1, slurm: 8 }, waiting: [job(1, 1), job(2, 1), job(3, 4, 0, 'slurm'), job(4, 1, 0, 'nope')] });
     expect(p.admit).toEqual([1, 3]);
     expect(p.waiting).toEqual([
-      { id: 2, reason: 'waiting for 1 CPUs: 0 of 1 free' },
+      { id: 2, reason: 'needs 1 CPU, 0 of 1 free' },
       { id: 4, reason: 'executor "nope" is not available' },
     ]);
   });
@@ -71,5 +71,52 @@ describe('planAdmission (capacity, submission order)', () => {
   it('handles fractional CPUs', () => {
     const p = planAdmission({ ...base, total: { local: 1 }, waiting: [job(1, 0.5), job(2, 0.5), job(3, 0.5)] });
     expect(p.admit).toEqual([1, 2]);
+  });
+});
+
+describe('planAdmission (priority, strict)', () => {
+  const pj = (id: number, cpus: number, priority: number, queue?: string): WaitingJob => ({ id, cpus, executor: 'local', submittedAtMs: 0, priority, ...(queue ? { queue } : {}) });
+
+  it('starts higher priority first, FIFO within a priority, and says why the others wait', () => {
+    const p = planAdmission({ ...base, used: { local: 3 }, waiting: [pj(1, 1, 100), pj(2, 1, 100), pj(3, 1, 900), pj(4, 1, 500), pj(5, 1, 500)] });
+    expect(p.admit).toEqual([3]);
+    expect(p.waiting).toEqual([
+      { id: 4, reason: 'needs 1 CPU, 0 of 4 free' },
+      { id: 5, reason: '1 job ahead at priority ≥ 500' },
+      { id: 1, reason: '2 jobs ahead at priority ≥ 100' },
+      { id: 2, reason: '3 jobs ahead at priority ≥ 100' },
+    ]);
+    expect(p.blocked).toEqual(['local']);
+    expect(p.blockedPriority).toEqual({ local: 500 });
+  });
+
+  it('strict: a big high-priority job that does not fit holds back a smaller one that would', () => {
+    const p = planAdmission({ ...base, used: { local: 2 }, waiting: [pj(1, 1, 100), pj(2, 4, 900)] });
+    expect(p.admit).toEqual([]);
+    expect(p.waiting).toEqual([
+      { id: 2, reason: 'needs 4 CPUs, 2 of 4 free' },
+      { id: 1, reason: '1 job ahead at priority ≥ 100' },
+    ]);
+    // Once the big one started (its CPUs held) — or left — the small one goes.
+    expect(planAdmission({ ...base, used: { local: 0 }, waiting: [pj(1, 1, 100), pj(2, 4, 900)] }).admit).toEqual([2]);
+    expect(planAdmission({ ...base, used: { local: 2 }, waiting: [pj(1, 1, 100)] }).admit).toEqual([1]);
+  });
+
+  it('queue limits: a job of a full queue waits without blocking the line; a queue held by its CPU limit keeps its later jobs waiting', () => {
+    const limits = { gpu: { maxRunning: 2, maxCpus: null }, batch: { maxRunning: null, maxCpus: 2 } };
+    const p = planAdmission({
+      ...base,
+      total: { local: 8 },
+      queueLimits: limits,
+      queueUsed: { gpu: { running: 2, cpus: 2 } },
+      waiting: [pj(1, 1, 900, 'gpu'), pj(2, 2, 500, 'batch'), pj(3, 1, 500, 'batch'), pj(4, 1, 100, 'batch'), pj(5, 1, 100)],
+    });
+    expect(p.admit).toEqual([2, 5]);
+    expect(p.waiting).toEqual([
+      { id: 1, reason: 'queue gpu at its limit (2 of 2 running)' },
+      { id: 3, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use)' },
+      { id: 4, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use)' },
+    ]);
+    expect(p.fullQueues).toEqual(['batch', 'gpu']);
   });
 });

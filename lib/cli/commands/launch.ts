@@ -14,6 +14,7 @@ import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
 import { parseDuration, parseJobId } from './resolve';
+import { PRIORITY, PRIORITY_EXPECTED, priorityProblem } from '../../jobs/spec';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -24,6 +25,17 @@ export interface LaunchOptions {
   submissionId?: string;
   raw?: boolean;
   reconnectTimeout?: string;
+  priority?: string;
+}
+
+/**
+ * Parses a priority given on the command line (`--priority`, `set-priority`): an integer 0–1000.
+ * @throws CliError USAGE naming `what` otherwise.
+ */
+export function parsePriority(raw: string, what: string): number {
+  const n = /^[0-9]{1,4}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (priorityProblem(n)) throw usageError(`${what} ${JSON.stringify(raw)}: ${PRIORITY_EXPECTED}`);
+  return n;
 }
 
 /**
@@ -87,6 +99,7 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   if (opts.name) req.name = opts.name;
   const envs = parseEnvs(opts.env, ctx.io.env);
   if (envs) req.envs = envs;
+  if (opts.priority !== undefined) req.priority = parsePriority(opts.priority, '--priority');
   // One id per invocation: a retried submit (dropped connection) answers the same job.
   req.submissionId = opts.submissionId ?? newSubmissionId();
 
@@ -140,6 +153,7 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('--cmd <command>', 'submit a one-command job instead of a file (its `run` script)')
     .option('-n, --name <name>', 'job name (overrides the name in the file)')
     .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--priority <N>', `admission priority ${PRIORITY.min}–${PRIORITY.max}: higher starts first, FIFO within a priority (default: the file's \`priority\`, else the queue's, else ${PRIORITY.default})`)
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
     .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one (default: a new id per launch, so a retried submit never makes two jobs)')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')

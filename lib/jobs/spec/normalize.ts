@@ -34,6 +34,8 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   envs: Record<string, string | null>;
   /** `resources.infra`, normalized; null when not given. */
   infra: SpecExecutor | null;
+  /** `priority`; null when not given. */
+  priority: number | null;
   doc: RawDoc;
   label: string;
 }
@@ -66,13 +68,14 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
     if (draft) drafts.push(draft);
   });
   const overrideEnvs = readOverrides(overrides, file, issues);
-  const executor = pipelineExecutor(drafts, file, issues);
+  const executor = pipelineValue(drafts, (d) => d.infra, ['resources', 'infra'], 'infra', 'run on one executor', file, issues);
+  const priority = pipelineValue(drafts, (d) => d.priority, ['priority'], 'priority', 'have one priority', file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
   if (issues.length) return { spec: null, issues: sortIssues(issues) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}) }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}) }, issues: [] };
 }
 
 /**
@@ -197,6 +200,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     },
     ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
     infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
+    priority: t.priority ?? null,
     doc,
     label,
   };
@@ -232,24 +236,30 @@ function readOverrides(overrides: SpecOverrides | undefined, file: string, issue
   return Object.fromEntries(ok);
 }
 
-/** One executor per pipeline: the first task naming `infra` decides; others must agree. */
-function pipelineExecutor(drafts: DraftTask[], file: string, issues: SpecIssue[]): SpecExecutor | null {
-  let executor: { value: SpecExecutor; label: string } | null = null;
+/**
+ * A job-level value given on tasks (`resources.infra`, `priority`): the first task naming it
+ * decides; the others must agree ("the tasks of a pipeline <what>").
+ */
+function pipelineValue<T extends string | number>(
+  drafts: DraftTask[],
+  get: (d: DraftTask) => T | null,
+  at: PathSeg[],
+  key: string,
+  what: string,
+  file: string,
+  issues: SpecIssue[],
+): T | null {
+  let first: { value: T; label: string } | null = null;
   for (const d of drafts) {
-    if (d.infra === null) continue;
-    if (!executor) executor = { value: d.infra, label: d.label };
-    else if (d.infra !== executor.value) {
-      issues.push(
-        issueAt(
-          file,
-          d.doc.locate(['resources', 'infra'], 'value'),
-          `${d.label}.resources.infra`,
-          `infra "${d.infra}" differs from ${executor.label}'s "${executor.value}": the tasks of a pipeline run on one executor`,
-        ),
-      );
+    const v = get(d);
+    if (v === null) continue;
+    if (!first) first = { value: v, label: d.label };
+    else if (v !== first.value) {
+      const show = (x: T) => (typeof x === 'string' ? `"${x}"` : String(x));
+      issues.push(issueAt(file, d.doc.locate(at, 'value'), formatPath(d.label, at), `${key} ${show(v)} differs from ${first.label}'s ${show(first.value)}: the tasks of a pipeline ${what}`));
     }
   }
-  return executor?.value ?? null;
+  return first?.value ?? null;
 }
 
 /**
@@ -294,7 +304,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: stri
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs) };
 }
 

@@ -63,6 +63,25 @@ export interface PipelineSpec {
    * names one — then the server's default applies (see {@link jobExecutor}).
    */
   executor?: SpecExecutor;
+  /**
+   * Admission priority ({@link PRIORITY}), from the tasks' `priority`; absent when no task names
+   * one — then the queue's default priority, else {@link PRIORITY}.default, applies at submit.
+   */
+  priority?: number;
+}
+
+/**
+ * Admission priority: an integer 0–1000, higher first, FIFO within a priority; default 500
+ * (SkyPilot's range and default; docs/spec.md "priority", docs/design.md §6 "Admission").
+ */
+export const PRIORITY = Object.freeze({ min: 0, max: 1000, default: 500 });
+
+/** The message for a value that is not a priority. */
+export const PRIORITY_EXPECTED = `expected a priority (an integer from ${PRIORITY.min} to ${PRIORITY.max})`;
+
+/** null when `v` is a priority ({@link PRIORITY}), else what is wrong with it. */
+export function priorityProblem(v: unknown): string | null {
+  return Number.isInteger(v) && (v as number) >= PRIORITY.min && (v as number) <= PRIORITY.max ? null : PRIORITY_EXPECTED;
 }
 
 /** Executors a spec may name with `resources.infra` (names of lib/executors ExecutorRegistry.get()). */
@@ -378,6 +397,11 @@ export const TaskSchema = z.strictObject(
       .min(1, { error: NUM_NODES_EXPECTED })
       .max(SPEC_LIMITS.maxNumNodes, { error: `expected at most ${SPEC_LIMITS.maxNumNodes} nodes` })
       .nullish(),
+    priority: z
+      .int({ error: PRIORITY_EXPECTED })
+      .min(PRIORITY.min, { error: PRIORITY_EXPECTED })
+      .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
+      .nullish(),
     file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
@@ -388,10 +412,10 @@ export const TaskSchema = z.strictObject(
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
     event_callback: unsupported('event_callback is not supported'),
   },
-  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes)' },
+  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes'];
+const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 

@@ -1,0 +1,95 @@
+/**
+ * Admission by priority (docs/design.md §6, "Admission"): with the real monitor, the real local
+ * executor and both databases, a waiting job of higher priority starts before older ones of lower
+ * priority, FIFO within a priority; strict priority: a big high-priority job that does not fit
+ * yet holds back the smaller jobs behind it until it starts or leaves.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { requestCancel } from '../../lib/control';
+import { storeOf } from '../helpers/store';
+import { Fixture, jobTree, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
+
+/** A job of `cpus` CPUs and `priority` that appends its name to `order`, then waits for `gate` (if any). */
+function job(name: string, o: { cpus: number; priority?: number; order: string; gate?: string }): string {
+  const wait = o.gate ? `; while [ ! -f ${o.gate} ]; do sleep 0.05; done` : '';
+  return `name: ${name}\n${o.priority === undefined ? '' : `priority: ${o.priority}\n`}resources:\n  cpus: ${o.cpus}\nrun: echo ${name} >> ${o.order}${wait}\n`;
+}
+
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
+  const t = useDatabase(kind, `monitor-priority-${kind}`);
+  let db: PrismaClient;
+  let fx: Fixture;
+  beforeAll(() => {
+    db = t.prisma;
+  });
+  afterEach(async () => {
+    await fx?.cleanup(db);
+  });
+
+  it('with room for one job: low, low, high → the high one runs second, then the lows in order', async () => {
+    fx = new Fixture();
+    const order = `${fx.home}/order`;
+    const gate = `${fx.home}/gate`;
+    writeFileSync(order, '');
+    const m = fx.monitor(db);
+    await m.start();
+    // Every job takes the executor's 4 CPUs: one runs at a time.
+    const low1 = await submit(db, job('low1', { cpus: 4, priority: 100, order, gate }));
+    await waitStatus(db, low1, 'RUNNING');
+    const low2 = await submit(db, job('low2', { cpus: 4, priority: 100, order }));
+    const high = await submit(db, job('high', { cpus: 4, priority: 900, order }));
+    await m.idle();
+    expect((await jobTree(db, low2))!.status).toBe('PENDING');
+    expect((await jobTree(db, high))!.status).toBe('PENDING');
+    writeFileSync(gate, '');
+    for (const id of [low1, low2, high]) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
+    expect(lines(order)).toEqual(['low1', 'high', 'low2']);
+  });
+
+  it('strict priority: a small job behind a big high-priority one that does not fit waits; once the big one starts, or leaves, the small one goes', async () => {
+    fx = new Fixture();
+    const order = `${fx.home}/order`;
+    writeFileSync(order, '');
+    const m = fx.monitor(db);
+    await m.start();
+
+    // The big one starts: the small one goes only after it.
+    const holderGate = `${fx.home}/holder`;
+    const bigGate = `${fx.home}/big`;
+    const holder = await submit(db, job('holder', { cpus: 2, order, gate: holderGate }));
+    await waitStatus(db, holder, 'RUNNING');
+    const big = await submit(db, job('big', { cpus: 4, priority: 900, order, gate: bigGate }));
+    const small = await submit(db, job('small', { cpus: 1, priority: 100, order }));
+    await m.idle();
+    // 2 CPUs are free and the small job would fit, but it is behind the big one.
+    expect((await jobTree(db, small))!.status).toBe('PENDING');
+    expect((await jobTree(db, big))!.status).toBe('PENDING');
+    writeFileSync(holderGate, '');
+    await waitStatus(db, big, 'RUNNING');
+    expect((await jobTree(db, small))!.status).toBe('PENDING');
+    writeFileSync(bigGate, '');
+    expect((await waitTerminal(db, small)).status).toBe('SUCCEEDED');
+    expect(lines(order)).toEqual(['holder', 'big', 'small']);
+
+    // The big one leaves (cancelled while PENDING): the small one goes at once.
+    const gate2 = `${fx.home}/holder2`;
+    const holder2 = await submit(db, job('holder2', { cpus: 2, order, gate: gate2 }));
+    await waitStatus(db, holder2, 'RUNNING');
+    const big2 = await submit(db, job('big2', { cpus: 4, priority: 900, order }));
+    const small2 = await submit(db, job('small2', { cpus: 1, priority: 100, order }));
+    await m.idle();
+    expect((await jobTree(db, small2))!.status).toBe('PENDING');
+    await requestCancel(storeOf(db), [big2]);
+    expect((await waitTerminal(db, small2)).status).toBe('SUCCEEDED');
+    expect((await jobTree(db, holder2))!.status).toBe('RUNNING');
+    expect((await jobTree(db, big2))!.status).toBe('CANCELLED');
+    writeFileSync(gate2, '');
+    await waitFor(async () => (await jobTree(db, holder2))?.status === 'SUCCEEDED', 'holder2 done');
+  });
+});
