@@ -5,14 +5,14 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { changePriority, defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, jobStatusCounts, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
-import type { CancelResult, JobCounts, JobDetail, JobList } from './types';
-import { getJobDetail, listJobs } from './views';
+import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
+import { getJobDetail, getJobSummary, listJobs } from './views';
 
 /** How many spec issues the `detail` text of a spec problem spells out (all are in `issues`). */
 const DETAIL_ISSUES = 5;
@@ -78,6 +78,19 @@ export function counts(store: Store, p: { q?: string }): Promise<JobCounts> {
  */
 export async function detail(store: Store, id: number): Promise<JobDetail> {
   const job = await getJobDetail(store, id);
+  if (!job) throw notFound(`job ${id} not found`);
+  return job;
+}
+
+/**
+ * Changes a PENDING job's priority (lib/control/priority.ts) and answers its summary.
+ * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: only a PENDING job's priority can change".
+ */
+export async function patchOne(store: Store, id: number, patch: { priority: number }): Promise<JobSummary> {
+  const r = await changePriority(store, id, patch.priority);
+  if (r.kind === 'notFound') throw notFound(`job ${id} not found`);
+  if (r.kind === 'notPending') throw conflict(`job ${id} is ${r.status}: only a PENDING job's priority can change`, { jobId: id, jobStatus: r.status });
+  const job = await getJobSummary(store, id);
   if (!job) throw notFound(`job ${id} not found`);
   return job;
 }

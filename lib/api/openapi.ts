@@ -249,6 +249,21 @@ function jobPaths(): Record<string, Json> {
         parameters: [jobIdParam],
         responses: { 200: json('JobDetail', 'The job.'), 400: ERRORS[400], 404: ERRORS[404] },
       },
+      patch: {
+        operationId: 'patchJob',
+        summary: "Change a PENDING job's priority (reorders admission at once)",
+        tags: ['jobs'],
+        parameters: [jobIdParam],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('PatchJobRequest') } } },
+        responses: {
+          200: json('JobSummary', 'The job with its new priority.'),
+          400: ERRORS[400],
+          404: ERRORS[404],
+          409: problem('The job is not PENDING: "job 12 is RUNNING: only a PENDING job\'s priority can change".'),
+          413: ERRORS[413],
+          415: ERRORS[415],
+        },
+      },
       delete: {
         operationId: 'deleteJob',
         summary: 'Delete a terminal job (rows and logs)',

@@ -12,7 +12,7 @@ import type { ListSort } from '../store';
 import { decodeCursor, decodeNameCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import type { SubmitOrigin } from '../jobs/origin';
-import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, PatchJobSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
 export interface RequestIssue {
@@ -306,6 +306,14 @@ export async function parseValidateRequest(req: Request): Promise<{ text: string
   }
   const body = validate(ValidateJsonSchema, parseJson(await readBody(req)), 'request body');
   return { text: body.yaml, filename: body.filename };
+}
+
+/**
+ * Parses a PATCH /api/jobs/{id} body: `{ priority }`.
+ * @throws ApiError 415, 413, 400 (invalid JSON, unknown field, a priority out of 0–1000).
+ */
+export async function parsePatchRequest(req: Request): Promise<{ priority: number }> {
+  return validate(PatchJobSchema, await readJson(req), 'request body');
 }
 
 /**

@@ -186,6 +186,13 @@ export const CountsQuerySchema = z.object({
   q: userText(1, 200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
 });
 
+/** Body of PATCH /api/jobs/{id}: what may change on a job (its priority, while PENDING). */
+export const PatchJobSchema = named(
+  z.strictObject({ priority: PrioritySchema }),
+  'PatchJobRequest',
+  'PATCH /api/jobs/{id} JSON body: the new priority of a PENDING job (409 otherwise).',
+);
+
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),

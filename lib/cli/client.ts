@@ -301,6 +301,11 @@ export class JobdeckClient {
     return this.request<CancelResult>('POST', '/api/jobs/cancel', { body, what: 'cancel' });
   }
 
+  /** PATCH /api/jobs/:id (a PENDING job's priority); answers the job's summary. */
+  patch(id: number, body: { priority: number }): Promise<JobSummary> {
+    return this.request<JobSummary>('PATCH', `/api/jobs/${id}`, { body, what: `job ${id}` });
+  }
+
   /** DELETE /api/jobs/:id. */
   delete(id: number): Promise<unknown> {
     return this.request<unknown>('DELETE', `/api/jobs/${id}`, { what: `delete job ${id}` });

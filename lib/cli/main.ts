@@ -10,6 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { addLaunch } from './commands/launch';
 import { addLogs } from './commands/logs';
 import { addManage } from './commands/manage';
+import { addScheduling } from './commands/scheduling';
 import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
 import { CLI_ENV_HELP, type GlobalOptions } from './config';
@@ -75,6 +76,7 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   addQueue(program, getCtx, run);
   addLogs(program, getCtx, run);
   addManage(program, getCtx, run);
+  addScheduling(program, getCtx, run);
   addServer(program, getCtx, run);
   for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;

@@ -257,6 +257,8 @@ class MonitorLoop implements Monitor {
     if (e.type === 'created') return this.sys.admission.created(e);
     if (e.type === 'deleted') return this.res.scheduler.forget(e.jobId);
     if (e.type === 'cancel-requested') return void this.res.scheduler.kick(e.jobId);
+    // A new priority reorders a line: a pass decides afresh.
+    if (e.type === 'updated') return e.changed === 'priority' ? this.sys.admission.schedule() : undefined;
     const ev = e.event;
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.res.scheduler.kick(e.jobId);

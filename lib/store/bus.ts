@@ -7,9 +7,10 @@ export interface StoreEvent {
   /**
    * `event`: a status write (with its JobEvent); `created`: a submit; `deleted`: a delete;
    * `cancel-requested`: a durable cancel request written without a status change
-   * (recordCancelRequest) — the job's monitor must act on it now.
+   * (recordCancelRequest) — the job's monitor must act on it now; `updated`: a field of a job
+   * that is not its status changed (see `changed`).
    */
-  type: 'event' | 'created' | 'deleted' | 'cancel-requested';
+  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated';
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;
@@ -21,6 +22,8 @@ export interface StoreEvent {
   row?: Job | Task | Attempt;
   /** For `created`: what admission needs of the new job (Job.cpus, Job.nodes, Job.executor, Job.priority). */
   job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes' | 'priority'>>;
+  /** For `updated`: which field changed (a priority change reorders admission). */
+  changed?: 'priority' | 'pendingReason';
 }
 
 /** A listener of the store bus. It must not throw (a throw is logged and swallowed). */

@@ -2,7 +2,8 @@
  * lib/store: every database statement of jobdeck's jobs, one family per file — the handle
  * (store.ts), the bus (bus.ts), the column table (columns.ts), parameters and decoding (sql.ts),
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
- * submit-queue.ts), set writes of a cancel (cancel.ts), deletes (delete.ts), the server's own
+ * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
+ * (pending.ts), deletes (delete.ts), the server's own
  * history entries (server-event.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
  */
@@ -29,4 +30,5 @@ export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
+export { setPendingPriority, type PriorityWrite } from './pending';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

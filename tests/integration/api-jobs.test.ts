@@ -12,10 +12,10 @@ import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ApiError } from '../../lib/api/errors';
-import { cancelMany, cancelOne, deleteOne, detail, list, submit, validateSpec, type DeleteDeps } from '../../lib/api/jobs';
+import { cancelMany, cancelOne, deleteOne, detail, list, patchOne, submit, validateSpec, type DeleteDeps } from '../../lib/api/jobs';
 import { createExecutors } from '../../lib/executors';
 import { monitorSettingsFromEnv } from '../../lib/monitor/config';
-import { parseCancelRequest, parseListQuery, parseSubmitRequest } from '../../lib/api/request';
+import { parseCancelRequest, parseListQuery, parsePatchRequest, parseSubmitRequest } from '../../lib/api/request';
 import { jobDir } from '../../lib/jobs/paths';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
 import { decodeCursor, encodeCursor } from '../../lib/api/cursor';
@@ -143,6 +143,27 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
     expect(q.detail).toBe('query: priority: expected a priority (an integer from 0 to 1000)');
     const spec = await apiError(submit(store, { source: { kind: 'yaml', text: 'priority: 5000\nrun: echo\n' } }));
     expect(spec.detail).toBe('job.yaml:1 task[0].priority: expected a priority (an integer from 0 to 1000), got 5000');
+  });
+
+  it("changes a PENDING job's priority (PATCH): the summary answers it; 409 when not PENDING, 404 unknown, 400 naming the field", async () => {
+    const out = await submit(store, { source: { kind: 'cmd', cmd: 'echo patch' } });
+    const patch = (body: unknown) => new Request(`http://x/api/jobs/${out.result.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(await patchOne(store, out.result.id, await parsePatchRequest(patch({ priority: 10 })))).toMatchObject({ id: out.result.id, priority: 10 });
+    expect((await db.job.findUniqueOrThrow({ where: { id: out.result.id } })).priority).toBe(10);
+    for (const [body, detail] of [
+      [{ priority: 2000 }, 'request body: priority: expected a priority (an integer from 0 to 1000)'],
+      [{}, 'request body: priority: expected a priority (an integer from 0 to 1000)'],
+      [{ priority: 1, name: 'x' }, 'request body: Unrecognized key: "name"'],
+    ] as const) {
+      const err = await apiError(parsePatchRequest(patch(body)));
+      expect(err.status).toBe(400);
+      expect(err.detail).toBe(detail);
+    }
+    expect((await apiError(patchOne(store, 999_999, { priority: 1 }))).status).toBe(404);
+    await cancelOne(store, out.result.id);
+    const err = await apiError(patchOne(store, out.result.id, { priority: 1 }));
+    expect(err.status).toBe(409);
+    expect(err.detail).toBe(`job ${out.result.id} is CANCELLED: only a PENDING job's priority can change`);
   });
 
   it('validateSpec answers ok/issues without saving', async () => {

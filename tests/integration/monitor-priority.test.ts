@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { requestCancel } from '../../lib/control';
+import { changePriority, requestCancel } from '../../lib/control';
 import { storeOf } from '../helpers/store';
 import { Fixture, jobTree, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
 
@@ -50,6 +50,51 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     writeFileSync(gate, '');
     for (const id of [low1, low2, high]) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
     expect(lines(order)).toEqual(['low1', 'high', 'low2']);
+  });
+
+  it("raising a pending job's priority moves it ahead; a job that is not PENDING keeps its priority", async () => {
+    fx = new Fixture();
+    const order = `${fx.home}/order`;
+    const gate = `${fx.home}/gate`;
+    writeFileSync(order, '');
+    const m = fx.monitor(db);
+    await m.start();
+    const first = await submit(db, job('first', { cpus: 4, order, gate }));
+    await waitStatus(db, first, 'RUNNING');
+    const a = await submit(db, job('a', { cpus: 4, order }));
+    const b = await submit(db, job('b', { cpus: 4, order }));
+    await m.idle();
+    expect(await changePriority(storeOf(db), b, 900)).toEqual({ kind: 'changed' });
+    expect(await changePriority(storeOf(db), first, 900)).toEqual({ kind: 'notPending', status: 'RUNNING' });
+    expect(await changePriority(storeOf(db), 999_999, 900)).toEqual({ kind: 'notFound' });
+    await m.idle();
+    expect((await jobTree(db, b))!.priority).toBe(900);
+    expect((await jobTree(db, first))!.priority).toBe(500);
+    writeFileSync(gate, '');
+    for (const id of [first, a, b]) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
+    expect(lines(order)).toEqual(['first', 'b', 'a']);
+  });
+
+  it('a priority change wakes the admission pass: a small job raised above the big one blocking the line starts at once (no tick)', async () => {
+    fx = new Fixture();
+    const order = `${fx.home}/order`;
+    const gate = `${fx.home}/gate`;
+    writeFileSync(order, '');
+    // No ticks during the test: every pass comes from an event.
+    const m = fx.monitor(db, { reconcileMs: 60_000 });
+    await m.start();
+    const holder = await submit(db, job('holder', { cpus: 2, order, gate }));
+    await waitStatus(db, holder, 'RUNNING');
+    const big = await submit(db, job('big', { cpus: 4, order }));
+    const small = await submit(db, job('small', { cpus: 1, priority: 100, order }));
+    await m.idle();
+    expect((await jobTree(db, small))!.status).toBe('PENDING');
+    await changePriority(storeOf(db), small, 600);
+    expect((await waitTerminal(db, small)).status).toBe('SUCCEEDED');
+    expect((await jobTree(db, big))!.status).toBe('PENDING');
+    writeFileSync(gate, '');
+    expect((await waitTerminal(db, big)).status).toBe('SUCCEEDED');
+    expect(lines(order)).toEqual(['holder', 'small', 'big']);
   });
 
   it('strict priority: a small job behind a big high-priority one that does not fit waits; once the big one starts, or leaves, the small one goes', async () => {

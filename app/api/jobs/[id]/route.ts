@@ -1,5 +1,5 @@
-import { deleteOne, detail } from '@/lib/api/jobs';
-import { parseJobId } from '@/lib/api/request';
+import { deleteOne, detail, patchOne } from '@/lib/api/jobs';
+import { parseJobId, parsePatchRequest } from '@/lib/api/request';
 import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
@@ -7,6 +7,13 @@ export const dynamic = 'force-dynamic';
 /** GET /api/jobs/:id — JobDetail (tasks, attempts with log sizes, events); 404 when unknown. */
 export const GET = route<{ id: string }>(async (_req, { id }) => {
   const job = await detail(services().store, parseJobId(id));
+  return Response.json(job, { headers: { 'cache-control': 'no-store' } });
+});
+
+/** PATCH /api/jobs/:id {"priority": N} — the JobSummary; 409 when the job is not PENDING; 404 unknown. */
+export const PATCH = route<{ id: string }>(async (req, { id }) => {
+  const jobId = parseJobId(id);
+  const job = await patchOne(services().store, jobId, await parsePatchRequest(req));
   return Response.json(job, { headers: { 'cache-control': 'no-store' } });
 });
 
