@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
 import { version } from './version';
+import { QUEUE_NAME } from '../jobs/spec';
 import {
   apiRegistry,
   CancelRequestSchema,
@@ -21,6 +22,8 @@ import {
   DEFAULT_LIST_LIMIT,
   ListQuerySchema,
   MAX_LIST_LIMIT,
+  PatchJobSchema,
+  PutQueueSchema,
   SubmitJsonSchema,
   SubmitQuerySchema,
   ValidateJsonSchema,
@@ -67,6 +70,14 @@ const jobIdParam: Json = {
   required: true,
   description: 'Job id. Not a positive integer → 400.',
   schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+};
+
+const queueNameParam: Json = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'Queue name (a–z, 0–9, - and _; 1–63 characters). Another → 400.',
+  schema: { type: 'string', pattern: QUEUE_NAME.source },
 };
 
 const problem = (description: string): Json => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
@@ -292,6 +303,38 @@ function jobPaths(): Record<string, Json> {
         responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415] },
       },
     },
+    '/api/queues': {
+      get: {
+        operationId: 'listQueues',
+        summary: 'Every queue with its limits and what it holds now',
+        tags: ['queues'],
+        responses: { 200: json('QueueList', 'The queues, "default" first.') },
+      },
+    },
+    '/api/queues/{name}': {
+      get: {
+        operationId: 'getQueue',
+        summary: 'One queue',
+        tags: ['queues'],
+        parameters: [queueNameParam],
+        responses: { 200: json('Queue', 'The queue.'), 400: ERRORS[400], 404: ERRORS[404] },
+      },
+      put: {
+        operationId: 'putQueue',
+        summary: 'Create or replace a queue (its new limits apply at once)',
+        tags: ['queues'],
+        parameters: [queueNameParam],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('PutQueueRequest') } } },
+        responses: { 200: json('Queue', 'The queue.'), 400: problem('A bad field, or the "default" queue (it has no limits).'), 413: ERRORS[413], 415: ERRORS[415] },
+      },
+      delete: {
+        operationId: 'deleteQueue',
+        summary: 'Delete a queue',
+        tags: ['queues'],
+        parameters: [queueNameParam],
+        responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: ERRORS[404], 409: problem('Jobs that did not finish are in the queue.') },
+      },
+    },
     '/api/jobs/cancel': {
       post: {
         operationId: 'cancelJobs',
@@ -369,6 +412,7 @@ export function buildOpenApiDocument(): Json {
     security: [{ bearer: [] }],
     tags: [
       { name: 'jobs', description: 'Submit, list, inspect, cancel, delete.' },
+      { name: 'queues', description: 'Operator queues: limits on running jobs and CPUs, a default priority.' },
       { name: 'logs', description: "Attempt logs (bounded reads, download)." },
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
@@ -389,4 +433,4 @@ export function openApiDocument(): Json {
 }
 
 /** Schemas the document is generated from (for tests that check a request both ways). */
-export const OPENAPI_REQUEST_SCHEMAS = { SubmitJsonSchema, CancelRequestSchema, ValidateJsonSchema, ListQuerySchema } as const;
+export const OPENAPI_REQUEST_SCHEMAS = { SubmitJsonSchema, CancelRequestSchema, ValidateJsonSchema, ListQuerySchema, PatchJobSchema, PutQueueSchema } as const;

@@ -12,7 +12,7 @@ import type { ListSort } from '../store';
 import { decodeCursor, decodeNameCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import type { SubmitOrigin } from '../jobs/origin';
-import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, PatchJobSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, PatchJobSchema, PutQueueSchema, QueueNameSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
 export interface RequestIssue {
@@ -314,6 +314,24 @@ export async function parseValidateRequest(req: Request): Promise<{ text: string
  */
 export async function parsePatchRequest(req: Request): Promise<{ priority: number }> {
   return validate(PatchJobSchema, await readJson(req), 'request body');
+}
+
+/**
+ * The queue name of a path like /api/queues/{name}.
+ * @throws ApiError 400 naming the rule.
+ */
+export function parseQueueName(raw: string | undefined): string {
+  const r = QueueNameSchema.safeParse(raw ?? '');
+  if (r.success) return r.data;
+  throw badRequest(r.error.issues[0]?.message ?? 'bad queue name', { issues: [{ path: 'name', message: r.error.issues[0]?.message ?? 'bad queue name' }] });
+}
+
+/**
+ * Parses a PUT /api/queues/{name} body.
+ * @throws ApiError 415, 413, 400 (invalid JSON, unknown field, a limit out of range).
+ */
+export async function parsePutQueueRequest(req: Request): Promise<{ maxRunning?: number | null; maxCpus?: number | null; defaultPriority?: number | null }> {
+  return validate(PutQueueSchema, await readJson(req), 'request body');
 }
 
 /**

@@ -19,11 +19,13 @@ import type {
   JobList,
   JobSummary,
   LogRange,
+  QueueList,
+  QueueView,
   SubmitResult,
   TaskSummary,
   TaskView,
 } from './types';
-import { checkPlainValue, PRIORITY, PRIORITY_EXPECTED, textProblem, type SpecIssue } from '../jobs/spec';
+import { checkPlainValue, DEFAULT_QUEUE, PRIORITY, PRIORITY_EXPECTED, QUEUE_NAME, QUEUE_NAME_EXPECTED, textProblem, type SpecIssue } from '../jobs/spec';
 
 /** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
 export interface SchemaMeta {
@@ -193,6 +195,40 @@ export const PatchJobSchema = named(
   'PATCH /api/jobs/{id} JSON body: the new priority of a PENDING job (409 otherwise).',
 );
 
+/** Path parameter `name` of /api/queues/{name}. */
+export const QueueNameSchema = z
+  .string()
+  .regex(QUEUE_NAME, { error: (iss) => `queue name ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
+  .meta({ description: 'Queue name (a–z, 0–9, - and _; 1–63 characters).' });
+
+/** Largest maxRunning of a queue. */
+export const MAX_QUEUE_RUNNING = 100_000;
+/** Largest maxCpus of a queue. */
+export const MAX_QUEUE_CPUS = 1_000_000;
+
+/** Body of PUT /api/queues/{name}: the queue's settings; a field left out is null (no limit, no default). */
+export const PutQueueSchema = named(
+  z.strictObject({
+    maxRunning: z
+      .int({ error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
+      .min(1, { error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
+      .max(MAX_QUEUE_RUNNING, { error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
+      .nullable()
+      .optional()
+      .meta({ description: 'Jobs of the queue running at once (STARTING, RUNNING, RECOVERING, CANCELLING); null: no limit.' }),
+    maxCpus: z
+      .number({ error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
+      .positive({ error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
+      .max(MAX_QUEUE_CPUS, { error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
+      .nullable()
+      .optional()
+      .meta({ description: "CPUs the queue's running jobs hold at once; null: no limit." }),
+    defaultPriority: PrioritySchema.nullable().optional().meta({ description: `Priority of a job of the queue that gives none; null: ${PRIORITY.default}.` }),
+  }),
+  'PutQueueRequest',
+  `PUT /api/queues/{name} JSON body (a field left out is null). The "${DEFAULT_QUEUE}" queue has no settings.`,
+);
+
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
@@ -323,6 +359,7 @@ const jobSummaryBase = {
   recoveryCount: count(),
   cancelRequested: z.boolean(),
   priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
+  queue: z.string().meta({ description: 'The operator queue ("default": no limits of its own).' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
@@ -410,6 +447,22 @@ export const CancelResultSchema = named(
   'What a cancel did to each job.',
 );
 
+export const QueueViewSchema = named(
+  z.object({
+    name: z.string(),
+    maxRunning: z.number().int().nullable(),
+    maxCpus: z.number().nullable(),
+    defaultPriority: z.number().int().nullable(),
+    pending: count().meta({ description: 'Jobs of the queue waiting (PENDING).' }),
+    running: count().meta({ description: 'Jobs of the queue active now.' }),
+    cpus: z.number().min(0).meta({ description: 'CPUs its active jobs hold.' }),
+  }),
+  'Queue',
+  `An operator queue with its limits (null: none) and what it holds now; "${DEFAULT_QUEUE}" has no limits.`,
+);
+
+export const QueueListSchema = named(z.object({ queues: z.array(QueueViewSchema) }), 'QueueList', `Every queue, "${DEFAULT_QUEUE}" first, then by name.`);
+
 export const LogRangeSchema = named(
   z.object({
     task: count(),
@@ -441,5 +494,7 @@ export type SchemaTypeChecks = [
   Check<Equals<z.infer<typeof CancelResultSchema>, CancelResult>>,
   Check<Equals<z.infer<typeof JobCountsSchema>, JobCounts>>,
   Check<Equals<z.infer<typeof LogRangeSchema>, LogRange>>,
+  Check<Equals<z.infer<typeof QueueViewSchema>, QueueView>>,
+  Check<Equals<z.infer<typeof QueueListSchema>, QueueList>>,
   Check<Equals<z.infer<typeof SpecIssueSchema>, SpecIssue>>,
 ];

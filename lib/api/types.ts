@@ -65,6 +65,8 @@ export interface JobSummary {
   cancelRequested: boolean;
   /** Admission priority, 0–1000 (higher starts first; docs/design.md §6 "Admission"). */
   priority: number;
+  /** The operator queue ("default" when the spec names none). */
+  queue: string;
   tasks: TaskSummary[];
 }
 
@@ -220,3 +222,22 @@ export type ListMessage =
   | { type: 'created'; job: JobSummary }
   | { type: 'updated'; job: JobSummary }
   | { type: 'deleted'; jobId: number };
+
+/** An operator queue (GET /api/queues): its limits (null: none) and what it holds now. */
+export interface QueueView {
+  name: string;
+  maxRunning: number | null;
+  maxCpus: number | null;
+  defaultPriority: number | null;
+  /** Jobs of the queue waiting (PENDING). */
+  pending: number;
+  /** Jobs of the queue active now. */
+  running: number;
+  /** CPUs its active jobs hold. */
+  cpus: number;
+}
+
+/** GET /api/queues: every queue, "default" first, then by name. */
+export interface QueueList {
+  queues: QueueView[];
+}

@@ -146,6 +146,7 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     recoveryCount: job.recoveryCount,
     cancelRequested: job.cancelRequestedAt !== null,
     priority: job.priority,
+    queue: job.queue,
     tasks,
   };
 }

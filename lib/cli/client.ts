@@ -12,7 +12,7 @@
  * sent twice: the error says the server may or may not have applied it. Only a refusal on the
  * very first try fails at once (nobody listens there).
  */
-import type { CancelResult, JobDetail, JobList, JobSummary, SubmitResult } from '../api/types';
+import type { CancelResult, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult } from '../api/types';
 import { backoffDelay } from './backoff';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
@@ -304,6 +304,21 @@ export class JobdeckClient {
   /** PATCH /api/jobs/:id (a PENDING job's priority); answers the job's summary. */
   patch(id: number, body: { priority: number }): Promise<JobSummary> {
     return this.request<JobSummary>('PATCH', `/api/jobs/${id}`, { body, what: `job ${id}` });
+  }
+
+  /** GET /api/queues. */
+  queues(): Promise<QueueList> {
+    return this.request<QueueList>('GET', '/api/queues', { what: 'queues' });
+  }
+
+  /** PUT /api/queues/:name (a field left out is no limit). */
+  putQueue(name: string, body: { maxRunning?: number; maxCpus?: number; defaultPriority?: number }): Promise<QueueView> {
+    return this.request<QueueView>('PUT', `/api/queues/${encodeURIComponent(name)}`, { body, what: `queue ${name}` });
+  }
+
+  /** DELETE /api/queues/:name. */
+  deleteQueue(name: string): Promise<unknown> {
+    return this.request<unknown>('DELETE', `/api/queues/${encodeURIComponent(name)}`, { what: `delete queue ${name}` });
   }
 
   /** DELETE /api/jobs/:id. */

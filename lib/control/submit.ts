@@ -9,10 +9,10 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
+import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
-import { jobBySubmissionId, submitJob, type Store } from '../store';
+import { jobBySubmissionId, listQueueRows, submitJob, type Store } from '../store';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -92,23 +92,24 @@ export interface BuiltSpec {
 }
 
 /**
- * Validates a source into a normalized pipeline, applying the overrides. For the JSON form and
- * a command, the stored YAML is written from what was submitted (one document per task).
+ * Validates a source into a normalized pipeline, applying the overrides; with `queues` (the
+ * server's queue names) a `queue` naming none of them is an issue. For the JSON form and a
+ * command, the stored YAML is written from what was submitted (one document per task).
  * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
-export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}): BuiltSpec {
+export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}, queues?: readonly string[]): BuiltSpec {
   const ov = { name: overrides.name, envs: overrides.envs };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor }), specYaml: source.text };
+      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues }), specYaml: source.text };
     case 'spec': {
-      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor });
+      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { spec, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov, defaultExecutor), specYaml: stringify({ run: source.cmd }) };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }) };
   }
 }
 
@@ -131,15 +132,23 @@ function isUniqueViolation(err: unknown): boolean {
 const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status });
 
 /**
- * Submits a job: validates it, then creates it in PENDING on its executor (the spec's
- * `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec/ jobExecutor) — the monitor picks it
+ * Submits a job: validates it (its `queue` must be one of the server's), then creates it in
+ * PENDING on its executor (the spec's `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec/
+ * jobExecutor), with its priority: the request's, else the spec's, else the queue's default,
+ * else 500 — the monitor picks it
  * up from the store's 'created' event — or, for a repeated submissionId with the same spec, answers the
  * existing job with `created: false`.
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
  *   taken by a job with a different spec; Error when JOBDECK_EXECUTOR names no executor.
  */
 export async function submitJobSpec(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
-  const { spec, specYaml } = buildSpec(input.source, { name: input.name, envs: input.envs });
+  const queues = await listQueueRows(store);
+  const { spec, specYaml } = buildSpec(
+    input.source,
+    { name: input.name, envs: input.envs },
+    queues.map((q) => q.name),
+  );
+  const queue = spec.queue ?? DEFAULT_QUEUE;
   const hash = specHash(spec);
   const submissionId = input.submissionId ?? null;
 
@@ -162,7 +171,8 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
       specHash: hash,
       cpus: jobCpus(spec),
       nodes: jobNodes(spec),
-      priority: input.priority ?? spec.priority ?? PRIORITY.default,
+      priority: input.priority ?? spec.priority ?? queues.find((q) => q.name === queue)?.defaultPriority ?? PRIORITY.default,
+      queue,
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       launch: (launchOf(input) ?? undefined) as never,

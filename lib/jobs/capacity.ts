@@ -15,11 +15,12 @@
  * CPUs per node. Every job read that still waits gets a reason (Job.pendingReason).
  */
 
+import { DEFAULT_QUEUE } from './spec/schema';
+
 /** Job statuses that hold their CPUs. */
 export const ACTIVE_JOB_STATUSES = ['STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING'] as const;
 
-/** The queue a job without one is in; it has no limits of its own. */
-export const DEFAULT_QUEUE = 'default';
+export { DEFAULT_QUEUE } from './spec/schema';
 
 /** A job's priority when none is known (lib/jobs/spec PRIORITY.default). */
 const DEFAULT_PRIORITY = 500;

@@ -1,5 +1,5 @@
 import type { MonitorState } from './handle';
-import { planAdmission, planAdmissionReads, priorityOf, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type WaitingJob } from '../jobs/capacity';
+import { planAdmission, planAdmissionReads, priorityOf, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type QueueUse, type WaitingJob } from '../jobs/capacity';
 import type { TaskStatus } from '../jobs/status';
 import type { LaunchSystem } from './launch';
 import type { ReapSystem } from './reap';
@@ -21,9 +21,10 @@ import type { Writes } from './writes';
 /** Waiting jobs a pass reads per query from the head of an executor's queue. */
 const ADMISSION_PAGE = 64;
 
-/** CPUs held per executor and the summary of each queue, as a pass reads them. */
+/** CPUs held per executor and per operator queue, and the summary of each executor's line, as a pass reads them. */
 interface QueueReadout {
   used: Record<string, number>;
+  queueUsed: Record<string, QueueUse>;
   queues: QueueSummary[];
   waitingCount: number;
 }
@@ -182,9 +183,10 @@ export class AdmissionSystem {
     this.blockedQueues = null;
     this.noneWaiting = false;
     const createdBefore = this.createdSeen;
-    const { used, queues, waitingCount } = await this.readQueues();
+    const { used, queueUsed, queues, waitingCount } = await this.readQueues();
+    const queueLimits = await this.res.store.queueLimits();
     const { total, totalNodes } = this.totals(queues, used);
-    const common = { used, total, totalNodes, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
+    const common = { used, total, totalNodes, queueLimits, queueUsed, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
     // PENDING job on every pass (a pass runs after each submit).
     const waiting = new Map<number, WaitingJob>();
@@ -206,25 +208,41 @@ export class AdmissionSystem {
     await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id)));
   }
 
-  /** One aggregate: CPUs held per executor and each queue's summary; plus the CPUs of jobs still being reaped. */
+  /**
+   * One aggregate: CPUs held per executor and per queue, and each executor's line summarized
+   * (its groups per queue merged); plus the CPUs of jobs still being reaped.
+   */
   private async readQueues(): Promise<QueueReadout> {
     const used: Record<string, number> = {};
-    const queues: QueueSummary[] = [];
+    const queueUsed: Record<string, QueueUse> = {};
+    const lines = new Map<string, QueueSummary>();
     let waitingCount = 0;
     for (const g of await this.res.store.queueGroups()) {
       if (g.status !== 'PENDING') {
         used[g.executor] = (used[g.executor] ?? 0) + g.sumCpus;
+        const q = (queueUsed[g.queue] ??= { running: 0, cpus: 0 });
+        q.running += g.count;
+        q.cpus += g.sumCpus;
         continue;
       }
       waitingCount += g.count;
-      queues.push({ executor: g.executor, count: g.count, minCpus: g.minCpus, maxCpus: g.maxCpus, maxNodes: g.maxNodes, oldestSubmittedAtMs: g.oldestSubmittedAtMs });
+      const l = lines.get(g.executor);
+      if (!l) {
+        lines.set(g.executor, { executor: g.executor, count: g.count, minCpus: g.minCpus, maxCpus: g.maxCpus, maxNodes: g.maxNodes, oldestSubmittedAtMs: g.oldestSubmittedAtMs });
+        continue;
+      }
+      l.count += g.count;
+      l.minCpus = Math.min(l.minCpus, g.minCpus);
+      l.maxCpus = Math.max(l.maxCpus, g.maxCpus);
+      l.maxNodes = Math.max(l.maxNodes ?? 1, g.maxNodes);
+      l.oldestSubmittedAtMs = Math.min(l.oldestSubmittedAtMs, g.oldestSubmittedAtMs);
     }
     // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
     const reaping = this.reap.jobIds();
     if (reaping.length > 0 && this.res.settings.capacityCheck) {
       for (const r of await this.res.store.inactiveCpus(reaping)) used[r.executor] = (used[r.executor] ?? 0) + r.cpus;
     }
-    return { used, queues, waitingCount };
+    return { used, queueUsed, queues: [...lines.values()], waitingCount };
   }
 
   /**

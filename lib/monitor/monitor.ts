@@ -259,6 +259,8 @@ class MonitorLoop implements Monitor {
     if (e.type === 'cancel-requested') return void this.res.scheduler.kick(e.jobId);
     // A new priority reorders a line: a pass decides afresh.
     if (e.type === 'updated') return e.changed === 'priority' ? this.sys.admission.schedule() : undefined;
+    // New limits: a pass decides afresh.
+    if (e.type === 'queues') return this.sys.admission.schedule();
     const ev = e.event;
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.res.scheduler.kick(e.jobId);

@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
-import { ACTIVE_JOB_STATUSES, type WaitingJob } from '../jobs/capacity';
+import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
 import { startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
@@ -33,9 +33,10 @@ export class Faults {
   }
 }
 
-/** One group of the admission aggregate: jobs of one executor in one status. */
+/** One group of the admission aggregate: jobs of one executor and one queue in one status. */
 export interface QueueGroup {
   executor: string;
+  queue: string;
   status: string;
   count: number;
   sumCpus: number;
@@ -83,8 +84,10 @@ export interface MonitorStore {
    * Fault site 'scan'.
    */
   activeJobIds(): Promise<ActiveJob[]>;
-  /** CPUs held per executor (active jobs) and a summary of each queue (PENDING, no cancel request). Fault site 'admission'. */
+  /** CPUs held per executor and queue (active jobs) and a summary of each line (PENDING, no cancel request). Fault site 'admission'. */
   queueGroups(): Promise<QueueGroup[]>;
+  /** The operator queues' limits (the Queue table), by name. */
+  queueLimits(): Promise<Record<string, QueueLimits>>;
   /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
   inactiveCpus(jobIds: number[]): Promise<Array<{ cpus: number; executor: string }>>;
   /** Every waiting job of the executor, by id. */
@@ -107,13 +110,13 @@ const JOB_INCLUDE = {
   tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
 } satisfies Prisma.JobInclude;
 
-const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true } as const;
+const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true, queue: true } as const;
 
 /** Line order (lib/jobs/capacity lineOrder), as the index Job(status, executor, priority desc, id) reads it. */
 const LINE_ORDER = [{ priority: 'desc' }, { id: 'asc' }] satisfies Prisma.JobOrderByWithRelationInput[];
 
-function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number }): WaitingJob {
-  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority };
+function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number; queue: string }): WaitingJob {
+  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority, queue: r.queue };
 }
 
 function waitingWhere(executor: string) {
@@ -142,7 +145,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
     async queueGroups() {
       faults.consume('admission');
       const groups = await db.job.groupBy({
-        by: ['executor', 'status'],
+        by: ['executor', 'queue', 'status'],
         where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null }] },
         _sum: { cpus: true },
         _count: { _all: true },
@@ -151,6 +154,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       });
       return groups.map((g) => ({
         executor: g.executor,
+        queue: g.queue,
         status: g.status,
         count: g._count._all,
         sumCpus: g._sum.cpus ?? 0,
@@ -159,6 +163,10 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
         maxNodes: g._max.nodes ?? 1,
         oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
       }));
+    },
+    async queueLimits() {
+      const rows = await db.queue.findMany({ select: { name: true, maxRunning: true, maxCpus: true } });
+      return Object.fromEntries(rows.map((r) => [r.name, { maxRunning: r.maxRunning, maxCpus: r.maxCpus }]));
     },
     inactiveCpus(jobIds) {
       return db.job.findMany({
@@ -169,11 +177,12 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
     async waitingAll(executor) {
       return (await db.job.findMany({ where: waitingWhere(executor), select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
-    async waitingPage(executor, { after, take }) {
+    async waitingPage(executor, { after, take, skipQueues = [], queue }) {
       // `priority <= p` bounds the index range; the OR keeps FIFO order within p.
       const where: Prisma.JobWhereInput = {
         ...waitingWhere(executor),
         ...(after ? { priority: { lte: after.priority }, OR: [{ priority: { lt: after.priority } }, { id: { gt: after.id } }] } : {}),
+        ...(queue !== undefined ? { queue } : skipQueues.length ? { queue: { notIn: [...skipQueues] } } : {}),
       };
       return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER, take })).map(toWaiting);
     },

@@ -3,7 +3,7 @@
  * (store.ts), the bus (bus.ts), the column table (columns.ts), parameters and decoding (sql.ts),
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
- * (pending.ts), deletes (delete.ts), the server's own
+ * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
  * history entries (server-event.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
  */
@@ -31,4 +31,5 @@ export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { setPendingPriority, type PriorityWrite } from './pending';
+export { deleteQueue, listQueueRows, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

@@ -68,6 +68,7 @@ const JOB_SUMMARY_COLUMNS = {
   recoveryCount: true,
   cancelRequestedAt: true,
   priority: true,
+  queue: true,
 } satisfies Prisma.JobSelect;
 
 /** A Job row as far as a list needs it (a whole Job row is one too). */

@@ -63,6 +63,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     cpus: job.cpus,
     nodes: job.nodes ?? 1,
     priority: job.priority ?? 500,
+    queue: job.queue ?? 'default',
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
     launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
     origin: e.origin,

@@ -98,7 +98,8 @@ export async function deleteAction(ctx: CliContext, ids: string[]): Promise<numb
   return code;
 }
 
-const PLAIN_CHARS = {
+/** cli-table3 borders for a plain table: columns two spaces apart, no lines (also `jobdeck queues`). */
+export const PLAIN_CHARS = {
   top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
   bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
   left: '', 'left-mid': '', mid: '', 'mid-mid': '',

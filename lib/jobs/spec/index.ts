@@ -24,6 +24,10 @@ export {
   PRIORITY,
   PRIORITY_EXPECTED,
   priorityProblem,
+  DEFAULT_QUEUE,
+  QUEUE_NAME,
+  QUEUE_NAME_EXPECTED,
+  queueNameProblem,
   type JobRecovery,
   type PipelineSpec,
   type Resources,
@@ -56,7 +60,7 @@ export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: Pipe
   const file = opts.filename ?? 'job.yaml';
   const loaded = loadYaml(String(text), file);
   if (loaded.fatal) return { spec: null, issues: loaded.issues };
-  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor);
+  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues);
 }
 
 /**
@@ -74,7 +78,7 @@ export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): Pipe
   const values = Array.isArray(value) ? value : [value];
   const docs: RawDoc[] = values.map((v) => ({ value: v, locate: () => null, startLoc: null, broken: false, yamlIssues: [] }));
   if (docs.length === 0) throw new SpecError([issueAt(file, null, '', 'the spec is empty: expected a task (a map with at least `run`) or a list of them')]);
-  const { spec, issues } = finish(docs, file, opts.overrides, [], opts.defaultExecutor);
+  const { spec, issues } = finish(docs, file, opts.overrides, [], opts.defaultExecutor, opts.queues);
   if (!spec) throw new SpecError(issues);
   return spec;
 }
@@ -83,12 +87,12 @@ export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): Pipe
  * A one-task job whose `run` is `cmd` (the CLI's `--cmd`), validated like a file.
  * @throws SpecError when the command is empty or breaks a limit, or a name/env is invalid.
  */
-export function commandSpec(cmd: string, opts: SpecOverrides = {}, defaultExecutor?: SpecExecutor): PipelineSpec {
+export function commandSpec(cmd: string, opts: SpecOverrides = {}, defaultExecutor?: SpecExecutor, queues?: readonly string[]): PipelineSpec {
   const file = 'command';
   if (typeof cmd !== 'string' || cmd.trim() === '') {
     throw new SpecError([issueAt(file, null, 'run', `expected a non-empty command, got ${describe(cmd)}`)]);
   }
-  return parseJobSpecObject({ run: cmd }, { filename: file, overrides: opts, defaultExecutor });
+  return parseJobSpecObject({ run: cmd }, { filename: file, overrides: opts, defaultExecutor, queues });
 }
 
 /**

@@ -10,6 +10,7 @@ import { checkJsonValue, type RawDoc } from './positions';
 import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
+  DEFAULT_QUEUE,
   envNameProblem,
   envValueProblem,
   nameProblem,
@@ -36,6 +37,8 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   infra: SpecExecutor | null;
   /** `priority`; null when not given. */
   priority: number | null;
+  /** `queue`; null when not given. */
+  queue: string | null;
   doc: RawDoc;
   label: string;
 }
@@ -52,7 +55,7 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
  * Validates and normalizes the documents (YAML or the JSON form) into a pipeline. `issues` holds
  * what loading found already; every problem is added to it, sorted by line at the end.
  */
-export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor): Checked {
+export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor, queues?: readonly string[]): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
     return { spec: null, issues };
@@ -70,12 +73,14 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   const overrideEnvs = readOverrides(overrides, file, issues);
   const executor = pipelineValue(drafts, (d) => d.infra, ['resources', 'infra'], 'infra', 'run on one executor', file, issues);
   const priority = pipelineValue(drafts, (d) => d.priority, ['priority'], 'priority', 'have one priority', file, issues);
+  const queue = pipelineValue(drafts, (d) => d.queue, ['queue'], 'queue', 'are in one queue', file, issues);
+  if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
   if (issues.length) return { spec: null, issues: sortIssues(issues) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}) }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [] };
 }
 
 /**
@@ -201,6 +206,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
     infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
     priority: t.priority ?? null,
+    queue: t.queue ?? null,
     doc,
     label,
   };
@@ -262,6 +268,14 @@ function pipelineValue<T extends string | number>(
   return first?.value ?? null;
 }
 
+/** With the server's queues known, a queue must be one of them (or the default), said at the first task naming it. */
+function checkQueue(queue: string, drafts: DraftTask[], queues: readonly string[] | undefined, file: string, issues: SpecIssue[]): void {
+  if (!queues || queue === DEFAULT_QUEUE || queues.includes(queue)) return;
+  const d = drafts.find((x) => x.queue !== null)!;
+  const all = [DEFAULT_QUEUE, ...[...queues].sort()].join(', ');
+  issues.push(issueAt(file, d.doc.locate(['queue'], 'value'), formatPath(d.label, ['queue']), `queue "${queue}" is not defined; the queues are: ${all}`));
+}
+
 /**
  * `num_nodes` > 1 needs an executor that runs a gang of nodes: the local executor runs a task on
  * this one machine, so there it is refused at the key (docs/spec.md "num_nodes").
@@ -304,7 +318,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: stri
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs) };
 }
 

@@ -68,6 +68,22 @@ export interface PipelineSpec {
    * one — then the queue's default priority, else {@link PRIORITY}.default, applies at submit.
    */
   priority?: number;
+  /** The operator queue (`queue`, {@link QUEUE_NAME}); absent when no task names one: {@link DEFAULT_QUEUE}. */
+  queue?: string;
+}
+
+/** The queue of a job that names none; it has no limits of its own (docs/design.md §6 "Admission"). */
+export const DEFAULT_QUEUE = 'default';
+
+/** A queue name: 1–63 characters, a–z 0–9 - _, starting with a letter or digit. */
+export const QUEUE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** The message for a value that is not a queue name. */
+export const QUEUE_NAME_EXPECTED = 'expected a queue name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)';
+
+/** null when `v` is a queue name ({@link QUEUE_NAME}), else what is wrong with it. */
+export function queueNameProblem(v: unknown): string | null {
+  return typeof v === 'string' && QUEUE_NAME.test(v) ? null : QUEUE_NAME_EXPECTED;
 }
 
 /**
@@ -100,6 +116,11 @@ export interface SpecOptions {
    * that does not know the server), only an explicit `infra: local` is checked.
    */
   defaultExecutor?: SpecExecutor;
+  /**
+   * The queues the server has (names, without {@link DEFAULT_QUEUE}): with it, a `queue` naming
+   * another is refused at that key, listing them. Without it, only the name's form is checked.
+   */
+  queues?: readonly string[];
 }
 
 /** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
@@ -402,6 +423,7 @@ export const TaskSchema = z.strictObject(
       .min(PRIORITY.min, { error: PRIORITY_EXPECTED })
       .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
       .nullish(),
+    queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
     file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
@@ -412,10 +434,10 @@ export const TaskSchema = z.strictObject(
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
     event_callback: unsupported('event_callback is not supported'),
   },
-  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority)' },
+  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority'];
+const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 

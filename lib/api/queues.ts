@@ -1,0 +1,56 @@
+/**
+ * The queue API's operations (GET/PUT/DELETE /api/queues[/name]; docs/design.md §6
+ * "Admission"): the Queue table through lib/store, with what each queue holds now. The default
+ * queue is always listed and has no settings: a PUT or DELETE of it is refused (400).
+ */
+import { DEFAULT_QUEUE } from '../jobs/spec';
+import { deleteQueue, listQueueRows, putQueue, queueRow, queueUse, type QueueSettings, type Store } from '../store';
+import { badRequest, conflict, notFound } from './errors';
+import type { QueueList, QueueView } from './types';
+
+type Use = Awaited<ReturnType<typeof queueUse>>;
+
+function view(name: string, s: QueueSettings, use: Use): QueueView {
+  const u = use.get(name) ?? { pending: 0, running: 0, cpus: 0 };
+  return { name, maxRunning: s.maxRunning, maxCpus: s.maxCpus, defaultPriority: s.defaultPriority, ...u };
+}
+
+const NONE: QueueSettings = { maxRunning: null, maxCpus: null, defaultPriority: null };
+
+/** Every queue, the default one first. */
+export async function listQueues(store: Store): Promise<QueueList> {
+  const [rows, use] = await Promise.all([listQueueRows(store), queueUse(store)]);
+  return { queues: [view(DEFAULT_QUEUE, NONE, use), ...rows.map((r) => view(r.name, r, use))] };
+}
+
+/** One queue. @throws ApiError 404 "queue gpu is not defined". */
+export async function getQueue(store: Store, name: string): Promise<QueueView> {
+  if (name === DEFAULT_QUEUE) return view(name, NONE, await queueUse(store));
+  const row = await queueRow(store, name);
+  if (!row) throw notFound(`queue ${name} is not defined`);
+  return view(name, row, await queueUse(store));
+}
+
+const refuseDefault = (name: string, what: string) => {
+  if (name === DEFAULT_QUEUE) throw badRequest(`the ${DEFAULT_QUEUE} queue has no limits of its own: ${what} another queue`);
+};
+
+/** Creates or replaces a queue (the admission pass applies the new limits at once). @throws ApiError 400 for the default queue. */
+export async function setQueue(store: Store, name: string, body: Partial<QueueSettings>): Promise<QueueView> {
+  refuseDefault(name, 'define');
+  const row = await putQueue(store, name, { ...NONE, ...body });
+  return view(name, row, await queueUse(store));
+}
+
+/**
+ * Deletes a queue.
+ * @throws ApiError 400 for the default queue; 404 when not defined; 409 while a job that has not
+ *   finished is in it.
+ */
+export async function removeQueue(store: Store, name: string): Promise<void> {
+  refuseDefault(name, 'delete');
+  const r = await deleteQueue(store, name);
+  if (r.deleted) return;
+  if ('missing' in r) throw notFound(`queue ${name} is not defined`);
+  throw conflict(`queue ${name} holds ${r.unfinished} job${r.unfinished === 1 ? '' : 's'} that did not finish: wait for them or cancel them first`, { unfinished: r.unfinished });
+}

@@ -1,0 +1,75 @@
+/**
+ * The operator queues (the Queue table; docs/design.md §6 "Admission"): read, put, delete, and
+ * what each holds now. The default queue is no row. A change is announced as `queues` on the bus
+ * (jobId 0) so the monitor runs an admission pass with the new limits.
+ */
+import { Prisma, type Queue } from '../generated/prisma/client';
+import { ACTIVE_JOB_STATUSES } from '../jobs/capacity';
+import { JOB_TERMINAL } from '../jobs/status';
+import type { Store, StoreScope } from './store';
+
+/** A queue's settings as an operator writes them (null = no limit / no default). */
+export interface QueueSettings {
+  maxRunning: number | null;
+  maxCpus: number | null;
+  defaultPriority: number | null;
+}
+
+/** Every queue row, by name. */
+export function listQueueRows(store: StoreScope): Promise<Queue[]> {
+  return store.prisma.queue.findMany({ orderBy: { name: 'asc' } });
+}
+
+/** One queue row, or null. */
+export function queueRow(store: StoreScope, name: string): Promise<Queue | null> {
+  return store.prisma.queue.findUnique({ where: { name } });
+}
+
+/** Per queue name: its jobs waiting (PENDING, no cancel request), active, and the CPUs the active ones hold. */
+export async function queueUse(store: StoreScope): Promise<Map<string, { pending: number; running: number; cpus: number }>> {
+  const groups = await store.prisma.job.groupBy({
+    by: ['queue', 'status'],
+    where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null }] },
+    _count: { _all: true },
+    _sum: { cpus: true },
+  });
+  const out = new Map<string, { pending: number; running: number; cpus: number }>();
+  for (const g of groups) {
+    const u = out.get(g.queue) ?? { pending: 0, running: 0, cpus: 0 };
+    if (g.status === 'PENDING') u.pending += g._count._all;
+    else {
+      u.running += g._count._all;
+      u.cpus += g._sum.cpus ?? 0;
+    }
+    out.set(g.queue, u);
+  }
+  return out;
+}
+
+/** Creates or replaces queue `name` (validated by the caller), then announces `queues`. */
+export async function putQueue(store: Store, name: string, s: QueueSettings): Promise<Queue> {
+  const row = await store.prisma.queue.upsert({ where: { name }, create: { name, ...s }, update: { ...s } });
+  store.bus.emit({ type: 'queues', jobId: 0 });
+  return row;
+}
+
+/** What deleteQueue() did. */
+export type QueueDelete = { deleted: true } | { deleted: false; unfinished: number } | { deleted: false; missing: true };
+
+/**
+ * Deletes queue `name` unless a job that has not finished names it (its limits would silently
+ * vanish under it); then announces `queues`. The check and the delete are one statement.
+ */
+export async function deleteQueue(store: Store, name: string): Promise<QueueDelete> {
+  const terminal = [...JOB_TERMINAL];
+  const n = await store.prisma.$executeRaw`
+    DELETE FROM "Queue" WHERE "name" = ${name}
+      AND NOT EXISTS (SELECT 1 FROM "Job" WHERE "queue" = ${name} AND "status"::text NOT IN (${Prisma.join(terminal)}))`;
+  if (n === 1) {
+    store.bus.emit({ type: 'queues', jobId: 0 });
+    return { deleted: true };
+  }
+  if (!(await queueRow(store, name))) return { deleted: false, missing: true };
+  const unfinished = await store.prisma.job.count({ where: { queue: name, status: { notIn: terminal } } });
+  return { deleted: false, unfinished };
+}
