@@ -1,7 +1,7 @@
 'use client';
 /**
- * The job page header: name, status, its reason, and the actions — cancel, delete (finished
- * jobs), re-run as a new job. JobFacts (times, tasks, restarts, executor) is a card of its own,
+ * The job page header: name, status, its reason — while PENDING, why it waits and a priority
+ * control —, and the actions — cancel, delete (finished jobs), re-run as a new job. JobFacts (times, tasks, restarts, executor) is a card of its own,
  * so that on a phone the logs can come right after the header.
  *
  * "Re-run" asks the server to submit the job again as it was submitted (POST
@@ -15,7 +15,8 @@ import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import type { JobDetail } from '@/lib/api/types';
 import { canCancel, canDelete, formatDuration, elapsedMs } from '@/lib/ui/format';
-import { useCancelJob, useDeleteJob, useRerunJob } from '@/lib/ui/hooks';
+import { waitingText } from '@/lib/jobs/waiting';
+import { useCancelJob, useDeleteJob, useRerunJob, useSetPriority } from '@/lib/ui/hooks';
 import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
@@ -79,12 +80,49 @@ export function JobHeader({ job }: { job: JobDetail }) {
           {job.statusReason}
         </p>
       )}
+      {job.status === 'PENDING' && <Waiting job={job} />}
       {job.cancelRequested && !['CANCELLED', 'SUCCEEDED'].includes(job.status) && !job.status.startsWith('FAILED') && (
         <p className="job-reason" role="status">
           Cancel requested — stopping the running attempt…
         </p>
       )}
     </section>
+  );
+}
+
+/** Why a PENDING job waits (from the admission pass), and its priority, which can change while it waits. */
+function Waiting({ job }: { job: JobDetail }) {
+  const set = useSetPriority();
+  const [value, setValue] = useState(String(job.priority));
+  const [error, setError] = useState<string | null>(null);
+  const n = Number(value);
+  const valid = /^\d{1,4}$/.test(value) && n >= 0 && n <= 1000;
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    if (valid) set.mutate({ id: job.id, priority: n }, { onError: (err) => setError(`Priority not changed: ${err.message}`) });
+  };
+  return (
+    <div className="job-waiting">
+      <p className="job-reason" data-testid="pending-reason">
+        Waiting: {waitingText(job.pendingReason)} · queue {job.queue}
+      </p>
+      <form className="priority-form" onSubmit={submit} aria-label="Priority">
+        <label>
+          Priority{' '}
+          <input type="number" min={0} max={1000} step={1} value={value} onChange={(e) => setValue(e.target.value)} aria-invalid={!valid} data-testid="priority-input" />
+        </label>
+        <button type="submit" className="btn" disabled={!valid || set.isPending || n === job.priority} data-testid="priority-set">
+          Set
+        </button>
+        <span className="muted"> 0–1000, higher starts first (now {job.priority})</span>
+      </form>
+      {error && (
+        <div className="alert alert-error" role="alert">
+          {error}
+        </div>
+      )}
+    </div>
   );
 }
 
@@ -137,6 +175,14 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
         <div>
           <dt>Executor</dt>
           <dd>{job.executor}</dd>
+        </div>
+        <div>
+          <dt>Priority</dt>
+          <dd data-testid="job-priority">{job.priority}</dd>
+        </div>
+        <div>
+          <dt>Queue</dt>
+          <dd>{job.queue}</dd>
         </div>
       </dl>
     </section>

@@ -1,6 +1,6 @@
 'use client';
 /**
- * The jobs table: one row per job (select box, id, name with its reason, tasks — a segment per
+ * The jobs table: one row per job (select box, id, name with its reason — for a PENDING job why it waits, short —, tasks — a segment per
  * task coloured by its status —, status,
  * submitted, duration, restarts, the row menu). The row the keyboard is on (`j` / `k`) is marked
  * `aria-current` and kept in view.
@@ -8,6 +8,7 @@
 import Link from 'next/link';
 import { memo, useEffect, useRef } from 'react';
 import type { JobSummary } from '@/lib/api/types';
+import { waitingText } from '@/lib/jobs/waiting';
 import { elapsedMs, formatDuration, statusTone } from '@/lib/ui/format';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
@@ -34,10 +35,17 @@ const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, bus
       </td>
       <td className="col-name">
         <Link href={`/jobs/${j.id}`}>{j.name}</Link>
-        {j.statusReason && j.status !== 'SUCCEEDED' && (
-          <span className="reason" title={j.statusReason}>
-            {j.statusReason}
+        {j.status === 'PENDING' ? (
+          <span className="reason" data-testid="pending-reason" title={`${waitingText(j.pendingReason)} · priority ${j.priority}, queue ${j.queue}`}>
+            {waitingText(j.pendingReason, true)}
           </span>
+        ) : (
+          j.statusReason &&
+          j.status !== 'SUCCEEDED' && (
+            <span className="reason" title={j.statusReason}>
+              {j.statusReason}
+            </span>
+          )
         )}
       </td>
       <td className="hide-sm">

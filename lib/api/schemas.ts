@@ -360,6 +360,10 @@ const jobSummaryBase = {
   cancelRequested: z.boolean(),
   priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
   queue: z.string().meta({ description: 'The operator queue ("default": no limits of its own).' }),
+  pendingReason: z
+    .string()
+    .nullable()
+    .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it; null otherwise, or not read yet (further back).' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 

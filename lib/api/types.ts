@@ -67,6 +67,12 @@ export interface JobSummary {
   priority: number;
   /** The operator queue ("default" when the spec names none). */
   queue: string;
+  /**
+   * While PENDING: why it waits, with its place in line ("needs 4 CPUs, 2 of 8 free", "3 jobs
+   * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"); null otherwise, or
+   * before an admission pass read it (it is then further back in line).
+   */
+  pendingReason: string | null;
   tasks: TaskSummary[];
 }
 

@@ -147,6 +147,7 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     cancelRequested: job.cancelRequestedAt !== null,
     priority: job.priority,
     queue: job.queue,
+    pendingReason: job.status === 'PENDING' ? job.pendingReason : null,
     tasks,
   };
 }

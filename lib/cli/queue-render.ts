@@ -1,19 +1,20 @@
 /**
  * `jobdeck queue` rendering, after SkyPilot's `sky jobs queue` (sky/jobs/utils.py
  * format_job_table; docs/cli.md): columns ID, TASK, NAME, SUBMITTED, TOT. DURATION,
- * JOB DURATION, #RESTARTS, STATUS. A one-task job is one row (TASK `-`); a pipeline is its job
+ * JOB DURATION, #RESTARTS, PRIORITY, STATUS, and WAITING (why a PENDING job waits, short form). A one-task job is one row (TASK `-`); a pipeline is its job
  * row (TASK empty) followed by one indented sub-row per task (` ↳` in ID, the task index in TASK).
  * Pure: the clock and colours are parameters.
  */
 import Table from 'cli-table3';
 import type { JobSummary, TaskSummary } from '../api/types';
+import { waitingText } from '../jobs/waiting';
 import { colorStatus, type Colors, colors as makeColors, formatAgo, formatDuration } from './format';
 
 /** The column headers, in order. */
-export const QUEUE_COLUMNS = ['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'STATUS'] as const;
+export const QUEUE_COLUMNS = ['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING'] as const;
 
 /** One table row as strings (STATUS possibly coloured). */
-export type QueueRow = [string, string, string, string, string, string, string, string];
+export type QueueRow = [string, string, string, string, string, string, string, string, string, string];
 
 function ms(from: string | null, to: string | null, now: Date): number | null {
   if (!from) return null;
@@ -37,7 +38,9 @@ function taskRow(job: JobSummary, t: TaskSummary, now: Date, c: Colors): QueueRo
     t.startedAt ? formatDuration(ms(job.submittedAt, t.endedAt, now)) : '-',
     formatDuration(ms(t.startedAt, t.endedAt, now)),
     restartsCell(t.restarts, t.recoveries),
+    '',
     colorStatus(t.status, c),
+    '',
   ];
 }
 
@@ -54,7 +57,9 @@ export function queueRows(jobs: readonly JobSummary[], now: Date = new Date(), c
       formatDuration(j.totalDurationMs),
       formatDuration(j.jobDurationMs),
       restartsCell(j.restartCount, j.recoveryCount),
+      String(j.priority),
       colorStatus(j.status, c),
+      j.status === 'PENDING' ? waitingText(j.pendingReason, true) : '',
     ]);
     if (pipeline) for (const t of [...j.tasks].sort((a, b) => a.index - b.index)) rows.push(taskRow(j, t, now, c));
   }

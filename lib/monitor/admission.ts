@@ -5,7 +5,7 @@ import type { LaunchSystem } from './launch';
 import type { ReapSystem } from './reap';
 import { noteError, now, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { StoreEvent } from './store';
+import type { StoreEvent, WaitingRow } from './store';
 import type { JobRow, Next } from './types';
 import type { Writes } from './writes';
 
@@ -51,6 +51,8 @@ export class AdmissionSystem {
   /** 'created' events seen (noneWaiting holds only if none came during the pass). */
   private createdSeen = 0;
   private waitingNow = 0;
+  /** Jobs whose stored reason the last pass wrote or found (its waiting jobs); null: unknown (before the first pass). */
+  private reasoned: Set<number> | null = null;
   private capacityNow: MonitorState['capacity'];
 
   constructor(
@@ -189,7 +191,7 @@ export class AdmissionSystem {
     const common = { used, total, totalNodes, queueLimits, queueUsed, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
     // PENDING job on every pass (a pass runs after each submit).
-    const waiting = new Map<number, WaitingJob>();
+    const waiting = new Map<number, WaitingRow>();
     // Line after line in plan order: each line's reads depend on the lines before (lib/jobs/capacity planOrder).
     for (const queue of [...queues].sort((a, b) => (a.executor < b.executor ? -1 : a.executor > b.executor ? 1 : 0))) {
       const reads = planAdmissionReads({ ...common, queue });
@@ -202,10 +204,38 @@ export class AdmissionSystem {
     // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
     this.noneWaiting = this.waitingNow === 0 && this.createdSeen === createdBefore;
     this.blockedQueues = this.blocked(plan, total);
-    if (plan.admit.length === 0 && plan.noResource.length === 0) return;
-    for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
-    for (const id of plan.admit) this.admitted.add(id);
-    await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id)));
+    if (plan.admit.length > 0 || plan.noResource.length > 0) {
+      for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
+      for (const id of plan.admit) this.admitted.add(id);
+      await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id)));
+    }
+    await this.writeReasons(plan, waiting);
+  }
+
+  /**
+   * Stores why each job the pass read still waits (Job.pendingReason), only where it changed
+   * (no write for a reason already stored); clears the reason of a job the last pass read and
+   * this one did not (its place is unknown now: behind the first page). The first pass after a
+   * start clears every other reason once. A failed write is noted; the next pass starts afresh.
+   */
+  private async writeReasons(plan: AdmissionPlan, waiting: Map<number, WaitingRow>): Promise<void> {
+    const rows: Array<{ id: number; reason: string | null }> = [];
+    const now = new Set<number>();
+    for (const w of plan.waiting) {
+      now.add(w.id);
+      if (waiting.get(w.id)?.pendingReason !== w.reason) rows.push({ id: w.id, reason: w.reason });
+    }
+    const leaving = new Set([...plan.admit, ...plan.noResource.map((n) => n.id)]);
+    for (const id of this.reasoned ?? []) if (!now.has(id) && !leaving.has(id)) rows.push({ id, reason: null });
+    const first = this.reasoned === null;
+    this.reasoned = null;
+    try {
+      await this.res.store.setPendingReasons(rows);
+      if (first) await this.res.store.clearPendingReasons([...now]);
+      this.reasoned = now;
+    } catch (err) {
+      noteError(this.res, err, 'admission reasons');
+    }
   }
 
   /**
@@ -291,12 +321,12 @@ export class AdmissionSystem {
    * finds the line blocked (or it ends). The jobs of queues that plan finds full are skipped from
    * the next page on; one page of each is read for the reasons.
    */
-  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>, before: WaitingJob[]): Promise<WaitingJob[]> {
+  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>, before: WaitingJob[]): Promise<WaitingRow[]> {
     const store = this.res.store;
     if (reads.all) return store.waitingAll(executor);
-    const out = new Map<number, WaitingJob>();
+    const out = new Map<number, WaitingRow>();
     const skip = new Set(planAdmission({ ...common, waiting: before }).fullQueues);
-    const head: WaitingJob[] = [];
+    const head: WaitingRow[] = [];
     for (;;) {
       const last = head.length ? head[head.length - 1] : null;
       const page = await store.waitingPage(executor, { after: last && { id: last.id, priority: priorityOf(last) }, take: ADMISSION_PAGE, skipQueues: [...skip] });

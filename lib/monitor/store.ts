@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import { startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
+import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
@@ -88,14 +88,18 @@ export interface MonitorStore {
   queueGroups(): Promise<QueueGroup[]>;
   /** The operator queues' limits (the Queue table), by name. */
   queueLimits(): Promise<Record<string, QueueLimits>>;
+  /** lib/store setPendingReasons(): why each of these PENDING jobs waits (written where it changed). */
+  setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>): Promise<number[]>;
+  /** lib/store clearPendingReasons(): clears the reason of every PENDING job but `keep`. */
+  clearPendingReasons(keep: readonly number[]): Promise<number[]>;
   /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
   inactiveCpus(jobIds: number[]): Promise<Array<{ cpus: number; executor: string }>>;
   /** Every waiting job of the executor, by id. */
-  waitingAll(executor: string): Promise<WaitingJob[]>;
+  waitingAll(executor: string): Promise<WaitingRow[]>;
   /** Up to `take` waiting jobs of the executor in line order (priority desc, id asc); see LinePage. */
-  waitingPage(executor: string, page: LinePage): Promise<WaitingJob[]>;
+  waitingPage(executor: string, page: LinePage): Promise<WaitingRow[]>;
   /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
-  waitingMatching(executor: string, m: { cpusAbove: number | null; nodesAbove?: number | null; submittedAtOrBefore: number | null }): Promise<WaitingJob[]>;
+  waitingMatching(executor: string, m: { cpusAbove: number | null; nodesAbove?: number | null; submittedAtOrBefore: number | null }): Promise<WaitingRow[]>;
   /** lib/store transitionMany(): one guarded, all-or-nothing decision. */
   transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
   /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
@@ -110,13 +114,16 @@ const JOB_INCLUDE = {
   tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
 } satisfies Prisma.JobInclude;
 
-const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true, queue: true } as const;
+const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true, queue: true, pendingReason: true } as const;
 
 /** Line order (lib/jobs/capacity lineOrder), as the index Job(status, executor, priority desc, id) reads it. */
 const LINE_ORDER = [{ priority: 'desc' }, { id: 'asc' }] satisfies Prisma.JobOrderByWithRelationInput[];
 
-function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number; queue: string }): WaitingJob {
-  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority, queue: r.queue };
+/** A waiting job as admission reads it: what the plan takes, and the reason stored now. */
+export type WaitingRow = WaitingJob & { pendingReason: string | null };
+
+function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number; queue: string; pendingReason: string | null }): WaitingRow {
+  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority, queue: r.queue, pendingReason: r.pendingReason };
 }
 
 function waitingWhere(executor: string) {
@@ -195,6 +202,8 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       const where = { ...waitingWhere(executor), OR: also };
       return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
+    setPendingReasons: (rows) => setPendingReasons(store, rows),
+    clearPendingReasons: (keep) => clearPendingReasons(store, keep),
     transitionMany: (tr) => transitionMany(store, tr),
     startAttempt: (a) => startAttempt(store, a),
     bus: store.bus,

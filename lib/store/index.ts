@@ -30,6 +30,6 @@ export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
-export { setPendingPriority, type PriorityWrite } from './pending';
+export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { deleteQueue, listQueueRows, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';

@@ -69,6 +69,7 @@ const JOB_SUMMARY_COLUMNS = {
   cancelRequestedAt: true,
   priority: true,
   queue: true,
+  pendingReason: true,
 } satisfies Prisma.JobSelect;
 
 /** A Job row as far as a list needs it (a whole Job row is one too). */

@@ -1,8 +1,9 @@
 /**
- * Writes of a PENDING job's scheduling fields — its priority (a user's change) — that are not
- * status changes: no JobEvent, no guarded transition (docs/design.md §4 covers statuses), but
+ * Writes of a PENDING job's scheduling fields — its priority (a user's change) and why it waits
+ * (the admission pass's) — that are not status changes: no JobEvent, no guarded transition (docs/design.md §4 covers statuses), but
  * each write is guarded by the job still being PENDING, and announced as `updated` on the bus.
  */
+import { Prisma } from '../generated/prisma/client';
 import type { JobStatus } from '../jobs/status';
 import type { Store } from './store';
 
@@ -22,4 +23,37 @@ export async function setPendingPriority(store: Store, id: number, priority: num
   }
   const row = await store.prisma.job.findUnique({ where: { id }, select: { status: true } });
   return { written: false, status: (row?.status as JobStatus | undefined) ?? null };
+}
+
+/**
+ * Writes Job.pendingReason of each job given that is still PENDING and holds another reason, in
+ * one statement, and announces `updated` (changed: 'pendingReason') for each row written (the
+ * list and job pages show it). `reason` null clears it. Rows left as they were cost no write.
+ * @returns the ids written.
+ */
+export async function setPendingReasons(store: Store, rows: ReadonlyArray<{ id: number; reason: string | null }>): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const json = JSON.stringify(rows.map((r) => ({ id: r.id, r: r.reason })));
+  const written = await store.prisma.$queryRaw<Array<{ id: number }>>(Prisma.sql`
+    UPDATE "Job" AS j SET "pendingReason" = v.r
+    FROM jsonb_to_recordset(${json}::jsonb) AS v(id int, r text)
+    WHERE j."id" = v.id AND j."status" = 'PENDING' AND j."pendingReason" IS DISTINCT FROM v.r
+    RETURNING j."id"`);
+  for (const w of written) store.bus.emit({ type: 'updated', jobId: w.id, changed: 'pendingReason' });
+  return written.map((w) => w.id);
+}
+
+/**
+ * Clears Job.pendingReason of every PENDING job but `keep` (a monitor's first pass: reasons
+ * another server's pass left on jobs it will not read). One statement.
+ * @returns the ids written.
+ */
+export async function clearPendingReasons(store: Store, keep: readonly number[]): Promise<number[]> {
+  const written = await store.prisma.$queryRaw<Array<{ id: number }>>(Prisma.sql`
+    UPDATE "Job" SET "pendingReason" = NULL
+    WHERE "status" = 'PENDING' AND "pendingReason" IS NOT NULL
+      AND "id" NOT IN (SELECT (x)::int FROM jsonb_array_elements_text(${JSON.stringify(keep)}::jsonb) AS x)
+    RETURNING "id"`);
+  for (const w of written) store.bus.emit({ type: 'updated', jobId: w.id, changed: 'pendingReason' });
+  return written.map((w) => w.id);
 }

@@ -83,9 +83,9 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${job.queue ?? 'default'}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
+      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${job.queue ?? 'default'}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
       RETURNING "id"
     ), t AS (
@@ -133,9 +133,9 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->>'origin', v->>'executor',
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->>'origin', v->>'executor',
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input ORDER BY "ord"
       RETURNING "id"

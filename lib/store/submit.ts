@@ -57,6 +57,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     name: job.name,
     status: 'PENDING',
     statusReason: null,
+    pendingReason: null,
     specYaml: job.specYaml,
     spec: JSON.parse(e.specJson),
     specHash: job.specHash,

@@ -267,6 +267,18 @@ export function useCancelJob() {
   });
 }
 
+/** Change a PENDING job's priority (PATCH); the admission pass reorders its line at once. */
+export function useSetPriority() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (v: { id: number; priority: number }) => api.setPriority(v.id, v.priority),
+    onSettled: (_r, _e, v) => {
+      void qc.invalidateQueries({ queryKey: jobKey(v.id) });
+      void qc.invalidateQueries({ queryKey: ['jobs', 'list'] });
+    },
+  });
+}
+
 /** Cancel several jobs (bulk). */
 export function useCancelJobs() {
   const qc = useQueryClient();

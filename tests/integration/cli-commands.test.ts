@@ -146,13 +146,13 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     const q = await runCli(server, ['queue', '-a']);
     expect(q.code, show(q)).toBe(EXIT.OK);
     const lines = q.stdout.trimEnd().split('\n');
-    expect(lines[0].split(/\s{2,}/)).toEqual(['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'STATUS']);
+    expect(lines[0].split(/\s{2,}/)).toEqual(['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING']);
     const pipelineRow = lines.findIndex((l) => /^\d+\s+two-step\s/.test(l));
     expect(pipelineRow, q.stdout).toBeGreaterThan(0);
     expect(lines[pipelineRow + 1]).toMatch(/^ ↳\s+0\s+first\s.*SUCCEEDED$/);
     expect(lines[pipelineRow + 2]).toMatch(/^ ↳\s+1\s+second\s.*SUCCEEDED$/);
     expect(q.stdout).toMatch(/^\d+\s+-\s+hello-cli\s.*SUCCEEDED$/m);
-    expect(q.stdout).toMatch(/^\d+\s+\s*retry-each-task\s.*\s1\s+FAILED$/m);
+    expect(q.stdout).toMatch(/^\d+\s+\s*retry-each-task\s.*\s1\s+500\s+FAILED$/m);
 
     const j = await runCli(server, ['queue', '-a', '--json']);
     expect(j.code, show(j)).toBe(EXIT.OK);

@@ -11,6 +11,7 @@ import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { changePriority, requestCancel } from '../../lib/control';
 import { storeOf } from '../helpers/store';
+import type { StoreEvent } from '../../lib/store';
 import { Fixture, jobTree, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
 
 /** A job of `cpus` CPUs and `priority` that appends its name to `order`, then waits for `gate` (if any). */
@@ -20,6 +21,16 @@ function job(name: string, o: { cpus: number; priority?: number; order: string; 
 }
 
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+/** Each job's status and, while PENDING, the reason the admission pass stored (Job.pendingReason). */
+async function reasons(db: PrismaClient, ids: Record<string, number>): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [name, id] of Object.entries(ids)) {
+    const j = (await jobTree(db, id))!;
+    out[name] = j.status === 'PENDING' ? `PENDING: ${j.pendingReason}` : j.status;
+  }
+  return out;
+}
 
 describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
   const t = useDatabase(kind, `monitor-priority-${kind}`);
@@ -43,10 +54,22 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     const low1 = await submit(db, job('low1', { cpus: 4, priority: 100, order, gate }));
     await waitStatus(db, low1, 'RUNNING');
     const low2 = await submit(db, job('low2', { cpus: 4, priority: 100, order }));
+    await m.idle();
+    expect(await reasons(db, { low1, low2 })).toEqual({ low1: 'RUNNING', low2: 'PENDING: needs 4 CPUs, 0 of 4 free' });
     const high = await submit(db, job('high', { cpus: 4, priority: 900, order }));
     await m.idle();
-    expect((await jobTree(db, low2))!.status).toBe('PENDING');
-    expect((await jobTree(db, high))!.status).toBe('PENDING');
+    expect(await reasons(db, { low1, low2, high })).toEqual({
+      low1: 'RUNNING',
+      low2: 'PENDING: 1 job ahead at priority ≥ 100',
+      high: 'PENDING: needs 4 CPUs, 0 of 4 free',
+    });
+    // Another pass with nothing changed writes no reason again (each write is announced).
+    let writes = 0;
+    const count = (e: StoreEvent) => void (e.type === 'updated' && e.changed === 'pendingReason' && writes++);
+    storeOf(db).bus.on('change', count);
+    await m.admitNow();
+    storeOf(db).bus.off('change', count);
+    expect(writes).toBe(0);
     writeFileSync(gate, '');
     for (const id of [low1, low2, high]) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
     expect(lines(order)).toEqual(['low1', 'high', 'low2']);
@@ -57,17 +80,22 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     const order = `${fx.home}/order`;
     const gate = `${fx.home}/gate`;
     writeFileSync(order, '');
-    const m = fx.monitor(db);
+    // No ticks: every pass comes from an event (a tick's pass would fill in the reasons asserted null).
+    const m = fx.monitor(db, { reconcileMs: 60_000 });
     await m.start();
     const first = await submit(db, job('first', { cpus: 4, order, gate }));
     await waitStatus(db, first, 'RUNNING');
     const a = await submit(db, job('a', { cpus: 4, order }));
+    await m.idle();
     const b = await submit(db, job('b', { cpus: 4, order }));
     await m.idle();
+    // b waits behind the blocked line: no pass ran for it, so no reason is stored yet.
+    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: needs 4 CPUs, 0 of 4 free', b: 'PENDING: null' });
     expect(await changePriority(storeOf(db), b, 900)).toEqual({ kind: 'changed' });
     expect(await changePriority(storeOf(db), first, 900)).toEqual({ kind: 'notPending', status: 'RUNNING' });
     expect(await changePriority(storeOf(db), 999_999, 900)).toEqual({ kind: 'notFound' });
     await m.idle();
+    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: 1 job ahead at priority ≥ 500', b: 'PENDING: needs 4 CPUs, 0 of 4 free' });
     expect((await jobTree(db, b))!.priority).toBe(900);
     expect((await jobTree(db, first))!.priority).toBe(500);
     writeFileSync(gate, '');
@@ -101,7 +129,8 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     fx = new Fixture();
     const order = `${fx.home}/order`;
     writeFileSync(order, '');
-    const m = fx.monitor(db);
+    // No ticks: every pass comes from an event (a tick's pass would fill in the reasons asserted null).
+    const m = fx.monitor(db, { reconcileMs: 60_000 });
     await m.start();
 
     // The big one starts: the small one goes only after it.
@@ -110,14 +139,17 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     const holder = await submit(db, job('holder', { cpus: 2, order, gate: holderGate }));
     await waitStatus(db, holder, 'RUNNING');
     const big = await submit(db, job('big', { cpus: 4, priority: 900, order, gate: bigGate }));
+    await m.idle();
     const small = await submit(db, job('small', { cpus: 1, priority: 100, order }));
     await m.idle();
     // 2 CPUs are free and the small job would fit, but it is behind the big one.
-    expect((await jobTree(db, small))!.status).toBe('PENDING');
-    expect((await jobTree(db, big))!.status).toBe('PENDING');
+    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free', small: 'PENDING: null' });
+    await m.admitNow();
+    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free', small: 'PENDING: 1 job ahead at priority ≥ 100' });
     writeFileSync(holderGate, '');
     await waitStatus(db, big, 'RUNNING');
-    expect((await jobTree(db, small))!.status).toBe('PENDING');
+    await m.idle();
+    expect(await reasons(db, { big, small })).toEqual({ big: 'RUNNING', small: 'PENDING: needs 1 CPU, 0 of 4 free' });
     writeFileSync(bigGate, '');
     expect((await waitTerminal(db, small)).status).toBe('SUCCEEDED');
     expect(lines(order)).toEqual(['holder', 'big', 'small']);

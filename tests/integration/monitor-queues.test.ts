@@ -53,7 +53,10 @@ describe.each(DB_KINDS)('admission with queue limits on %s', (kind) => {
     const other = await submit(db, 'name: other\nrun: echo other\n');
     expect((await waitTerminal(db, other)).status).toBe('SUCCEEDED');
     await m.idle();
-    for (const id of gpu.slice(2)) expect((await jobTree(db, id))!.status).toBe('PENDING');
+    for (const id of gpu.slice(2)) {
+      const j = (await jobTree(db, id))!;
+      expect([j.status, j.pendingReason]).toEqual(['PENDING', 'queue gpu at its limit (2 of 2 running)']);
+    }
     writeFileSync(gate, '');
     for (const id of gpu) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
     expect(maxAtOnce(log)).toBe(2);
@@ -73,7 +76,8 @@ describe.each(DB_KINDS)('admission with queue limits on %s', (kind) => {
     await waitStatus(db, a, 'RUNNING');
     const b = await submit(db, 'name: b\nqueue: batch\nrun: echo b\n');
     await m.idle();
-    expect((await jobTree(db, b))!.status).toBe('PENDING');
+    const held = (await jobTree(db, b))!;
+    expect([held.status, held.pendingReason]).toEqual(['PENDING', 'queue batch at its CPU limit (2 of 2 CPUs in use)']);
     await putQueue(storeOf(db), 'batch', { maxRunning: null, maxCpus: 3, defaultPriority: null });
     expect((await waitTerminal(db, b)).status).toBe('SUCCEEDED');
     expect((await jobTree(db, a))!.status).toBe('RUNNING');

@@ -23,7 +23,7 @@ function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
 function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): JobSummary {
   return {
     id, name: `job-${id}`, status: 'RUNNING', statusReason: null, submissionId: null, submittedAt: ago(600_000), startedAt: ago(540_000), endedAt: null,
-    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', tasks, ...over,
+    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', pendingReason: null, tasks, ...over,
   };
 }
 
@@ -70,11 +70,21 @@ describe('queue table', () => {
   it('a job row, then one indented row per task of a pipeline; a one-task job is one row', () => {
     const rows = queueRows([pipeline, single], NOW);
     expect(rows).toEqual([
-      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1', 'RUNNING'],
-      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', 'SUCCEEDED'],
-      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1', 'RUNNING'],
-      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', 'PENDING'],
-      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', 'FAILED'],
+      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1', '500', 'RUNNING', ''],
+      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', '', 'SUCCEEDED', ''],
+      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1', '', 'RUNNING', ''],
+      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', '', 'PENDING', ''],
+      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', '500', 'FAILED', ''],
+    ]);
+  });
+
+  it('shows why a PENDING job waits (short form), "in line" before a pass read it', () => {
+    const waiting = (id: number, pendingReason: string | null) =>
+      job(id, [task(0, {})], { status: 'PENDING', startedAt: null, jobDurationMs: null, priority: 900, pendingReason });
+    expect(queueRows([waiting(5, '3 jobs ahead at priority ≥ 500'), waiting(6, null), waiting(7, 'queue a-very-long-queue-name at its limit (2 of 2 running)')], NOW).map((r) => [r[7], r[8], r[9]])).toEqual([
+      ['900', 'PENDING', '3 jobs ahead at priority ≥ 500'],
+      ['900', 'PENDING', 'in line'],
+      ['900', 'PENDING', 'queue a-very-long-queue-name at its lim…'],
     ]);
   });
 
@@ -85,7 +95,7 @@ describe('queue table', () => {
     expect(lines).toHaveLength(6);
     // STATUS starts at the same column in every line.
     const col = lines[0].indexOf('STATUS');
-    for (const l of lines.slice(1)) expect(l.slice(col)).toMatch(/^[A-Z_]+$/);
+    for (const l of lines.slice(1)) expect(l.slice(col)).toMatch(/^[A-Z_]+\s*$/);
     expect(text).not.toContain('\u001b[');
     expect(renderQueueTable([single], NOW, colors(true))).toContain('\u001b[31mFAILED');
   });

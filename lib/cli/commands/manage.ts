@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline/promises';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import type { CancelResult, JobDetail } from '../../api/types';
+import { waitingText } from '../../jobs/waiting';
 import { JOB_STATUSES, JOB_TERMINAL } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { CliError, usageError } from '../errors';
@@ -126,6 +127,7 @@ export function restartsCell(t: { restarts: number; maxRestarts: number; recover
 export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors']): string {
   const lines: string[] = [];
   lines.push(`Job ${job.id} (${job.name}): ${colorStatus(job.status, c)}${job.statusReason ? ` — ${job.statusReason}` : ''}`);
+  if (job.status === 'PENDING') lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
   lines.push(
     `  submitted ${formatAgo(job.submittedAt, now)}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,

@@ -1,0 +1,14 @@
+/**
+ * How a PENDING job's stored reason (Job.pendingReason, written by the admission pass:
+ * lib/jobs/capacity) is shown — by the CLI and the dashboard alike. Pure, no import: safe in
+ * the browser.
+ */
+
+/**
+ * The reason, or for a job no pass has read yet (it is further back than the pass looks) that it
+ * waits in line. `short`: at most 40 characters, for a list or table column.
+ */
+export function waitingText(reason: string | null, short = false): string {
+  const text = reason ?? (short ? 'in line' : 'in line, behind the jobs admission looked at');
+  return short && text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
