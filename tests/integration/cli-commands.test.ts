@@ -202,6 +202,51 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(none.stderr).toContain('no job named "no-such-job-name"');
   });
 
+  it('queues: set, list, delete; a job waits at its queue limit with the reason shown; set-priority while PENDING only; launch --priority', async () => {
+    const set = await runCli(server, ['queues', 'set', 'hold', '--max-running', '1', '--default-priority', '300']);
+    expect(set.code, show(set)).toBe(EXIT.OK);
+    expect(set.stdout.split('\n')[0].split(/\s{2,}/)).toEqual(['QUEUE', 'MAX RUNNING', 'MAX CPUS', 'DEFAULT PRIORITY', 'PENDING', 'RUNNING', 'CPUS']);
+    expect(set.stdout.split('\n')[1].split(/\s{2,}/)).toEqual(['hold', '1', '-', '300', '0', '0', '0']);
+    const runner = submittedId((await runCli(server, ['launch', '-d', file('hold1.yaml', 'name: hold-runner\nqueue: hold\nrun: sleep 60\n')])).stdout);
+    await waitStatus(server, runner, (st) => st === 'RUNNING');
+    const waiter = submittedId((await runCli(server, ['launch', '-d', '--priority', '42', file('hold2.yaml', 'name: hold-waiter\nqueue: hold\nrun: echo w\n')])).stdout);
+    const reason = 'queue hold at its limit (1 of 1 running)';
+    let q = '';
+    for (let i = 0; i < 100 && !q.includes(reason); i++) {
+      q = (await runCli(server, ['queue'])).stdout;
+      if (!q.includes(reason)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(q).toMatch(new RegExp(`^${waiter}\\s+-\\s+hold-waiter\\s.*\\s42\\s+PENDING\\s+queue hold at its limit \\(1 of 1 running\\)$`, 'm'));
+    const st = await runCli(server, ['status', String(waiter)]);
+    expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} (priority 42, queue hold)`);
+    const list = await runCli(server, ['queues']);
+    expect(list.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
+      ['default', '-', '-', '-', expect.any(String), expect.any(String), expect.any(String)],
+      ['hold', '1', '-', '300', '1', '1', '1'],
+    ]);
+
+    const sp = await runCli(server, ['set-priority', String(waiter), '900']);
+    expect(sp.code, show(sp)).toBe(EXIT.OK);
+    expect(sp.stdout).toBe(`Job ${waiter} priority 900.\n`);
+    const running = await runCli(server, ['set-priority', String(runner), '900']);
+    expect(running.code, show(running)).toBe(EXIT.REFUSED);
+    expect(running.stderr).toContain(`job ${runner} is RUNNING: only a PENDING job's priority can change`);
+    expect((await runCli(server, ['set-priority', String(waiter), '1001'])).code).toBe(EXIT.USAGE);
+
+    const busy = await runCli(server, ['queues', 'delete', 'hold']);
+    expect(busy.code, show(busy)).toBe(EXIT.REFUSED);
+    expect(busy.stderr).toContain('queue hold holds 2 jobs that did not finish');
+    const unknown = await runCli(server, ['launch', '-d', file('nope.yaml', 'queue: nope\nrun: echo\n')]);
+    expect(unknown.code, show(unknown)).toBe(EXIT.USAGE);
+    expect(unknown.stderr).toContain('task[0].queue: queue "nope" is not defined; the queues are: default, hold');
+    await runCli(server, ['cancel', String(runner), String(waiter)]);
+    await waitTerminal(server, runner);
+    await waitTerminal(server, waiter);
+    const del = await runCli(server, ['queues', 'delete', 'hold']);
+    expect(del.code, show(del)).toBe(EXIT.OK);
+    expect(del.stdout).toBe('Queue hold deleted.\n');
+  });
+
   it('bad input: a YAML error with file:line and key path, a missing file, bad usage, a wrong token, no server', async () => {
     const bad = file('bad.yaml', 'name: bad\nrun: echo hi\nresources:\n  cpus: lots\n');
     const r = await runCli(server, ['launch', bad]);
