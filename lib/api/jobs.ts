@@ -8,7 +8,7 @@
 import { changePriority, defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, type JobFilter, type Store } from '../store';
+import { activeJobIds, jobStatusCounts, listQueueRows, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
 import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
@@ -56,10 +56,19 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin): Pro
   }
 }
 
-/** Validates YAML for the editor: `{ ok, issues }` (never throws for a bad spec). */
-export function validateSpec(text: string, filename?: string): { ok: boolean; issues: SpecIssue[] } {
-  const { issues } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone() });
+/**
+ * Validates YAML for the editor: `{ ok, issues }` (never throws for a bad spec). With `queues`
+ * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
+ */
+export function validateSpec(text: string, filename?: string, queues?: readonly string[]): { ok: boolean; issues: SpecIssue[] } {
+  const { issues } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
   return { ok: issues.length === 0, issues };
+}
+
+/** POST /api/validate: validateSpec() with the server's queues. */
+export async function validate(store: Store, text: string, filename?: string): Promise<{ ok: boolean; issues: SpecIssue[] }> {
+  const queues = (await listQueueRows(store)).map((q) => q.name);
+  return validateSpec(text, filename, queues);
 }
 
 /** A page of jobs (lib/api/views.ts listJobs). */

@@ -468,22 +468,6 @@ describe('task keys', () => {
     expect(checkJobSpec('run: x\nnum_nodes: 2\n').issues).toEqual([]);
   });
 
-  it('takes priority and queue as job-level keys: absent when not given (specHash unchanged), one per pipeline, the queue one of the server\'s', () => {
-    expect(parseJobSpec('run: x\n')).not.toHaveProperty('priority');
-    expect(parseJobSpec('run: x\n')).not.toHaveProperty('queue');
-    expect(parseJobSpec('run: x\npriority: 0\nqueue: gpu-2\n')).toMatchObject({ priority: 0, queue: 'gpu-2' });
-    expect(parseJobSpec('name: p\n---\nrun: a\n---\npriority: 900\nqueue: gpu\nrun: b\n')).toMatchObject({ priority: 900, queue: 'gpu' });
-    expect(parseJobSpec('run: x\npriority: 7\n').tasks[0]).not.toHaveProperty('priority');
-    expect(issuesOf('run: a\npriority: 1\n---\nrun: b\npriority: 2\n')).toEqual(['5 task[1].priority: priority 2 differs from task[0]\'s 1: the tasks of a pipeline have one priority']);
-    expect(issuesOf('run: a\nqueue: x\n---\nrun: b\nqueue: y\n')).toEqual(['5 task[1].queue: queue "y" differs from task[0]\'s "x": the tasks of a pipeline are in one queue']);
-    expect(issuesOf('run: a\npriority: high\nqueue: GPU\n')).toEqual([
-      '2 task[0].priority: expected a priority (an integer from 0 to 1000), got "high"',
-      '3 task[0].queue: expected a queue name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit), got "GPU"',
-    ]);
-    expect(issuesOf('run: a\nqueue: gpux\n', { queues: ['gpu', 'batch'] })).toEqual(['2 task[0].queue: queue "gpux" is not defined; the queues are: default, batch, gpu']);
-    expect(checkJobSpec('run: a\nqueue: default\n', { queues: [] }).issues).toEqual([]);
-  });
-
   it('refuses SkyPilot keys it cannot honour, saying why (null tolerated)', () => {
     expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\nsecrets:\n  TOKEN: x\n')).toEqual([
       '2 task[0].file_mounts: file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir',

@@ -1,6 +1,6 @@
-import { validateSpec } from '@/lib/api/jobs';
+import { validate } from '@/lib/api/jobs';
 import { parseValidateRequest } from '@/lib/api/request';
-import { route } from '@/lib/server/route';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
@@ -10,5 +10,5 @@ export const dynamic = 'force-dynamic';
  */
 export const POST = route(async (req) => {
   const { text, filename } = await parseValidateRequest(req);
-  return Response.json(validateSpec(text, filename), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await validate(services().store, text, filename), { headers: { 'cache-control': 'no-store' } });
 });
