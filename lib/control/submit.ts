@@ -12,7 +12,7 @@ import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
-import { jobBySubmissionId, listQueueRows, submitJob, type Store } from '../store';
+import { cachedQueueRows, jobBySubmissionId, submitJob, type Store } from '../store';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -142,7 +142,7 @@ const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.su
  *   taken by a job with a different spec; Error when JOBDECK_EXECUTOR names no executor.
  */
 export async function submitJobSpec(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
-  const queues = await listQueueRows(store);
+  const queues = await cachedQueueRows(store);
   const { spec, specYaml } = buildSpec(
     input.source,
     { name: input.name, envs: input.envs },

@@ -37,6 +37,8 @@ export class AdmissionSystem {
   private readonly noResource = new Map<number, string>();
   private admitting: Promise<void> | null = null;
   private again = false;
+  /** 'created' events that came while a pass ran, judged when it ends. */
+  private readonly createdDuring: StoreEvent[] = [];
   private soon: NodeJS.Immediate | null = null;
   /** Executors whose line the last completed pass found blocked → their CPU budget and the blocking job's priority. */
   private blockedQueues: Map<string, { total: number; priority: number }> | null = null;
@@ -88,6 +90,10 @@ export class AdmissionSystem {
         } catch (err) {
           noteError(this.res, err, 'admission');
           break; // the next tick retries
+        } finally {
+          // Jobs created during the pass: another pass only for one that may not simply wait.
+          const later = this.createdDuring.splice(0);
+          if (later.some((e) => !this.behindBlock(e))) this.again = true;
         }
       } while (this.again && !this.res.life.stopped);
     };
@@ -104,12 +110,20 @@ export class AdmissionSystem {
     });
   }
 
-  /** A job was created: a pass soon, unless it would decide nothing (waitsInBlockedQueue). */
+  /**
+   * A job was created: a pass soon, unless it would decide nothing (waitsInBlockedQueue). While a
+   * pass runs, the job is judged when it ends, against what that pass found (behindBlock): under
+   * a stream of submits, passes would otherwise follow each other for as long as the stream lasts.
+   */
   created(e: StoreEvent): void {
     this.createdSeen++;
     this.noneWaiting = false;
     if (this.waitsInBlockedQueue(e)) {
       this.waitingNow++;
+      return;
+    }
+    if (this.admitting && !this.soon && e.job && !this.res.life.stopped) {
+      this.createdDuring.push(e);
       return;
     }
     this.schedule();
@@ -124,8 +138,17 @@ export class AdmissionSystem {
    * new job's reason is then written by the next pass that reads it.
    */
   private waitsInBlockedQueue(e: StoreEvent): boolean {
+    return !this.admitting && !this.soon && this.behindBlock(e);
+  }
+
+  /**
+   * True when the last completed pass found the new job's line blocked by a job of at least its
+   * priority, and the job is not too big (in CPUs or nodes) and cannot be past the start timeout:
+   * it can only wait (see waitsInBlockedQueue).
+   */
+  private behindBlock(e: StoreEvent): boolean {
     const b = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
-    if (!e.job || b === undefined || this.admitting || this.soon || this.res.settings.startTimeoutMs <= 0) return false;
+    if (!e.job || b === undefined || this.res.settings.startTimeoutMs <= 0) return false;
     // A multi-node job may be too big in nodes: its pass decides.
     return e.job.cpus <= b.total && (e.job.nodes ?? 1) <= 1 && priorityOf(e.job) <= b.priority;
   }

@@ -20,6 +20,23 @@ export function listQueueRows(store: StoreScope): Promise<Queue[]> {
   return store.prisma.queue.findMany({ orderBy: { name: 'asc' } });
 }
 
+/** How long a submit may use the queues it read before (ms): another server's change shows within it. */
+export const QUEUE_CACHE_MS = 1000;
+
+/**
+ * The queue rows for a submit: the store's copy when younger than QUEUE_CACHE_MS, else read
+ * again. A change through this store (putQueue, deleteQueue) drops the copy at once; one made
+ * by another server sharing the database is seen within QUEUE_CACHE_MS. Saves a query per
+ * submit (about 0.85 ms of CPU on PGlite).
+ */
+export async function cachedQueueRows(store: Store, nowMs = Date.now()): Promise<Queue[]> {
+  const c = store.queueCache;
+  if (c && nowMs >= c.atMs && nowMs - c.atMs < QUEUE_CACHE_MS) return c.rows;
+  const rows = await listQueueRows(store);
+  store.queueCache = { rows, atMs: nowMs };
+  return rows;
+}
+
 /** One queue row, or null. */
 export function queueRow(store: StoreScope, name: string): Promise<Queue | null> {
   return store.prisma.queue.findUnique({ where: { name } });
@@ -49,6 +66,7 @@ export async function queueUse(store: StoreScope): Promise<Map<string, { pending
 /** Creates or replaces queue `name` (validated by the caller), then announces `queues`. */
 export async function putQueue(store: Store, name: string, s: QueueSettings): Promise<Queue> {
   const row = await store.prisma.queue.upsert({ where: { name }, create: { name, ...s }, update: { ...s } });
+  store.queueCache = null;
   store.bus.emit({ type: 'queues', jobId: 0 });
   return row;
 }
@@ -66,6 +84,7 @@ export async function deleteQueue(store: Store, name: string): Promise<QueueDele
     DELETE FROM "Queue" WHERE "name" = ${name}
       AND NOT EXISTS (SELECT 1 FROM "Job" WHERE "queue" = ${name} AND "status"::text NOT IN (${Prisma.join(terminal)}))`;
   if (n === 1) {
+    store.queueCache = null;
     store.bus.emit({ type: 'queues', jobId: 0 });
     return { deleted: true };
   }

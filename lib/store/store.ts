@@ -4,7 +4,7 @@
  * load its own copy of them — so the handle is what is shared: build one per database with
  * createStore() and pass it to every store function.
  */
-import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import type { Prisma, PrismaClient, Queue } from '../generated/prisma/client';
 import { StoreBus } from './bus';
 import { columnsOf, type ColumnTable } from './columns';
 import { SubmitQueue } from './submit-queue';
@@ -19,6 +19,8 @@ export interface Store {
   readonly columns: ColumnTable;
   /** submitJob()'s group commit (submit-queue.ts); `submits.stats()` counts its statements. */
   readonly submits: SubmitQueue;
+  /** The Queue table as last read by cachedQueueRows() (queues.ts), and when (ms); null: read it. */
+  queueCache: { rows: Queue[]; atMs: number } | null;
 }
 
 /**
@@ -40,7 +42,7 @@ export type StoreScope = Store | StoreTx;
  * @throws Error when the client's data model does not fit the store (columns.ts).
  */
 export function createStore(prisma: PrismaClient): Store {
-  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma) };
+  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), queueCache: null };
 }
 
 /**

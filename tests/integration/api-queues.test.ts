@@ -14,7 +14,7 @@ import { cancelOne, submit } from '../../lib/api/jobs';
 import { getQueue, listQueues, removeQueue, setQueue } from '../../lib/api/queues';
 import { parsePutQueueRequest, parseQueueName } from '../../lib/api/request';
 import { getJobSummary } from '../../lib/api/views';
-import type { Store } from '../../lib/store';
+import { cachedQueueRows, QUEUE_CACHE_MS, type Store } from '../../lib/store';
 
 async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError> {
   try {
@@ -78,6 +78,22 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
     expect(await getJobSummary(store, own.result.id)).toMatchObject({ queue: 'gpu', priority: 100 });
     expect(await getJobSummary(store, plain.result.id)).toMatchObject({ queue: 'default', priority: 500 });
     expect((await getQueue(store, 'gpu')).pending).toBe(2);
+  });
+
+  it("submits use the store's copy of the queues: dropped by a change through the store, read again once older than QUEUE_CACHE_MS", async () => {
+    const t0 = Date.now();
+    store.queueCache = null; // the tables were emptied under it
+    expect(await cachedQueueRows(store, t0)).toEqual([]);
+    // A row another server wrote: not seen within QUEUE_CACHE_MS, seen after it.
+    await db.queue.create({ data: { name: 'other' } });
+    expect(await cachedQueueRows(store, t0 + QUEUE_CACHE_MS - 1)).toEqual([]);
+    expect((await cachedQueueRows(store, t0 + QUEUE_CACHE_MS)).map((q) => q.name)).toEqual(['other']);
+    // A change through this store is seen at once.
+    await setQueue(store, 'gpu', {});
+    expect((await cachedQueueRows(store, t0 + QUEUE_CACHE_MS)).map((q) => q.name)).toEqual(['gpu', 'other']);
+    await removeQueue(store, 'gpu');
+    expect((await cachedQueueRows(store, t0 + QUEUE_CACHE_MS)).map((q) => q.name)).toEqual(['other']);
+    store.queueCache = null;
   });
 
   it('deletes a queue only when no unfinished job is in it; the default one never', async () => {

@@ -68,6 +68,27 @@ describe.each(DB_KINDS)('admission behind a full machine on %s', (kind) => {
     expect(m.state().jobsWaiting).toBe(0);
   });
 
+  it('a burst of submits behind a full machine costs a few passes, not one after another for as long as the burst lasts', async () => {
+    fx = new Fixture();
+    const gate = `${fx.home}/gate`;
+    const counted = countingGroupBy(db);
+    const m = fx.monitor(counted.db, { reconcileMs: 60_000, store: storeOf(db) });
+    await m.start();
+    const holder = await submit(db, `name: holder\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);
+    await waitFor(async () => (await jobTree(db, holder))?.status === 'RUNNING', 'holder running');
+    await m.idle();
+    const before = counted.calls();
+    // 16 submitters, 160 jobs: a pass that runs while jobs arrive judges them when it ends.
+    let next = 0;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < 160) await submit(db, `name: b${next++}\nrun: echo b\n`);
+    }));
+    await m.idle();
+    expect(counted.calls() - before).toBeLessThanOrEqual(4);
+    writeFileSync(gate, '');
+    expect((await waitTerminal(db, holder)).status).toBe('SUCCEEDED');
+  });
+
   it('a job ending with nothing waiting costs no admission pass; with a job waiting, its end admits it at once', async () => {
     fx = new Fixture();
     const counted = countingGroupBy(db);
