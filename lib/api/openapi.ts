@@ -303,6 +303,22 @@ function jobPaths(): Record<string, Json> {
         responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415] },
       },
     },
+    '/api/jobs/cancel': {
+      post: {
+        operationId: 'cancelJobs',
+        summary: 'Cancel jobs by ids or by a filter',
+        description: 'A filter selects jobs not yet terminal. A body with no ids and no filter is refused (400).',
+        tags: ['jobs'],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('CancelRequest') } } },
+        responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
+      },
+    },
+  };
+}
+
+/** The operator queues (lib/api/queues.ts): limits and what each holds. */
+function queuePaths(): Record<string, Json> {
+  return {
     '/api/queues': {
       get: {
         operationId: 'listQueues',
@@ -333,16 +349,6 @@ function jobPaths(): Record<string, Json> {
         tags: ['queues'],
         parameters: [queueNameParam],
         responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: ERRORS[404], 409: problem('Jobs that did not finish are in the queue.') },
-      },
-    },
-    '/api/jobs/cancel': {
-      post: {
-        operationId: 'cancelJobs',
-        summary: 'Cancel jobs by ids or by a filter',
-        description: 'A filter selects jobs not yet terminal. A body with no ids and no filter is refused (400).',
-        tags: ['jobs'],
-        requestBody: { required: true, content: { 'application/json': { schema: ref('CancelRequest') } } },
-        responses: { 200: json('CancelResult', 'What happened to each job.'), 400: ERRORS[400], 413: ERRORS[413], 415: ERRORS[415] },
       },
     },
   };
@@ -417,7 +423,7 @@ export function buildOpenApiDocument(): Json {
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
     ],
-    paths: { ...jobPaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },
