@@ -150,8 +150,10 @@ describe('attempt launcher', () => {
 
   it('launcher: null spawns from this process (JOBDECK_LAUNCHER=0)', async () => {
     const ex = createLocalExecutor({ launcher: null, pollMs: 600_000 });
-    const { h } = await launch(ex, { run: 'sleep 30' });
+    const { req, h } = await launch(ex, { run: 'echo up; sleep 30' });
     expect(readProcStat(h.pid!)!.ppid).toBe(process.pid);
+    // Cancel once the run is running: a TERM before the wrapper set its trap kills it unrecorded.
+    await waitFor('the run to start', () => readFileSync(req.logPath, 'utf8').includes('up'));
     await ex.cancel(h, { graceMs: 100 });
     expect(await ended(ex, h, 10_000)).toMatchObject({ state: 'exited', exitCode: 143 });
   });
