@@ -218,7 +218,7 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     }
     expect(q).toMatch(new RegExp(`^${waiter}\\s+-\\s+hold-waiter\\s.*\\s42\\s+PENDING\\s+queue hold at its limit \\(1 of 1 running\\)$`, 'm'));
     const st = await runCli(server, ['status', String(waiter)]);
-    expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} (priority 42, queue hold)`);
+    expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} · start timeout in 60 min (priority 42, queue hold)`);
     const list = await runCli(server, ['queues']);
     expect(list.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
       ['default', '-', '-', '-', expect.any(String), expect.any(String), expect.any(String)],
