@@ -256,7 +256,7 @@ export function parseCountsQuery(url: URL): { q?: string } {
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */
 export function parseSubmitQuery(url: URL): z.output<typeof SubmitQuerySchema> {
   const sp = url.searchParams;
-  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename'), origin: single(sp, 'origin'), priority: single(sp, 'priority') }, 'query');
+  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename'), origin: single(sp, 'origin'), priority: single(sp, 'priority'), queue: single(sp, 'queue') }, 'query');
 }
 
 /**
@@ -270,7 +270,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
   if (kind === 'yaml') {
     const q = parseSubmitQuery(url);
     const text = await readBody(req);
-    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null, origin: q.origin, priority: q.priority };
+    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null, origin: q.origin, priority: q.priority, queue: q.queue };
   }
   const body = validate(SubmitJsonSchema, parseJson(await readBody(req)), 'request body');
   const source: SpecSource =
@@ -279,7 +279,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
       : body.cmd !== undefined
         ? { kind: 'cmd', cmd: body.cmd }
         : { kind: 'spec', value: body.spec, filename: body.filename };
-  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority };
+  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue };
 }
 
 /**

@@ -129,6 +129,12 @@ const PriorityQuerySchema = z
   .pipe(PrioritySchema)
   .meta({ description: PrioritySchema.description });
 
+/** The queue a submit names (`queue` of POST /api/jobs): the queue name rule; an unknown one is refused with the list. */
+const SubmitQueueSchema = z
+  .string()
+  .regex(QUEUE_NAME, { error: (iss) => `queue ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
+  .meta({ description: "The operator queue (wins over the spec's `queue`); one the server does not have is refused (400) with the list of queues." });
+
 // ─── requests ───────────────────────────────────────────────────────────────────────────────
 
 /** Content types POST /api/jobs and POST /api/validate accept as raw YAML text. */
@@ -150,6 +156,7 @@ export const SubmitJsonSchema = named(
       filename: FilenameSchema.optional(),
       origin: OriginSchema.optional(),
       priority: PrioritySchema.optional(),
+      queue: SubmitQueueSchema.optional(),
     })
     .superRefine((v, ctx) => {
       const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
@@ -169,6 +176,7 @@ export const SubmitQuerySchema = z.object({
   filename: FilenameSchema.optional(),
   origin: OriginSchema.optional(),
   priority: PriorityQuerySchema.optional(),
+  queue: SubmitQueueSchema.optional(),
 });
 
 /** Body of POST /api/jobs/{id}/rerun (optional: an empty body is `{}`). */

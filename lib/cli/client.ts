@@ -38,6 +38,8 @@ export interface SubmitRequest {
   filename?: string;
   /** Admission priority, 0–1000 (wins over the spec's `priority`). */
   priority?: number;
+  /** The operator queue (wins over the spec's `queue`). */
+  queue?: string;
 }
 
 /** Query of GET /api/jobs. */

@@ -24,6 +24,7 @@ function storedLaunch(json: unknown): LaunchOverrides {
   if (typeof l.name === 'string') out.name = l.name;
   if (l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs)) out.envs = l.envs as Record<string, string>;
   if (typeof l.filename === 'string') out.filename = l.filename;
+  if (typeof l.queue === 'string') out.queue = l.queue;
   return out;
 }
 
@@ -42,6 +43,7 @@ export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): 
     source: { kind: 'yaml', text: job.specYaml, filename: launch.filename },
     name: launch.name,
     envs: launch.envs,
+    queue: launch.queue,
     metadata: job.metadata && typeof job.metadata === 'object' && !Array.isArray(job.metadata) ? (job.metadata as Record<string, unknown>) : null,
     origin,
   });
