@@ -371,7 +371,10 @@ const jobSummaryBase = {
   pendingReason: z
     .string()
     .nullable()
-    .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it; null otherwise, or not read yet (further back).' }),
+    .meta({
+      description:
+        'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.',
+    }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 

@@ -69,8 +69,10 @@ export interface JobSummary {
   queue: string;
   /**
    * While PENDING: why it waits, with its place in line ("needs 4 CPUs, 2 of 8 free", "3 jobs
-   * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"); null otherwise, or
-   * before an admission pass read it (it is then further back in line).
+   * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"), null before an
+   * admission pass read it (it is then further back in line). While STARTING / RUNNING: why the
+   * executor's own scheduler still holds its attempt ("Slurm: Resources"), null once it runs.
+   * Null otherwise.
    */
   pendingReason: string | null;
   tasks: TaskSummary[];

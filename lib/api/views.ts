@@ -147,7 +147,8 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     cancelRequested: job.cancelRequestedAt !== null,
     priority: job.priority,
     queue: job.queue,
-    pendingReason: job.status === 'PENDING' ? job.pendingReason : null,
+    // PENDING: admission's reason; STARTING / RUNNING: the executor's scheduler's (lib/monitor/held.ts).
+    pendingReason: job.status === 'PENDING' || job.status === 'STARTING' || job.status === 'RUNNING' ? job.pendingReason : null,
     tasks,
   };
 }

@@ -102,4 +102,12 @@ export interface Executor {
    * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE).
    */
   capacity(): { cpus: number; nodes?: number };
+  /**
+   * Optional, for a backend with a scheduler of its own: which of these launched attempts (by
+   * `AttemptHandle.ref`) that scheduler still holds back, each with its own reason (Slurm:
+   * `squeue -o %r` of a PENDING job — "Resources", "Priority"…), asked in one call for all of
+   * them. An attempt absent from the answer is not held (it runs, ended, or is unknown).
+   * @throws with `transient: true` when the backend does not answer.
+   */
+  held?(refs: readonly string[]): Promise<Map<string, string>>;
 }

@@ -5,6 +5,7 @@ import { CancelSystem } from './cancel';
 import { isTransientDbError, isTransientError } from './errors';
 import { ExceptionPath } from './exception';
 import { processMemory, type MonitorState } from './handle';
+import { HeldSystem } from './held';
 import { LaunchSystem } from './launch';
 import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
@@ -20,7 +21,7 @@ import { Writes } from './writes';
  * races and restarts. This file holds the lifecycle (start-up recovery, stop), the loop (a
  * reconcile pass every `reconcileMs`, store events, wake()) and the DISPATCHER: a step reads the
  * job fresh and hands it to the system that owns its state, again until there is nothing to do.
- * The systems (admission, launch, attempts, recovery, cancel, reap, exception) share one
+ * The systems (admission, launch, attempts, recovery, cancel, reap, exception, held) share one
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
@@ -44,6 +45,7 @@ interface Systems {
   recovery: RecoverySystem;
   cancel: CancelSystem;
   exception: ExceptionPath;
+  held: HeldSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -56,7 +58,8 @@ function buildSystems(res: MonitorResources): Systems {
   const admission = new AdmissionSystem(res, writes, launch, reap);
   const cancel = new CancelSystem(res, writes);
   const exception = new ExceptionPath(res, writes);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception };
+  const held = new HeldSystem(res, admission);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held };
 }
 
 /**
@@ -211,6 +214,7 @@ class MonitorLoop implements Monitor {
   private async reconcile(awaitSteps: boolean): Promise<void> {
     const t0 = this.res.clock.now();
     await this.sys.admission.run();
+    await this.sys.held.pass();
     let active: ActiveJob[];
     try {
       active = await this.res.store.activeJobIds();

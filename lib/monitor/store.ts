@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
-import { JOB_TERMINAL } from '../jobs/status';
+import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
@@ -68,6 +68,16 @@ export interface LinePage {
 /** What startAttempt() takes (lib/store). */
 export type StartAttemptInput = Parameters<typeof startAttempt>[1];
 
+/** A launched attempt whose executor's scheduler may still hold it (MonitorStore.launchedAttempts). */
+export interface LaunchedAttempt {
+  jobId: number;
+  executor: string;
+  /** AttemptHandle.ref (the Slurm job id). */
+  ref: string;
+  /** The job's Job.pendingReason now. */
+  pendingReason: string | null;
+}
+
 /** A job the reconcile pass follows: its id, and whether a cancel of it is under way. */
 export interface ActiveJob {
   id: number;
@@ -88,8 +98,14 @@ export interface MonitorStore {
   queueGroups(): Promise<QueueGroup[]>;
   /** The operator queues' limits (the Queue table), by name. */
   queueLimits(): Promise<Record<string, QueueLimits>>;
-  /** lib/store setPendingReasons(): why each of these PENDING jobs waits (written where it changed). */
-  setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>): Promise<number[]>;
+  /** lib/store setPendingReasons(): why each of these jobs (PENDING, or in `statuses`) waits (written where it changed). */
+  setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>, statuses?: readonly JobStatus[]): Promise<number[]>;
+  /**
+   * The launched attempts of these executors (STARTING / RUNNING, with a ref) of jobs that are
+   * STARTING or RUNNING: each with its job's stored reason. Through the index Attempt(status).
+   * Fault site 'held'.
+   */
+  launchedAttempts(executors: readonly string[]): Promise<LaunchedAttempt[]>;
   /** lib/store clearPendingReasons(): clears the reason of every PENDING job but `keep`. */
   clearPendingReasons(keep: readonly number[]): Promise<number[]>;
   /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
@@ -202,7 +218,16 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       const where = { ...waitingWhere(executor), OR: also };
       return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
-    setPendingReasons: (rows) => setPendingReasons(store, rows),
+    setPendingReasons: (rows, statuses) => setPendingReasons(store, rows, statuses),
+    async launchedAttempts(executors) {
+      faults.consume('held');
+      const rows = await db.attempt.findMany({
+        where: { status: { in: ['STARTING', 'RUNNING'] }, executor: { in: [...executors] }, executorRef: { not: null }, task: { job: { status: { in: ['STARTING', 'RUNNING'] } } } },
+        select: { jobId: true, executor: true, executorRef: true, task: { select: { job: { select: { pendingReason: true } } } } },
+        orderBy: { id: 'asc' },
+      });
+      return rows.map((r) => ({ jobId: r.jobId, executor: r.executor, ref: r.executorRef!, pendingReason: r.task.job.pendingReason }));
+    },
     clearPendingReasons: (keep) => clearPendingReasons(store, keep),
     transitionMany: (tr) => transitionMany(store, tr),
     startAttempt: (a) => startAttempt(store, a),

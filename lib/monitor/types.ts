@@ -77,7 +77,7 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
 }
 
 /** Where an injected read failure strikes. */
-export type FaultSite = 'job' | 'admission' | 'scan' | 'any';
+export type FaultSite = 'job' | 'admission' | 'scan' | 'held' | 'any';
 
 /** A running (or stopped) monitor. */
 export interface Monitor extends MonitorHandle {

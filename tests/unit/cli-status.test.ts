@@ -73,6 +73,9 @@ describe('jobdeck status — the table', () => {
     const job = { ...seedJob(), status: 'PENDING' as const, statusReason: null, priority: 900, queue: 'gpu', pendingReason: 'queue gpu at its limit (2 of 2 running)' };
     expect(renderStatus(job, NOW, colors(false)).split('\n')[1]).toBe('  waiting: queue gpu at its limit (2 of 2 running) (priority 900, queue gpu)');
     expect(renderStatus({ ...job, pendingReason: null }, NOW, colors(false)).split('\n')[1]).toBe('  waiting: in line, behind the jobs admission looked at (priority 900, queue gpu)');
+    const held = { ...seedJob(), status: 'RUNNING' as const, statusReason: null, executor: 'slurm', pendingReason: 'Slurm: Resources' };
+    expect(renderStatus(held, NOW, colors(false)).split('\n')[1]).toBe('  not running yet: Slurm: Resources (submitted to slurm, waiting in its queue)');
+    expect(renderStatus({ ...held, pendingReason: null }, NOW, colors(false)).split('\n')[1]).toMatch(/^  submitted /);
   });
 
   it('the header line: status, reason, durations, counts', () => {
