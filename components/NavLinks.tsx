@@ -14,6 +14,9 @@ export function NavLinks() {
       <Link href="/jobs/new" aria-current={path.startsWith('/jobs/new') ? 'page' : undefined}>
         New job
       </Link>
+      <Link href="/queues" aria-current={path.startsWith('/queues') ? 'page' : undefined}>
+        Queues
+      </Link>
     </nav>
   );
 }

@@ -75,11 +75,11 @@ export async function validate(store: Store, text: string, filename?: string): P
 
 /** A page of jobs (lib/api/views.ts listJobs). */
 export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
-export function counts(store: Store, p: { q?: string }): Promise<JobCounts> {
+export function counts(store: Store, p: { q?: string; queue?: string }): Promise<JobCounts> {
   return jobStatusCounts(store, p);
 }
 

@@ -129,6 +129,12 @@ const PriorityQuerySchema = z
   .pipe(PrioritySchema)
   .meta({ description: PrioritySchema.description });
 
+/** The `queue` filter of GET /api/jobs and /api/jobs/counts: a queue name (whether it is defined or not). */
+const QueueFilterSchema = z
+  .string()
+  .regex(QUEUE_NAME, { error: (iss) => `queue ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
+  .meta({ description: 'Only the jobs of this operator queue ("default": those that name none).' });
+
 /** The queue a submit names (`queue` of POST /api/jobs): the queue name rule; an unknown one is refused with the list. */
 const SubmitQueueSchema = z
   .string()
@@ -194,6 +200,7 @@ export const ListSortSchema = z
 /** Query parameters of GET /api/jobs/counts. */
 export const CountsQuerySchema = z.object({
   q: userText(1, 200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
+  queue: QueueFilterSchema.optional(),
 });
 
 /** Body of PATCH /api/jobs/{id}: what may change on a job (its priority, while PENDING). */
@@ -241,6 +248,7 @@ export const PutQueueSchema = named(
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
+  queue: QueueFilterSchema.optional(),
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })

@@ -6,7 +6,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { JobDetail, JobList, JobSummary, ListMessage, StreamMessage } from '../api/types';
-import { api } from './api';
+import { api, type QueueSettingsInput } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';
 import { applyListMessage, listKey, mergeFetchedPage, type ListFilter } from './list-cache';
@@ -53,15 +53,41 @@ export function useJobList(filter: ListFilter) {
   });
 }
 
-/** Query key of the status counts for a search: ['jobs', 'counts', q]. */
-const countsKey = (q: string) => ['jobs', 'counts', q] as const;
+/** Query key of the status counts for a search (and queue): ['jobs', 'counts', q, queue]. */
+const countsKey = (q: string, queue: string) => ['jobs', 'counts', q, queue] as const;
 
 /**
  * Jobs per status among those the search finds (GET /api/jobs/counts), for the filter chips.
  * Kept fresh by the list stream: each message marks the counts stale, at most once a second.
  */
-export function useJobCounts(q: string) {
-  return useQuery({ queryKey: countsKey(q), queryFn: ({ signal }) => api.counts(q, signal), placeholderData: keepPreviousData });
+export function useJobCounts(q: string, queue = '') {
+  return useQuery({ queryKey: countsKey(q, queue), queryFn: ({ signal }) => api.counts(q, queue, signal), placeholderData: keepPreviousData });
+}
+
+/** How often the queues page reads the queues again (ms): what they hold changes with every job. */
+const QUEUES_REFRESH_MS = 2000;
+
+/** The operator queues (GET /api/queues), read again every QUEUES_REFRESH_MS while shown. */
+export function useQueues() {
+  return useQuery({ queryKey: ['queues'], queryFn: ({ signal }) => api.queues(signal), refetchInterval: QUEUES_REFRESH_MS });
+}
+
+/** Creates or replaces a queue, then reads the queues again. */
+export function usePutQueue() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (v: { name: string; settings: QueueSettingsInput }) => api.putQueue(v.name, v.settings),
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['queues'] }),
+  });
+}
+
+/** Deletes a queue (refused while an unfinished job is in it), then reads the queues again. */
+export function useDeleteQueue() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.deleteQueue(name),
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['queues'] }),
+  });
 }
 
 /** How often list-stream messages may refresh the status counts (ms). */
