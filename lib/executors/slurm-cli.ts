@@ -175,6 +175,9 @@ export const SQUEUE_IDS_MAX = 1000;
  */
 export async function pendingReasons(ids: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  if (ids.length === 0) return out;
+  // A controller that is down makes squeue take 9–18 s to fail; ping answers in ms.
+  await ensureController();
   for (let i = 0; i < ids.length; i += SQUEUE_IDS_MAX) {
     const chunk = ids.slice(i, i + SQUEUE_IDS_MAX);
     const r = await runSlurm('squeue', ['-h', '-o', '%i %T %r', '-j', chunk.join(',')], { timeoutMs: 30_000 });

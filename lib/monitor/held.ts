@@ -24,23 +24,38 @@ export function heldReason(executor: string, reason: string): string {
   return `${who}: ${reason === 'None' ? 'pending' : reason}`;
 }
 
+/** After a failed pass, how long the next ones are skipped (ms): a controller that is down is not asked every second. */
+const FAILURE_PAUSE_MS = 10_000;
+
 /** The executor-hold pass (see the module comment). */
 export class HeldSystem {
   /** Refs (per executor) the scheduler no longer held when last asked: not asked again. */
   private readonly released = new Map<string, Set<string>>();
+  private running: Promise<void> | null = null;
+  /** No pass before this time (ms, the monitor's clock): set by a failure. */
+  private pausedUntil = 0;
 
   constructor(
     private readonly res: MonitorResources,
     private readonly admission: AdmissionSystem,
   ) {}
 
+  /** Runs a pass unless one is running (then answers that one) or a failure paused them. */
+  run(): Promise<void> {
+    if (this.running) return this.running;
+    if (this.res.clock.now() < this.pausedUntil) return Promise.resolve();
+    this.running = this.pass().finally(() => (this.running = null));
+    return this.running;
+  }
+
   /**
    * One pass: only when an executor that can say (`held`) has jobs holding CPUs (the last
    * admission pass's count), reads their launched attempts, asks each executor once for those
    * it has not seen released, and writes the reasons that changed. A failure (the database, the
-   * executor's backend) is noted; the next pass asks again.
+   * executor's backend) is noted and pauses the passes for FAILURE_PAUSE_MS; the next one asks
+   * again. The reasons stay as they were meanwhile.
    */
-  async pass(): Promise<void> {
+  private async pass(): Promise<void> {
     const names = this.executorsToAsk();
     if (names.length === 0) {
       this.released.clear();
@@ -66,6 +81,7 @@ export class HeldSystem {
       }
       if (rows.length > 0) await this.res.store.setPendingReasons(rows, LAUNCHED);
     } catch (err) {
+      this.pausedUntil = this.res.clock.now() + FAILURE_PAUSE_MS;
       noteError(this.res, err, 'executor hold reasons');
     }
   }

@@ -79,7 +79,7 @@ describe.each(DB_KINDS)("Slurm's pending reason on %s", (kind) => {
     }, 'both jobs held by Slurm, with its reason');
     // The second in Slurm's line may wait for the first ("Priority") or for the CPUs itself.
     expect(['RUNNING: Slurm: Resources', 'RUNNING: Slurm: Priority']).toContain(await reasonOf(b));
-    const refs = (await db.attempt.findMany({ where: { jobId: { in: [a, b] } }, orderBy: { jobId: 'asc' } })).map((x) => x.executorRef);
+    const refs = (await db.attempt.findMany({ where: { jobId: { in: [a, b] } }, orderBy: { id: 'asc' } })).map((x) => x.executorRef);
     // One squeue per pass for both jobs; passes with nothing changed write nothing.
     asked.length = 0;
     let writes = 0;
