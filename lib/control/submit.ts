@@ -51,6 +51,8 @@ export interface LaunchOverrides {
   envs?: Record<string, string>;
   /** The queue given at launch (`--queue`, the API's `queue`). */
   queue?: string;
+  /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
+  priority?: number;
   /** The file name spec errors were reported against. */
   filename?: string;
 }
@@ -61,6 +63,7 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   if (input.name !== undefined) out.name = input.name;
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
   if (input.queue !== undefined) out.queue = input.queue;
+  if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
   if (filename !== undefined) out.filename = filename;
   return Object.keys(out).length ? out : null;

@@ -5,6 +5,7 @@
  */
 import { Prisma } from '../generated/prisma/client';
 import type { JobStatus } from '../jobs/status';
+import { pgTimestamp } from './sql';
 import type { Store } from './store';
 
 /** What setPendingPriority() did: `status` is the job's status when it was not written (null: no such job). */
@@ -12,12 +13,16 @@ export type PriorityWrite = { written: true } | { written: false; status: JobSta
 
 /**
  * Sets the priority of job `id` if it is still PENDING (one statement: the status is the guard),
- * then announces `updated` (changed: 'priority') so the monitor runs an admission pass.
+ * and keeps it in Job.launch as a launch override (a re-run submits it again), then announces `updated` (changed: 'priority') so the monitor runs an admission pass.
  * @param priority 0–1000, checked by the caller (lib/jobs/spec PRIORITY).
  */
 export async function setPendingPriority(store: Store, id: number, priority: number): Promise<PriorityWrite> {
-  const r = await store.prisma.job.updateMany({ where: { id, status: 'PENDING' }, data: { priority, updatedAt: new Date() } });
-  if (r.count === 1) {
+  // The priority also becomes a launch override, so a re-run keeps it (lib/control/rerun.ts).
+  const r = await store.prisma.$executeRaw(Prisma.sql`
+    UPDATE "Job" SET "priority" = ${priority}::int, "updatedAt" = ${pgTimestamp(new Date())}::timestamp(3),
+      "launch" = jsonb_set(COALESCE("launch", '{}'::jsonb), '{priority}', to_jsonb(${priority}::int))
+    WHERE "id" = ${id} AND "status" = 'PENDING'`);
+  if (r === 1) {
     store.bus.emit({ type: 'updated', jobId: id, changed: 'priority' });
     return { written: true };
   }
