@@ -200,6 +200,13 @@ export type StreamMessage =
       /** Ranks (nodes) of a multi-node attempt, each with its own log; absent for one node. */
       nodes?: number;
     }
+  /**
+   * Line times of an attempt's log (rank 0, or `rank`): `entries` are [end, ms] pairs of its time
+   * index — bytes before `end` (after the previous entry's end) were first written at unix time
+   * `ms` (lib/logs/protocol.ts timeAt). Sent before the log chunks they cover, or after them when
+   * the index is written later than the bytes were read; never for an attempt without an index.
+   */
+  | { type: 'times'; task: number; attempt: number; rank?: number; entries: [number, number][] }
   /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
   | { type: 'end'; status: JobStatus; follow: boolean }
   /**

@@ -74,6 +74,8 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   home?: string;
   /** How long start() waits for the re-adopted jobs' first steps (ms, default 5000). */
   startWaitMs?: number;
+  /** Write the time index of running attempts' logs (docs/design.md §8 "Line times"; default true). */
+  logTimes?: boolean;
 }
 
 /** Where an injected read failure strikes. */

@@ -126,3 +126,8 @@ export const api = {
 export function downloadUrl(jobId: number, task: number, attempt: number, rank = 0): string {
   return `/api/jobs/${jobId}/logs/download?task=${task}&attempt=${attempt}${rank > 0 ? `&rank=${rank}` : ''}`;
 }
+
+/** The whole job's logs as one file (every task and attempt, each under a header line). */
+export function jobLogUrl(jobId: number): string {
+  return `/api/jobs/${jobId}/logs/all`;
+}
