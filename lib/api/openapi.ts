@@ -4,7 +4,7 @@
  * with — by zod 4's `z.toJSONSchema` (JSON Schema draft 2020-12, OpenAPI 3.1's dialect).
  *
  * Only the paths (which route, which schema, which status) are written here, in one table.
- * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
+ * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`; `…/logs/all` takes none) take their query parameters from
  * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
  * lib/api/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
  * described by hand below (AUTH_PATHS, '/api/monitor').
@@ -124,6 +124,21 @@ function logPaths(): Record<string, Json> {
           200: { description: 'The log bytes as written.', content: { 'text/plain': { schema: { type: 'string' } } } },
           400: ERRORS[400],
           404: problem('No such job, task or attempt.'),
+        },
+      },
+    },
+    '/api/jobs/{id}/logs/all': {
+      get: {
+        operationId: 'downloadJobLogs',
+        summary: "The whole job's logs as one file, streamed",
+        description:
+          'Every task and attempt in order (every rank of a multi-node attempt), each section under one header line `==> task 0 train · attempt 2 (exit 1) <==` holding the log bytes exactly. Named `job-<id>-<name>.log`.',
+        tags: ['logs'],
+        parameters: [jobIdParam],
+        responses: {
+          200: { description: 'The sections, each header line followed by its log bytes.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          400: ERRORS[400],
+          404: problem('No such job.'),
         },
       },
     },

@@ -5,7 +5,7 @@
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
  * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
  * history entries (server-event.ts) and the reads
- * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
+ * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
 export { StoreBus, type StoreEvent, type StoreListener } from './bus';
@@ -33,3 +33,4 @@ export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } 
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';
+export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
