@@ -83,26 +83,30 @@ function RankSelect({ nodes, rank, onRank }: { nodes: number; rank: number | nul
 }
 
 /**
- * The raw downloads: the attempt in view (of one rank of a multi-node attempt), saying which, and
- * the whole job — every task and attempt in order, each under a header line.
+ * The raw downloads, each saying what it saves: the attempt in view (of one rank of a multi-node
+ * attempt; named in its tooltip and accessible name) and the whole job — every task and attempt
+ * in order, each under a header line. One "Download" label before both keeps the bar short.
  */
 function Download({ jobId, target, rank }: { jobId: number; target: AttemptKey | null; rank: number }) {
   const what = target ? `attempt ${target.attempt} of task ${target.task}${rank > 0 ? `, rank ${rank}` : ''}` : '';
   return (
-    <>
+    <span className="log-downloads" role="group" aria-label="Download the raw log">
+      <span className="log-downloads-label" aria-hidden="true">
+        Download
+      </span>
       {target ? (
-        <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt, rank)} download data-testid="log-download" title={`The raw log file of ${what}: the bytes exactly as written`}>
-          Download this attempt <span className="log-download-what">· {what}</span>
+        <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt, rank)} download data-testid="log-download" title={`Download this attempt: the raw log file of ${what}, the bytes exactly as written`}>
+          <span className="visually-hidden">Download </span>this attempt<span className="visually-hidden"> ({what})</span>
         </a>
       ) : (
         <button type="button" className="btn btn-sm" disabled title="Nothing to download yet">
-          Download this attempt
+          <span className="visually-hidden">Download </span>this attempt
         </button>
       )}
-      <a className="btn btn-sm log-download-job" href={jobLogUrl(jobId)} download data-testid="log-download-job" title="Every task and attempt of this job in order, each under a header line (multi-node attempts: every rank's log)">
-        Download whole job
+      <a className="btn btn-sm log-download-job" href={jobLogUrl(jobId)} download data-testid="log-download-job" title="Download the whole job: every task and attempt in order, each under a header line (multi-node attempts: every rank's log)">
+        <span className="visually-hidden">Download </span>whole job
       </a>
-    </>
+    </span>
   );
 }
 
