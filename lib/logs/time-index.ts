@@ -82,6 +82,8 @@ interface Tracked {
   later: NodeJS.Timeout | null;
   busy: Promise<void> | null;
   again: boolean;
+  /** When the last look began (ms): looks are at most one per gap. */
+  lastLook: number;
   stopped: boolean;
 }
 
@@ -116,7 +118,7 @@ export class LogTimeIndexer {
    */
   track(file: string, fresh: boolean): void {
     if (this.logs.has(file)) return;
-    const t: Tracked = { file, sidecar: timesPath(file), last: null, count: 0, torn: false, unknownBefore: !fresh, loaded: Promise.resolve(), watcher: null, poll: null, later: null, busy: null, again: false, stopped: false };
+    const t: Tracked = { file, sidecar: timesPath(file), last: null, count: 0, torn: false, unknownBefore: !fresh, loaded: Promise.resolve(), watcher: null, poll: null, later: null, busy: null, again: false, lastLook: 0, stopped: false };
     this.logs.set(file, t);
     t.loaded = this.load(t);
     t.poll = setInterval(() => this.look(t), this.pollMs);
@@ -169,20 +171,39 @@ export class LogTimeIndexer {
     }
   }
 
-  /** A look, coalesced: one sample at a time per log, one more if asked meanwhile. */
+  /**
+   * A look, coalesced and paced: one sample at a time per log and at most one per gap (a log
+   * written at full speed fires fs.watch constantly; looking more often than entries may be
+   * written would only cost the server's event loop), the one asked for meanwhile done after.
+   */
   private look(t: Tracked): void {
-    if (t.stopped) return;
+    if (t.stopped || t.later) return;
     if (t.busy) {
       t.again = true;
       return;
     }
+    const gap = indexGapMs(t.count);
+    if (gap === Infinity) return;
+    const wait = t.lastLook + gap - Date.now();
+    if (wait > 0) {
+      t.later = setTimeout(() => {
+        t.later = null;
+        this.look(t);
+      }, wait);
+      t.later.unref();
+      return;
+    }
+    t.lastLook = Date.now();
     t.busy = (async () => {
       await t.loaded;
-      do {
+      await this.sample(t, false);
+    })().finally(() => {
+      t.busy = null;
+      if (t.again) {
         t.again = false;
-        await this.sample(t, false);
-      } while (t.again && !t.stopped);
-    })().finally(() => (t.busy = null));
+        this.look(t);
+      }
+    });
   }
 
   private async sample(t: Tracked, final: boolean): Promise<void> {
@@ -199,14 +220,7 @@ export class LogTimeIndexer {
       const e = unknown ? ([st.size, 0] as TimeEntry) : nextEntry(st.size, st.mtimeMs, now, t.last, t.count, final);
       if (!e) {
         // Grew too soon after the last entry: look again when the gap allows.
-        if (!final && !t.stopped && !t.later && st.size > (t.last?.[0] ?? 0) && t.count < MAX_TIME_ENTRIES) {
-          const wait = Math.max(1, t.last![1] + indexGapMs(t.count) - now);
-          t.later = setTimeout(() => {
-            t.later = null;
-            this.look(t);
-          }, wait);
-          t.later.unref();
-        }
+        if (!final && st.size > (t.last?.[0] ?? 0)) t.again = true;
         return;
       }
       await appendFile(t.sidecar, `${t.torn ? '\n' : ''}${e[0]} ${e[1]}\n`);
