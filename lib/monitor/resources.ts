@@ -118,6 +118,8 @@ export function noteError(res: MonitorResources, err: unknown, where: string): v
 export class WatchTable {
   private readonly byAttempt = new Map<number, { jobId: number; unsubscribe: () => void }>();
   private readonly indexed = new Map<number, { jobId: number; files: string[] }>();
+  /** Attempts this server indexed (attempt id → job id): each is indexed once, never restarted. */
+  private readonly everIndexed = new Map<number, number>();
 
   constructor(
     private readonly life: Lifecycle,
@@ -128,12 +130,15 @@ export class WatchTable {
   ) {}
 
   /**
-   * Indexes the times of a running attempt's logs (every rank's of a multi-node one); idempotent.
-   * `fresh`: launched just now (else adopted: bytes from before an index existed have no time).
+   * Indexes the times of an attempt's logs (every rank's of a multi-node one), once per attempt
+   * in this server: from its launch (`fresh`), or from when this server first sees it — running,
+   * or already ended (its end is then settled at once, and the last look records what it wrote
+   * while no server was indexing it). Adopted without an index, what is there has no time.
    */
   indexLogs(jobId: number, attemptId: number, logPath: string | null, nodes: number, fresh: boolean): void {
-    if (!this.times || !logPath || this.life.stopped || this.indexed.has(attemptId)) return;
+    if (!this.times || !logPath || this.life.stopped || this.everIndexed.has(attemptId)) return;
     const files = Array.from({ length: Math.max(1, nodes) }, (_, k) => rankLogPath(logPath, k));
+    this.everIndexed.set(attemptId, jobId);
     this.indexed.set(attemptId, { jobId, files });
     for (const f of files) this.times.track(f, fresh);
   }
@@ -170,6 +175,7 @@ export class WatchTable {
 
   unwatchJob(jobId: number): void {
     for (const [attemptId, x] of this.indexed) if (x.jobId === jobId) this.endIndex(attemptId);
+    for (const [attemptId, j] of this.everIndexed) if (j === jobId) this.everIndexed.delete(attemptId);
     for (const [attemptId, w] of this.byAttempt) {
       if (w.jobId === jobId) {
         w.unsubscribe();
@@ -183,6 +189,7 @@ export class WatchTable {
     for (const w of this.byAttempt.values()) w.unsubscribe();
     this.byAttempt.clear();
     this.indexed.clear();
+    this.everIndexed.clear();
     void this.times?.close();
   }
 

@@ -2,7 +2,8 @@
  * Line times and the whole-job log download, end to end: a real server process (its monitor
  * writes each running attempt's time index), a real job whose task prints three lines a second
  * apart, read over the job stream (`times` messages; a resume from an offset gets the index from
- * there) and through `jobdeck logs --timestamps`, live and replayed; an attempt without an index
+ * there) and through `jobdeck logs --timestamps`, live and replayed; across a kill -9 of the server
+ * the index goes on; an attempt without an index
  * shows no times and no error. Then `GET /api/jobs/:id/logs/all` of a two-task pipeline with a
  * restart: every section in order under its header, each holding its attempt's file exactly,
  * and `jobdeck logs ID --all` printing the same.
@@ -111,6 +112,26 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
     const resumed = await stream(server, id, `task=0&attempt=1&offset=${from}&follow=0`);
     expect(resumed.times[0][0]).toBeGreaterThan(from);
     expect(lines(resumed.bytes, from).map((l) => timeAt(resumed.times, l.at))).toEqual(ms.slice(1));
+  }, 120_000);
+
+  it('a server killed mid-attempt and started again continues the index: the line written while it was down has its own time', async () => {
+    const launched = await runCli(server, ['launch', '-d', '--cmd', 'echo before; sleep 3; echo after', '-n', 'across-restart']);
+    const id = submittedId(launched.stdout);
+    const follow = startCli(server, ['logs', String(id)]);
+    await follow.waitFor(/before\n/);
+    follow.proc.kill('SIGINT');
+    await follow.done;
+    const port = Number(new URL(server.url).port);
+    await server.kill9();
+    server = await database.start({ home: server.home, token: server.token, port });
+    expect((await waitTerminal(server, id)).status).toBe('SUCCEEDED');
+    const s = await stream(server, id, 'follow=0');
+    const ls = lines(s.bytes);
+    expect(ls.map((l) => l.text)).toEqual(['before', 'after']);
+    const [before, after] = ls.map((l) => timeAt(s.times, l.at));
+    expect(before, JSON.stringify(s.times)).toBeGreaterThan(0);
+    // Written 3 s after the first line, whether the new server was up yet or not (the file's mtime).
+    expect(after! - before!).toBeGreaterThanOrEqual(2500);
   }, 120_000);
 
   it('an attempt without a time index (from before indexes) streams as before; its lines show a dash', async () => {
