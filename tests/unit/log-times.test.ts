@@ -131,6 +131,15 @@ describe('CLI --timestamps lines', () => {
     const stdout = out.map((o) => (o.to === 'out' ? dec.decode(o.data) : '')).join('');
     expect(stdout).toBe(`${iso(T0)} first\n${iso(T0 + 1000)} second\n${NO_TIME}last`);
   });
+
+  it('without --timestamps, times pass unseen and the bytes stay exact; a message type it does not know prints nothing', () => {
+    const r = new FollowRenderer({ jobId: 1 });
+    const start: StreamMsg = { type: 'attempt', phase: 'start', task: 0, attempt: 1, status: 'STARTING', cause: 'first', exitCode: null, reason: null, at: iso(T0) };
+    r.message(start);
+    const out = [...r.message({ type: 'times', task: 0, attempt: 1, entries: [[6, T0]] }), ...r.chunk({ task: 0, attempt: 1, offset: 0, data: enc.encode('first\n') })];
+    expect(out.map((o) => (o.to === 'out' ? dec.decode(o.data) : o.text)).join('')).toBe('first\n');
+    expect(r.message({ type: 'from-a-newer-server' } as unknown as StreamMsg)).toEqual([]);
+  });
 });
 
 type StreamMsg = Parameters<FollowRenderer['message']>[0];
