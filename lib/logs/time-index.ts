@@ -223,7 +223,7 @@ export class LogTimeIndexer {
         if (!final && st.size > (t.last?.[0] ?? 0)) t.again = true;
         return;
       }
-      await appendFile(t.sidecar, `${t.torn ? '\n' : ''}${e[0]} ${e[1]}\n`);
+      await appendFile(t.sidecar, `${t.torn ? '\n' : ''}${e[0]} ${e[1]}\n`, { mode: 0o600 });
       t.torn = false;
       t.last = e;
       t.count++;
