@@ -213,7 +213,11 @@ export class LogTimeIndexer {
         if (err.code === 'ENOENT') return null;
         throw err;
       });
-      if (!st) return;
+      if (!st) {
+        // No log yet: nothing was written before this look, so nothing of it has an unknown time.
+        t.unknownBefore = false;
+        return;
+      }
       const now = Date.now();
       const unknown = t.unknownBefore && st.size > 0;
       t.unknownBefore = false;

@@ -199,6 +199,16 @@ describe('LogTimeIndexer on a real file', () => {
     third.track(old, false);
     await third.finish(old);
     expect(parseTimes(await readFile(timesPath(old), 'utf8')).entries).toEqual([[12, 0]]);
+    // Adopted before its log exists (an attempt still starting): nothing of it is unknown.
+    const late = path.join(dir, 'late.log');
+    const fourth = new LogTimeIndexer({ pollMs: 20 });
+    fourth.track(late, false);
+    await new Promise((r) => setTimeout(r, 60));
+    await writeFile(late, 'written after the look\n');
+    await fourth.finish(late);
+    const lateEntries = parseTimes(await readFile(timesPath(late), 'utf8')).entries;
+    expect(lateEntries).toHaveLength(1);
+    expect(lateEntries[0][1]).toBeGreaterThan(0);
     // No index at all: a reader answers nothing, no error.
     expect(await new TimesReader(path.join(dir, 'none.times'), 0).read()).toEqual([]);
   });
