@@ -190,7 +190,9 @@ described here. Types: lib/logs/protocol.ts.
 
 - \`/ws/jobs/{id}?task=T&attempt=A&offset=O&follow=1\` — one job's live story. JSON text frames
   carry control messages (\`hello\` with the JobSummary, \`job\`, \`task\`, \`attempt\` start/end with
-  exit code and "restart n of max", \`end\`, \`error\` with where to resume); log bytes travel as
+  exit code and "restart n of max", \`times\` with [end offset, unix ms] entries saying when each
+  part of a log was written, \`end\`, \`error\` with where to resume; a client ignores types it
+  does not know); log bytes travel as
   binary frames with a 16-byte header (version, kind, task u16, attempt u32, offset u64,
   big-endian). A client resumes after a drop from its last task/attempt/offset: nothing lost,
   nothing twice. \`follow=0\` sends what exists and \`end\`s at once.
