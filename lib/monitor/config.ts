@@ -82,3 +82,14 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
   };
 }
+
+/**
+ * JOBDECK_LEASE_MS: how long a server's job leases last without a heartbeat (docs/design.md
+ * "Replicas"; default 10 000, 300 – 600 000). Renewed every third of it.
+ * @throws Error naming the variable when it is not an integer in range.
+ */
+export function leaseMsFromEnv(env: Env = process.env): number {
+  const n = int(env, 'JOBDECK_LEASE_MS', 10_000, 300);
+  if (n > 600_000) throw new Error(`JOBDECK_LEASE_MS: expected an integer ≤ 600000, got "${env.JOBDECK_LEASE_MS}"`);
+  return n;
+}

@@ -33,6 +33,11 @@ export class ExceptionPath {
         this.res.scheduler.forget(id);
         return;
       }
+      if (this.res.store.owner !== null && job.ownerId !== this.res.store.owner) {
+        this.res.log.info({ jobId: id, ownerId: job.ownerId }, `job ${id}: exception path: owned by ${job.ownerId ?? 'no server'}; nothing written`);
+        this.res.scheduler.forget(id);
+        return;
+      }
       if (isTerminal('job', job.status)) {
         this.res.log.info({ jobId: id, status: job.status }, `job ${id}: exception path: already ${job.status}; kept`);
         this.res.scheduler.forget(id);
@@ -43,7 +48,7 @@ export class ExceptionPath {
       const att = cur?.attempts[0];
       const active = att && !isTerminal('attempt', att.status) ? att : undefined;
       const stopped = cur && active ? await this.stopActive(job, cur, active, e) : false;
-      const res = await this.res.store.transitionMany(this.failWrites(job, cur, active, stopped, reason));
+      const res = await this.res.store.transitionMany(this.failWrites(job, cur, active, stopped, reason), job);
       if (res.outcome === 'applied') {
         this.res.counters.controllerFailures++;
         this.res.log.error({ jobId: id, err: cause }, `job ${id}: FAILED_CONTROLLER (${reason})`);

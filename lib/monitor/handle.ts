@@ -71,4 +71,22 @@ export function processMemory(): ProcessMemory {
 export interface MonitorHandle {
   state(): MonitorState;
   wake(jobId?: number): void;
+  /**
+   * The live servers on this database (docs/design.md "Replicas"): id, host, started, heartbeat
+   * age (ms), jobs owned, takeovers. Null without leases (one server: PGlite).
+   */
+  servers?(): Promise<ServerView[] | null>;
+}
+
+/** A live server as GET /api/monitor lists it (times ISO 8601). */
+export interface ServerView {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAgeMs: number;
+  jobsOwned: number;
+  takeovers: number;
+  /** True for the server that answered. */
+  self: boolean;
 }

@@ -7,4 +7,5 @@
 export { processMemory, type MonitorHandle, type MonitorState, type ProcessMemory } from './handle';
 export { createMonitor, type Clock, type Monitor, type MonitorHooks, type MonitorOptions, type StepPhase, type WriteContext } from './monitor';
 export { isTransientDbError, TransientDatabaseError } from './errors';
-export { monitorSettingsFromEnv, type MonitorSettings } from './config';
+export { leaseMsFromEnv, monitorSettingsFromEnv, type MonitorSettings } from './config';
+export { hostIdentity, newServerId } from './lease';

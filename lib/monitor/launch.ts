@@ -99,7 +99,7 @@ export class LaunchSystem {
           taskData: a.taskData,
           before: a.before,
           after: jt ? [jt] : [],
-        }),
+        }, job),
       );
     } catch (err) {
       if (isUniqueViolation(err)) {

@@ -4,9 +4,11 @@ import { AttemptSystem } from './attempts';
 import { CancelSystem } from './cancel';
 import { isTransientDbError, isTransientError } from './errors';
 import { ExceptionPath } from './exception';
-import { processMemory, type MonitorState } from './handle';
+import { processMemory, type MonitorState, type ServerView } from './handle';
+import { liveServers } from '../store';
 import { HeldSystem } from './held';
 import { LaunchSystem } from './launch';
+import { LeaseSystem } from './lease';
 import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
@@ -82,12 +84,23 @@ class MonitorLoop implements Monitor {
   private lastReconcileEnd: number | null = null;
   private lastReconcileDuration: number | null = null;
   private readonly busListener = (e: StoreEvent) => this.onStoreEvent(e);
+  /** Job ownership by lease (several servers on one PostgreSQL); null: this monitor steps every job. */
+  private readonly lease: LeaseSystem | null;
 
   constructor(opts: MonitorOptions) {
     this.res = createResources(opts);
     this.sys = buildSystems(this.res);
     this.startWaitMs = opts.startWaitMs ?? 5000;
     const { reap, admission } = this.sys;
+    this.lease = opts.lease
+      ? new LeaseSystem(this.res, opts.store, opts.lease, {
+          claimed: (ids) => {
+            for (const id of ids) void this.res.scheduler.kick(id);
+            admission.schedule();
+          },
+          lost: (ids) => ids.forEach((id) => this.res.scheduler.forget(id)),
+        })
+      : null;
     this.res.scheduler.bind({
       run: (id, e) => this.safeStep(id, e),
       // Whatever happened, an attempt seen ended has its leftovers stopped.
@@ -109,6 +122,8 @@ class MonitorLoop implements Monitor {
     this.res.life.stopped = false;
     this.startedAt = this.res.clock.now();
     this.res.store.bus.on('change', this.busListener);
+    // With leases, the jobs of this server are those it claims first (rule 8 applies to them).
+    await this.lease?.start();
     const ids = await this.scanWithRetry();
     this.res.counters.readopted = ids.length;
     if (ids.length) this.res.log.info({ jobs: ids.length }, `recovery: re-adopting ${ids.length} non-terminal job(s)`);
@@ -138,6 +153,8 @@ class MonitorLoop implements Monitor {
       new Promise<void>((r) => (timer = setTimeout(r, 5000))),
     ]);
     clearTimeout(timer);
+    // After the steps: another server adopts the released jobs on its next round.
+    await this.lease?.stop();
     this.res.log.info('monitor stopped (running attempts keep running)');
   }
 
@@ -158,6 +175,12 @@ class MonitorLoop implements Monitor {
       memory: processMemory(),
       submits: this.res.store.submitStats(),
     };
+  }
+
+  async servers(): Promise<ServerView[] | null> {
+    if (!this.lease) return null;
+    const rows = await liveServers(this.res.store.raw, this.lease.leaseMs);
+    return rows.map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.startedAt.toISOString(), heartbeatAgeMs: r.heartbeatAgeMs, jobsOwned: r.jobsOwned, takeovers: r.takeovers, self: r.id === this.lease!.serverId }));
   }
 
   wake(jobId?: number): void {
@@ -261,7 +284,10 @@ class MonitorLoop implements Monitor {
 
   private onStoreEvent(e: StoreEvent): void {
     if (this.res.life.stopped) return;
-    if (e.type === 'created') return this.sys.admission.created(e);
+    if (e.type === 'created') {
+      this.lease?.claimSoon();
+      return this.sys.admission.created(e);
+    }
     if (e.type === 'deleted') return this.res.scheduler.forget(e.jobId);
     if (e.type === 'cancel-requested') return void this.res.scheduler.kick(e.jobId);
     // A new priority reorders a line: a pass decides afresh.
@@ -325,6 +351,12 @@ class MonitorLoop implements Monitor {
       }
       // Rule 3: terminal — keep it as it is.
       if (isTerminal('job', job.status)) {
+        this.res.scheduler.forget(id);
+        return;
+      }
+      // Leases: only the owner steps a job (docs/design.md "Replicas"); another's is dropped here.
+      if (this.res.store.owner !== null && job.ownerId !== this.res.store.owner) {
+        this.res.log.debug({ jobId: id, ownerId: job.ownerId }, `job ${id}: owned by ${job.ownerId ?? 'no server yet'}; not stepped here`);
         this.res.scheduler.forget(id);
         return;
       }

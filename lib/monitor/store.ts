@@ -1,9 +1,9 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
-import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
+import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type Fence, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
-import type { Attempt } from '../generated/prisma/client';
+import type { Attempt, Job } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
 
 /**
@@ -78,6 +78,9 @@ export interface LaunchedAttempt {
   pendingReason: string | null;
 }
 
+/** What the fence of a write is taken from: the job as the step read it. */
+export type LeaseOf = Pick<Job, 'id' | 'leaseEpoch'>;
+
 /** A job the reconcile pass follows: its id, and whether a cancel of it is under way. */
 export interface ActiveJob {
   id: number;
@@ -116,10 +119,18 @@ export interface MonitorStore {
   waitingPage(executor: string, page: LinePage): Promise<WaitingRow[]>;
   /** Waiting jobs of the executor with more CPUs than `cpusAbove` or submitted at or before `submittedAtOrBefore` (ms). */
   waitingMatching(executor: string, m: { cpusAbove: number | null; nodesAbove?: number | null; submittedAtOrBefore: number | null }): Promise<WaitingRow[]>;
-  /** lib/store transitionMany(): one guarded, all-or-nothing decision. */
-  transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
-  /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
-  startAttempt(a: StartAttemptInput): Promise<TransitionOutcome<Attempt>>;
+  /**
+   * lib/store transitionMany(): one guarded, all-or-nothing decision about `job`. With leases
+   * (docs/design.md "Replicas"), fenced by the lease the step read (`job.leaseEpoch`): a write
+   * of a job another server took over comes back `lost: gone`, `fenced`.
+   */
+  transitionMany(tr: AnyTransition[], job: LeaseOf): Promise<BatchOutcome>;
+  /** lib/store startAttempt(): a task's new attempt with the decision's other writes; fenced as transitionMany(). */
+  startAttempt(a: StartAttemptInput, job: LeaseOf): Promise<TransitionOutcome<Attempt>>;
+  /** This server's id when jobs are owned by lease (null: one server, no leases). */
+  readonly owner: string | null;
+  /** The store itself, for the operator view's reads (lib/store lease.ts). */
+  readonly raw: Store;
   /** The store's bus: the writes of this process, the monitor's own included, after commit. */
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
@@ -146,9 +157,16 @@ function waitingWhere(executor: string) {
   return { status: 'PENDING' as const, cancelRequestedAt: null, executor };
 }
 
-/** The monitor's view of `store`: writes through it, reads through `db`, failing as `faults` says. */
-export function monitorStore(store: Store, db: PrismaClient, faults: Faults): MonitorStore {
+/**
+ * The monitor's view of `store`: writes through it, reads through `db`, failing as `faults` says.
+ * `owner` (this server's id, leases on): the scan answers only the jobs it owns and every write
+ * carries the fence.
+ */
+export function monitorStore(store: Store, db: PrismaClient, faults: Faults, owner: string | null = null): MonitorStore {
+  const fence = (job: LeaseOf): Fence | undefined => (owner === null ? undefined : { jobId: job.id, ownerId: owner, epoch: job.leaseEpoch });
   return {
+    owner,
+    raw: store,
     async readJob(id) {
       faults.consume('job');
       return db.job.findUnique({ where: { id }, include: JOB_INCLUDE });
@@ -159,6 +177,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
         where: {
           status: { notIn: [...JOB_TERMINAL] },
           OR: [{ status: { not: 'PENDING' } }, { cancelRequestedAt: { not: null } }],
+          ...(owner === null ? {} : { ownerId: owner }),
         },
         select: { id: true, status: true, cancelRequestedAt: true },
         orderBy: { id: 'asc' },
@@ -229,8 +248,8 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       return rows.map((r) => ({ jobId: r.jobId, executor: r.executor, ref: r.executorRef!, pendingReason: r.task.job.pendingReason }));
     },
     clearPendingReasons: (keep) => clearPendingReasons(store, keep),
-    transitionMany: (tr) => transitionMany(store, tr),
-    startAttempt: (a) => startAttempt(store, a),
+    transitionMany: (tr, job) => transitionMany(store, tr, fence(job)),
+    startAttempt: (a, job) => startAttempt(store, a, fence(job)),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
   };

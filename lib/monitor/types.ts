@@ -1,5 +1,5 @@
 import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
-import type { Store } from '../store';
+import type { ServerInfo, Store } from '../store';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
 import type { MonitorHandle } from './handle';
@@ -76,6 +76,21 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   startWaitMs?: number;
   /** Write the time index of running attempts' logs (docs/design.md §8 "Line times"; default true). */
   logTimes?: boolean;
+  /**
+   * Own jobs by lease (several servers on one PostgreSQL, docs/design.md "Replicas"): this
+   * server's row, and the lease length. Absent: one server steps every job (PGlite, tests).
+   */
+  lease?: LeaseOptions;
+}
+
+/** The lease settings of a monitor (MonitorOptions.lease). */
+export interface LeaseOptions {
+  /** This server's row (lib/store ServerInfo): id new per process start. */
+  server: ServerInfo;
+  /** Lease length (ms); renewed every third of it (JOBDECK_LEASE_MS). */
+  leaseMs: number;
+  /** At most this many jobs claimed per round (default 256). */
+  claimBatch?: number;
 }
 
 /** Where an injected read failure strikes. */

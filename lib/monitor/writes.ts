@@ -96,6 +96,11 @@ export class Writes {
 
   /** Logs a lost write; the caller re-reads (rule 4: continue with the fresh row). Always 'again'. */
   outcome(job: Job, phase: StepPhase, res: BatchOutcome | TransitionOutcome<unknown>): Next {
+    if (res.outcome !== 'applied' && res.reason === 'gone' && res.fenced) {
+      // Another server holds the job's lease now: drop it here (the next read sees the owner and stops).
+      this.res.log.warn({ jobId: job.id, phase, lease: 'lost' }, `job ${job.id}: ${phase} write fenced: lease lost (another server took the job over); dropping it`);
+      return 'again';
+    }
     if (res.outcome !== 'applied') {
       const what = res.reason === 'gone' ? 'row gone' : `${res.reason} (now ${(res as { row: { status: string } }).row.status})`;
       this.res.log.info({ jobId: job.id, phase, reason: res.reason }, `job ${job.id}: ${phase} write lost: ${what}; re-reading`);
@@ -112,7 +117,7 @@ export class Writes {
     if (tr.length === 0) return 'idle';
     let res: BatchOutcome;
     try {
-      res = await this.guarded({ jobId: job.id, phase, job, observed }, () => this.res.store.transitionMany(tr));
+      res = await this.guarded({ jobId: job.id, phase, job, observed }, () => this.res.store.transitionMany(tr, job));
     } finally {
       // The status write first, then the leftovers of an attempt it ended (not awaited).
       this.reap.start(job.id);

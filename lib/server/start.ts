@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,8 @@ import { checkDataFolder, databaseLabel } from '../db/identity';
 import { createExecutors } from '../executors';
 import { announceListening, logger } from '../log';
 import { createStore } from '../store';
-import { monitorSettingsFromEnv } from '../monitor/config';
+import { leaseMsFromEnv, monitorSettingsFromEnv } from '../monitor/config';
+import { hostIdentity, newServerId } from '../monitor/lease';
 import { createMonitor } from '../monitor/monitor';
 import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
@@ -65,7 +67,11 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   try {
     const executors = createExecutors();
     const settings = monitorSettingsFromEnv();
-    const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name) });
+    // PostgreSQL may be shared by several servers: each owns its jobs by lease (docs/design.md
+    // "Replicas"). PGlite has one holder (lib/db/lock.ts): no leases, no cost.
+    const lease = db.kind === 'postgresql' ? { server: { id: newServerId(), host: hostname(), hostId: hostIdentity(), pid: process.pid }, leaseMs: leaseMsFromEnv() } : undefined;
+    if (lease) log.info({ serverId: lease.server.id, hostId: lease.server.hostId }, `server id ${lease.server.id}`);
+    const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name), lease });
     built = { monitor };
     const ws = new WsHub({ store, auth });
     built = { monitor, ws };

@@ -1,7 +1,7 @@
 import type { Attempt } from '../generated/prisma/client';
 import { assertTransition, type TaskStatus } from '../jobs/status';
 import type { Store } from './store';
-import { assertBatch, firstLoser, logApplied, runBatch, type AnyTransition, type NewAttempt, type Step, type Transition, type TransitionOutcome } from './transition';
+import { assertBatch, firstLoser, logApplied, runBatch, type AnyTransition, type Fence, type NewAttempt, type Step, type Transition, type TransitionOutcome } from './transition';
 
 /**
  * Starts a task attempt: moves the task `from → STARTING` (guarded) and creates the attempt in
@@ -14,7 +14,8 @@ import { assertBatch, firstLoser, logApplied, runBatch, type AnyTransition, type
  * = cause), `after`'s; announced in that order on the store's bus after the commit, each write's
  * with its row.
  *
- * One SQL statement, like transitionMany() (the batch statement of transition.ts: the attempt's
+ * `fence`: the lease owner's fence, as transitionMany() takes it (a lost fence: `lost: gone`,
+ * `fenced`). One SQL statement, like transitionMany() (the batch statement of transition.ts: the attempt's
  * INSERT reads the task's UPDATE), plus one read when it lost.
  * @throws IllegalTransitionError when `from → STARTING` (or a `before`/`after` write) is not
  *   allowed; Error / TypeError as transitionMany() for a row written twice or bad `data` (all
@@ -32,6 +33,7 @@ export async function startAttempt(
     /** Guarded writes applied after the attempt is created, in the same statement (e.g. the job's status). */
     after?: AnyTransition[];
   },
+  fence?: Fence,
 ): Promise<TransitionOutcome<Attempt>> {
   const before = a.before ?? [];
   const after = a.after ?? [];
@@ -45,11 +47,11 @@ export async function startAttempt(
     { kind: 'attempt', task: before.length, a },
     ...after.map((t): Step => ({ kind: 'write', t })),
   ];
-  const done = await runBatch(store, steps);
+  const done = await runBatch(store, steps, fence);
   if (!done) {
-    const r = await firstLoser(store, writes);
+    const r = await firstLoser(store, writes, fence);
     // Reported as the attempt's outcome, with the loser's row whatever its kind.
-    return r.reason === 'gone' ? { outcome: 'lost', reason: 'gone' } : ({ outcome: 'lost', reason: r.reason, row: r.row } as unknown as TransitionOutcome<Attempt>);
+    return r.reason === 'gone' ? { outcome: 'lost', reason: 'gone', ...(r.fenced ? { fenced: true as const } : {}) } : ({ outcome: 'lost', reason: r.reason, row: r.row } as unknown as TransitionOutcome<Attempt>);
   }
   const ai = before.length + 1;
   const logged: Array<{ t: AnyTransition | null; i: number }> = steps.map((s, i) => ({ t: s.kind === 'write' ? (i === before.length ? { ...task, reason: a.reason } : s.t) : null, i }));

@@ -4,7 +4,7 @@
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
  * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
- * history entries (server-event.ts) and the reads
+ * history entries (server-event.ts), servers and job leases (lease.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -18,11 +18,13 @@ export {
   transitionTask,
   type AnyTransition,
   type BatchOutcome,
+  type Fence,
   type NewAttempt,
   type Transition,
   type TransitionOutcome,
 } from './transition';
 export { startAttempt } from './attempt';
+export { claimJobs, expireServers, hostServers, liveServers, registerServer, releaseLeases, renewLeases, type Claimed, type LiveServer, type ServerInfo } from './lease';
 export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
 export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';

@@ -6,8 +6,8 @@
  */
 import type { StoreScope } from './store';
 
-/** What the server did: stopped with the job unfinished, or started and re-adopted it. */
-export const SERVER_EVENTS = ['STOPPED', 'READOPTED'] as const;
+/** What the server did: stopped with the job unfinished, started and re-adopted it, or took it over from a server whose lease expired (docs/design.md "Replicas"). */
+export const SERVER_EVENTS = ['STOPPED', 'READOPTED', 'TAKEN_OVER'] as const;
 /** One of SERVER_EVENTS. */
 export type ServerEvent = (typeof SERVER_EVENTS)[number];
 

@@ -36,16 +36,27 @@ export interface Transition<E extends Entity = Entity> {
 /** A guarded write of any entity (a discriminated union on `entity`). */
 export type AnyTransition = { [E in Entity]: Transition<E> }[Entity];
 
+/**
+ * The lease fence of an owner's write (docs/design.md "Replicas"): the write applies only while
+ * job `jobId` is still owned by `ownerId` under `epoch`. A write that loses it comes back
+ * `lost: gone` with `fenced: true` — for its writer the job is gone: another server owns it now.
+ */
+export interface Fence {
+  jobId: number;
+  ownerId: string;
+  epoch: number;
+}
+
 /** The outcome of one guarded write. */
 export type TransitionOutcome<R> =
   | { outcome: 'applied'; row: R; event: JobEvent }
-  | { outcome: 'lost'; reason: 'gone' }
+  | { outcome: 'lost'; reason: 'gone'; fenced?: true }
   | { outcome: 'lost'; reason: 'terminal' | 'moved'; row: R };
 
 /** The outcome of several guarded writes applied all-or-nothing. */
 export type BatchOutcome =
   | { outcome: 'applied'; rows: Array<Job | Task | Attempt>; events: JobEvent[] }
-  | { outcome: 'lost'; index: number; reason: 'gone' }
+  | { outcome: 'lost'; index: number; reason: 'gone'; fenced?: true }
   | { outcome: 'lost'; index: number; reason: 'terminal' | 'moved'; row: Job | Task | Attempt };
 
 /** A new attempt, as startAttempt() (attempt.ts) creates it in the batch statement. */
@@ -119,7 +130,7 @@ function guardedUpdate(cols: ColumnTable, p: Params, i: number, t: AnyTransition
  * come from the column table only. All times written (job updatedAt, attempt createdAt, event
  * at) are `now`.
  */
-function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: string; params: unknown[] } {
+function batchStatement(cols: ColumnTable, steps: Step[], now: Date, fence?: Fence): { sql: string; params: unknown[] } {
   const p = new Params();
   const at = p.add(pgTimestamp(now), 'timestamp(3)');
   const ctes: string[] = [];
@@ -141,6 +152,12 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: str
     }
     rows.push(`SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM u${i} x`);
   });
+  if (fence) {
+    // The fence is one more guard on the job's row, in the same lock order (jobs first).
+    const f = `f AS MATERIALIZED (SELECT "id" FROM ${cols.job.table} WHERE "id" = ${p.add(fence.jobId, 'int')} AND "ownerId" = ${p.add(fence.ownerId, 'text')} AND "leaseEpoch" = ${p.add(fence.epoch, 'int')} FOR NO KEY UPDATE)`;
+    ctes.push(f);
+    guards.push({ rank: RANK.job, id: fence.jobId, name: 'f' });
+  }
   guards.sort((x, y) => x.rank - y.rank || x.id - y.id);
   ctes.push(`ok AS MATERIALIZED (SELECT ${guards.length ? guards.map((g) => `EXISTS (SELECT FROM ${g.name})`).join(' AND ') : 'true'} AS ok)`);
   ctes.push(...writes);
@@ -164,8 +181,8 @@ type BatchRow = JobEvent & { row: Record<string, unknown> };
  * Runs a batch statement; null (zero rows back) means a guard failed and nothing was written.
  * Raw query errors are mapped like Prisma's own calls (unique violation → P2002).
  */
-export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[] } | null> {
-  const { sql, params } = batchStatement(store.columns, steps, new Date());
+export async function runBatch(store: StoreScope, steps: Step[], fence?: Fence): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[] } | null> {
+  const { sql, params } = batchStatement(store.columns, steps, new Date(), fence);
   let got: BatchRow[];
   try {
     got = await store.prisma.$queryRawUnsafe<BatchRow[]>(sql, ...params);
@@ -183,14 +200,18 @@ export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows
 }
 
 /**
- * After a batch wrote nothing: the first of `transitions` (in their order) that lost — `gone`
- * (no row), else `terminal` / `moved` with the fresh row (its status is not `from`) — from one
+ * After a batch wrote nothing: `gone` with `fenced` when the writer's lease of the job is lost
+ * (`fence`), else the first of `transitions` (in their order) that lost — `gone` (no row), else `terminal` / `moved` with the fresh row (its status is not `from`) — from one
  * read of all their rows. When every row reads as expected again (a concurrent writer moved
  * a row back to `from`, or committed just after the statement's snapshot), the first transition
  * is reported `moved` with its fresh row: nothing was written, the caller re-reads.
  */
-export async function firstLoser(store: StoreScope, transitions: AnyTransition[]): Promise<Extract<BatchOutcome, { outcome: 'lost' }>> {
+export async function firstLoser(store: StoreScope, transitions: AnyTransition[], fence?: Fence): Promise<Extract<BatchOutcome, { outcome: 'lost' }>> {
   const cols = store.columns;
+  if (fence) {
+    const own = await store.prisma.job.findUnique({ where: { id: fence.jobId }, select: { ownerId: true, leaseEpoch: true } });
+    if (!own || own.ownerId !== fence.ownerId || own.leaseEpoch !== fence.epoch) return { outcome: 'lost', index: 0, reason: 'gone', fenced: true };
+  }
   const p = new Params();
   const parts = transitions.map((t, i) => `SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM ${cols[t.entity].table} x WHERE x."id" = ${p.add(t.id, 'int')}`);
   const got = await store.prisma.$queryRawUnsafe<Array<{ k: number; row: Record<string, unknown> }>>(parts.join(' UNION ALL '), ...p.values);
@@ -237,6 +258,10 @@ export function logApplied(t: AnyTransition, event: JobEvent): void {
  * `events[i]` are transition i's row as written and its event. Events are announced on the
  * store's bus after the commit.
  *
+ * `fence` (a lease owner's write, docs/design.md "Replicas"): one more guard in the same
+ * statement — the job is still owned by `fence.ownerId` under `fence.epoch` — else `lost: gone`
+ * with `fenced: true`. Without it (one server, or a non-owner's durable request) nothing changes.
+ *
  * Costs one SQL statement (batchStatement(): guards, updates and the events' insert as
  * data-modifying CTEs) — one database round trip, no interactive transaction — plus one read
  * when the batch lost. On a store inside a transaction (inTransaction()), the statement runs
@@ -247,14 +272,15 @@ export function logApplied(t: AnyTransition, event: JobEvent): void {
  *   the entity does not have (or `id`); TypeError (before any query) for a `data` value its
  *   column cannot hold; database errors as Prisma raises them.
  */
-export async function transitionMany(store: StoreScope, transitions: AnyTransition[]): Promise<BatchOutcome> {
+export async function transitionMany(store: StoreScope, transitions: AnyTransition[], fence?: Fence): Promise<BatchOutcome> {
   assertBatch(transitions);
   if (transitions.length === 0) return { outcome: 'applied', rows: [], events: [] };
   const done = await runBatch(
     store,
     transitions.map((t) => ({ kind: 'write', t })),
+    fence,
   );
-  if (!done) return firstLoser(store, transitions);
+  if (!done) return firstLoser(store, transitions, fence);
   const { rows, events } = done;
   transitions.forEach((t, i) => logApplied(t, events[i]));
   const bus = store.bus;
@@ -269,7 +295,7 @@ export async function transitionMany(store: StoreScope, transitions: AnyTransiti
 export async function transition<E extends Entity>(store: StoreScope, t: Transition<E>): Promise<TransitionOutcome<RowOf<E>>> {
   const r = await transitionMany(store, [t as unknown as AnyTransition]);
   if (r.outcome === 'applied') return { outcome: 'applied', row: r.rows[0] as RowOf<E>, event: r.events[0] };
-  if (r.reason === 'gone') return { outcome: 'lost', reason: 'gone' };
+  if (r.reason === 'gone') return { outcome: 'lost', reason: 'gone', ...(r.fenced ? { fenced: true as const } : {}) };
   return { outcome: 'lost', reason: r.reason, row: r.row as RowOf<E> };
 }
 

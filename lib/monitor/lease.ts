@@ -1,0 +1,210 @@
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { claimJobs, expireServers, hostServers, recordServerEvents, registerServer, releaseLeases, renewLeases, type Claimed, type Store } from '../store';
+import { errMessage, type MonitorResources } from './resources';
+import type { LeaseOptions } from './types';
+
+/**
+ * The lease system (docs/design.md "Replicas"): with several servers on one PostgreSQL, each
+ * non-terminal job is owned by one live server, and only the owner's monitor steps it. Every
+ * `leaseMs / 3` one round renews this server's heartbeat and ALL its leases in one statement
+ * (lib/store renewLeases), notes the jobs that are no longer its own (taken over while it was
+ * paused: dropped, and logged), then claims unowned or expired jobs up to its fair share
+ * (lib/store claimJobs). A claim taken from another server is a takeover: logged, and written
+ * into the job's history. A new job is claimed at once by the server that hears it was created.
+ * At a clean stop the leases are released so another server adopts them on its next round.
+ */
+
+/** Default claim batch (jobs per round). */
+const CLAIM_BATCH = 256;
+
+/** What the lease system asks of the monitor. */
+export interface LeaseHooks {
+  /** Jobs now owned here (claimed): step them — the start-up recovery rules apply. */
+  claimed(ids: number[]): void;
+  /** Jobs no longer owned here: stop stepping and watching them. */
+  lost(ids: number[]): void;
+}
+
+/**
+ * Host identity: host name and boot id. Servers with the same one share `/proc` (a local
+ * attempt's pid is reachable) and the host's CPUs.
+ */
+export function hostIdentity(): string {
+  let boot = 'unknown';
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    /* not Linux: the host name alone */
+  }
+  return `${hostname()}/${boot}`;
+}
+
+/** Whether process `pid` exists on this host (EPERM: it does, someone else's). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A server id: new at every process start, short enough for a log line (`srv-<host>-<hex>`). */
+export function newServerId(): string {
+  return `srv-${hostname().slice(0, 32)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The lease system of one monitor (see the module comment). */
+export class LeaseSystem {
+  /** Jobs this server owns, as of its last round. */
+  private readonly owned = new Set<number>();
+  /** Servers this one found dead at its start (their process gone from this host). */
+  private readonly dead = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<void> | null = null;
+  private claimAgain = false;
+  private stopped = false;
+
+  constructor(
+    private readonly res: MonitorResources,
+    private readonly store: Store,
+    private readonly opts: LeaseOptions,
+    private readonly hooks: LeaseHooks,
+  ) {}
+
+  /** This server's id. */
+  get serverId(): string {
+    return this.opts.server.id;
+  }
+
+  /** The lease length (ms). */
+  get leaseMs(): number {
+    return this.opts.leaseMs;
+  }
+
+  /** How many jobs this server owns (as of its last round). */
+  get jobsOwned(): number {
+    return this.owned.size;
+  }
+
+  /** Registers the server and takes its first share of jobs (before the start-up scan). */
+  async start(): Promise<void> {
+    await registerServer(this.store, this.opts.server);
+    this.res.log.info({ serverId: this.serverId, host: this.opts.server.host, leaseMs: this.opts.leaseMs }, `server ${this.serverId} registered (lease ${this.opts.leaseMs} ms)`);
+    await this.expireDeadNeighbours();
+    await this.runRound();
+    this.schedule();
+  }
+
+  /**
+   * A server of this host whose process is gone (a kill -9 and a restart) cannot renew: its
+   * leases are expired at once instead of after their length. A pid reused meanwhile only means
+   * waiting for the expiry.
+   */
+  private async expireDeadNeighbours(): Promise<void> {
+    const dead = (await hostServers(this.store, this.opts.server.hostId, this.serverId)).filter((s) => !pidAlive(s.pid)).map((s) => s.id);
+    if (dead.length === 0) return;
+    await expireServers(this.store, dead);
+    for (const id of dead) this.dead.add(id);
+    this.res.log.info({ servers: dead }, `server(s) ${dead.join(', ')} of this host are gone: their leases expired now`);
+  }
+
+  /** A job was created: claim soon (coalesced with a round in flight). */
+  claimSoon(): void {
+    if (this.stopped) return;
+    if (this.round) {
+      this.claimAgain = true;
+      return;
+    }
+    this.round = this.claim().finally(() => (this.round = null));
+  }
+
+  /** Stops the rounds and releases every lease (owner null, expired now). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.round?.catch(() => undefined);
+    try {
+      const ids = await releaseLeases(this.store, this.serverId);
+      this.owned.clear();
+      this.res.log.info({ serverId: this.serverId, jobs: ids.length }, `server ${this.serverId} released ${ids.length} lease(s)`);
+    } catch (err) {
+      this.res.log.warn({ err: errMessage(err) }, 'could not release the leases; they expire on their own');
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runRound().finally(() => this.schedule());
+    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
+    this.timer.unref?.();
+  }
+
+  private async runRound(): Promise<void> {
+    while (this.round) await this.round.catch(() => undefined);
+    this.round = this.renewAndClaim().finally(() => (this.round = null));
+    await this.round;
+  }
+
+  private async renewAndClaim(): Promise<void> {
+    try {
+      const still = new Set(await renewLeases(this.store, this.serverId, this.opts.leaseMs));
+      const lost = [...this.owned].filter((id) => !still.has(id));
+      this.owned.clear();
+      for (const id of still) this.owned.add(id);
+      if (lost.length) {
+        this.res.log.warn({ serverId: this.serverId, jobs: lost }, `server ${this.serverId} lost the lease of ${lost.length} job(s) (taken over by another server): ${lost.join(', ')}; dropping them`);
+        this.hooks.lost(lost);
+      }
+    } catch (err) {
+      this.res.log.warn({ err: errMessage(err) }, 'lease renewal failed; retrying next round');
+      return;
+    }
+    await this.claim();
+  }
+
+  private async claim(): Promise<void> {
+    for (let i = 0; i < 10; i++) {
+      this.claimAgain = false;
+      let got: Claimed[];
+      try {
+        got = await claimJobs(this.store, this.serverId, this.opts.leaseMs, this.opts.claimBatch ?? CLAIM_BATCH);
+      } catch (err) {
+        this.res.log.warn({ err: errMessage(err) }, 'lease claim failed; retrying next round');
+        return;
+      }
+      if (got.length) await this.adopt(got);
+      if (!this.claimAgain || this.stopped) return;
+    }
+  }
+
+  private why(prev: string): string {
+    return this.dead.has(prev) ? 'its process is gone' : 'its lease expired';
+  }
+
+  private async adopt(got: Claimed[]): Promise<void> {
+    for (const c of got) this.owned.add(c.id);
+    const taken = got.filter((c) => c.previousOwner !== null && c.previousOwner !== this.serverId);
+    if (taken.length) {
+      const byOwner = new Map<string, number[]>();
+      for (const c of taken) byOwner.set(c.previousOwner!, [...(byOwner.get(c.previousOwner!) ?? []), c.id]);
+      for (const [prev, ids] of byOwner) {
+        this.res.log.warn({ serverId: this.serverId, from: prev, jobs: ids }, `server ${this.serverId} took over ${ids.length} job(s) from ${prev} (${this.why(prev)}): ${ids.join(', ')}`);
+      }
+      try {
+        await recordServerEvents(
+          this.store,
+          taken.map((c) => ({ jobId: c.id, to: 'TAKEN_OVER' as const, reason: `server ${this.serverId} took the job over from ${c.previousOwner} (${this.why(c.previousOwner!)}; epoch ${c.epoch})` })),
+        );
+      } catch (err) {
+        this.res.log.warn({ err: errMessage(err) }, "could not record the takeover in the jobs' history");
+      }
+    }
+    this.hooks.claimed(got.map((c) => c.id));
+  }
+}

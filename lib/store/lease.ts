@@ -1,0 +1,138 @@
+/**
+ * Servers and job leases (docs/design.md "Replicas"): several servers on one PostgreSQL each own
+ * a share of the non-terminal jobs, and only a job's owner steps it. A lease is the job's
+ * (`ownerId`, `leaseEpoch`, `leaseExpiresAt`); every time is the database's clock (`now()`), so
+ * servers whose clocks differ still agree on what expired. One statement per verb.
+ */
+import { JOB_TERMINAL } from '../jobs/status';
+import type { StoreScope } from './store';
+
+/** `"status" NOT IN (…terminal…)`: the SQL of "non-terminal" (the statuses are fixed words, not input). */
+const LIVE = `"status" NOT IN (${[...JOB_TERMINAL].map((s) => `'${s}'`).join(', ')})`;
+
+/** What a server says of itself at start (Server row). */
+export interface ServerInfo {
+  /** New at every process start (lib/monitor/lease.ts newServerId). */
+  id: string;
+  /** The host name. */
+  host: string;
+  /** Host identity (host name + boot id): servers with the same one share /proc and the CPUs. */
+  hostId: string;
+  pid: number;
+}
+
+/** One claimed job: its id, the owner it was taken from (null: unowned), its new epoch. */
+export interface Claimed {
+  id: number;
+  previousOwner: string | null;
+  epoch: number;
+}
+
+/** A live server as the operator view lists it. */
+export interface LiveServer {
+  id: string;
+  host: string;
+  hostId: string;
+  pid: number;
+  startedAt: Date;
+  heartbeatAt: Date;
+  /** Milliseconds since its last heartbeat (database clock). */
+  heartbeatAgeMs: number;
+  jobsOwned: number;
+  takeovers: number;
+}
+
+/** Writes this server's row (once per process start). */
+export async function registerServer(store: StoreScope, s: ServerInfo): Promise<void> {
+  await store.prisma.$executeRawUnsafe(
+    `INSERT INTO "Server" ("id", "host", "hostId", "pid", "startedAt", "heartbeatAt") VALUES ($1, $2, $3, $4, now(), now())`,
+    s.id,
+    s.host,
+    s.hostId,
+    s.pid,
+  );
+}
+
+/**
+ * One renewal round: the server's heartbeat and every lease it holds, extended to now + leaseMs,
+ * in ONE statement. Answers the ids of the non-terminal jobs it still owns; a job the caller
+ * thought it owned and that is not among them was taken over (its lease had expired).
+ */
+export async function renewLeases(store: StoreScope, serverId: string, leaseMs: number): Promise<number[]> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number }>>(
+    `WITH s AS (UPDATE "Server" SET "heartbeatAt" = now(), "stoppedAt" = NULL WHERE "id" = $1 RETURNING 1)` +
+      ` UPDATE "Job" SET "leaseExpiresAt" = now() + ($2::int * interval '1 millisecond')` +
+      ` WHERE "ownerId" = $1 AND ${LIVE} AND EXISTS (SELECT FROM s) RETURNING "id"`,
+    serverId,
+    leaseMs,
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Claims unowned or expired non-terminal jobs, oldest first, with `FOR UPDATE SKIP LOCKED` (two
+ * servers claiming at once take different jobs; a job being written is skipped, not waited for).
+ * The rule (least loaded): a server takes jobs only up to its fair share — ceil(non-terminal
+ * jobs / live servers) minus those it owns — and at most `batch`. Each claim bumps the epoch, so
+ * a write the previous owner still has in flight loses its fence. `only`: claim only these ids
+ * (the jobs just submitted here). One statement; the takeovers are counted on the Server row.
+ */
+export async function claimJobs(store: StoreScope, serverId: string, leaseMs: number, batch: number, only?: readonly number[]): Promise<Claimed[]> {
+  const onlyIds = only ? ` AND "id" = ANY($4::int[])` : '';
+  const params: unknown[] = [serverId, leaseMs, batch];
+  if (only) params.push([...only]);
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number; previousOwner: string | null; epoch: number }>>(
+    `WITH live AS (SELECT count(*)::int AS n FROM "Server" WHERE "stoppedAt" IS NULL AND "heartbeatAt" > now() - ($2::int * interval '1 millisecond')),` +
+      ` load AS (SELECT count(*)::int AS total, (count(*) FILTER (WHERE "ownerId" = $1))::int AS mine FROM "Job" WHERE ${LIVE}),` +
+      ` quota AS (SELECT GREATEST(0, LEAST($3::int, CEIL(load.total::float8 / GREATEST(live.n, 1))::int - load.mine)) AS n FROM load, live),` +
+      ` c AS (SELECT "id", "ownerId" AS prev FROM "Job" WHERE ${LIVE} AND ("ownerId" IS NULL OR "leaseExpiresAt" < now())${onlyIds}` +
+      ` ORDER BY "id" LIMIT (SELECT n FROM quota) FOR UPDATE SKIP LOCKED),` +
+      ` u AS (UPDATE "Job" j SET "ownerId" = $1, "leaseEpoch" = j."leaseEpoch" + 1, "leaseExpiresAt" = now() + ($2::int * interval '1 millisecond')` +
+      ` FROM c WHERE j."id" = c."id" RETURNING j."id", c.prev, j."leaseEpoch"),` +
+      ` t AS (UPDATE "Server" SET "takeovers" = "takeovers" + (SELECT count(*)::int FROM u WHERE u.prev IS NOT NULL AND u.prev <> $1) WHERE "id" = $1 AND EXISTS (SELECT FROM u WHERE u.prev IS NOT NULL AND u.prev <> $1) RETURNING 1)` +
+      ` SELECT u."id", u.prev AS "previousOwner", u."leaseEpoch" AS epoch FROM u ORDER BY u."id"`,
+    ...params,
+  );
+  return rows.map((r) => ({ id: Number(r.id), previousOwner: r.previousOwner, epoch: Number(r.epoch) }));
+}
+
+/** At a clean stop: every lease of the server given up (owner null, expired now) and its row marked stopped, in one statement. Answers the released job ids. */
+export async function releaseLeases(store: StoreScope, serverId: string): Promise<number[]> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number }>>(
+    `WITH s AS (UPDATE "Server" SET "stoppedAt" = now() WHERE "id" = $1 RETURNING 1)` +
+      ` UPDATE "Job" SET "ownerId" = NULL, "leaseExpiresAt" = now() WHERE "ownerId" = $1 AND ${LIVE} AND EXISTS (SELECT FROM s) RETURNING "id"`,
+    serverId,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The servers whose heartbeat is younger than `leaseMs` and that did not stop, by start time, with the jobs each owns. */
+export async function liveServers(store: StoreScope, leaseMs: number): Promise<LiveServer[]> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<Omit<LiveServer, 'heartbeatAgeMs'> & { heartbeatAgeMs: number | string }>>(
+    `SELECT s."id", s."host", s."hostId", s."pid", s."startedAt", s."heartbeatAt", s."takeovers",` +
+      ` (EXTRACT(EPOCH FROM (now() - s."heartbeatAt")) * 1000)::float8 AS "heartbeatAgeMs",` +
+      ` (SELECT count(*)::int FROM "Job" j WHERE j."ownerId" = s."id" AND ${LIVE.replace('"status"', 'j."status"')}) AS "jobsOwned"` +
+      ` FROM "Server" s WHERE s."stoppedAt" IS NULL AND s."heartbeatAt" > now() - ($1::int * interval '1 millisecond') ORDER BY s."startedAt", s."id"`,
+    leaseMs,
+  );
+  return rows.map((r) => ({ ...r, heartbeatAgeMs: Math.max(0, Math.round(Number(r.heartbeatAgeMs))), jobsOwned: Number(r.jobsOwned), takeovers: Number(r.takeovers) }));
+}
+
+/** Servers of host `hostId` not marked stopped, other than `self`: their ids and pids (the start-up check for dead ones). */
+export async function hostServers(store: StoreScope, hostId: string, self: string): Promise<Array<{ id: string; pid: number }>> {
+  return store.prisma.server.findMany({ where: { hostId, stoppedAt: null, id: { not: self } }, select: { id: true, pid: true } });
+}
+
+/**
+ * Marks servers known to be dead (their process is gone from this host) stopped and expires
+ * their leases now, so that they are claimed at once rather than after the lease length. One
+ * statement.
+ */
+export async function expireServers(store: StoreScope, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await store.prisma.$executeRawUnsafe(
+    `WITH s AS (UPDATE "Server" SET "stoppedAt" = now() WHERE "id" = ANY($1::text[]) RETURNING "id")` +
+      ` UPDATE "Job" SET "leaseExpiresAt" = now() WHERE "ownerId" IN (SELECT "id" FROM s) AND ${LIVE}`,
+    [...ids],
+  );
+}

@@ -1,0 +1,81 @@
+/**
+ * The lease fence in the one guarded write (docs/design.md "Replicas"): a status write carries
+ * the owner and epoch it read; after a takeover (the epoch bumped by another server's claim) it
+ * writes nothing and comes back `lost: gone` with `fenced`, and the monitor drops the job. The
+ * store part runs on both kinds (the statement is the same); the monitor part on PostgreSQL,
+ * where servers share a database.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
+import { claimJobs, renewLeases, startAttempt, submitJob, transitionMany } from '../../lib/store';
+import { Fixture, waitFor } from './monitor-helpers';
+
+function newJob(name: string) {
+  return { name, specYaml: `name: ${name}\nrun: echo hi\n`, spec: { name }, specHash: 'h', cpus: 1, tasks: [{ name: 't0', spec: { run: 'echo hi' } }] };
+}
+
+const server = (id: string) => ({ id, host: 'test', hostId: 'test/host', pid: process.pid });
+
+describe.each(DB_KINDS)('lease fence on %s', (kind) => {
+  const t = useDatabase(kind, `monitor-lease-${kind}`);
+
+  it('a write under the owner and epoch applies; under a stale epoch or another owner it writes nothing and comes back fenced', async () => {
+    const { store, prisma } = t;
+    const job = await submitJob(store, newJob('fenced'));
+    const [c] = await claimJobs(store, 'srv-a', 60_000, 10);
+    expect(c).toEqual({ id: job.id, previousOwner: null, epoch: 1 });
+    const task = job.tasks[0];
+    const tr = [{ entity: 'job' as const, id: job.id, from: 'PENDING' as const, to: 'CANCELLED' as const, reason: 'x' }];
+    // Another server's claim after the lease expired: epoch 2, owner b.
+    await prisma.$executeRawUnsafe(`UPDATE "Job" SET "leaseExpiresAt" = now() - interval '1 second' WHERE "id" = $1`, job.id);
+    const [c2] = await claimJobs(store, 'srv-b', 60_000, 10);
+    expect(c2).toEqual({ id: job.id, previousOwner: 'srv-a', epoch: 2 });
+    const events = await prisma.jobEvent.count({ where: { jobId: job.id } });
+    expect(await transitionMany(store, tr, { jobId: job.id, ownerId: 'srv-a', epoch: 1 })).toEqual({ outcome: 'lost', index: 0, reason: 'gone', fenced: true });
+    expect(await transitionMany(store, tr, { jobId: job.id, ownerId: 'srv-a', epoch: 2 })).toMatchObject({ outcome: 'lost', reason: 'gone', fenced: true });
+    const a = await startAttempt(store, { taskId: task.id, number: 1, cause: 'first', taskFrom: 'PENDING' }, { jobId: job.id, ownerId: 'srv-a', epoch: 1 });
+    expect(a).toEqual({ outcome: 'lost', reason: 'gone', fenced: true });
+    expect(await prisma.jobEvent.count({ where: { jobId: job.id } })).toBe(events);
+    expect(await prisma.attempt.count({ where: { jobId: job.id } })).toBe(0);
+    // The owner's renewal keeps its lease; the loser's renews nothing.
+    expect(await renewLeases(store, 'srv-a', 60_000)).toEqual([]);
+    expect((await transitionMany(store, tr, { jobId: job.id, ownerId: 'srv-b', epoch: 2 })).outcome).toBe('applied');
+  });
+});
+
+describe('monitor fenced after a takeover on postgresql', () => {
+  const t = useDatabase('postgresql', 'monitor-lease-takeover');
+  let fx: Fixture;
+  afterEach(async () => {
+    await fx.cleanup(t.prisma);
+  });
+
+  it('a takeover between the read and the write: the launch write is fenced, nothing starts, the job is dropped', async () => {
+    fx = new Fixture();
+    const { store, prisma } = t;
+    let takenOver = false;
+    const m = fx.monitor(prisma, {
+      lease: { server: server('srv-a'), leaseMs: 60_000 },
+      hooks: {
+        beforeWrite: async (ctx) => {
+          if (takenOver) return;
+          takenOver = true;
+          // srv-a paused here past its lease; srv-b claims the job (epoch bumped).
+          await prisma.$executeRawUnsafe(`UPDATE "Job" SET "leaseExpiresAt" = now() - interval '1 second' WHERE "id" = $1`, ctx.jobId);
+          await prisma.server.create({ data: server('srv-b') });
+          expect(await claimJobs(store, 'srv-b', 60_000, 10)).toHaveLength(1);
+        },
+      },
+    });
+    await m.start();
+    const job = await submitJob(store, newJob('takeover'));
+    await waitFor(async () => takenOver, 'the first write of srv-a');
+    await m.idle();
+    const row = await prisma.job.findUniqueOrThrow({ where: { id: job.id } });
+    expect(row).toMatchObject({ ownerId: 'srv-b', leaseEpoch: 2, status: 'PENDING' });
+    expect(await prisma.attempt.count({ where: { jobId: job.id } })).toBe(0);
+    expect(await prisma.task.findFirst({ where: { jobId: job.id } })).toMatchObject({ status: 'PENDING' });
+    expect(m.state().jobsWatched).toBe(0);
+  });
+});

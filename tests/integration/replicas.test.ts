@@ -1,0 +1,184 @@
+/**
+ * Several real `node server.ts` processes on one PostgreSQL and one shared data folder
+ * (docs/design.md "Replicas"): job leases, the fence of the guarded write, failover after kill -9
+ * and after SIGSTOP. PostgreSQL only (PGlite has one holder: db-lock.test.ts). Needs a built app:
+ * `JOBDECK_NEXT_DIST=.next-replicas npx next build`, then run with that JOBDECK_NEXT_DIST.
+ * REPLICAS_PIPELINES sets the pipeline count of the first test (default 60).
+ */
+import { appendFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useServerDatabase } from '../helpers/use-database';
+import type { ServerProcess } from '../helpers/server';
+import { groupAlive, waitFor } from './monitor-helpers';
+
+const LEASE_MS = 1500;
+const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '64', JOBDECK_LEASE_MS: String(LEASE_MS) };
+const PIPELINES = Number(process.env.REPLICAS_PIPELINES || 60);
+
+describe('replicas on postgresql', () => {
+  const t = useServerDatabase('postgresql', 'replicas', { isolation: 'test' });
+  const servers: ServerProcess[] = [];
+  let home: string | undefined;
+
+  afterEach(async () => {
+    for (const s of servers.splice(0)) {
+      try {
+        s.proc.kill('SIGCONT');
+      } catch {
+        /* gone */
+      }
+      await s.dispose({ keepHome: true });
+    }
+    if (home) killAttempts(home);
+    if (home) rmSync(home, { recursive: true, force: true });
+    home = undefined;
+  });
+
+  function killAttempts(h: string): void {
+    const jobs = path.join(h, 'jobs');
+    if (!existsSync(jobs)) return;
+    for (const j of readdirSync(jobs))
+      for (const tk of readdirSync(path.join(jobs, j)))
+        for (const at of readdirSync(path.join(jobs, j, tk))) {
+          const hf = path.join(jobs, j, tk, at, 'handle.json');
+          if (!existsSync(hf)) continue;
+          try {
+            process.kill(-JSON.parse(readFileSync(hf, 'utf8')).pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+  }
+
+  async function startN(n: number): Promise<ServerProcess[]> {
+    const first = await t.start({ env: ENV });
+    servers.push(first);
+    home = first.home;
+    const rest = await Promise.all(Array.from({ length: n - 1 }, () => t.start({ home: first.home, env: ENV })));
+    servers.push(...rest);
+    return [first, ...rest];
+  }
+
+  async function submit(s: ServerProcess, yaml: string): Promise<number> {
+    const r = await s.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
+    expect(r.status).toBe(201);
+    return ((await r.json()) as { id: number }).id;
+  }
+
+  /** A two-task pipeline; each task appends "<job> <task>" to the marker; task 2 prints numbered lines around a gate. */
+  function pipeline(marker: string, gate: string | null): string {
+    const wait = gate ? `while [ ! -f ${gate} ]; do sleep 0.05; done\n  ` : '';
+    return (
+      `name: replica\n---\nname: one\nrun: echo "$JOBDECK_JOB_ID 0" >> ${marker}\n---\nname: two\nrun: |\n` +
+      `  echo "$JOBDECK_JOB_ID 1" >> ${marker}\n  for i in 1 2 3 4 5; do echo "line $i"; done\n  ${wait}for i in 6 7 8 9 10; do echo "line $i"; done\n`
+    );
+  }
+
+  const prisma = () => t.db!.prisma;
+  const serverIds = async () => (await prisma().server.findMany({ orderBy: { startedAt: 'asc' } })).map((s) => s.id);
+  const markerLines = (marker: string) => (existsSync(marker) ? readFileSync(marker, 'utf8').trim().split('\n').filter(Boolean) : []);
+
+  async function allTask2Running(ids: number[]): Promise<void> {
+    await waitFor(async () => (await prisma().attempt.count({ where: { jobId: { in: ids }, status: 'RUNNING', task: { index: 1 } } })) === ids.length, 'every task 2 running', 60_000);
+  }
+
+  async function allSucceeded(ids: number[], timeoutMs = 120_000): Promise<void> {
+    await waitFor(async () => (await prisma().job.count({ where: { id: { in: ids }, status: 'SUCCEEDED' } })) === ids.length, 'every job SUCCEEDED', timeoutMs);
+  }
+
+  function expectEachTaskOnce(marker: string, ids: number[]): void {
+    const lines = markerLines(marker).sort();
+    const want = ids.flatMap((id) => [`${id} 0`, `${id} 1`]).sort();
+    expect(lines).toEqual(want);
+  }
+
+  it(`three servers, ${PIPELINES} two-task pipelines round-robin: every task once, all SUCCEEDED, each job claimed once`, async () => {
+    const ss = await startN(3);
+    const marker = path.join(home!, 'marker');
+    const ids: number[] = [];
+    for (let i = 0; i < PIPELINES; i++) ids.push(await submit(ss[i % 3], pipeline(marker, null)));
+    await allSucceeded(ids, 170_000);
+    expectEachTaskOnce(marker, ids);
+    const jobs = await prisma().job.findMany({ where: { id: { in: ids } }, select: { ownerId: true, leaseEpoch: true } });
+    const live = new Set(await serverIds());
+    // One owner each (one claim: epoch 1), no takeover, and the work spread over the servers.
+    for (const j of jobs) expect(j).toMatchObject({ leaseEpoch: 1 });
+    for (const j of jobs) expect(live.has(j.ownerId!)).toBe(true);
+    expect(await prisma().jobEvent.count({ where: { jobId: { in: ids }, entity: 'server', to: 'TAKEN_OVER' } })).toBe(0);
+    const per = new Map<string, number>();
+    for (const j of jobs) per.set(j.ownerId!, (per.get(j.ownerId!) ?? 0) + 1);
+    expect(per.size).toBeGreaterThanOrEqual(2);
+    // The operator view on any server lists all three.
+    const mon = (await (await ss[1].api('/api/monitor')).json()) as { servers?: Array<{ id: string; jobsOwned: number }> };
+    expect(mon.servers?.map((s) => s.id).sort()).toEqual([...live].sort());
+  }, 180_000);
+
+  it('kill -9 of one server while its jobs run: a survivor adopts them within lease + 5 s, reattached (same pid), nothing run twice, every log line once', async () => {
+    const ss = await startN(3);
+    const marker = path.join(home!, 'marker');
+    const gate = path.join(home!, 'gate');
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await submit(ss[i % 3], pipeline(marker, gate)));
+    await allTask2Running(ids);
+    const victim = ss[0];
+    const victimId = (await serverIds())[0];
+    const theirs = (await prisma().job.findMany({ where: { ownerId: victimId }, select: { id: true } })).map((j) => j.id);
+    expect(theirs.length).toBeGreaterThan(0);
+    const pids = new Map((await prisma().attempt.findMany({ where: { jobId: { in: theirs }, task: { index: 1 } } })).map((a) => [a.jobId, a.pid]));
+    await victim.kill9();
+    const killedAt = Date.now();
+    await waitFor(async () => (await prisma().job.count({ where: { id: { in: theirs }, ownerId: victimId } })) === 0, 'every job of the victim adopted', LEASE_MS + 5000);
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + 5000);
+    for (const pid of pids.values()) expect(groupAlive(pid!)).toBe(true);
+    appendFileSync(gate, '');
+    await allSucceeded(ids);
+    expectEachTaskOnce(marker, ids);
+    const attempts = await prisma().attempt.findMany({ where: { jobId: { in: theirs } } });
+    expect(attempts).toHaveLength(theirs.length * 2);
+    for (const a of attempts.filter((x) => pids.has(x.jobId) && x.pid === pids.get(x.jobId))) expect(a.cause).toBe('first');
+    for (const id of theirs) {
+      const att = attempts.find((a) => a.jobId === id && a.pid === pids.get(id));
+      expect(att, `job ${id}: task 2's attempt kept its pid`).toBeTruthy();
+      const log = readFileSync(att!.logPath!, 'utf8');
+      expect(log.trim().split('\n')).toEqual(Array.from({ length: 10 }, (_, i) => `line ${i + 1}`));
+      const ev = await prisma().jobEvent.findMany({ where: { jobId: id, entity: 'server', to: 'TAKEN_OVER' } });
+      expect(ev).toHaveLength(1);
+      expect(ev[0].reason).toContain(`from ${victimId}`);
+    }
+    const survivors = ss.slice(1).map((s) => s.output()).join('\n');
+    expect(survivors).toContain(`from ${victimId} (its lease expired)`);
+  }, 180_000);
+
+  it('SIGSTOP until its leases expire, then SIGCONT: the paused server writes nothing for the jobs taken over and logs that it lost them', async () => {
+    const ss = await startN(2);
+    const marker = path.join(home!, 'marker');
+    const gate = path.join(home!, 'gate');
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await submit(ss[i % 2], pipeline(marker, gate)));
+    await allTask2Running(ids);
+    const [pausedId] = await serverIds();
+    const paused = ss[0];
+    const theirs = (await prisma().job.findMany({ where: { ownerId: pausedId }, select: { id: true } })).map((j) => j.id);
+    expect(theirs.length).toBeGreaterThan(0);
+    paused.proc.kill('SIGSTOP');
+    await waitFor(async () => (await prisma().job.count({ where: { id: { in: theirs }, ownerId: pausedId } })) === 0, 'the jobs taken over', LEASE_MS + 5000);
+    // The jobs end while it sleeps: their exits are what the paused server would write on waking.
+    writeFileSync(gate, '');
+    await allSucceeded(ids);
+    const eventsBefore = await prisma().jobEvent.count({ where: { jobId: { in: theirs } } });
+    const outBefore = paused.output().length;
+    paused.proc.kill('SIGCONT');
+    await waitFor(async () => /lost the lease of \d+ job/.test(paused.output().slice(outBefore)), 'the paused server to log its lost leases', 10_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    // From the database: no row of its after the takeover — no new event, epoch and owner kept.
+    expect(await prisma().jobEvent.count({ where: { jobId: { in: theirs } } })).toBe(eventsBefore);
+    const after = await prisma().job.findMany({ where: { id: { in: theirs } } });
+    for (const j of after) expect(j.ownerId).not.toBe(pausedId);
+    expect(await prisma().job.count({ where: { id: { in: ids }, status: 'SUCCEEDED' } })).toBe(ids.length);
+    // Its own log: no status write applied for those jobs after waking.
+    const woke = paused.output().slice(outBefore);
+    for (const id of theirs) expect(woke).not.toMatch(new RegExp(`"msg":"job ${id}[^"]*: [A-Z_]+ → `));
+    expectEachTaskOnce(marker, ids);
+  }, 180_000);
+});
