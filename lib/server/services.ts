@@ -13,6 +13,7 @@ import type { Database } from '../db/client';
 import type { ExecutorRegistry } from '../executors';
 import type { MonitorSettings } from '../monitor/config';
 import type { Monitor } from '../monitor/monitor';
+import type { NotifyRelay } from './relay';
 import type { Store } from '../store';
 import type { WsHub } from '../ws/hub';
 
@@ -36,6 +37,8 @@ export interface Services {
   monitor: Monitor;
   /** The WebSocket hub behind /ws/jobs and /ws/jobs/:id (lib/ws). */
   ws: WsHub;
+  /** Several servers on one PostgreSQL: the bus relayed over NOTIFY (lib/server/relay.ts); null on one server. */
+  relay: NotifyRelay | null;
 }
 
 declare global {

@@ -21,6 +21,7 @@ import { createMonitor } from '../monitor/monitor';
 import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
 import { noteServerStart, noteServerStop } from './history';
+import { NotifyRelay } from './relay';
 import { publishServices, unpublishServices, type Services } from './services';
 import { findUpgradeRoute, type UpgradeRoute } from './upgrade';
 
@@ -63,7 +64,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   }
   // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
   const store = createStore(db.prisma);
-  let built: Partial<Pick<Services, 'monitor' | 'ws'>> = {};
+  let built: Partial<Pick<Services, 'monitor' | 'ws' | 'relay'>> = {};
   try {
     const executors = createExecutors();
     const settings = monitorSettingsFromEnv();
@@ -72,17 +73,21 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     const lease = db.kind === 'postgresql' ? { server: { id: newServerId(), host: hostname(), hostId: hostIdentity(), pid: process.pid }, leaseMs: leaseMsFromEnv() } : undefined;
     if (lease) log.info({ serverId: lease.server.id, hostId: lease.server.hostId }, `server id ${lease.server.id}`);
     const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name), lease });
-    built = { monitor };
+    // The other servers' writes on this server's bus, and this one's on theirs.
+    const relay = lease && config.databaseUrl ? new NotifyRelay(config.databaseUrl, store, lease.server.id, log) : null;
+    built = { monitor, relay };
+    await relay?.start();
     const ws = new WsHub({ store, auth });
-    built = { monitor, ws };
+    built = { monitor, ws, relay };
     // The restart in each unfinished job's history, before the recovery's own entries.
     await noteServerStart(store, log);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
-    return { config, log, auth, db, store, executors, settings, monitor, ws };
+    return { config, log, auth, db, store, executors, settings, monitor, ws, relay };
   } catch (err) {
     await built.ws?.stop().catch(() => undefined);
     await built.monitor?.stop().catch(() => undefined);
+    await built.relay?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -92,6 +97,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
 async function stopServices(s: Services): Promise<void> {
   await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
   await s.monitor.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'monitor' }, 'stop failed'));
+  await s.relay?.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'relay' }, 'stop failed'));
 }
 
 /** Next's own upgrade handler (dev mode only: hot reload on `/_next/…`). */

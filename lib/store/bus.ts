@@ -24,6 +24,11 @@ export interface StoreEvent {
   job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes' | 'priority'>>;
   /** For `updated`: which field changed (a priority change reorders admission). */
   changed?: 'priority' | 'pendingReason';
+  /**
+   * Another server's write, relayed over PostgreSQL NOTIFY (lib/server/relay.ts): the JobEvent
+   * is read back, `row` is absent. A remote event is never relayed again.
+   */
+  remote?: boolean;
 }
 
 /** A listener of the store bus. It must not throw (a throw is logged and swallowed). */

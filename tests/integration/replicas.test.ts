@@ -3,7 +3,7 @@
  * (docs/design.md "Replicas"): job leases, the fence of the guarded write, failover after kill -9
  * and after SIGSTOP. PostgreSQL only (PGlite has one holder: db-lock.test.ts). Needs a built app:
  * `JOBDECK_NEXT_DIST=.next-replicas npx next build`, then run with that JOBDECK_NEXT_DIST.
- * REPLICAS_PIPELINES sets the pipeline count of the first test (default 60).
+ * REPLICAS_PIPELINES sets the pipeline count of the first test (default 300).
  */
 import { appendFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,10 +11,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useServerDatabase } from '../helpers/use-database';
 import type { ServerProcess } from '../helpers/server';
 import { groupAlive, waitFor } from './monitor-helpers';
+import { StreamClient } from './ws-fixtures';
 
 const LEASE_MS = 1500;
 const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '64', JOBDECK_LEASE_MS: String(LEASE_MS) };
-const PIPELINES = Number(process.env.REPLICAS_PIPELINES || 60);
+const PIPELINES = Number(process.env.REPLICAS_PIPELINES || 300);
 
 describe('replicas on postgresql', () => {
   const t = useServerDatabase('postgresql', 'replicas', { isolation: 'test' });
@@ -51,11 +52,11 @@ describe('replicas on postgresql', () => {
         }
   }
 
-  async function startN(n: number): Promise<ServerProcess[]> {
-    const first = await t.start({ env: ENV });
+  async function startN(n: number, env: Record<string, string> = {}): Promise<ServerProcess[]> {
+    const first = await t.start({ env: { ...ENV, ...env } });
     servers.push(first);
     home = first.home;
-    const rest = await Promise.all(Array.from({ length: n - 1 }, () => t.start({ home: first.home, env: ENV })));
+    const rest = await Promise.all(Array.from({ length: n - 1 }, () => t.start({ home: first.home, env: { ...ENV, ...env } })));
     servers.push(...rest);
     return [first, ...rest];
   }
@@ -181,4 +182,24 @@ describe('replicas on postgresql', () => {
     for (const id of theirs) expect(woke).not.toMatch(new RegExp(`"msg":"job ${id}[^"]*: [A-Z_]+ → `));
     expectEachTaskOnce(marker, ids);
   }, 180_000);
+
+  it('a client on the server that does not own a job follows it live, and its cancel reaches the owner at once (NOTIFY; poll and reconcile backstops slowed to 60 s)', async () => {
+    const slow = { JOBDECK_RECONCILE_MS: '60000', JOBDECK_WS_EVENT_POLL_MS: '60000' };
+    const ss = await startN(2, slow);
+    const marker = path.join(home!, 'marker');
+    const gate = path.join(home!, 'gate');
+    const id = await submit(ss[0], pipeline(marker, gate));
+    const owner = await waitFor(async () => (await prisma().job.findUnique({ where: { id } }))?.ownerId ?? null, 'an owner');
+    const ids = await serverIds();
+    const other = ss[ids.indexOf(owner) === 0 ? 1 : 0];
+    const c = await StreamClient.connect(`${other.url.replace(/^http/, 'ws')}/ws/jobs/${id}?follow=1`, undefined, { authorization: `Bearer ${other.token}` });
+    await c.until(() => c.messages.some((m) => m.type === 'attempt' && m.phase === 'start' && m.task === 1), 20_000, "task 2's start on the other server's stream");
+    const r = await other.api(`/api/jobs/${id}/cancel`, { method: 'POST' });
+    expect(r.status).toBe(200);
+    await c.until(() => c.messages.some((m) => m.type === 'end'), 20_000, 'the end of the job on the other server\'s stream');
+    expect(c.messages.find((m) => m.type === 'end')).toMatchObject({ status: 'CANCELLED' });
+    expect((await prisma().job.findUniqueOrThrow({ where: { id } })).status).toBe('CANCELLED');
+    // Task 2 was stopped, never finished: its marker line is there, the line after the gate is not.
+    expect(markerLines(marker).sort()).toEqual([`${id} 0`, `${id} 1`]);
+  }, 120_000);
 });
