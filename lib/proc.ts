@@ -1,4 +1,5 @@
 import { readFileSync, statfsSync } from 'node:fs';
+import { hostname } from 'node:os';
 
 /**
  * One process's entry in the Linux process table (`/proc/<pid>/stat`): read by the local
@@ -86,4 +87,24 @@ export function diskFull(dir: string): string | null {
     // gone or not examinable: nothing to say
   }
   return null;
+}
+
+let hostIdCache: string | null = null;
+
+/**
+ * This host's identity: the host name and the kernel's boot id (`/proc/sys/kernel/random/boot_id`).
+ * Processes with the same one share `/proc`: a local attempt's pid means the same process, and
+ * the host's CPUs are theirs (docs/design.md "Replicas"). Read once per process.
+ */
+export function hostIdentity(): string {
+  if (hostIdCache === null) {
+    let boot = 'unknown';
+    try {
+      boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      /* not Linux: the host name alone */
+    }
+    hostIdCache = `${hostname()}/${boot}`;
+  }
+  return hostIdCache;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HANDLE_FILE } from './attempt-record';
+import { hostIdentity } from '../proc';
 import type { AttemptHandle } from './types';
 
 /**
@@ -26,7 +27,7 @@ export function readHandleFile(attemptDir: string): AttemptHandle | null {
 
 /** The handle of a wrapper started as `pid` at `startTime` (the launcher writes the same fields). */
 export function handleOf(pid: number, startTime: string, attemptDir: string): AttemptHandle {
-  return { executor: 'local', ref: `${pid}:${startTime}`, pid, pidStartTime: startTime, attemptDir };
+  return { executor: 'local', ref: `${pid}:${startTime}`, pid, pidStartTime: startTime, hostId: hostIdentity(), attemptDir };
 }
 
 /**

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { logger } from '../log';
 import { EXIT_FILE, HANDLE_FILE } from './attempt-record';
 import { LauncherGoneError, type Launcher } from './launcher';
+import { hostIdentity } from '../proc';
 import type { ExpectedChild, LocalChildren } from './local-children';
 import { handleOf, readHandleFile } from './local-handle';
 import { readProcStat } from './proc';
@@ -83,7 +84,7 @@ async function spawnByLauncher(launcher: Launcher, s: Spawn, child: ExpectedChil
   const { bash, args, attemptDir, env, handleFile } = s;
   let r: Awaited<ReturnType<Launcher['spawn']>>;
   try {
-    r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', attemptDir } }, child.onExit);
+    r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', hostId: hostIdentity(), attemptDir } }, child.onExit);
   } catch (err) {
     if (err instanceof LauncherGoneError) {
       // Its handle file says whether it started. If it did, it runs on as an orphan: not our

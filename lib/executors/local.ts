@@ -2,6 +2,7 @@ import os from 'node:os';
 import { readExitRecord, toResult, watchExitRecord } from './attempt-record';
 import { LocalChildren } from './local-children';
 import { cancelProcessGroup } from './local-cancel';
+import { hostIdentity } from '../proc';
 import { identity, readHandleFile } from './local-handle';
 import { launchLocal } from './local-launch';
 import { createProcScanner, readProcStat, isLiveState, type ProcScanner } from './proc';
@@ -93,6 +94,12 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     if (seen) return seen;
     if (first) return toResult(first);
     await opts.hooks?.afterFirstExitRead?.(handle);
+    if (handle.hostId && handle.hostId !== hostIdentity()) {
+      // Another host's process: this /proc says nothing of it; only its exit record can.
+      const rec = readExitRecord(dir);
+      if (rec) return toResult(rec);
+      return { state: 'lost', reason: `the attempt runs on another host (${handle.hostId}): not reachable from here, and it recorded no exit status` };
+    }
     const { pid, startTime } = identity(handle);
     if (pid === null) return { state: 'lost', reason: `the handle ${JSON.stringify(handle.ref)} names no process` };
     const stat = readProcStat(pid);

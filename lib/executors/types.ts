@@ -43,6 +43,12 @@ export interface AttemptHandle {
   pid?: number | null;
   /** Process start time in clock ticks since boot (/proc/PID/stat field 22): pid reuse guard. */
   pidStartTime?: string | null;
+  /**
+   * Local: the identity of the host the process runs on (lib/proc.ts hostIdentity). A server on
+   * another host cannot reach it through its own `/proc` (docs/design.md "Replicas"). Absent:
+   * this host (handles written before it was recorded).
+   */
+  hostId?: string | null;
   attemptDir: string;
 }
 

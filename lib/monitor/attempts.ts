@@ -118,7 +118,7 @@ export class AttemptSystem {
         from: 'STARTING',
         to: 'RUNNING',
         reason: reattached ? 'found running after a restart of jobdeck' : null,
-        data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, startedAt: att.startedAt ?? e.launchedAt.get(att.id) ?? now(this.res) },
+        data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, hostId: handle!.hostId ?? null, startedAt: att.startedAt ?? e.launchedAt.get(att.id) ?? now(this.res) },
       });
     }
     if (cur.status === 'STARTING') d.task(cur, 'RUNNING', undefined, cur.startedAt ? {} : { startedAt: e.launchedAt.get(att.id) ?? now(this.res) });

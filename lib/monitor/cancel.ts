@@ -60,7 +60,7 @@ export class CancelSystem {
         from: active.status as AttemptStatus,
         to: 'CANCELLING',
         reason: 'cancel requested',
-        data: h && !active.executorRef ? { executorRef: h.ref, pid: h.pid ?? null, pidStartTime: h.pidStartTime ?? null } : {},
+        data: h && !active.executorRef ? { executorRef: h.ref, pid: h.pid ?? null, pidStartTime: h.pidStartTime ?? null, hostId: h.hostId ?? null } : {},
       });
     }
     if (cur.status !== 'CANCELLING' && cur.status !== 'PENDING') d.task(cur, 'CANCELLING', 'cancel requested');

@@ -16,7 +16,7 @@ export function handleFor(res: MonitorResources, job: Job, task: Task, att: Atte
   if (mem) return mem;
   const dir = att.logPath ? path.dirname(att.logPath) : path.dirname(attemptLogPath(job.id, task.index, att.number, res.home));
   if (att.executorRef) {
-    return { executor: att.executor, ref: att.executorRef, pid: att.pid, pidStartTime: att.pidStartTime, attemptDir: dir };
+    return { executor: att.executor, ref: att.executorRef, pid: att.pid, pidStartTime: att.pidStartTime, hostId: att.hostId, attemptDir: dir };
   }
   return res.executor(att.executor).findHandle?.(dir) ?? null;
 }

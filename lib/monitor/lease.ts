@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { hostIdentity } from '../proc';
 import { claimJobs, expireServers, hostServers, recordServerEvents, registerServer, releaseLeases, renewLeases, type Claimed, type Store } from '../store';
 import { errMessage, type MonitorResources } from './resources';
 import type { LeaseOptions } from './types';
@@ -27,20 +27,6 @@ export interface LeaseHooks {
   lost(ids: number[]): void;
 }
 
-/**
- * Host identity: host name and boot id. Servers with the same one share `/proc` (a local
- * attempt's pid is reachable) and the host's CPUs.
- */
-export function hostIdentity(): string {
-  let boot = 'unknown';
-  try {
-    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    /* not Linux: the host name alone */
-  }
-  return `${hostname()}/${boot}`;
-}
-
 /** Whether process `pid` exists on this host (EPERM: it does, someone else's). */
 function pidAlive(pid: number): boolean {
   try {
@@ -50,6 +36,8 @@ function pidAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+export { hostIdentity };
 
 /** A server id: new at every process start, short enough for a log line (`srv-<host>-<hex>`). */
 export function newServerId(): string {

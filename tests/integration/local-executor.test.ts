@@ -465,3 +465,19 @@ describe('process table and registry', () => {
     expect(() => executors.get('nope')).toThrow(/unknown executor "nope"/);
   });
 });
+
+describe('local executor: an attempt of another host (docs/design.md "Replicas")', () => {
+  const ex = createLocalExecutor({ pollMs: 200 });
+
+  it('records this host in the handle; a handle of another host is never probed through this /proc: lost without an exit record, settled with one', async () => {
+    const { req, h } = await launch(ex, { run: 'sleep 30' });
+    expect(h.hostId).toMatch(/.+\/.+/);
+    expect(readHandleFile(req.attemptDir)?.hostId).toBe(h.hostId);
+    expect(await ex.probe(h)).toEqual({ state: 'running' });
+    // The same pid and start time, recorded by a server on another host: not this process.
+    const foreign: AttemptHandle = { ...h, hostId: 'elsewhere/0000' };
+    expect(await ex.probe(foreign)).toMatchObject({ state: 'lost', reason: expect.stringContaining('another host (elsewhere/0000)') });
+    writeFileSync(path.join(req.attemptDir, 'exit'), JSON.stringify({ phase: 'run', exitCode: 0, endedAtMs: Date.now() }) + '\n');
+    expect(await ex.probe(foreign)).toMatchObject({ state: 'exited', exitCode: 0 });
+  });
+});
