@@ -11,6 +11,7 @@ import { addLaunch } from './commands/launch';
 import { addLogs } from './commands/logs';
 import { addManage } from './commands/manage';
 import { addScheduling } from './commands/scheduling';
+import { addServers } from './commands/servers';
 import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
 import { CLI_ENV_HELP, type GlobalOptions } from './config';
@@ -77,6 +78,7 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   addLogs(program, getCtx, run);
   addManage(program, getCtx, run);
   addScheduling(program, getCtx, run);
+  addServers(program, getCtx, run);
   addServer(program, getCtx, run);
   for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;
