@@ -6,7 +6,36 @@
  * A failure to write them is logged, never fatal: they are a record, not a rule.
  */
 import type { Logger } from 'pino';
-import { activeJobIds, jobStatuses, lastServerStops, recordServerEvents, type Store } from '../store';
+import { hostIdentity } from '../proc';
+import { activeJobIds, jobStatuses, lastServerStops, liveServers, recordServerEvents, type Store } from '../store';
+
+/** With several servers on one PostgreSQL (docs/design.md "Replicas"): this server's id and lease length. */
+export interface ReplicaScope {
+  serverId: string;
+  leaseMs: number;
+}
+
+/** Whether process `pid` of this host exists. */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * With replicas, the jobs a stop or a start concerns: at a stop the ones this server owns; at a
+ * start the ones no running server owns (unowned, owner not live, or owner of this host gone).
+ */
+async function scoped(store: Store, ids: number[], r: ReplicaScope | undefined, at: 'stop' | 'start'): Promise<number[]> {
+  if (!r || ids.length === 0) return ids;
+  const rows = await store.prisma.job.findMany({ where: { id: { in: ids } }, select: { id: true, ownerId: true } });
+  if (at === 'stop') return rows.filter((j) => j.ownerId === r.serverId).map((j) => j.id);
+  const running = new Set((await liveServers(store, r.leaseMs)).filter((s) => s.hostId !== hostIdentity() || pidAlive(s.pid)).map((s) => s.id));
+  return rows.filter((j) => j.ownerId === null || !running.has(j.ownerId)).map((j) => j.id);
+}
 
 /** "3.2 s", "4 min 5 s" — how long the server was down. */
 function downFor(ms: number): string {
@@ -15,10 +44,10 @@ function downFor(ms: number): string {
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-/** Records "STOPPED" for every unfinished job (a clean stop: close() of the server). */
-export async function noteServerStop(store: Store, log: Logger): Promise<void> {
+/** Records "STOPPED" for every unfinished job (a clean stop: close() of the server); with replicas, for those this server owns. */
+export async function noteServerStop(store: Store, log: Logger, replicas?: ReplicaScope): Promise<void> {
   try {
-    const ids = await activeJobIds(store, {});
+    const ids = await scoped(store, await activeJobIds(store, {}), replicas, 'stop');
     const status = await jobStatuses(store, ids);
     await recordServerEvents(
       store,
@@ -29,10 +58,10 @@ export async function noteServerStop(store: Store, log: Logger): Promise<void> {
   }
 }
 
-/** Records "READOPTED" for every unfinished job, before the monitor's start-up recovery. */
-export async function noteServerStart(store: Store, log: Logger): Promise<void> {
+/** Records "READOPTED" for every unfinished job, before the monitor's start-up recovery; with replicas, for those no running server owns. */
+export async function noteServerStart(store: Store, log: Logger, replicas?: ReplicaScope): Promise<void> {
   try {
-    const ids = await activeJobIds(store, {});
+    const ids = await scoped(store, await activeJobIds(store, {}), replicas, 'start');
     if (ids.length === 0) return;
     const [status, stops] = await Promise.all([jobStatuses(store, ids), lastServerStops(store, ids)]);
     const now = new Date();

@@ -13,6 +13,7 @@ import type { Database } from '../db/client';
 import type { ExecutorRegistry } from '../executors';
 import type { MonitorSettings } from '../monitor/config';
 import type { Monitor } from '../monitor/monitor';
+import type { ReplicaScope } from './history';
 import type { NotifyRelay } from './relay';
 import type { Store } from '../store';
 import type { WsHub } from '../ws/hub';
@@ -39,6 +40,8 @@ export interface Services {
   ws: WsHub;
   /** Several servers on one PostgreSQL: the bus relayed over NOTIFY (lib/server/relay.ts); null on one server. */
   relay: NotifyRelay | null;
+  /** Several servers on one PostgreSQL: this server's id and lease length (lib/server/history.ts scopes its entries by them); null on one server. */
+  replicas: ReplicaScope | null;
 }
 
 declare global {

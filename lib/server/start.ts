@@ -80,10 +80,10 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     const ws = new WsHub({ store, auth });
     built = { monitor, ws, relay };
     // The restart in each unfinished job's history, before the recovery's own entries.
-    await noteServerStart(store, log);
+    await noteServerStart(store, log, lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : undefined);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
-    return { config, log, auth, db, store, executors, settings, monitor, ws, relay };
+    return { config, log, auth, db, store, executors, settings, monitor, ws, relay, replicas: lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : null };
   } catch (err) {
     await built.ws?.stop().catch(() => undefined);
     await built.monitor?.stop().catch(() => undefined);
@@ -212,7 +212,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       if (closed) return;
       closed = true;
       closing = true;
-      await noteServerStop(s.store, s.log);
+      await noteServerStop(s.store, s.log, s.replicas ?? undefined);
       await stopServices(s);
       await new Promise<void>((resolve) => {
         srv.close(() => resolve());

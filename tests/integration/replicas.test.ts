@@ -8,6 +8,8 @@
 import { appendFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import { useServerDatabase } from '../helpers/use-database';
 import type { ServerProcess } from '../helpers/server';
 import { groupAlive, waitFor } from './monitor-helpers';
@@ -229,5 +231,45 @@ describe('replicas on postgresql', () => {
     }
     const owners = new Set((await prisma().job.findMany({ where: { id: { in: ids } }, select: { ownerId: true } })).map((j) => j.ownerId));
     expect(owners.size).toBe(2);
+  }, 120_000);
+
+  it('a second server on the same database with another data folder is refused, naming both', async () => {
+    await startN(1);
+    const other = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-other-home-'));
+    try {
+      const err = await t.start({ home: other, env: ENV, timeoutMs: 30_000 }).then(
+        () => null,
+        (e: Error) => e.message,
+      );
+      expect(err).toMatch(/exited with 1 before listening/);
+      expect(err).toContain(other);
+      expect(err).toContain(home!);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('SIGTERM of one server releases its leases: the other adopts its jobs (no takeover), and only the stopped server\'s jobs say STOPPED', async () => {
+    const ss = await startN(2);
+    const marker = path.join(home!, 'marker');
+    const gate = path.join(home!, 'gate');
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await submit(ss[i % 2], pipeline(marker, gate)));
+    await allTask2Running(ids);
+    const [stoppedId, keptId] = await serverIds();
+    const theirs = (await prisma().job.findMany({ where: { ownerId: stoppedId }, select: { id: true } })).map((j) => j.id);
+    const kept = ids.filter((id) => !theirs.includes(id));
+    expect(theirs.length).toBeGreaterThan(0);
+    expect(kept.length).toBeGreaterThan(0);
+    await ss[0].stop();
+    expect(ss[0].proc.exitCode).toBe(0);
+    await waitFor(async () => (await prisma().job.count({ where: { id: { in: theirs }, ownerId: keptId } })) === theirs.length, 'the released jobs adopted', 10_000);
+    writeFileSync(gate, '');
+    await allSucceeded(ids);
+    expectEachTaskOnce(marker, ids);
+    const server = await prisma().jobEvent.findMany({ where: { jobId: { in: ids }, entity: 'server' } });
+    expect(server.filter((e) => e.to === 'STOPPED').map((e) => e.jobId).sort()).toEqual([...theirs].sort());
+    expect(server.filter((e) => e.to !== 'STOPPED')).toEqual([]);
+    expect(await prisma().attempt.count({ where: { jobId: { in: ids } } })).toBe(ids.length * 2);
   }, 120_000);
 });
