@@ -2,6 +2,7 @@ import type { Attempt, Job, JobEvent, Prisma, Task } from '../generated/prisma/c
 import { logger } from '../log';
 import { assertTransition, isTerminal, type AttemptStatus, type Entity, type JobStatus, type TaskStatus } from '../jobs/status';
 import type { ColumnTable } from './columns';
+import { outboxInsert } from './outbox';
 import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolationAsP2002 } from './sql';
 import type { StoreScope } from './store';
 
@@ -139,7 +140,8 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: str
       writes.push(write);
       events.push(event);
     }
-    rows.push(`SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM u${i} x`);
+    const ent = s.kind === 'write' ? s.t.entity : 'attempt';
+    rows.push(`SELECT ${i} AS k, '${ent}'::text AS ent, to_jsonb(x.*) AS "row" FROM u${i} x`);
   });
   guards.sort((x, y) => x.rank - y.rank || x.id - y.id);
   ctes.push(`ok AS MATERIALIZED (SELECT ${guards.length ? guards.map((g) => `EXISTS (SELECT FROM ${g.name})`).join(' AND ') : 'true'} AS ok)`);
@@ -149,22 +151,24 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: str
       ` SELECT x."jobId", ${at}, x."entity", x."taskIndex", x."attemptNumber", x."from", x."to", x."reason" FROM (${events.join(' UNION ALL ')}) x ORDER BY x.k RETURNING *)`,
   );
   ctes.push(`w AS (${rows.join(' UNION ALL ')})`);
+  // The webhook outbox, in the same statement as the events that cause it (outbox.ts).
+  ctes.push(`o AS (${outboxInsert('e', 'w', at)})`);
   // JobEvent's columns, selected typed (not through to_jsonb) so that Prisma decodes them itself.
   const eventColumns = [...cols.event.columns.keys()].map((c) => `e."${c}"`).join(', ');
   const sql =
     `WITH ${ctes.join(',\n')}\n` +
-    `SELECT ${eventColumns}, w."row" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
+    `SELECT ${eventColumns}, w."row", (SELECT count(*) FROM o)::int AS "outbox" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
   return { sql, params: p.values };
 }
 
-/** A statement's answer: per step, in step order, the JobEvent (typed by Prisma) and the row's to_jsonb. */
-type BatchRow = JobEvent & { row: Record<string, unknown> };
+/** A statement's answer: per step, in step order, the JobEvent (typed by Prisma), the row's to_jsonb and the outbox rows inserted (the same on every row). */
+type BatchRow = JobEvent & { row: Record<string, unknown>; outbox: number };
 
 /**
  * Runs a batch statement; null (zero rows back) means a guard failed and nothing was written.
  * Raw query errors are mapped like Prisma's own calls (unique violation → P2002).
  */
-export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[] } | null> {
+export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[]; outbox: number } | null> {
   const { sql, params } = batchStatement(store.columns, steps, new Date());
   let got: BatchRow[];
   try {
@@ -178,8 +182,8 @@ export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows
     const s = steps[i];
     return decodeRow<Job | Task | Attempt>(store.columns[s.kind === 'write' ? s.t.entity : 'attempt'], r.row);
   });
-  const events = got.map(({ row: _row, ...e }) => e as JobEvent);
-  return { rows, events };
+  const events = got.map(({ row: _row, outbox: _outbox, ...e }) => e as JobEvent);
+  return { rows, events, outbox: Number(got[0].outbox) };
 }
 
 /**
@@ -258,7 +262,10 @@ export async function transitionMany(store: StoreScope, transitions: AnyTransiti
   const { rows, events } = done;
   transitions.forEach((t, i) => logApplied(t, events[i]));
   const bus = store.bus;
-  if (bus) events.forEach((e, i) => bus.emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
+  if (bus) {
+    events.forEach((e, i) => bus.emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
+    if (done.outbox > 0) bus.emit({ type: 'outbox', jobId: 0 });
+  }
   return { outcome: 'applied', rows, events };
 }
 
