@@ -37,7 +37,8 @@ export interface SchemaMeta {
 /** Registry of the named schemas that become OpenAPI components. */
 export const apiRegistry = z.registry<SchemaMeta>();
 
-function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
+/** Registers a schema as a named OpenAPI component (`id`) with its description. */
+export function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
   const described = schema.meta({ description }) as T;
   apiRegistry.add(described, { id });
   return described;
@@ -59,11 +60,11 @@ const userText = (min: number, max?: number) =>
  * Client metadata: any JSON object, held to the spec's plain-value rules (depth, size, storable
  * text in values and keys: lib/jobs/spec checkPlainValue), each problem at its path.
  */
-const MetadataSchema = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+export const MetadataSchema = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
   for (const p of checkPlainValue(v)) ctx.addIssue({ code: 'custom', message: p.message.replace(/^the spec /, 'the metadata '), path: p.path });
 });
 
-const isoTime = () => z.string().meta({ format: 'date-time', description: 'ISO-8601 time, UTC' });
+export const isoTime = () => z.string().meta({ format: 'date-time', description: 'ISO-8601 time, UTC' });
 const count = () => z.number().int().min(0);
 const JobStatusSchema = named(z.enum(JOB_STATUSES), 'JobStatus', 'Job status (lib/jobs/status.ts; SkyPilot ManagedJobStatus).');
 const TaskStatusSchema = named(z.enum(TASK_STATUSES), 'TaskStatus', 'Task (pipeline step) status.');

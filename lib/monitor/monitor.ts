@@ -13,6 +13,8 @@ import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
 import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
 import { Writes } from './writes';
+import { webhookSettingsFromEnv } from './webhook-config';
+import { WebhookSystem } from './webhooks';
 
 /**
  * The monitor (docs/design.md §6): turns submitted jobs into attempts, watches them, restarts
@@ -20,7 +22,7 @@ import { Writes } from './writes';
  * races and restarts. This file holds the lifecycle (start-up recovery, stop), the loop (a
  * reconcile pass every `reconcileMs`, store events, wake()) and the DISPATCHER: a step reads the
  * job fresh and hands it to the system that owns its state, again until there is nothing to do.
- * The systems (admission, launch, attempts, recovery, cancel, reap, exception) share one
+ * The systems (admission, launch, attempts, recovery, cancel, reap, exception, webhooks) share one
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
@@ -79,10 +81,12 @@ class MonitorLoop implements Monitor {
   private lastReconcileEnd: number | null = null;
   private lastReconcileDuration: number | null = null;
   private readonly busListener = (e: StoreEvent) => this.onStoreEvent(e);
+  private readonly webhooks: WebhookSystem;
 
   constructor(opts: MonitorOptions) {
     this.res = createResources(opts);
     this.sys = buildSystems(this.res);
+    this.webhooks = new WebhookSystem(this.res, { ...webhookSettingsFromEnv(), ...opts.webhooks });
     this.startWaitMs = opts.startWaitMs ?? 5000;
     const { reap, admission } = this.sys;
     this.res.scheduler.bind({
@@ -115,12 +119,14 @@ class MonitorLoop implements Monitor {
     await Promise.race([first, new Promise<void>((r) => (timer = setTimeout(r, this.startWaitMs)))]);
     clearTimeout(timer);
     this.scheduleTick(0);
+    this.webhooks.start();
   }
 
   async stop(): Promise<void> {
     if (this.res.life.stopped) return;
     this.res.life.stopped = true;
     this.res.store.bus.off('change', this.busListener);
+    const webhooks = this.webhooks.stop();
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
@@ -135,6 +141,7 @@ class MonitorLoop implements Monitor {
       new Promise<void>((r) => (timer = setTimeout(r, 5000))),
     ]);
     clearTimeout(timer);
+    await webhooks;
     this.res.log.info('monitor stopped (running attempts keep running)');
   }
 

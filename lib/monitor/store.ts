@@ -1,7 +1,28 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
+import {
+  claimDeliveries,
+  clearPendingReasons,
+  nextDeliveryDue,
+  recordDelivered,
+  recordGaveUp,
+  recordRetry,
+  setPendingReasons,
+  startAttempt,
+  submitStatementStats,
+  subscriptionsById,
+  transitionMany,
+  type AnyTransition,
+  type BatchOutcome,
+  type ClaimedDelivery,
+  type DeliveryResult,
+  type Store,
+  type StoreBus,
+  type SubmitStatementStats,
+  type TransitionOutcome,
+} from '../store';
+import type { WebhookSubscription } from '../generated/prisma/client';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
@@ -108,6 +129,18 @@ export interface MonitorStore {
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
   submitStats(): SubmitStatementStats;
+  /** The webhook dispatcher's statements (lib/store webhook-deliveries.ts, webhook-subscriptions.ts). */
+  readonly webhooks: WebhookStatements;
+}
+
+/** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
+export interface WebhookStatements {
+  claim(o: { limit: number; leaseMs: number; now: Date; token: string }): Promise<ClaimedDelivery[]>;
+  nextDue(): Promise<Date | null>;
+  subscriptions(ids: number[]): Promise<WebhookSubscription[]>;
+  delivered(id: string, token: string, r: DeliveryResult, at: Date): Promise<boolean>;
+  retry(id: string, token: string, r: DeliveryResult, next: Date): Promise<boolean>;
+  gaveUp(id: string, token: string, r: DeliveryResult, reason: string): Promise<boolean>;
 }
 
 const JOB_INCLUDE = {
@@ -208,5 +241,13 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
     startAttempt: (a) => startAttempt(store, a),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
+    webhooks: {
+      claim: (o) => claimDeliveries(store, o),
+      nextDue: () => nextDeliveryDue(store),
+      subscriptions: (ids) => subscriptionsById(store, ids),
+      delivered: (id, token, r, at) => recordDelivered(store, id, token, r, at),
+      retry: (id, token, r, next) => recordRetry(store, id, token, r, next),
+      gaveUp: (id, token, r, reason) => recordGaveUp(store, id, token, r, reason),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
 import type { Store } from '../store';
+import type { WebhookSettings } from './webhook-config';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
 import type { MonitorHandle } from './handle';
@@ -74,6 +75,8 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   home?: string;
   /** How long start() waits for the re-adopted jobs' first steps (ms, default 5000). */
   startWaitMs?: number;
+  /** The webhook dispatcher's settings (each given one wins over the environment: lib/monitor/webhook-config). */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 /** Where an injected read failure strikes. */

@@ -32,7 +32,7 @@ describe.each(DB_KINDS)('webhook outbox on %s', (kind) => {
     await sub('other-jobs', ['*'], { jobNameGlob: 'nightly-*' });
     await sub('off', ['*'], { enabled: false });
     fx = new Fixture();
-    const m = fx.monitor(db);
+    const m = fx.monitor(db, { webhooks: { enabled: false } });
     await m.start();
     const id = await submit(db, example('seed-retry-pipeline'));
     await waitTerminal(db, id);
