@@ -247,3 +247,39 @@ export interface QueueView {
 export interface QueueList {
   queues: QueueView[];
 }
+
+/** A webhook subscription (GET /api/webhooks…); its secret is never shown after create / rotate. */
+export interface WebhookView {
+  id: number;
+  name: string;
+  url: string;
+  events: string[];
+  jobNameGlob: string | null;
+  metadataFilter: Record<string, unknown> | null;
+  format: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One notification and its last try (a subscription's delivery log, a job's notifications). */
+export interface DeliveryView {
+  /** The delivery id: the `webhook-id` header of every try. */
+  id: string;
+  subscription: string;
+  eventType: string;
+  jobId: number | null;
+  jobEventId: number | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  /** When the next try is due (null unless pending). */
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastLatencyMs: number | null;
+  lastError: string | null;
+  /** The last answer's first ≤ 1 KiB. */
+  responseHead: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}

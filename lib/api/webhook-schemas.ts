@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENTS } from '../store';
 import { isoTime, MetadataSchema, named } from './schemas';
+import type { DeliveryView, WebhookView } from './types';
 
 /** Longest URL of a subscription (also checked by lib/monitor/webhook-url.ts). */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -128,5 +129,9 @@ export const DeliveryViewSchema = named(
 
 export const DeliveryListSchema = named(z.object({ deliveries: z.array(DeliveryViewSchema) }), 'WebhookDeliveryList', 'Deliveries, newest first (a job\'s: oldest first).');
 
-export type WebhookView = z.infer<typeof WebhookViewSchema>;
-export type DeliveryView = z.infer<typeof DeliveryViewSchema>;
+export type { DeliveryView, WebhookView };
+
+// Compile-time: the schemas and the TypeScript contract (lib/api/types.ts) agree.
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Check<T extends true> = T;
+export type WebhookSchemaChecks = [Check<Equals<z.infer<typeof WebhookViewSchema>, WebhookView>>, Check<Equals<z.infer<typeof DeliveryViewSchema>, DeliveryView>>];

@@ -13,6 +13,7 @@ import { addManage } from './commands/manage';
 import { addScheduling } from './commands/scheduling';
 import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
+import { addWebhooks } from './commands/webhooks';
 import { CLI_ENV_HELP, type GlobalOptions } from './config';
 import { CliContext, type CliIO, processIO } from './context';
 import { CliError } from './errors';
@@ -77,6 +78,7 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   addLogs(program, getCtx, run);
   addManage(program, getCtx, run);
   addScheduling(program, getCtx, run);
+  addWebhooks(program, getCtx, run);
   addServer(program, getCtx, run);
   for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;

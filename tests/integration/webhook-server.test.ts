@@ -7,11 +7,13 @@
  * process). Needs a built app (`npx next build`, or JOBDECK_NEXT_DIST set to a built dist).
  */
 import { readFileSync } from 'node:fs';
+import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import type { ServerProcess } from '../helpers/server';
 import { useServerDatabase } from '../helpers/use-database';
 import { Receiver } from '../helpers/webhook-receiver';
+import { runCli } from './cli-run';
 import { waitFor } from './monitor-helpers';
 
 const ENV = {
@@ -92,6 +94,38 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     expect(s.output()).not.toContain(rot.secret.slice(6));
     const key = readFileSync(`${s.home}/webhook.key`);
     expect(key.length).toBeGreaterThan(0);
+  });
+
+  it('the CLI: add prints the secret once; list, test, deliveries, disable, rotate, redeliver, rm', async () => {
+    const s = await start();
+    const r = await receiver();
+    const add = await runCli(s, ['webhooks', 'add', 'ops', r.url, '--events', 'job.failed,task.restarted', '--format', 'slack']);
+    expect(add.code).toBe(0);
+    const secret = /Signing secret \(shown only now\): (whsec_\S+)/.exec(add.stdout)![1];
+    const list = await runCli(s, ['webhooks', 'list']);
+    expect(list.stdout.trimEnd()).toMatch(/^NAME\s+ENABLED\s+FORMAT\s+EVENTS\s+URL\nops\s+yes\s+slack\s+job\.failed,task\.restarted\s+http:\/\/127\.0\.0\.1:\d+\/hook$/);
+    expect(list.stdout).not.toContain(secret.slice(6));
+    const test = await runCli(s, ['webhooks', 'test', 'ops']);
+    const id = /Test event queued: (msg_[0-9a-f]{32})/.exec(test.stdout)![1];
+    await waitFor(async () => (await deliveries(s, 'ops'))[0]?.status === 'delivered', 'the test event');
+    const log = await runCli(s, ['webhooks', 'deliveries', 'ops']);
+    expect(log.stdout).toMatch(new RegExp(`^${id}\\s+test\\s+-\\s+delivered\\s+1\\s+204\\s+\\d+\\s+-`, 'm'));
+    expect(r.verified(secret).map((g) => g.id)).toEqual([id]);
+    expect(JSON.parse(r.got[0].body).text).toMatch(/test event/);
+    const bad = await runCli(s, ['webhooks', 'add', 'x', r.url, '--events', 'job.nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--events: unknown event "job.nope"/);
+    expect((await runCli(s, ['webhooks', 'disable', 'ops'])).stdout).toMatch(/^ops\s+no \(disabled by an operator\)/m);
+    expect((await runCli(s, ['webhooks', 'enable', 'ops'])).stdout).toMatch(/^ops\s+yes/m);
+    const rot = await runCli(s, ['webhooks', 'rotate', 'ops']);
+    const secret2 = /shown only now; the old one no longer signs\): (whsec_\S+)/.exec(rot.stdout)![1];
+    expect((await runCli(s, ['webhooks', 'redeliver', 'ops', id])).stdout).toBe(`Delivery ${id} queued again.\n`);
+    await waitFor(async () => r.got.length === 2 && (await deliveries(s, 'ops'))[0]?.status === 'delivered', 'redelivered');
+    expect(r.got[1].id).toBe(id);
+    expect(() => new Webhook(secret2).verify(r.got[1].body, r.got[1].headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(secret).verify(r.got[1].body, r.got[1].headers as Record<string, string>)).toThrow();
+    expect((await runCli(s, ['webhooks', 'rm', 'ops'])).stdout).toBe('Webhook ops deleted.\n');
+    expect((await runCli(s, ['webhooks', 'list', '--json'])).stdout.trim()).toBe('[]');
   });
 
   it('kill -9 between the job end and the delivery (receiver closed): delivered after the restart', async () => {
