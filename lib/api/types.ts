@@ -256,6 +256,8 @@ export interface WebhookView {
   events: string[];
   jobNameGlob: string | null;
   metadataFilter: Record<string, unknown> | null;
+  /** Only jobs whose spec names it (`notify: [name]`). */
+  namedOnly: boolean;
   format: string;
   enabled: boolean;
   disabledReason: string | null;

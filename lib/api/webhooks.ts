@@ -43,6 +43,7 @@ function view(s: WebhookSubscription): WebhookView {
     events: s.events,
     jobNameGlob: s.jobNameGlob,
     metadataFilter: (s.metadataFilter as Record<string, unknown> | null) ?? null,
+    namedOnly: s.namedOnly,
     format: s.format,
     enabled: s.enabled,
     disabledReason: s.disabledReason,
@@ -113,6 +114,7 @@ export async function createWebhook(c: WebhookContext, body: z.output<typeof Cre
     jobNameGlob: body.jobNameGlob ?? null,
     metadataFilter: (body.metadataFilter ?? null) as Prisma.InputJsonValue | null,
     format: body.format ?? 'json',
+    namedOnly: body.namedOnly ?? false,
     enabled: body.enabled ?? true,
     secretEnc: sealSecret(webhookKey(c.home), secret),
   }).catch((err: unknown) => {

@@ -1,7 +1,8 @@
 /**
  * The webhook outbox's INSERT (docs/design.md §10 "Webhooks"): one SQL fragment that turns the
  * JobEvents a statement writes into WebhookDelivery rows for every enabled subscription that
- * wants them. It is part of the statement (or transaction) that writes the JobEvents — the
+ * wants them: its event types, and its filters (name glob, metadata) — or the job's spec names it
+ * (`notify: [name]`), which is the only way to reach a `namedOnly` subscription. It is part of the statement (or transaction) that writes the JobEvents — the
  * guarded write's batch statement (transition.ts) and the batch cancel (cancel.ts) — so a
  * notification exists exactly when its change committed. With no subscription the join finds
  * nothing and the payload is never built (the match runs behind an `OFFSET 0` fence).
@@ -75,7 +76,8 @@ export function outboxInsert(events: string, rows: string | null, at: string): s
   const match =
     `SELECT ev.*, s."id" AS sid FROM (SELECT x.*, ${EVENT_TYPE.replaceAll('ev.', 'x.')} AS t FROM ${events} x) ev` +
     ` JOIN "WebhookSubscription" s ON s."enabled" AND (ev.t = ANY (s."events") OR '*' = ANY (s."events")) AND (s."jobId" IS NULL OR s."jobId" = ev."jobId")` +
-    ` JOIN "Job" j ON j."id" = ev."jobId" AND (s."jobNameGlob" IS NULL OR j."name" LIKE ${GLOB_LIKE}) AND (s."metadataFilter" IS NULL OR j."metadata" @> s."metadataFilter")` +
+    ` JOIN "Job" j ON j."id" = ev."jobId" AND ((NOT s."namedOnly" AND (s."jobNameGlob" IS NULL OR j."name" LIKE ${GLOB_LIKE}) AND (s."metadataFilter" IS NULL OR j."metadata" @> s."metadataFilter"))` +
+    ` OR COALESCE(j."spec"->'notify' ? s."name", false))` +
     ` WHERE ev.t IS NOT NULL OFFSET 0`;
   return (
     `INSERT INTO "WebhookDelivery" ("id", "subscriptionId", "jobEventId", "jobId", "eventType", "payload", "status", "attempts", "retryFrom", "nextAttemptAt", "createdAt")` +

@@ -15,13 +15,15 @@ export interface NewSubscription {
   metadataFilter?: Prisma.InputJsonValue | null;
   format: 'json' | 'slack';
   secretEnc: string;
+  /** Only jobs whose spec names it (`notify:`). */
+  namedOnly?: boolean;
   enabled?: boolean;
   /** The job whose spec asked for it (`notify:`). */
   jobId?: number | null;
 }
 
 /** Fields of a subscription a change may set. */
-export type SubscriptionPatch = Partial<Pick<NewSubscription, 'url' | 'events' | 'jobNameGlob' | 'format' | 'secretEnc' | 'enabled'>> & {
+export type SubscriptionPatch = Partial<Pick<NewSubscription, 'url' | 'events' | 'jobNameGlob' | 'format' | 'secretEnc' | 'enabled' | 'namedOnly'>> & {
   metadataFilter?: Prisma.InputJsonValue | null;
   disabledReason?: string | null;
 };

@@ -77,4 +77,20 @@ describe.each(DB_KINDS)('webhook outbox on %s', (kind) => {
     ]);
     expect((rows[2].payload as { data: { job: { metadata: unknown } } }).data.job.metadata).toEqual({ team: 'ml', x: 1 });
   });
+
+  it('notify: [name] routes a job to a subscription whatever its filters; a namedOnly subscription hears only the jobs that name it', async () => {
+    const pager = await sub('pager', ['job.cancelled'], { namedOnly: true });
+    const nightly = await sub('nightly', ['job.cancelled'], { jobNameGlob: 'nightly-*' });
+    const store = storeOf(db);
+    const plain = await submit(db, 'name: plain\nrun: "true"\n');
+    const named = await submit(db, 'name: adhoc\nnotify: [pager, nightly, nobody]\nrun: "true"\n');
+    const night = await submit(db, 'name: nightly-1\nrun: "true"\n');
+    await transitionJobsWhere(store, { ids: [plain, named, night], from: 'PENDING', to: 'CANCELLED', tasks: { from: 'PENDING', to: 'CANCELLED' } });
+    const rows = await db.webhookDelivery.findMany({ orderBy: [{ jobEventId: 'asc' }, { subscriptionId: 'asc' }] });
+    expect(rows.map((x) => [x.jobId, x.subscriptionId])).toEqual([
+      [named, pager.id],
+      [named, nightly.id],
+      [night, nightly.id],
+    ]);
+  });
 });

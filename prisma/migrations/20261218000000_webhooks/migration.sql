@@ -8,6 +8,7 @@ CREATE TABLE "WebhookSubscription" (
     "events" TEXT[] NOT NULL,
     "jobNameGlob" TEXT,
     "metadataFilter" JSONB,
+    "namedOnly" BOOLEAN NOT NULL DEFAULT false,
     "format" TEXT NOT NULL DEFAULT 'json',
     "enabled" BOOLEAN NOT NULL DEFAULT true,
     "disabledReason" TEXT,
