@@ -102,6 +102,21 @@ describe.each(DB_KINDS)('webhook delivery on %s', (kind) => {
     expect(rows[0].attempts).toBeGreaterThan(ids.filter((x) => x === first.id).length); // the refused tries counted too
   });
 
+  it('two dispatchers on one database never send a row twice (the claim: lease + SKIP LOCKED)', async () => {
+    fx = new Fixture();
+    const r = await receiver();
+    await create('a', r.url, ['*']);
+    await create('b', r.url, ['*']);
+    await create('c', r.url, ['*']);
+    const one = fx.monitor(db, { webhooks: FAST });
+    const two = fx.monitor(db, { webhooks: FAST });
+    await Promise.all([one.start(), two.start()]);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) for (const n of ['a', 'b', 'c']) ids.push((await testWebhook(storeOf(db), n)).id);
+    await allDone(30);
+    expect(r.got.map((g) => g.id).sort()).toEqual([...ids].sort());
+  });
+
   it('a redirect is not followed: the try fails with the 3xx, the target never hears of it', async () => {
     fx = new Fixture();
     const r = await receiver();
