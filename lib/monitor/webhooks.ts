@@ -3,7 +3,7 @@ import type { WebhookSubscription } from '../generated/prisma/client';
 import { loadConfig } from '../config';
 import { errMessage, type MonitorResources } from './resources';
 import type { ClaimedDelivery, DeliveryResult } from '../store';
-import { humanDuration, signatureHeaders, webhookBody, type WebhookPayload } from './webhook-format';
+import { humanDuration, signatureHeaders, webhookBody } from './webhook-format';
 import { retryDelayMs, type WebhookSettings } from './webhook-config';
 import { openSecret, webhookKey } from './webhook-secret';
 import { sendWebhook, type SendResult } from './webhook-send';
@@ -143,7 +143,7 @@ export class WebhookSystem {
       r = { ok: false, statusCode: null, latencyMs: 0, error: 'subscription gone', responseHead: null };
     } else {
       try {
-        const body = webhookBody(row.payload as unknown as WebhookPayload, sub.format, this.settings.publicUrl);
+        const body = webhookBody(row.payload, sub.format, this.settings.publicUrl);
         const headers = signatureHeaders(this.secretOf(sub), row.id, new Date(), body);
         r = await sendWebhook({ url: parseWebhookUrl(sub.url), body, headers, timeoutMs: this.settings.timeoutMs, allowPrivate: this.settings.allowPrivate });
       } catch (err) {

@@ -6,7 +6,8 @@
 import type { JobEvent, Prisma } from '../generated/prisma/client';
 import { logger } from '../log';
 import { assertTransition, JOB_TERMINAL, type JobStatus, type TaskStatus } from '../jobs/status';
-import { outboxInsert } from './outbox';
+import { outboxInsert, webhookEventOf } from './outbox';
+import { anySubscription } from './webhook-subscriptions';
 import { pgTimestamp } from './sql';
 import type { Store } from './store';
 
@@ -40,6 +41,9 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
   const applied: number[] = [];
   const events: JobEvent[] = [];
   const ids = [...new Set(b.ids)];
+  // A notification only while a subscription exists (read before the transaction: outbox.ts).
+  const kind = webhookEventOf({ entity: 'job', from: b.from, to: b.to });
+  const notice = kind && ids.length && (await anySubscription(store)) ? kind : null;
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
     const res = await store.prisma.$transaction(async (tx) => {
@@ -65,8 +69,9 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
       for (const id of jobIds) data.push(...byJob.get(id)!, { jobId: id, entity: 'job', from: b.from, to: b.to, reason: b.reason ?? null });
       const evs = await tx.jobEvent.createManyAndReturn({ data });
       // The webhook outbox in the same transaction as the events that cause it (outbox.ts).
-      const sql = outboxInsert(`(SELECT * FROM "JobEvent" WHERE "id" = ANY ($1::int[]))`, null, '$2::timestamp(3)');
-      const outbox = await tx.$executeRawUnsafe(sql, evs.map((e) => e.id), pgTimestamp(new Date()));
+      const ids = evs.filter((e) => e.entity === 'job').map((e) => e.id);
+      const events = `(SELECT x.*, $3::text AS t FROM "JobEvent" x WHERE x."id" = ANY ($1::int[]))`;
+      const outbox = notice ? await tx.$executeRawUnsafe(outboxInsert(events, null, '$2::timestamp(3)'), ids, pgTimestamp(new Date()), notice) : 0;
       return { jobIds, events: evs.sort((x, y) => x.id - y.id), outbox };
     });
     applied.push(...res.jobIds);

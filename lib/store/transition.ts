@@ -2,7 +2,8 @@ import type { Attempt, Job, JobEvent, Prisma, Task } from '../generated/prisma/c
 import { logger } from '../log';
 import { assertTransition, isTerminal, type AttemptStatus, type Entity, type JobStatus, type TaskStatus } from '../jobs/status';
 import type { ColumnTable } from './columns';
-import { outboxInsert } from './outbox';
+import { outboxInsert, webhookEventOf, type WebhookEvent } from './outbox';
+import { anySubscription } from './webhook-subscriptions';
 import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolationAsP2002 } from './sql';
 import type { StoreScope } from './store';
 
@@ -120,7 +121,7 @@ function guardedUpdate(cols: ColumnTable, p: Params, i: number, t: AnyTransition
  * come from the column table only. All times written (job updatedAt, attempt createdAt, event
  * at) are `now`.
  */
-function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: string; params: unknown[] } {
+function batchStatement(cols: ColumnTable, steps: Step[], now: Date, notices: ReadonlyArray<WebhookEvent | null>): { sql: string; params: unknown[] } {
   const p = new Params();
   const at = p.add(pgTimestamp(now), 'timestamp(3)');
   const ctes: string[] = [];
@@ -151,13 +152,18 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date): { sql: str
       ` SELECT x."jobId", ${at}, x."entity", x."taskIndex", x."attemptNumber", x."from", x."to", x."reason" FROM (${events.join(' UNION ALL ')}) x ORDER BY x.k RETURNING *)`,
   );
   ctes.push(`w AS (${rows.join(' UNION ALL ')})`);
-  // The webhook outbox, in the same statement as the events that cause it (outbox.ts).
-  ctes.push(`o AS (${outboxInsert('e', 'w', at)})`);
+  // The webhook outbox, in the same statement as the events that cause it (outbox.ts); only for
+  // steps that are notifications.
+  const typed = notices.flatMap((t, k) => (t ? [`(${k}, '${t}')`] : []));
+  if (typed.length) {
+    const events = `(SELECT x.*, n.t FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) x JOIN (VALUES ${typed.join(', ')}) n(k, t) ON n.k = x.k)`;
+    ctes.push(`o AS (${outboxInsert(events, 'w', at)})`);
+  }
   // JobEvent's columns, selected typed (not through to_jsonb) so that Prisma decodes them itself.
   const eventColumns = [...cols.event.columns.keys()].map((c) => `e."${c}"`).join(', ');
   const sql =
     `WITH ${ctes.join(',\n')}\n` +
-    `SELECT ${eventColumns}, w."row", (SELECT count(*) FROM o)::int AS "outbox" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
+    `SELECT ${eventColumns}, w."row", ${typed.length ? '(SELECT count(*) FROM o)::int' : '0'} AS "outbox" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
   return { sql, params: p.values };
 }
 
@@ -169,7 +175,12 @@ type BatchRow = JobEvent & { row: Record<string, unknown>; outbox: number };
  * Raw query errors are mapped like Prisma's own calls (unique violation → P2002).
  */
 export async function runBatch(store: StoreScope, steps: Step[]): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[]; outbox: number } | null> {
-  const { sql, params } = batchStatement(store.columns, steps, new Date());
+  // Most writes are no notification; those that are carry the outbox only while a subscription exists.
+  let notices = steps.map((s): WebhookEvent | null =>
+    s.kind === 'attempt' ? webhookEventOf({ entity: 'attempt', from: null, to: 'STARTING', reason: s.a.cause }) : webhookEventOf(s.t),
+  );
+  if (notices.some((n) => n !== null) && !(await anySubscription(store))) notices = notices.map(() => null);
+  const { sql, params } = batchStatement(store.columns, steps, new Date(), notices);
   let got: BatchRow[];
   try {
     got = await store.prisma.$queryRawUnsafe<BatchRow[]>(sql, ...params);

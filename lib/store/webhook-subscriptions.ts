@@ -28,6 +28,29 @@ export type SubscriptionPatch = Partial<Pick<NewSubscription, 'url' | 'events' |
   disabledReason?: string | null;
 };
 
+/** How long anySubscription() answers from its copy (ms): another server's new subscription is heard within this. */
+export const WEBHOOK_CACHE_MS = 1000;
+
+/**
+ * Whether any enabled subscription exists — the guarded write leaves its outbox out when none
+ * does (outbox.ts), so jobdeck without webhooks pays nothing for them. Answered from the store's
+ * copy (WEBHOOK_CACHE_MS, dropped by every change made through this store); inside a caller's
+ * transaction there is no copy and the answer is true.
+ */
+export async function anySubscription(store: StoreScope, nowMs = Date.now()): Promise<boolean> {
+  if (!('webhookCache' in store)) return true;
+  const c = store.webhookCache;
+  if (c && nowMs >= c.atMs && nowMs - c.atMs < WEBHOOK_CACHE_MS) return c.any;
+  const any = (await store.prisma.webhookSubscription.count({ where: { enabled: true }, take: 1 })) > 0;
+  store.webhookCache = { any, atMs: nowMs };
+  return any;
+}
+
+/** Drops the store's copy (a change made through it). */
+function changed(store: StoreScope): void {
+  if ('webhookCache' in store) store.webhookCache = null;
+}
+
 /** How a subscription is named in a path: its numeric id or its name. */
 function where(ref: number | string): Prisma.WebhookSubscriptionWhereUniqueInput {
   return typeof ref === 'number' ? { id: ref } : { name: ref };
@@ -37,10 +60,12 @@ function where(ref: number | string): Prisma.WebhookSubscriptionWhereUniqueInput
  * Creates a subscription.
  * @throws Prisma P2002 when the name is taken.
  */
-export function createSubscription(store: StoreScope, s: NewSubscription): Promise<WebhookSubscription> {
-  return store.prisma.webhookSubscription.create({
+export async function createSubscription(store: StoreScope, s: NewSubscription): Promise<WebhookSubscription> {
+  const row = await store.prisma.webhookSubscription.create({
     data: { ...s, metadataFilter: s.metadataFilter ?? undefined, jobNameGlob: s.jobNameGlob ?? null, jobId: s.jobId ?? null },
   });
+  changed(store);
+  return row;
 }
 
 /** Operator subscriptions (not the per-job ones of `notify:`), by name. */
@@ -68,11 +93,13 @@ export async function updateSubscription(store: StoreScope, ref: number | string
   const data: Prisma.WebhookSubscriptionUpdateManyMutationInput = { ...patch, metadataFilter: patch.metadataFilter === null ? Prisma.DbNull : patch.metadataFilter };
   if (patch.enabled === true) data.disabledReason = null;
   const r = await store.prisma.webhookSubscription.updateMany({ where: typeof ref === 'number' ? { id: ref } : { name: ref }, data });
+  changed(store);
   return r.count ? subscriptionRow(store, ref) : null;
 }
 
 /** Deletes a subscription and its deliveries (cascade); false when there was none. */
 export async function deleteSubscription(store: StoreScope, ref: number | string): Promise<boolean> {
   const r = await store.prisma.webhookSubscription.deleteMany({ where: typeof ref === 'number' ? { id: ref } : { name: ref } });
+  changed(store);
   return r.count > 0;
 }

@@ -9,6 +9,7 @@ import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createSubscription, transitionJob, transitionJobsWhere } from '../../lib/store';
+import { webhookPayload } from '../../lib/monitor/webhook-format';
 import { storeOf } from '../helpers/store';
 import { example, Fixture, submit, waitTerminal } from './monitor-helpers';
 
@@ -41,7 +42,8 @@ describe.each(DB_KINDS)('webhook outbox on %s', (kind) => {
       [s.id, 'task.restarted', 'pending'],
       [s.id, 'job.failed', 'pending'],
     ]);
-    const [restart, failed] = rows.map((r) => r.payload as { type: string; data: Record<string, any> });
+    // The body every try sends, built from the snapshot the statement stored.
+    const [restart, failed] = rows.map((r) => webhookPayload(r.payload) as { type: string; data: Record<string, any> });
     expect(restart.type).toBe('task.restarted');
     expect(restart.data).toMatchObject({ task: { index: 0, restarts: 1 }, attempt: { number: 2, cause: 'restart' }, previousAttempt: { number: 1, status: 'FAILED', exitCode: 1 }, exitCode: 1, restartCount: 1 });
     expect(restart.data.job).toMatchObject({ id, name: 'retry-each-task' });
@@ -75,7 +77,7 @@ describe.each(DB_KINDS)('webhook outbox on %s', (kind) => {
       [id2, a.id, 'job.cancelled'],
       [id2, b.id, 'job.cancelled'],
     ]);
-    expect((rows[2].payload as { data: { job: { metadata: unknown } } }).data.job.metadata).toEqual({ team: 'ml', x: 1 });
+    expect(webhookPayload(rows[2].payload).data).toMatchObject({ job: { id: id2, status: 'CANCELLED', metadata: { team: 'ml', x: 1 } }, task: { index: 0, status: 'CANCELLED' } });
   });
 
   it('notify: [name] routes a job to a subscription whatever its filters; a namedOnly subscription hears only the jobs that name it', async () => {
