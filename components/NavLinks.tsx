@@ -14,6 +14,9 @@ export function NavLinks() {
       <Link href="/jobs/new" aria-current={path.startsWith('/jobs/new') ? 'page' : undefined}>
         New job
       </Link>
+      <Link href="/webhooks" aria-current={path.startsWith('/webhooks') ? 'page' : undefined}>
+        Webhooks
+      </Link>
     </nav>
   );
 }
