@@ -22,6 +22,35 @@ export interface AttemptView {
   endedAt: string | null;
   /** Size of the attempt's log file now (bytes); 0 when none yet. */
   logBytes: number;
+  /** What the attempt used (docs/design.md §7 "Resource usage"); null: not recorded. */
+  usage: AttemptUsageView | null;
+}
+
+/**
+ * An attempt's resource usage, seff-like. CPU efficiency = cpuSeconds ÷ (cpus × wall seconds);
+ * memory efficiency = peak ÷ requested memory (null when none was requested).
+ */
+export interface AttemptUsageView {
+  /** CPU time, user + system, seconds (as of `sampledAt`). */
+  cpuSeconds: number;
+  /** Average cores over the wall time so far (null without a start time). */
+  averageCores: number | null;
+  /** Resident memory at the last sample and the highest seen (bytes). */
+  rssBytes: number | null;
+  peakRssBytes: number | null;
+  /** Most processes at once. */
+  peakProcs: number | null;
+  /** When the last sample was taken. */
+  sampledAt: string | null;
+  /** What the task asked for: CPUs, and memory in bytes (null: none asked). */
+  requested: { cpus: number; memoryBytes: number | null };
+  efficiency: { cpu: number | null; memory: number | null };
+  /**
+   * The downsampled series (at most 720 points), each `[t ms since epoch, CPU ms so far, RSS
+   * bytes, processes, samples merged]`; the CPU is cumulative, so cores between two points are
+   * ΔCPU ÷ Δt.
+   */
+  series: Array<[number, number, number, number, number]>;
 }
 
 /** One task (pipeline step) as the job list shows it. */

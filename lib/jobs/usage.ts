@@ -124,3 +124,38 @@ export function usageFigures(
     memoryEfficiency: totals.peakRssBytes !== null && opts.memoryBytes ? totals.peakRssBytes / opts.memoryBytes : null,
   };
 }
+
+/** Bytes as B / KiB / MiB / GiB (one decimal past B); "-" for null. */
+export function formatBytes(n: number | null): string {
+  if (n === null) return '-';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** A ratio as a whole percentage ("12 %"); "-" for null. */
+export function percent(r: number | null): string {
+  return r === null ? '-' : `${Math.round(r * 100)} %`;
+}
+
+/** What usageEfficiencyText needs: the figures and the request. */
+export interface EfficiencyInput {
+  requested: { cpus: number; memoryBytes: number | null };
+  efficiency: { cpu: number | null; memory: number | null };
+}
+
+/** seff's wording: "12 % of 8 CPUs". */
+export function cpuEfficiencyText(u: EfficiencyInput): string {
+  const cpus = u.requested.cpus;
+  return `${percent(u.efficiency.cpu)} of ${cpus} CPU${cpus === 1 ? '' : 's'}`;
+}
+
+/** "20 % of 1.0 GiB"; "-" when no memory was requested. */
+export function memoryEfficiencyText(u: EfficiencyInput): string {
+  return u.requested.memoryBytes === null ? '-' : `${percent(u.efficiency.memory)} of ${formatBytes(u.requested.memoryBytes)}`;
+}

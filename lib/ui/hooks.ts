@@ -200,7 +200,7 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
           if (t.index !== msg.task) return t;
           const list = t.attemptList.slice();
           const i = list.findIndex((a) => a.number === msg.attempt);
-          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, reason: null, exitCode: null, status: msg.status };
+          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, usage: null, reason: null, exitCode: null, status: msg.status };
           const next = { ...base, status: msg.status, exitCode: msg.exitCode ?? base.exitCode, reason: msg.reason ?? base.reason, endedAt: msg.phase === 'end' ? msg.at : base.endedAt };
           if (i >= 0) list[i] = next;
           else list.push(next);

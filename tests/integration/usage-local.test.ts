@@ -12,6 +12,7 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { usageFigures, type UsagePoint } from '../../lib/jobs/usage';
 import { recordUsage, storedUsage, usageSeries } from '../../lib/store';
 import { storeOf } from '../helpers/store';
+import { getJobDetail } from '../../lib/api/views';
 import { Fixture, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
 
 const MiB = 2 ** 20;
@@ -70,6 +71,24 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     const i = await figures(db, idle, 2);
     expect(i.f!.cpuEfficiency).not.toBeNull();
     expect(i.f!.cpuEfficiency!).toBeLessThan(0.05);
+    // The API's attempt view carries the same figures, the request and the series.
+    const u = (await getJobDetail(storeOf(db), idle))!.tasks[0].attemptList[0].usage!;
+    expect(u).toMatchObject({ requested: { cpus: 2, memoryBytes: null }, efficiency: { memory: null } });
+    expect(u.efficiency.cpu).toBe(i.f!.cpuEfficiency);
+    expect(u.series.length).toBeGreaterThan(3);
+  });
+
+  it('where nothing was sampled the API says not recorded (null), never zeros; a memory request gives a memory efficiency', async () => {
+    fx = new Fixture();
+    await fx.monitor(db, { usageIntervalMs: 0 }).start();
+    const id = await submit(db, 'name: quiet\nresources:\n  memory: 1\nrun: "true"\n');
+    await waitTerminal(db, id);
+    const a = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
+    expect(a.usage).toBeNull();
+    const row = await db.attempt.findFirstOrThrow({ where: { jobId: id } });
+    await recordUsage(storeOf(db), [{ id: row.id, cpuMs: 500, rssBytes: 2 ** 29, peakRssBytes: 2 ** 29, peakProcs: 2, op: 'append', points: [[Date.now(), 500, 2 ** 29, 2, 1]] }], new Date());
+    const b = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
+    expect(b.usage).toMatchObject({ cpuSeconds: 0.5, peakRssBytes: 2 ** 29, requested: { cpus: 1, memoryBytes: 2 ** 30 }, efficiency: { memory: 0.5 } });
   });
 
   it('a series goes on where the last monitor left it (a restart re-attaches), and a round is one write for all attempts', async () => {
