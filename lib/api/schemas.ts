@@ -37,7 +37,7 @@ export interface SchemaMeta {
 /** Registry of the named schemas that become OpenAPI components. */
 export const apiRegistry = z.registry<SchemaMeta>();
 
-function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
+export function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
   const described = schema.meta({ description }) as T;
   apiRegistry.add(described, { id });
   return described;

@@ -285,3 +285,31 @@ export interface QueueView {
 export interface QueueList {
   queues: QueueView[];
 }
+
+/** Percentiles per bucket (seconds; null: no job in the bucket) and how many jobs each holds. */
+export interface PercentileSeries {
+  p50: Array<number | null>;
+  p95: Array<number | null>;
+  jobs: number[];
+}
+
+/** GET /api/insights: what the charts page draws for one range (every series has one value per bucket). */
+export interface InsightsView {
+  range: '24h' | '7d' | '30d';
+  /** The range, whole buckets (ISO-8601). */
+  from: string;
+  to: string;
+  bucketSeconds: number;
+  /** Start of each bucket. */
+  buckets: string[];
+  /** Jobs that started (their first start) in each bucket. */
+  started: number[];
+  /** Jobs that ended in each bucket, by final status (only statuses seen in the range). */
+  ended: Record<string, number[]>;
+  /** Submit → first start of the jobs that started in each bucket. */
+  queueWait: PercentileSeries;
+  /** First start → end of the jobs that ended in each bucket. */
+  runDuration: PercentileSeries;
+  /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds. */
+  busiest: Array<{ name: string; jobs: number; failed: number; runSeconds: number }>;
+}
