@@ -21,13 +21,17 @@ const RANGES: Array<{ id: InsightsView['range']; label: string }> = [
 /** A colour per final status (the badge tones), then a palette for any other. */
 const STATUS_COLOR: Record<string, string> = { SUCCEEDED: '#16a34a', FAILED: '#dc2626', FAILED_SETUP: '#ea580c', CANCELLED: '#6b7280', FAILED_NO_RESOURCE: '#ca8a04', FAILED_CONTROLLER: '#9333ea', FAILED_PRECHECKS: '#db2777' };
 
+/** Dots on percentile lines: a bucket with jobs stands out even when it is the only one. */
+const DOTS: uPlot.Series.Points = { show: true, size: 6 };
+
 const seconds = (v: number | null) => (v === null ? '—' : formatDuration(v * 1000));
 
 function chartOptions(title: string, series: uPlot.Series[], yValues?: (v: number) => string): Omit<uPlot.Options, 'width'> {
   return {
     title,
     height: 200,
-    scales: { x: { time: true } },
+    // From zero, so that a small p95 does not look like a large one.
+    scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, 1e-3) * 1.1] } },
     series: [{}, ...series],
     axes: [{}, { size: 56, values: yValues ? (_u, vals) => vals.map((v) => yValues(v)) : undefined }],
     legend: { show: true },
@@ -45,11 +49,11 @@ function Charts({ v }: { v: InsightsView }) {
         data: [x, v.started, ...statuses.map((s) => v.ended[s])] as uPlot.AlignedData,
       },
       wait: {
-        options: chartOptions('Queue wait', [{ label: 'p50', stroke: '#3b82f6', width: 1.5, spanGaps: true }, { label: 'p95', stroke: '#f59e0b', width: 1.5, spanGaps: true }], (s) => formatDuration(s * 1000)),
+        options: chartOptions('Queue wait', [{ label: 'p50', stroke: '#3b82f6', width: 1.5, spanGaps: true, points: DOTS }, { label: 'p95', stroke: '#f59e0b', width: 1.5, spanGaps: true, points: DOTS }], (s) => formatDuration(s * 1000)),
         data: [x, v.queueWait.p50, v.queueWait.p95] as uPlot.AlignedData,
       },
       run: {
-        options: chartOptions('Run duration', [{ label: 'p50', stroke: '#16a34a', width: 1.5, spanGaps: true }, { label: 'p95', stroke: '#dc2626', width: 1.5, spanGaps: true }], (s) => formatDuration(s * 1000)),
+        options: chartOptions('Run duration', [{ label: 'p50', stroke: '#16a34a', width: 1.5, spanGaps: true, points: DOTS }, { label: 'p95', stroke: '#dc2626', width: 1.5, spanGaps: true, points: DOTS }], (s) => formatDuration(s * 1000)),
         data: [x, v.runDuration.p50, v.runDuration.p95] as uPlot.AlignedData,
       },
     };

@@ -23,7 +23,8 @@ function spark(stroke: string, fill: string, max: number): Omit<uPlot.Options, '
   return {
     ...SPARK,
     scales: { x: { time: true }, y: { range: [0, max] } },
-    series: [{}, { stroke, fill, width: 1.5 }, { stroke: 'var(--text-faint, #888)', dash: [4, 3], width: 1 }],
+    // The request as a dashed grey line (a canvas takes no CSS variable).
+    series: [{}, { stroke, fill, width: 1.5, points: { show: false } }, { stroke: '#9ca3af', dash: [4, 3], width: 1, points: { show: false } }],
   };
 }
 

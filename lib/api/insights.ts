@@ -1,5 +1,5 @@
 /**
- * GET /api/insights (docs/api.md "Insights"): what the charts page draws, for a range of the
+ * GET /api/insights (docs/design.md §8 "Charts"): what the charts page draws, for a range of the
  * last 24 h, 7 d or 30 d — jobs started and ended per bucket by status, queue wait and run
  * duration p50/p95 per bucket, the busiest job names. The database computes the aggregates
  * (lib/store insightRows); this fills the empty buckets so every series has one value per bucket.

@@ -1,5 +1,5 @@
 /**
- * The reads of the charts page (docs/api.md "Insights"): aggregates over a time range computed
+ * The reads of the charts page (docs/design.md §8 "Charts"): aggregates over a time range computed
  * by the database — jobs started and ended per bucket (JobEvent), queue wait and run duration
  * percentiles per bucket (Job), and the busiest job names. Plain SQL that PGlite and PostgreSQL
  * both run (percentile_cont is an ordered-set aggregate of both).
