@@ -28,7 +28,10 @@ export function UPlotChart({ options, data, className, label, testId }: UPlotCha
     const ro = new ResizeObserver(() => plot?.setSize({ width: el.clientWidth, height: options.height }));
     void import('uplot').then(({ default: UPlot }) => {
       if (gone) return;
-      plot = new UPlot({ ...options, width: Math.max(40, el.clientWidth) }, data, el);
+      // A canvas takes no CSS: axes are drawn in the page's text colour (light or dark theme).
+      const color = getComputedStyle(el).color;
+      const axes = options.axes?.map((a) => ({ stroke: color, grid: { stroke: 'rgba(128,128,128,0.18)' }, ticks: { stroke: 'rgba(128,128,128,0.3)' }, ...a }));
+      plot = new UPlot({ ...options, ...(axes ? { axes } : {}), width: Math.max(40, el.clientWidth) }, data, el);
       ro.observe(el);
     });
     return () => {
