@@ -45,3 +45,22 @@ for (const width of [1440, 390]) {
     expect(box!.width).toBeLessThanOrEqual(width);
   });
 }
+
+test('a running attempt’s usage keeps moving on its page (the page re-reads a live job)', async ({ app: page }) => {
+  const id = await submitSpec('name: usage-live\nrun: |\n  end=$((SECONDS + 90)); while [ $SECONDS -lt $end ]; do :; done\n');
+  await waitForStatus(id, ['RUNNING']);
+  // Let a few samples exist, so the first read already shows figures.
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.goto(`${e2eServer().url}/jobs/${id}`);
+  const cpu = page.getByTestId('usage-cpu-0-1');
+  await expect(cpu).toContainText(/CPU efficiency \d+ % of 1 CPU\b/);
+  // The stream carries no usage: only re-reads of the job bring newer CPU-seconds — again and again
+  // (not just once, as when the page's stream connects).
+  for (let i = 0; i < 3; i++) {
+    const before = await cpu.textContent();
+    await expect(cpu).not.toHaveText(before!, { timeout: 30_000 });
+  }
+  await expect(page.getByTestId('spark-cpu-0-1').locator('canvas')).toBeVisible();
+  await fetch(`${e2eServer().url}/api/jobs/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${e2eServer().token}` } });
+  await waitForStatus(id, ['CANCELLED']);
+});
