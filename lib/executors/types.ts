@@ -121,6 +121,7 @@ export interface Executor {
    * @throws with `transient: true` when the backend does not answer.
    */
   held?(refs: readonly string[]): Promise<Map<string, string>>;
+  /**
    * Optional: what each running attempt uses now, in one look for all of them (one pass over
    * `/proc` locally; one `sstat` call on Slurm). One answer per handle, in order; null where the
    * executor sees nothing of it (gone, or the backend records no usage). An executor without it
