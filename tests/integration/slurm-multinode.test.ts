@@ -15,6 +15,9 @@ import type { MonitorState } from '../../lib/monitor/handle';
 import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server';
 import { runCli, show } from './cli-run';
 import { waitFor } from './monitor-helpers';
+import { useSlurmClusters } from '../helpers/slurm-lock';
+
+useSlurmClusters();
 
 const BASE = process.env.SLURM_MULTI_BASE || '/var/lib/jobdeck-slurm-multi';
 const SLURM_CONF = path.join(BASE, 'slurm.conf');

@@ -20,6 +20,9 @@ import { DB_KINDS } from '../helpers/db';
 import { storeOf } from '../helpers/store';
 import { useDatabase } from '../helpers/use-database';
 import { Fixture, jobTree, ROOT, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
+import { useSlurmClusters } from '../helpers/slurm-lock';
+
+useSlurmClusters();
 
 beforeAll(() => {
   execFileSync('bash', [path.join(ROOT, 'scripts', 'slurm-up.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });

@@ -11,6 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { JobDetail } from '../../lib/api/types';
 import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server';
 import { waitFor } from './monitor-helpers';
+import { useSlurmClusters } from '../helpers/slurm-lock';
+
+useSlurmClusters();
 
 const MULTI_CONF = path.join(process.env.SLURM_MULTI_BASE || '/var/lib/jobdeck-slurm-multi', 'slurm.conf');
 const CLUSTERS = [
