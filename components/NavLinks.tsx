@@ -14,6 +14,12 @@ export function NavLinks() {
       <Link href="/jobs/new" aria-current={path.startsWith('/jobs/new') ? 'page' : undefined}>
         New job
       </Link>
+      <Link href="/queues" aria-current={path.startsWith('/queues') ? 'page' : undefined}>
+        Queues
+      </Link>
+      <Link href="/insights" aria-current={path.startsWith('/insights') ? 'page' : undefined}>
+        Insights
+      </Link>
       <Link href="/webhooks" aria-current={path.startsWith('/webhooks') ? 'page' : undefined}>
         Webhooks
       </Link>

@@ -81,6 +81,11 @@ export function JobHeader({ job }: { job: JobDetail }) {
         </p>
       )}
       {job.status === 'PENDING' && <Waiting job={job} />}
+      {job.status !== 'PENDING' && job.pendingReason && (
+        <p className="job-reason" data-testid="held-reason">
+          Not running yet: {job.pendingReason} (submitted to {job.executor}, waiting in its queue)
+        </p>
+      )}
       {job.cancelRequested && !['CANCELLED', 'SUCCEEDED'].includes(job.status) && !job.status.startsWith('FAILED') && (
         <p className="job-reason" role="status">
           Cancel requested — stopping the running attempt…

@@ -5,10 +5,12 @@
  * toggle (lib/ui/log-view.ts). Each row kind is memoised so scrolling re-renders only rows that
  * enter the window. Banners and headers wrap and are measured; log lines keep one fixed height
  * unless wrapping is on, then they are measured too. A multi-node attempt's line shows its rank
- * before the text when every rank is shown.
+ * before the text when every rank is shown; with times on, each line shows when it was written
+ * (its log's time index; a dash when unknown).
  */
 import type { Virtualizer } from '@tanstack/react-virtual';
 import { memo } from 'react';
+import { formatClockMs } from '@/lib/ui/format';
 import type { LogRow } from '@/lib/ui/log-buffer';
 import type { SectionHeader, ViewItem } from '@/lib/ui/log-view';
 import { StatusBadge } from '../StatusBadge';
@@ -28,13 +30,18 @@ export interface SectionInfo {
 
 const plural = (n: number, one: string) => `${n.toLocaleString('en-US')} ${one}${n === 1 ? '' : 's'}`;
 
-const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, showRank, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number; wrap: boolean; showRank: boolean; measure: (el: Element | null) => void }) {
+const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, showRank, time, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number; wrap: boolean; showRank: boolean; time: number | null | undefined; measure: (el: Element | null) => void }) {
   const rank = row.rank !== undefined ? ` · rank ${row.rank}` : '';
   return (
     <div ref={wrap ? measure : undefined} data-index={index} className={`log-row${current ? ' current-match' : ''}${wrap ? ' wrap' : ''}`} style={{ transform: `translateY(${start}px)`, height: wrap ? undefined : size }} data-testid="log-line" data-rank={row.rank}>
       <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt}${rank} · line ${row.n} of its raw log`}>
         {lineNo}
       </span>
+      {time !== undefined && (
+        <span className="log-time" data-testid="log-time" data-ms={time ?? undefined} title={time ? new Date(time).toISOString() : 'No time recorded for this line'}>
+          {time ? formatClockMs(new Date(time).toISOString()) : '–'}
+        </span>
+      )}
       {showRank && row.rank !== undefined && <span className="log-rank" data-testid="log-rank">{`rank ${row.rank}`}</span>}
       <span className="log-text">
         <LogText text={row.text} query={query} />
@@ -79,7 +86,7 @@ const SectionRow = memo(function SectionRow({ h, banner, lines, folded, index, s
 });
 
 /** The virtualised rows; see the module comment. */
-export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, wrap, showRank, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; wrap: boolean; showRank: boolean; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
+export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, wrap, showRank, timeOf, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; wrap: boolean; showRank: boolean; timeOf: ((row: Extract<LogRow, { kind: 'line' }>) => number | null) | null; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
   const measure = virtualizer.measureElement;
   return (
     <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
@@ -95,7 +102,7 @@ export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed,
         if (!r) return null;
         if (r.kind === 'banner') return <BannerRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} current={it === currentRow} measure={measure} />;
         // Narrowed to one attempt, a line is numbered as in its raw file; else across the whole view.
-        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={narrowed && !showRank ? r.n : r.seq} wrap={wrap} showRank={showRank} measure={measure} />;
+        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={narrowed && !showRank ? r.n : r.seq} wrap={wrap} showRank={showRank} time={timeOf ? timeOf(r) : undefined} measure={measure} />;
       })}
     </div>
   );

@@ -1,10 +1,10 @@
 'use client';
 /**
  * The log viewer's bar: what is shown (the attempt in view, or the one attempt it is narrowed
- * to, with the way back to the whole job), search, wrap and follow toggles, and the raw
- * download named by what it saves.
+ * to, with the way back to the whole job), search, wrap, times and follow toggles, and the raw
+ * downloads, each named by what it saves: this attempt, or the whole job.
  */
-import { downloadUrl } from '@/lib/ui/api';
+import { downloadUrl, jobLogUrl } from '@/lib/ui/api';
 import type { AttemptKey } from '@/lib/ui/log-view';
 
 /** The search state the bar shows and drives (components/job/useLogSearch.ts). */
@@ -83,26 +83,34 @@ function RankSelect({ nodes, rank, onRank }: { nodes: number; rank: number | nul
 }
 
 /**
- * The raw download of one attempt (of one rank of a multi-node attempt), saying which. The API
- * serves one file; a whole-job download would be a second entry here.
+ * The raw downloads, each saying what it saves: the attempt in view (of one rank of a multi-node
+ * attempt; named in its tooltip and accessible name) and the whole job — every task and attempt
+ * in order, each under a header line. One "Download" label before both keeps the bar short.
  */
 function Download({ jobId, target, rank }: { jobId: number; target: AttemptKey | null; rank: number }) {
-  if (!target) {
-    return (
-      <button type="button" className="btn btn-sm" disabled title="Nothing to download yet">
-        Download raw
-      </button>
-    );
-  }
-  const what = `attempt ${target.attempt} of task ${target.task}${rank > 0 ? `, rank ${rank}` : ''}`;
+  const what = target ? `attempt ${target.attempt} of task ${target.task}${rank > 0 ? `, rank ${rank}` : ''}` : '';
   return (
-    <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt, rank)} download data-testid="log-download" title={`The raw log file of ${what}: the bytes exactly as written`}>
-      Download raw <span className="log-download-what">· {what}</span>
-    </a>
+    <span className="log-downloads" role="group" aria-label="Download the raw log">
+      <span className="log-downloads-label" aria-hidden="true">
+        Download
+      </span>
+      {target ? (
+        <a className="btn btn-sm log-download" href={downloadUrl(jobId, target.task, target.attempt, rank)} download data-testid="log-download" title={`Download this attempt: the raw log file of ${what}, the bytes exactly as written`}>
+          <span className="visually-hidden">Download </span>this attempt<span className="visually-hidden"> ({what})</span>
+        </a>
+      ) : (
+        <button type="button" className="btn btn-sm" disabled title="Nothing to download yet">
+          <span className="visually-hidden">Download </span>this attempt
+        </button>
+      )}
+      <a className="btn btn-sm log-download-job" href={jobLogUrl(jobId)} download data-testid="log-download-job" title="Download the whole job: every task and attempt in order, each under a header line (multi-node attempts: every rank's log)">
+        <span className="visually-hidden">Download </span>whole job
+      </a>
+    </span>
   );
 }
 
-export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, following, onFollow, wrap, onWrap, download, ranks }: { jobId: number; scope: string; narrowed: boolean; onShowAll: () => void; search: SearchBar; ended: boolean; following: boolean; onFollow: () => void; wrap: boolean; onWrap: () => void; download: AttemptKey | null; ranks: { nodes: number; rank: number | null; onRank: (r: number | null) => void; downloadRank: number } }) {
+export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, following, onFollow, wrap, onWrap, times, onTimes, download, ranks }: { jobId: number; scope: string; narrowed: boolean; onShowAll: () => void; search: SearchBar; ended: boolean; following: boolean; onFollow: () => void; wrap: boolean; onWrap: () => void; times: boolean; onTimes: () => void; download: AttemptKey | null; ranks: { nodes: number; rank: number | null; onRank: (r: number | null) => void; downloadRank: number } }) {
   return (
     <div className="logs-bar">
       <h2 id="logs-title">Logs</h2>
@@ -119,6 +127,9 @@ export function LogToolbar({ jobId, scope, narrowed, onShowAll, search, ended, f
       <SearchForm s={search} />
       <button type="button" className="btn btn-sm" aria-pressed={wrap} onClick={onWrap} data-testid="log-wrap" title={wrap ? 'Long lines wrap (click to scroll them sideways instead)' : 'Wrap long lines'}>
         Wrap
+      </button>
+      <button type="button" className="btn btn-sm" aria-pressed={times} onClick={onTimes} data-testid="log-times" title={times ? 'Showing when each line was written (t to hide)' : 'Show when each line was written (t)'}>
+        Times
       </button>
       {ended ? (
         <span className="follow-state" data-state="ended" data-testid="follow" title="The job finished: every line has arrived, nothing more to follow">

@@ -6,7 +6,9 @@
  * stay smooth. Follow mode sticks to the bottom while lines arrive, pauses when the user scrolls
  * up, and resumes with "Jump to end" (shown only when there is more below) or by scrolling back
  * down; once the stream ended it says so instead. Search within the log, a wrap toggle, and the
- * raw download of the attempt in view. Keys: `f` follow, `g` / `G` top / end, `/` search. A job
+ * raw downloads (the attempt in view, the whole job), and line times (when each line was written,
+ * from the log's time index) on a toggle. Keys: `f` follow, `g` / `G` top / end, `/` search,
+ * `t` times. A job
  * with a multi-node task gets a rank selector: every rank's lines interleaved, each prefixed with
  * its rank, or one rank's (and that rank's raw download).
  *
@@ -78,6 +80,7 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
   const scroller = useRef<HTMLDivElement>(null);
   const [folded, setFolded] = useState<ReadonlySet<string>>(() => new Set());
   const [wrap, setWrap] = useState(false);
+  const [showTimes, setShowTimes] = useState(false);
   const [rank, setRank] = useState<number | null>(null);
   const { view, count } = useLogItems(buffer, version, sections.taskSections, folded, selected, rank);
   const items = view.items;
@@ -97,6 +100,7 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
   useEffect(() => virtualizer.measure(), [buffer.dropped, wrap, virtualizer]);
   const follow = useLogFollow(scroller, [version, count, virtualizer.getTotalSize()]);
 
+  const timeOf = useCallback((r: Parameters<LogBuffer['timeOf']>[0]) => buffer.timeOf(r), [buffer]);
   const show = useShowRow(view, count, virtualizer, buffer, setFolded, follow.setFollow);
   const search = useLogSearch(buffer, version, selected, show);
 
@@ -135,12 +139,13 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
     { key: 'g', description: 'Go to the first line', run: follow.toTop },
     { key: 'G', description: 'Go to the last line and follow', run: follow.toEnd },
     { key: '/', description: 'Search the log', run: () => searchBox.current?.querySelector('input')?.focus() },
+    { key: 't', description: 'Show or hide line times', run: () => setShowTimes((on) => !on) },
   ];
   const { helpOpen, setHelpOpen } = useShortcuts(keys);
 
   const scope = viewing ? `${selected ? 'Only ' : following(follow.following, ended)}${describe(viewing)}` : '';
   return (
-    <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={follow.following} data-rows={rows.length} data-wrap={wrap}>
+    <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={follow.following} data-rows={rows.length} data-wrap={wrap} data-times={showTimes}>
       <div ref={searchBox} className="logs-head">
         <LogToolbar
           jobId={jobId}
@@ -153,6 +158,8 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
           onFollow={onFollow}
           wrap={wrap}
           onWrap={() => setWrap((w) => !w)}
+          times={showTimes}
+          onTimes={() => setShowTimes((on) => !on)}
           download={viewing}
           ranks={{ nodes: buffer.maxNodes, rank, onRank: setRank, downloadRank: rank !== null && viewing && rank < buffer.nodesOf(viewing.task, viewing.attempt) ? rank : 0 }}
         />
@@ -162,7 +169,7 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
           {count === 0 ? (
             <div className="log-empty">{selected ? 'Nothing from this attempt yet.' : jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…'}</div>
           ) : (
-            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} info={sections} onToggle={onToggle} />
+            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} timeOf={showTimes ? timeOf : null} info={sections} onToggle={onToggle} />
           )}
         </div>
         {!follow.following && !follow.atBottom && count > 0 && (

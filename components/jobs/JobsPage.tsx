@@ -1,7 +1,7 @@
 'use client';
 /**
  * The jobs list: status filter chips with their counts, name/ID search (`#4` finds job 4), an
- * order (newest first, oldest first, by name), keyset pagination through the API cursor — all in
+ * order (newest first, oldest first, by name), one queue's jobs (`?queue=gpu`, from the queues page), keyset pagination through the API cursor — all in
  * the page URL (lib/ui/list-url.ts), so a view can be shared and survives a reload — live updates from the list stream (via the query cache), a menu per row
  * (open, re-run, cancel, delete) and actions on a selection. Keys: `/` search, `j` / `k` move,
  * `Enter` open, `x` select, `?` the list of them. Shows how to launch a first job when there is
@@ -44,10 +44,10 @@ function useListKeys(ids: number[], active: number | null, setActive: (id: numbe
 
 export function JobsPage() {
   const url = useListUrl();
-  const { group, q, sort, cursors } = url.state;
-  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, sort, cursors]);
+  const { group, q, queue, sort, cursors } = url.state;
+  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, queue, sort, cursors]);
   const list = useJobList(filter);
-  const counts = useJobCounts(q);
+  const counts = useJobCounts(q, queue);
   const jobs = useMemo(() => list.data?.jobs ?? [], [list.data]);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [active, setActive] = useState<number | null>(null);
@@ -57,7 +57,7 @@ export function JobsPage() {
   const acts = useJobActions(selected, jobs, clear);
 
   // New filters → selection cleared, row cursor back to the top.
-  const filterKey = `${group}|${q}|${sort}`;
+  const filterKey = `${group}|${q}|${queue}|${sort}`;
   const lastKey = useRef(filterKey);
   useEffect(() => {
     if (lastKey.current === filterKey) return;
@@ -72,7 +72,7 @@ export function JobsPage() {
   const keys = useListKeys(ids, active, setActive, toggle, () => searchBox.current?.focus());
   const { helpOpen, setHelpOpen } = useShortcuts(keys);
 
-  const isFiltered = group !== 'all' || q !== '';
+  const isFiltered = group !== 'all' || q !== '' || queue !== '';
   const firstPage = cursors.length === 0;
   const note: TableNote = list.isPending ? 'loading' : list.isSuccess && jobs.length === 0 ? (isFiltered ? 'no-match' : 'no-more') : null;
   const showEmpty = list.isSuccess && jobs.length === 0 && !isFiltered && firstPage;
@@ -96,6 +96,14 @@ export function JobsPage() {
       ) : (
         <>
           <ListToolbar url={url} counts={counts.data} searchBox={searchBox} />
+          {queue && (
+            <p className="queue-filter" data-testid="queue-filter">
+              Jobs of queue <strong>{queue}</strong>{' '}
+              <button type="button" className="btn btn-ghost btn-sm" onClick={() => url.setQueue('')}>
+                All queues
+              </button>
+            </p>
+          )}
 
           <div role="status" aria-live="polite" data-testid="list-notice">
             {acts.notice && (

@@ -35,7 +35,7 @@ const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, bus
       </td>
       <td className="col-name">
         <Link href={`/jobs/${j.id}`}>{j.name}</Link>
-        {j.status === 'PENDING' ? (
+        {j.status === 'PENDING' || j.pendingReason ? (
           <span className="reason" data-testid="pending-reason" title={`${waitingText(j.pendingReason)} · priority ${j.priority}, queue ${j.queue}`}>
             {waitingText(j.pendingReason, true)}
           </span>

@@ -8,7 +8,7 @@
 import { changePriority, defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, listQueueRows, type JobFilter, type Store } from '../store';
+import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, type JobFilter, type Store } from '../store';
 import { ApiError, conflict, notFound } from './errors';
 import type { ListParams } from './request';
 import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
@@ -30,7 +30,8 @@ export function specProblem(issues: SpecIssue[]): ApiError {
 /**
  * Submits a job (lib/control/submit.ts).
  * @throws ApiError 400 with `issues` for an invalid spec; 409 when the submissionId belongs to
- *   a job with a different spec (`jobId` names it).
+ *   a job with a different spec (`jobId` names it), or when the job's queue was deleted under the
+ *   submit twice over (`queue` names it).
  */
 export async function submit(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   try {
@@ -38,6 +39,7 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
+    if (err instanceof QueueGoneError) throw conflict(err.message, { queue: err.queue });
     throw err;
   }
 }
@@ -73,11 +75,11 @@ export async function validate(store: Store, text: string, filename?: string): P
 
 /** A page of jobs (lib/api/views.ts listJobs). */
 export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
-export function counts(store: Store, p: { q?: string }): Promise<JobCounts> {
+export function counts(store: Store, p: { q?: string; queue?: string }): Promise<JobCounts> {
   return jobStatusCounts(store, p);
 }
 

@@ -4,13 +4,14 @@
  * with — by zod 4's `z.toJSONSchema` (JSON Schema draft 2020-12, OpenAPI 3.1's dialect).
  *
  * Only the paths (which route, which schema, which status) are written here, in one table.
- * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`) take their query parameters from
+ * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`; `…/logs/all` takes none) take their query parameters from
  * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
  * lib/api/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
  * described by hand below (AUTH_PATHS, '/api/monitor').
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
+import { InsightsQuerySchema } from './insights';
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
 import { version } from './version';
@@ -128,6 +129,21 @@ function logPaths(): Record<string, Json> {
         },
       },
     },
+    '/api/jobs/{id}/logs/all': {
+      get: {
+        operationId: 'downloadJobLogs',
+        summary: "The whole job's logs as one file, streamed",
+        description:
+          'Every task and attempt in order (every rank of a multi-node attempt), each section under one header line `==> task 0 train · attempt 2 (exit 1) <==` holding the log bytes exactly. Named `job-<id>-<name>.log`.',
+        tags: ['logs'],
+        parameters: [jobIdParam],
+        responses: {
+          200: { description: 'The sections, each header line followed by its log bytes.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          400: ERRORS[400],
+          404: problem('No such job.'),
+        },
+      },
+    },
   };
 }
 
@@ -176,7 +192,9 @@ described here. Types: lib/logs/protocol.ts.
 
 - \`/ws/jobs/{id}?task=T&attempt=A&offset=O&follow=1\` — one job's live story. JSON text frames
   carry control messages (\`hello\` with the JobSummary, \`job\`, \`task\`, \`attempt\` start/end with
-  exit code and "restart n of max", \`end\`, \`error\` with where to resume); log bytes travel as
+  exit code and "restart n of max", \`times\` with [end offset, unix ms] entries saying when each
+  part of a log was written, \`end\`, \`error\` with where to resume; a client ignores types it
+  does not know); log bytes travel as
   binary frames with a 16-byte header (version, kind, task u16, attempt u32, offset u64,
   big-endian). A client resumes after a drop from its last task/attempt/offset: nothing lost,
   nothing twice. \`follow=0\` sends what exists and \`end\`s at once.
@@ -412,6 +430,21 @@ function webhookPaths(): Record<string, Json> {
   };
 }
 
+/** The charts page's aggregates (lib/api/insights.ts). */
+function insightPaths(): Record<string, Json> {
+  return {
+    '/api/insights': {
+      get: {
+        operationId: 'insights',
+        summary: 'Jobs started/ended per bucket, queue wait and run duration p50/p95, busiest job names',
+        tags: ['meta'],
+        parameters: queryParams(InsightsQuerySchema),
+        responses: { 200: json('Insights', 'The aggregates of the range, one value per bucket.'), 400: ERRORS[400] },
+      },
+    },
+  };
+}
+
 /** Validation, health, the monitor's state and this document. */
 function metaPaths(): Record<string, Json> {
   return {
@@ -482,7 +515,7 @@ export function buildOpenApiDocument(): Json {
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
     ],
-    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },

@@ -205,6 +205,8 @@ export function parseJobId(raw: string | undefined): number {
 export interface ListParams {
   status?: JobStatus[];
   q?: string;
+  /** Only the jobs of this operator queue. */
+  queue?: string;
   limit: number;
   sort: ListSort;
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
@@ -234,7 +236,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), queue: single(sp, 'queue'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -244,19 +246,19 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, limit: parsed.limit, sort, beforeId, afterName };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, limit: parsed.limit, sort, beforeId, afterName };
 }
 
-/** Parses the query of GET /api/jobs/counts (`q`). @throws ApiError 400 for a q over 200 characters. */
-export function parseCountsQuery(url: URL): { q?: string } {
-  const parsed = validate(CountsQuerySchema, { q: single(url.searchParams, 'q') }, 'query');
-  return { q: parsed.q?.trim() || undefined };
+/** Parses the query of GET /api/jobs/counts (`q`, `queue`). @throws ApiError 400 for a q over 200 characters or a malformed queue name. */
+export function parseCountsQuery(url: URL): { q?: string; queue?: string } {
+  const parsed = validate(CountsQuerySchema, { q: single(url.searchParams, 'q'), queue: single(url.searchParams, 'queue') }, 'query');
+  return { q: parsed.q?.trim() || undefined, queue: parsed.queue };
 }
 
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */
 export function parseSubmitQuery(url: URL): z.output<typeof SubmitQuerySchema> {
   const sp = url.searchParams;
-  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename'), origin: single(sp, 'origin'), priority: single(sp, 'priority') }, 'query');
+  return validate(SubmitQuerySchema, { name: single(sp, 'name'), submissionId: single(sp, 'submissionId'), filename: single(sp, 'filename'), origin: single(sp, 'origin'), priority: single(sp, 'priority'), queue: single(sp, 'queue') }, 'query');
 }
 
 /**
@@ -270,7 +272,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
   if (kind === 'yaml') {
     const q = parseSubmitQuery(url);
     const text = await readBody(req);
-    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null, origin: q.origin, priority: q.priority };
+    return { source: { kind: 'yaml', text, filename: q.filename }, name: q.name, submissionId: q.submissionId ?? null, origin: q.origin, priority: q.priority, queue: q.queue };
   }
   const body = validate(SubmitJsonSchema, parseJson(await readBody(req)), 'request body');
   const source: SpecSource =
@@ -279,7 +281,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
       : body.cmd !== undefined
         ? { kind: 'cmd', cmd: body.cmd }
         : { kind: 'spec', value: body.spec, filename: body.filename };
-  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority };
+  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue };
 }
 
 /**

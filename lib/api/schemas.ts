@@ -130,6 +130,18 @@ const PriorityQuerySchema = z
   .pipe(PrioritySchema)
   .meta({ description: PrioritySchema.description });
 
+/** The `queue` filter of GET /api/jobs and /api/jobs/counts: a queue name (whether it is defined or not). */
+const QueueFilterSchema = z
+  .string()
+  .regex(QUEUE_NAME, { error: (iss) => `queue ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
+  .meta({ description: 'Only the jobs of this operator queue ("default": those that name none).' });
+
+/** The queue a submit names (`queue` of POST /api/jobs): the queue name rule; an unknown one is refused with the list. */
+const SubmitQueueSchema = z
+  .string()
+  .regex(QUEUE_NAME, { error: (iss) => `queue ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
+  .meta({ description: "The operator queue (wins over the spec's `queue`); one the server does not have is refused (400) with the list of queues." });
+
 // ─── requests ───────────────────────────────────────────────────────────────────────────────
 
 /** Content types POST /api/jobs and POST /api/validate accept as raw YAML text. */
@@ -151,6 +163,7 @@ export const SubmitJsonSchema = named(
       filename: FilenameSchema.optional(),
       origin: OriginSchema.optional(),
       priority: PrioritySchema.optional(),
+      queue: SubmitQueueSchema.optional(),
     })
     .superRefine((v, ctx) => {
       const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
@@ -170,6 +183,7 @@ export const SubmitQuerySchema = z.object({
   filename: FilenameSchema.optional(),
   origin: OriginSchema.optional(),
   priority: PriorityQuerySchema.optional(),
+  queue: SubmitQueueSchema.optional(),
 });
 
 /** Body of POST /api/jobs/{id}/rerun (optional: an empty body is `{}`). */
@@ -187,6 +201,7 @@ export const ListSortSchema = z
 /** Query parameters of GET /api/jobs/counts. */
 export const CountsQuerySchema = z.object({
   q: userText(1, 200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
+  queue: QueueFilterSchema.optional(),
 });
 
 /** Body of PATCH /api/jobs/{id}: what may change on a job (its priority, while PENDING). */
@@ -234,6 +249,7 @@ export const PutQueueSchema = named(
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
+  queue: QueueFilterSchema.optional(),
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
@@ -311,6 +327,30 @@ export const ValidateResultSchema = named(
   'POST /api/validate answer: ok, or the issues with line, column and key path.',
 );
 
+const ratio = () => z.number().min(0).nullable();
+
+export const AttemptUsageSchema = named(
+  z.object({
+    cpuSeconds: z.number().min(0).meta({ description: 'CPU time, user + system (s), as of sampledAt.' }),
+    averageCores: ratio().meta({ description: 'Average cores over the wall time so far.' }),
+    rssBytes: z.number().min(0).nullable(),
+    peakRssBytes: z.number().min(0).nullable(),
+    peakProcs: z.number().int().min(0).nullable(),
+    sampledAt: isoTime().nullable(),
+    requested: z.object({ cpus: z.number().min(0), memoryBytes: z.number().min(0).nullable() }),
+    efficiency: z.object({
+      cpu: ratio().meta({ description: 'CPU-seconds ÷ (cpus × wall seconds).' }),
+      memory: ratio().meta({ description: 'Peak RSS ÷ requested memory; null when none was requested.' }),
+    }),
+    series: z
+      .array(z.tuple([z.number(), z.number().min(0), z.number().min(0), z.number().int().min(0), z.number().int().min(1)]))
+      .max(720)
+      .meta({ description: 'Downsampled points [t ms since epoch, CPU ms so far, RSS bytes, processes, samples merged].' }),
+  }),
+  'AttemptUsage',
+  'What an attempt used, seff-like.',
+);
+
 export const AttemptViewSchema = named(
   z.object({
     number: z.number().int().min(1),
@@ -323,6 +363,7 @@ export const AttemptViewSchema = named(
     startedAt: isoTime().nullable(),
     endedAt: isoTime().nullable(),
     logBytes: count().meta({ description: 'Size of the log file now (bytes).' }),
+    usage: AttemptUsageSchema.nullable().meta({ description: 'What the attempt used (CPU, memory, seff-like efficiency); null: not recorded.' }),
   }),
   'AttemptView',
   'One attempt (one run of a task).',
@@ -364,7 +405,10 @@ const jobSummaryBase = {
   pendingReason: z
     .string()
     .nullable()
-    .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it; null otherwise, or not read yet (further back).' }),
+    .meta({
+      description:
+        'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.',
+    }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 

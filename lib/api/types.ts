@@ -22,6 +22,35 @@ export interface AttemptView {
   endedAt: string | null;
   /** Size of the attempt's log file now (bytes); 0 when none yet. */
   logBytes: number;
+  /** What the attempt used (docs/design.md §7 "Resource usage"); null: not recorded. */
+  usage: AttemptUsageView | null;
+}
+
+/**
+ * An attempt's resource usage, seff-like. CPU efficiency = cpuSeconds ÷ (cpus × wall seconds);
+ * memory efficiency = peak ÷ requested memory (null when none was requested).
+ */
+export interface AttemptUsageView {
+  /** CPU time, user + system, seconds (as of `sampledAt`). */
+  cpuSeconds: number;
+  /** Average cores over the wall time so far (null without a start time). */
+  averageCores: number | null;
+  /** Resident memory at the last sample and the highest seen (bytes). */
+  rssBytes: number | null;
+  peakRssBytes: number | null;
+  /** Most processes at once. */
+  peakProcs: number | null;
+  /** When the last sample was taken. */
+  sampledAt: string | null;
+  /** What the task asked for: CPUs, and memory in bytes (null: none asked). */
+  requested: { cpus: number; memoryBytes: number | null };
+  efficiency: { cpu: number | null; memory: number | null };
+  /**
+   * The downsampled series (at most 720 points), each `[t ms since epoch, CPU ms so far, RSS
+   * bytes, processes, samples merged]`; the CPU is cumulative, so cores between two points are
+   * ΔCPU ÷ Δt.
+   */
+  series: Array<[number, number, number, number, number]>;
 }
 
 /** One task (pipeline step) as the job list shows it. */
@@ -69,8 +98,10 @@ export interface JobSummary {
   queue: string;
   /**
    * While PENDING: why it waits, with its place in line ("needs 4 CPUs, 2 of 8 free", "3 jobs
-   * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"); null otherwise, or
-   * before an admission pass read it (it is then further back in line).
+   * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"), null before an
+   * admission pass read it (it is then further back in line). While STARTING / RUNNING: why the
+   * executor's own scheduler still holds its attempt ("Slurm: Resources"), null once it runs.
+   * Null otherwise.
    */
   pendingReason: string | null;
   tasks: TaskSummary[];
@@ -198,6 +229,13 @@ export type StreamMessage =
       /** Ranks (nodes) of a multi-node attempt, each with its own log; absent for one node. */
       nodes?: number;
     }
+  /**
+   * Line times of an attempt's log (rank 0, or `rank`): `entries` are [end, ms] pairs of its time
+   * index — bytes before `end` (after the previous entry's end) were first written at unix time
+   * `ms` (lib/logs/protocol.ts timeAt). Sent before the log chunks they cover, or after them when
+   * the index is written later than the bytes were read; never for an attempt without an index.
+   */
+  | { type: 'times'; task: number; attempt: number; rank?: number; entries: [number, number][] }
   /** Everything up to the requested point was sent and the job is terminal (or follow=0). */
   | { type: 'end'; status: JobStatus; follow: boolean }
   /**
@@ -284,4 +322,32 @@ export interface DeliveryView {
   responseHead: string | null;
   createdAt: string;
   deliveredAt: string | null;
+}
+
+/** Percentiles per bucket (seconds; null: no job in the bucket) and how many jobs each holds. */
+export interface PercentileSeries {
+  p50: Array<number | null>;
+  p95: Array<number | null>;
+  jobs: number[];
+}
+
+/** GET /api/insights: what the charts page draws for one range (every series has one value per bucket). */
+export interface InsightsView {
+  range: '24h' | '7d' | '30d';
+  /** The range, whole buckets (ISO-8601). */
+  from: string;
+  to: string;
+  bucketSeconds: number;
+  /** Start of each bucket. */
+  buckets: string[];
+  /** Jobs that started (their first start) in each bucket. */
+  started: number[];
+  /** Jobs that ended in each bucket, by final status (only statuses seen in the range). */
+  ended: Record<string, number[]>;
+  /** Submit → first start of the jobs that started in each bucket. */
+  queueWait: PercentileSeries;
+  /** First start → end of the jobs that ended in each bucket. */
+  runDuration: PercentileSeries;
+  /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds. */
+  busiest: Array<{ name: string; jobs: number; failed: number; runSeconds: number }>;
 }

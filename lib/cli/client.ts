@@ -38,6 +38,8 @@ export interface SubmitRequest {
   filename?: string;
   /** Admission priority, 0–1000 (wins over the spec's `priority`). */
   priority?: number;
+  /** The operator queue (wins over the spec's `queue`). */
+  queue?: string;
 }
 
 /** Query of GET /api/jobs. */
@@ -237,6 +239,31 @@ export class JobdeckClient {
     if (RETRY_STATUSES.has(res.status)) return { kind: 'dropped', cause: `HTTP ${res.status}`, answer: { status: res.status, statusText: res.statusText, text } };
     if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, what, tokenRefusedHint(this.conn.tokenSource));
     return { status: res.status, text };
+  }
+
+  /**
+   * GETs `pathname` and writes its body to `out` as it arrives (waiting for 'drain' when `out` is
+   * full), never holding it whole: a log download. Not retried (bytes may have been written).
+   * @throws CliError UNREACHABLE when the server cannot be reached or the body is cut off, the
+   *   HTTP status's code for an error answer.
+   */
+  async download(pathname: string, out: { write(chunk: Uint8Array): boolean; once(event: 'drain', cb: () => void): unknown }): Promise<void> {
+    const url = new URL(this.conn.url + pathname);
+    const what = `GET ${url.pathname}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: this.authHeaders() });
+    } catch (err) {
+      throw new CliError(unreachableMessage(this.conn.url, failureCause(err)), EXIT.UNREACHABLE);
+    }
+    if (!res.ok || !res.body) throw errorFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), what, tokenRefusedHint(this.conn.tokenSource));
+    try {
+      for await (const chunk of res.body) {
+        if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', r));
+      }
+    } catch (err) {
+      throw new CliError(`lost the connection to jobdeck at ${this.conn.url} during ${what} (${failureCause(err)}); the output is incomplete`, EXIT.UNREACHABLE);
+    }
   }
 
   private parse<T>(method: string, url: URL, r: { status: number; text: string }): { status: number; body: T } {

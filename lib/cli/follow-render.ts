@@ -18,12 +18,16 @@
  * A multi-node attempt (its start message names `nodes`) has one log per rank: by default its
  * ranks' lines are interleaved, each prefixed with its rank (lib/cli/rank-lines.ts); with `rank`
  * (`--rank K`) the stream carries that rank's log alone and it passes as it came.
+ *
+ * With `timestamps` (`--timestamps`) each log line is prefixed with the time it was written, from
+ * the `times` messages (lib/cli/timed-lines.ts): stdout then holds the lines with their times.
  */
 import type { JobSummary, StreamMessage, TaskSummary } from '../api/types';
 import { isTerminal } from '../jobs/status';
 import type { LogChunk } from '../logs/protocol';
 import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
 import { RankLines } from './rank-lines';
+import { TimedLines } from './timed-lines';
 import { TerminalSafeFilter } from './terminal-safe';
 
 /** One write: raw log bytes to stdout, or a marker line (with its newline) to stderr. */
@@ -58,6 +62,10 @@ export interface FollowRendererOptions {
   terminalSafe?: boolean;
   /** The stream carries only this rank's log of multi-node attempts (`--rank K`): no prefixes. */
   rank?: number;
+  /** Prefix each log line with the ISO time it was written (`--timestamps`). */
+  timestamps?: boolean;
+  /** The clock for held lines (timestamps; default Date.now). */
+  now?: () => number;
 }
 
 /** The final state a follow reached. */
@@ -115,6 +123,9 @@ export class FollowRenderer {
   /** Bytes passed on per rank ≥ 1 of the position's attempt. */
   private rankPos = new Map<number, number>();
   private readonly rank: number | null;
+  /** Per log (key as `received`): its lines with their times, when `timestamps`. */
+  private readonly timed: Map<string, TimedLines> | null;
+  private readonly now: () => number;
   private outAtLineStart = true;
   private helloSeen = false;
   private finished = false;
@@ -128,6 +139,8 @@ export class FollowRenderer {
     this.sameTerminal = opts.sameTerminal ?? false;
     this.filter = opts.terminalSafe ? new TerminalSafeFilter() : null;
     this.rank = opts.rank ?? null;
+    this.timed = opts.timestamps ? new Map() : null;
+    this.now = opts.now ?? Date.now;
     this.pos = { task: opts.scope?.task ?? 0, attempt: opts.scope?.attempt ?? 1, offset: 0 };
   }
 
@@ -161,9 +174,32 @@ export class FollowRenderer {
    */
   flush(): Output[] {
     const out: Output[] = [];
+    this.endTimed(null, out);
     this.closeGang(out);
     this.closeFilter(out);
     return out;
+  }
+
+  /** With timestamps: lines held for their time too long go out now (call about once a second). */
+  tick(): Output[] {
+    const out: Output[] = [];
+    for (const [k, t] of this.timed ?? []) this.emit(k, t.expire(this.now()), out);
+    return out;
+  }
+
+  /** The `received` key of a rank's log: the attempt's for the primary rank, else with `:rK`. */
+  private logKey(task: number, attempt: number, rank: number): string {
+    const primary = this.rank === null ? rank === 0 : rank === this.rank;
+    return primary ? key(task, attempt) : `${key(task, attempt)}:r${rank}`;
+  }
+
+  /** Sends out every held line of the attempt `ak`'s logs (null: of every log). */
+  private endTimed(ak: string | null, out: Output[]): void {
+    for (const [k, t] of this.timed ?? []) {
+      if (ak !== null && k !== ak && !k.startsWith(`${ak}:`)) continue;
+      this.timed!.delete(k);
+      this.emit(k, t.end(), out);
+    }
   }
 
   /** True once the followed thing ended (the `end` message, or the scoped task/attempt ended). */
@@ -209,6 +245,18 @@ export class FollowRenderer {
       case 'error':
         // The driver reconnects from position(); nothing to show unless it gives up.
         break;
+      case 'times': {
+        const k = this.logKey(msg.task, msg.attempt, msg.rank ?? 0);
+        const t = this.timed?.get(k);
+        if (t) this.emit(k, t.addTimes(msg.entries), out);
+        else if (this.timed && !this.outOfScope(msg.task, msg.attempt) && !this.ended.has(key(msg.task, msg.attempt))) {
+          // Times before the first bytes of the log: kept for them.
+          const fresh = new TimedLines(this.logOffset(msg.task, msg.attempt, msg.rank ?? 0));
+          fresh.addTimes(msg.entries);
+          this.timed.set(k, fresh);
+        }
+        break;
+      }
     }
     return out;
   }
@@ -221,9 +269,9 @@ export class FollowRenderer {
     const rank = c.rank ?? 0;
     // Rank 0 (or the one rank asked for) keeps the attempt's position; other ranks their own.
     const primary = this.rank === null ? rank === 0 : rank === this.rank;
-    const k = primary ? key(c.task, c.attempt) : `${key(c.task, c.attempt)}:r${rank}`;
+    const k = this.logKey(c.task, c.attempt, rank);
     const here = this.pos.task === c.task && this.pos.attempt === c.attempt;
-    const have = this.received.get(k) ?? (here ? (primary ? this.pos.offset : (this.rankPos.get(rank) ?? 0)) : 0);
+    const have = this.logOffset(c.task, c.attempt, rank);
     const end = c.offset + c.data.length;
     if (end <= have) return out;
     let data = c.data;
@@ -236,10 +284,31 @@ export class FollowRenderer {
       if (!here) this.pos = { task: c.task, attempt: c.attempt, offset: this.received.get(key(c.task, c.attempt)) ?? 0 };
       this.rankPos.set(rank, end);
     }
-    const ak = key(c.task, c.attempt);
+    if (this.timed) {
+      let t = this.timed.get(k);
+      if (!t) this.timed.set(k, (t = new TimedLines(end - data.length, end - data.length === 0)));
+      data = t.write(data, this.now());
+    }
+    this.emit(k, data, out);
+    return out;
+  }
+
+  /** Where the next byte of a rank's log is (bytes passed on so far). */
+  private logOffset(task: number, attempt: number, rank: number): number {
+    const primary = this.rank === null ? rank === 0 : rank === this.rank;
+    const here = this.pos.task === task && this.pos.attempt === attempt;
+    return this.received.get(this.logKey(task, attempt, rank)) ?? (here ? (primary ? this.pos.offset : (this.rankPos.get(rank) ?? 0)) : 0);
+  }
+
+  /** Log bytes of log `k` on their way to stdout: a multi-node attempt's lines prefixed, the filter. */
+  private emit(k: string, data: Uint8Array, out: Output[]): void {
+    if (!data.length) return;
+    const [task, attempt, r] = k.split(':');
+    const ak = `${task}:${attempt}`;
+    const rank = r ? Number(r.slice(1)) : (this.rank ?? 0);
     if (this.rank === null && (rank > 0 || this.gangs.has(ak))) {
       this.gangChunk(ak, rank, data, out);
-      return out;
+      return;
     }
     if (this.filter) {
       if (this.filterKey !== k) {
@@ -249,7 +318,6 @@ export class FollowRenderer {
       data = this.filter.write(data);
     }
     if (data.length) this.stdout(out, data);
-    return out;
   }
 
   /** A chunk of a multi-node attempt in the prefixed view: whole lines, each with its rank. */
@@ -382,6 +450,7 @@ export class FollowRenderer {
     if (this.ended.has(k)) return;
     this.ended.set(k, msg.status);
     this.open.delete(k);
+    this.endTimed(k, out);
     this.closeGang(out, k);
     this.closeFilter(out, k);
     this.received.set(k, Math.max(this.received.get(k) ?? 0, this.pos.task === msg.task && this.pos.attempt === msg.attempt ? this.pos.offset : 0));

@@ -53,6 +53,8 @@ export interface FollowOptions {
   raw?: boolean;
   /** Only this rank's log of multi-node attempts (`--rank K`); default every rank's, prefixed. */
   rank?: number;
+  /** Prefix each log line with the ISO time it was written (`--timestamps`). */
+  timestamps?: boolean;
 }
 
 /** What followJob ended with. */
@@ -165,7 +167,7 @@ export class ReconnectPlan {
 export async function followJob(opts: FollowOptions): Promise<FollowResult> {
   const sameTerminal = !!opts.stdout.isTTY && !!opts.stderr.isTTY;
   const terminalSafe = !!opts.stdout.isTTY && !opts.raw;
-  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe, rank: opts.rank });
+  const r = new FollowRenderer({ jobId: opts.jobId, scope: opts.scope, follow: opts.follow, colors: opts.colors, sameTerminal, terminalSafe, rank: opts.rank, timestamps: opts.timestamps });
   const plan = new ReconnectPlan(opts.reconnectTimeoutMs ?? DEFAULT_FOLLOW_RECONNECT_MS);
   let everOpened = false;
   let connections = 0;
@@ -294,7 +296,10 @@ function connectOnce(url: string, opts: FollowOptions, r: FollowRenderer, onHell
     const dropped = (reason: string, refused = false) => finish({ kind: 'dropped', reason, progressed: false, opened: false, refused });
     const onAbort = () => finish({ kind: 'aborted' });
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const beat = heartbeat(ws, st, dropped);
+    // Lines held for their time (--timestamps) go out once they waited long enough.
+    const beat = heartbeat(ws, st, dropped, () => {
+      for (const o of r.tick()) o.to === 'out' ? opts.stdout.write(o.data) : opts.stderr.write(o.text);
+    });
 
     ws.on('open', () => {
       st.opened = true;
@@ -335,9 +340,10 @@ interface ConnState {
  * send its hello, or goes silent (half-open TCP, a server stuck while stopping), must not hang
  * the follow forever; a quiet one is pinged first.
  */
-function heartbeat(ws: WebSocket, st: ConnState, dropped: (reason: string) => void): ReturnType<typeof setInterval> {
+function heartbeat(ws: WebSocket, st: ConnState, dropped: (reason: string) => void, onBeat: () => void): ReturnType<typeof setInterval> {
   const beat = setInterval(() => {
     if (st.settled) return;
+    onBeat();
     const now = Date.now();
     if (!st.opened) {
       if (now - st.createdAt > HELLO_WITHIN_MS) dropped(`the server did not answer the connection within ${HELLO_WITHIN_MS / 1000} s`);

@@ -59,7 +59,7 @@ export function queueRows(jobs: readonly JobSummary[], now: Date = new Date(), c
       restartsCell(j.restartCount, j.recoveryCount),
       String(j.priority),
       colorStatus(j.status, c),
-      j.status === 'PENDING' ? waitingText(j.pendingReason, true) : '',
+      j.status === 'PENDING' || j.pendingReason ? waitingText(j.pendingReason, true) : '',
     ]);
     if (pipeline) for (const t of [...j.tasks].sort((a, b) => a.index - b.index)) rows.push(taskRow(j, t, now, c));
   }

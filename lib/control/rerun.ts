@@ -1,7 +1,7 @@
 /**
  * Re-run: submit again exactly what a job was submitted with — its YAML as stored (secrets
  * included: the store keeps them, only views mask them), its launch overrides (name, envs, the
- * file name), its metadata — as a new job. The one re-run of the API, the CLI and the
+ * file name, the queue, the priority given at launch or set while pending), its metadata — as a new job. The one re-run of the API, the CLI and the
  * dashboard's buttons, so a re-run never depends on what a view shows (a masked secret, a name
  * the YAML does not hold).
  */
@@ -24,6 +24,8 @@ function storedLaunch(json: unknown): LaunchOverrides {
   if (typeof l.name === 'string') out.name = l.name;
   if (l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs)) out.envs = l.envs as Record<string, string>;
   if (typeof l.filename === 'string') out.filename = l.filename;
+  if (typeof l.queue === 'string') out.queue = l.queue;
+  if (typeof l.priority === 'number' && Number.isInteger(l.priority)) out.priority = l.priority;
   return out;
 }
 
@@ -42,6 +44,8 @@ export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): 
     source: { kind: 'yaml', text: job.specYaml, filename: launch.filename },
     name: launch.name,
     envs: launch.envs,
+    queue: launch.queue,
+    priority: launch.priority,
     metadata: job.metadata && typeof job.metadata === 'object' && !Array.isArray(job.metadata) ? (job.metadata as Record<string, unknown>) : null,
     origin,
   });

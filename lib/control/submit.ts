@@ -12,7 +12,7 @@ import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
-import { cachedQueueRows, jobBySubmissionId, submitJob, type Store } from '../store';
+import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -38,6 +38,8 @@ export interface SubmitInput {
   origin?: SubmitOrigin;
   /** Admission priority (0–1000, checked by the caller); wins over the spec's `priority`. */
   priority?: number;
+  /** The operator queue; wins over the spec's `queue` (checked like it: an unknown one is a SpecError). */
+  queue?: string;
 }
 
 /**
@@ -47,6 +49,10 @@ export interface SubmitInput {
 export interface LaunchOverrides {
   name?: string;
   envs?: Record<string, string>;
+  /** The queue given at launch (`--queue`, the API's `queue`). */
+  queue?: string;
+  /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
+  priority?: number;
   /** The file name spec errors were reported against. */
   filename?: string;
 }
@@ -56,6 +62,8 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   const out: LaunchOverrides = {};
   if (input.name !== undefined) out.name = input.name;
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
+  if (input.queue !== undefined) out.queue = input.queue;
+  if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
   if (filename !== undefined) out.filename = filename;
   return Object.keys(out).length ? out : null;
@@ -97,8 +105,8 @@ export interface BuiltSpec {
  * command, the stored YAML is written from what was submitted (one document per task).
  * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
-export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string> } = {}, queues?: readonly string[]): BuiltSpec {
-  const ov = { name: overrides.name, envs: overrides.envs };
+export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string>; queue?: string } = {}, queues?: readonly string[]): BuiltSpec {
+  const ov = { name: overrides.name, envs: overrides.envs, queue: overrides.queue };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
@@ -138,14 +146,28 @@ const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.su
  * else 500 — the monitor picks it
  * up from the store's 'created' event — or, for a repeated submissionId with the same spec, answers the
  * existing job with `created: false`.
+ * A queue deleted after the check and before the job's row was written (the write refuses it:
+ * lib/store QueueGoneError) is checked again against the queues as they are now: a SpecError
+ * with the list, or — the queue defined again meanwhile — one more try.
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
- *   taken by a job with a different spec; Error when JOBDECK_EXECUTOR names no executor.
+ *   taken by a job with a different spec; QueueGoneError when the queue vanished twice under the
+ *   submit; Error when JOBDECK_EXECUTOR names no executor.
  */
 export async function submitJobSpec(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
+  try {
+    return await submitOnce(store, input);
+  } catch (err) {
+    if (!(err instanceof QueueGoneError)) throw err;
+    store.queueCache = null;
+    return submitOnce(store, input);
+  }
+}
+
+async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const queues = await cachedQueueRows(store);
   const { spec, specYaml } = buildSpec(
     input.source,
-    { name: input.name, envs: input.envs },
+    { name: input.name, envs: input.envs, queue: input.queue },
     queues.map((q) => q.name),
   );
   const queue = spec.queue ?? DEFAULT_QUEUE;

@@ -163,6 +163,37 @@ export async function viewJob(id: string, attemptDir: string): Promise<JobView> 
   return { kind: 'known', info };
 }
 
+/** Most job ids one `squeue -j` is given (keeps its argument well under the system's limit). */
+export const SQUEUE_IDS_MAX = 1000;
+
+/**
+ * The jobs among `ids` that Slurm holds PENDING, each with its reason (`squeue -h -o '%i %T %r'
+ * -j ids`: one call per SQUEUE_IDS_MAX ids): "Resources", "Priority", "Dependency"… A job that
+ * runs, ended or is unknown (purged) is not in the answer; so is every id when none is known
+ * (squeue then fails with "Invalid job id").
+ * @throws SlurmUnavailableError when squeue does not answer or fails otherwise.
+ */
+export async function pendingReasons(ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (ids.length === 0) return out;
+  // A controller that is down makes squeue take 9–18 s to fail; ping answers in ms.
+  await ensureController();
+  for (let i = 0; i < ids.length; i += SQUEUE_IDS_MAX) {
+    const chunk = ids.slice(i, i + SQUEUE_IDS_MAX);
+    const r = await runSlurm('squeue', ['-h', '-o', '%i %T %r', '-j', chunk.join(',')], { timeoutMs: 30_000 });
+    if (r.code !== 0) {
+      if (/invalid job id/i.test(r.stderr + r.stdout)) continue;
+      throw new SlurmUnavailableError(`squeue -j failed (exit code ${r.code}): ${firstLine(r.stderr + r.stdout)}`);
+    }
+    for (const line of r.stdout.split('\n')) {
+      const m = /^(\d+)\s+(\S+)\s*(.*)$/.exec(line.trim());
+      // Printable, bounded: the reason is shown as is (a list column, a job page).
+      if (m && m[2] === 'PENDING') out.set(m[1], m[3].replace(/[^\x20-\x7e]/g, '?').slice(0, 120) || 'None');
+    }
+  }
+  return out;
+}
+
 /** What sacct still knows about a job (accounting or jobcomp/filetxt), for a lost reason. */
 export async function sacctSays(id: string): Promise<string | null> {
   for (const extra of [['-c'], ['-X']]) {

@@ -1,8 +1,9 @@
 import { readExitRecord, toResult, watchExitRecord } from './attempt-record';
 import { slurmCapacity } from './slurm-capacity';
 import { cancelSlurmJob } from './slurm-cancel';
-import { ACTIVE_STATES, describeEnd, jobIdOf, sacctSays, viewJob } from './slurm-cli';
+import { ACTIVE_STATES, describeEnd, jobIdOf, pendingReasons, sacctSays, viewJob } from './slurm-cli';
 import { launchSlurm, readSlurmHandleFile } from './slurm-launch';
+import { sampleSlurm } from './slurm-usage';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 export { BATCH_FILE, parseScontrolJob, SlurmUnavailableError, type SlurmJobInfo } from './slurm-cli';
@@ -74,5 +75,8 @@ export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
     return watchExitRecord(handle, listener, { name: 'slurm executor', probe, pollMs });
   }
 
-  return { name: 'slurm', launch, probe, watch, cancel, capacity, findHandle: readSlurmHandleFile };
+  /** Slurm's PENDING jobs among the refs, with Slurm's reason (one squeue call: slurm-cli pendingReasons). */
+  const held = (refs: readonly string[]): Promise<Map<string, string>> => pendingReasons(refs.filter((r) => /^\d+$/.test(r)));
+
+  return { name: 'slurm', launch, probe, watch, cancel, capacity, held, findHandle: readSlurmHandleFile, sample: sampleSlurm };
 }

@@ -67,6 +67,17 @@ export type ProbeResult =
   /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
   | { state: 'lost'; reason: string };
 
+/**
+ * What an attempt's processes use right now (Executor.sample): CPU time so far (user + system,
+ * ms, cumulative over the attempt — finished children included), resident memory summed over
+ * its processes (bytes) and how many processes it has.
+ */
+export interface UsageSample {
+  cpuMs: number;
+  rssBytes: number;
+  procs: number;
+}
+
 /** Notification that an attempt ended (only when this process can observe it directly). */
 export type ExitListener = (result: Exclude<ProbeResult, { state: 'running' }>) => void;
 
@@ -102,4 +113,19 @@ export interface Executor {
    * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE).
    */
   capacity(): { cpus: number; nodes?: number };
+  /**
+   * Optional, for a backend with a scheduler of its own: which of these launched attempts (by
+   * `AttemptHandle.ref`) that scheduler still holds back, each with its own reason (Slurm:
+   * `squeue -o %r` of a PENDING job — "Resources", "Priority"…), asked in one call for all of
+   * them. An attempt absent from the answer is not held (it runs, ended, or is unknown).
+   * @throws with `transient: true` when the backend does not answer.
+   */
+  held?(refs: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Optional: what each running attempt uses now, in one look for all of them (one pass over
+   * `/proc` locally; one `sstat` call on Slurm). One answer per handle, in order; null where the
+   * executor sees nothing of it (gone, or the backend records no usage). An executor without it
+   * records no usage ("not recorded"). Throws like the other methods (`transient: true`).
+   */
+  sample?(handles: readonly AttemptHandle[]): Promise<Array<UsageSample | null>>;
 }

@@ -16,6 +16,7 @@
  */
 
 import { DEFAULT_QUEUE } from './spec/schema';
+import { REASON_NOTE } from './waiting';
 
 /** Job statuses that hold their CPUs. */
 export const ACTIVE_JOB_STATUSES = ['STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING'] as const;
@@ -112,6 +113,16 @@ function fmt(n: number): string {
 }
 
 const plural = (n: number, word: string) => `${fmt(n)} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The note on a waiting job's reason saying when the start timeout ends it, in whole minutes
+ * rounded up (" · start timeout in 12 min"): the text changes at most once a minute, so keeping
+ * it fresh costs each waiting job the pass reads one write a minute, not one a pass.
+ * @param leftMs time until the timeout, > 0 (a job past it is not waiting).
+ */
+function timeoutNote(leftMs: number): string {
+  return `${REASON_NOTE}start timeout in ${Math.max(1, Math.ceil(leftMs / 60_000))} min`;
+}
 
 /** A job's priority (absent = 500). */
 export function priorityOf(j: Pick<WaitingJob, 'priority'>): number {
@@ -245,7 +256,7 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
       plan.noResource.push({ id: j.id, reason: `could not start within ${fmt(input.startTimeoutMs / 1000)} s (JOBDECK_START_TIMEOUT_MS): ${held ?? needs}` });
       continue;
     }
-    plan.waiting.push({ id: j.id, reason });
+    plan.waiting.push({ id: j.id, reason: `${reason}${timeoutNote(j.submittedAtMs + input.startTimeoutMs - input.nowMs)}` });
     if (held !== null) continue; // held by its queue: not in the executor line's way
     if (before === undefined) {
       plan.blocked.push(j.executor);

@@ -61,3 +61,12 @@ export function rankLogPath(logPath: string, rank: number): string {
   const base = ext ? logPath.slice(0, -ext.length) : logPath;
   return `${base}.rank-${rank}${ext}`;
 }
+
+/**
+ * The time index beside a log (docs/design.md §8 "Line times"): `run.log` → `run.times`,
+ * `run.rank-2.log` → `run.rank-2.times`. Derived from the log's path, like rankLogPath.
+ */
+export function timesPath(logPath: string): string {
+  const ext = path.extname(logPath);
+  return `${ext ? logPath.slice(0, -ext.length) : logPath}.times`;
+}

@@ -40,6 +40,14 @@
  * is (task, attempt + 1, 0) for every rank — a later task's attempts come after any position in
  * an earlier task.
  *
+ * Line times: a `times` message carries entries of an attempt's time index (per rank), each
+ * [end, ms]: the log's bytes before `end` — after the previous entry's end — were first written at
+ * unix time `ms` (ms resolution, ~100 ms granularity; docs/design.md §8 "Line times"). A line's
+ * time is that of the entry covering its first byte (timeAt). Entries come in order, before the
+ * chunks they cover or — while the log grows — shortly after them; a resume from an offset gets
+ * the entries from there. An attempt without an index (older than indexes) gets none: its lines
+ * have no time. Clients ignore message types they do not know, so older clients are unaffected.
+ *
  * Backpressure: the server stops reading a log while the socket holds more than its high-water
  * mark unsent (1 MiB, less while many streams send at once: lib/ws/config.ts); a client that
  * makes no progress for 30 s (or holds more than 16 MiB) gets `error` code
@@ -151,3 +159,21 @@ export const CLOSE = {
   /** The server failed (e.g. a log shrank under the reader); see the `error` message. */
   INTERNAL_ERROR: 1011,
 } as const;
+
+/** One time index entry: [end offset (bytes), unix time (ms)] (see "Line times" above). */
+export type TimeEntry = [number, number];
+
+/**
+ * The time of the byte at `offset` of a log whose index is `entries` (ordered by end): the ms of
+ * the first entry whose end is past `offset`, or null when no entry covers it (yet, or ever).
+ */
+export function timeAt(entries: readonly TimeEntry[], offset: number): number | null {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (entries[mid][0] > offset) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < entries.length ? entries[lo][1] : null;
+}

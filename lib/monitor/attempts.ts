@@ -79,6 +79,9 @@ export class AttemptSystem {
     if (observed.state === 'lost') return this.recovery.lostProbe(job, cur, att, e, observed);
     e.lost.delete(att.id);
     if (handle) this.res.watches.ensure(job.id, att.id, executor, handle);
+    // An attempt first seen here (re-adopted after a restart, running or ended meanwhile) has its
+    // line times indexed from now on; one launched here already is.
+    this.res.watches.indexLogs(job.id, att.id, att.logPath, readTaskSpec(cur.spec, job.cpus).nodes, false);
     // Normalize first: the attempt, its task and the job say RUNNING (recording the handle).
     if (att.status === 'STARTING' || cur.status === 'STARTING' || job.status !== 'RUNNING') {
       const d = this.attach(job, cur, att, e, handle);

@@ -156,6 +156,7 @@ export class LaunchSystem {
       e.relaunch.delete(attempt.id);
       e.handles.set(attempt.id, handle);
       this.res.watches.ensure(job.id, attempt.id, executor, handle);
+      this.res.watches.indexLogs(job.id, attempt.id, logPath, spec.nodes, true);
     } catch (err) {
       if (isTransientExecutorError(err)) return this.relaunchLater(job, task, attempt, e, err);
       // The executor could not start it: a lost attempt (recovery, not the user's restart) —

@@ -5,13 +5,15 @@ import { CancelSystem } from './cancel';
 import { isTransientDbError, isTransientError } from './errors';
 import { ExceptionPath } from './exception';
 import { processMemory, type MonitorState } from './handle';
+import { HeldSystem } from './held';
 import { LaunchSystem } from './launch';
 import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
-import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
+import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, UsageStats } from './types';
+import { UsageSystem } from './usage';
 import { Writes } from './writes';
 import { webhookSettingsFromEnv } from './webhook-config';
 import { WebhookSystem } from './webhooks';
@@ -22,11 +24,11 @@ import { WebhookSystem } from './webhooks';
  * races and restarts. This file holds the lifecycle (start-up recovery, stop), the loop (a
  * reconcile pass every `reconcileMs`, store events, wake()) and the DISPATCHER: a step reads the
  * job fresh and hands it to the system that owns its state, again until there is nothing to do.
- * The systems (admission, launch, attempts, recovery, cancel, reap, exception, webhooks) share one
+ * The systems (admission, launch, attempts, recovery, cancel, reap, exception, held, webhooks) share one
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
-export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, WriteContext } from './types';
+export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, UsageStats, WriteContext } from './types';
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
@@ -46,6 +48,8 @@ interface Systems {
   recovery: RecoverySystem;
   cancel: CancelSystem;
   exception: ExceptionPath;
+  held: HeldSystem;
+  usage: UsageSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -58,7 +62,9 @@ function buildSystems(res: MonitorResources): Systems {
   const admission = new AdmissionSystem(res, writes, launch, reap);
   const cancel = new CancelSystem(res, writes);
   const exception = new ExceptionPath(res, writes);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception };
+  const held = new HeldSystem(res, admission);
+  const usage = new UsageSystem(res);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage };
 }
 
 /**
@@ -120,6 +126,7 @@ class MonitorLoop implements Monitor {
     clearTimeout(timer);
     this.scheduleTick(0);
     this.webhooks.start();
+    this.sys.usage.start();
   }
 
   async stop(): Promise<void> {
@@ -130,6 +137,7 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
+    await this.sys.usage.stop();
     this.res.watches.clear();
     this.res.scheduler.clearTimers();
     let timer: NodeJS.Timeout | undefined;
@@ -190,6 +198,14 @@ class MonitorLoop implements Monitor {
     }
   }
 
+  sampleUsageNow(): Promise<void> {
+    return this.sys.usage.round();
+  }
+
+  usageStats(): UsageStats {
+    return { ...this.sys.usage.stats };
+  }
+
   async admitNow(): Promise<void> {
     await this.sys.admission.run();
   }
@@ -218,6 +234,10 @@ class MonitorLoop implements Monitor {
   private async reconcile(awaitSteps: boolean): Promise<void> {
     const t0 = this.res.clock.now();
     await this.sys.admission.run();
+    // A tick does not wait for it: a cluster controller that does not answer must not hold up
+    // the reconcile of every other job (reconcileNow, a test's entry point, does).
+    const held = this.sys.held.run();
+    if (awaitSteps) await held;
     let active: ActiveJob[];
     try {
       active = await this.res.store.activeJobIds();

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { AttemptHandle, Executor } from '../executors/types';
+import { rankLogPath } from '../jobs/paths';
 import { logger } from '../log';
+import { LogTimeIndexer } from '../logs/time-index';
 import { monitorSettingsFromEnv, type MonitorSettings } from './config';
 import { isTransientError } from './errors';
 import { Scheduler } from './scheduler';
@@ -57,6 +59,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     capacityCheck: opts.capacityCheck ?? env.capacityCheck,
     exitWatch: opts.exitWatch ?? env.exitWatch,
     maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
+    usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
   };
 }
 
@@ -81,7 +84,7 @@ export function createResources(opts: MonitorOptions): MonitorResources {
     life,
     scheduler,
     faults,
-    watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId)),
+    watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId), opts.logTimes === false ? null : new LogTimeIndexer({ onError: (err, file) => log.debug({ err: errMessage(err), file }, 'log time index: write failed') })),
   };
 }
 
@@ -108,17 +111,45 @@ export function noteError(res: MonitorResources, err: unknown, where: string): v
 
 /**
  * Live exit subscriptions (executor.watch), by attempt id. An exit is only a hint: it kicks the
- * job's step, which probes again (docs/design.md §5, stale observations dropped).
+ * job's step, which probes again (docs/design.md §5, stale observations dropped). Beside them,
+ * the running attempts' logs whose time index the server writes (lib/logs/time-index.ts): an
+ * attempt's logs are indexed from the moment it is launched or seen running (indexLogs) until
+ * it is unwatched — its end seen, or the job dropped — when they get one last look.
  */
 export class WatchTable {
   private readonly byAttempt = new Map<number, { jobId: number; unsubscribe: () => void }>();
+  private readonly indexed = new Map<number, { jobId: number; files: string[] }>();
+  /** Attempts this server indexed (attempt id → job id): each is indexed once, never restarted. */
+  private readonly everIndexed = new Map<number, number>();
 
   constructor(
     private readonly life: Lifecycle,
     private readonly settings: MonitorSettings,
     private readonly log: Logger,
     private readonly kick: (jobId: number) => void,
+    private readonly times: LogTimeIndexer | null = null,
   ) {}
+
+  /**
+   * Indexes the times of an attempt's logs (every rank's of a multi-node one), once per attempt
+   * in this server: from its launch (`fresh`), or from when this server first sees it — running,
+   * or already ended (its end is then settled at once, and the last look records what it wrote
+   * while no server was indexing it). Adopted without an index, what is there has no time.
+   */
+  indexLogs(jobId: number, attemptId: number, logPath: string | null, nodes: number, fresh: boolean): void {
+    if (!this.times || !logPath || this.life.stopped || this.everIndexed.has(attemptId)) return;
+    const files = Array.from({ length: Math.max(1, nodes) }, (_, k) => rankLogPath(logPath, k));
+    this.everIndexed.set(attemptId, jobId);
+    this.indexed.set(attemptId, { jobId, files });
+    for (const f of files) this.times.track(f, fresh);
+  }
+
+  private endIndex(attemptId: number): void {
+    const x = this.indexed.get(attemptId);
+    if (!x || !this.times) return;
+    this.indexed.delete(attemptId);
+    for (const f of x.files) void this.times.finish(f);
+  }
 
   /** Subscribes to the attempt's exit unless watching is off or it is watched already. */
   ensure(jobId: number, attemptId: number, executor: Executor, handle: AttemptHandle): void {
@@ -135,6 +166,7 @@ export class WatchTable {
   }
 
   unwatchAttempt(attemptId: number): void {
+    this.endIndex(attemptId);
     const w = this.byAttempt.get(attemptId);
     if (w) {
       w.unsubscribe();
@@ -143,6 +175,8 @@ export class WatchTable {
   }
 
   unwatchJob(jobId: number): void {
+    for (const [attemptId, x] of this.indexed) if (x.jobId === jobId) this.endIndex(attemptId);
+    for (const [attemptId, j] of this.everIndexed) if (j === jobId) this.everIndexed.delete(attemptId);
     for (const [attemptId, w] of this.byAttempt) {
       if (w.jobId === jobId) {
         w.unsubscribe();
@@ -155,6 +189,9 @@ export class WatchTable {
   clear(): void {
     for (const w of this.byAttempt.values()) w.unsubscribe();
     this.byAttempt.clear();
+    this.indexed.clear();
+    this.everIndexed.clear();
+    void this.times?.close();
   }
 
   /** Attempts watched (MonitorState.attemptsWatched). */

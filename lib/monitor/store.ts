@@ -1,27 +1,17 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
-import { JOB_TERMINAL } from '../jobs/status';
+import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
+import type { UsagePoint } from '../jobs/usage';
 import {
   claimDeliveries,
-  clearPendingReasons,
   nextDeliveryDue,
   recordDelivered,
   recordGaveUp,
   recordRetry,
-  setPendingReasons,
-  startAttempt,
-  submitStatementStats,
   subscriptionsById,
-  transitionMany,
-  type AnyTransition,
-  type BatchOutcome,
   type ClaimedDelivery,
   type DeliveryResult,
-  type Store,
-  type StoreBus,
-  type SubmitStatementStats,
-  type TransitionOutcome,
-} from '../store';
+  clearPendingReasons, recordUsage, setPendingReasons, storedUsage, usageSeries, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import type { WebhookSubscription } from '../generated/prisma/client';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
@@ -89,6 +79,16 @@ export interface LinePage {
 /** What startAttempt() takes (lib/store). */
 export type StartAttemptInput = Parameters<typeof startAttempt>[1];
 
+/** A launched attempt whose executor's scheduler may still hold it (MonitorStore.launchedAttempts). */
+export interface LaunchedAttempt {
+  jobId: number;
+  executor: string;
+  /** AttemptHandle.ref (the Slurm job id). */
+  ref: string;
+  /** The job's Job.pendingReason now. */
+  pendingReason: string | null;
+}
+
 /** A job the reconcile pass follows: its id, and whether a cancel of it is under way. */
 export interface ActiveJob {
   id: number;
@@ -109,8 +109,14 @@ export interface MonitorStore {
   queueGroups(): Promise<QueueGroup[]>;
   /** The operator queues' limits (the Queue table), by name. */
   queueLimits(): Promise<Record<string, QueueLimits>>;
-  /** lib/store setPendingReasons(): why each of these PENDING jobs waits (written where it changed). */
-  setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>): Promise<number[]>;
+  /** lib/store setPendingReasons(): why each of these jobs (PENDING, or in `statuses`) waits (written where it changed). */
+  setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>, statuses?: readonly JobStatus[]): Promise<number[]>;
+  /**
+   * The launched attempts of these executors (STARTING / RUNNING, with a ref) of jobs that are
+   * STARTING or RUNNING: each with its job's stored reason. Through the index Attempt(status).
+   * Fault site 'held'.
+   */
+  launchedAttempts(executors: readonly string[]): Promise<LaunchedAttempt[]>;
   /** lib/store clearPendingReasons(): clears the reason of every PENDING job but `keep`. */
   clearPendingReasons(keep: readonly number[]): Promise<number[]>;
   /** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
@@ -125,6 +131,14 @@ export interface MonitorStore {
   transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
   /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
   startAttempt(a: StartAttemptInput): Promise<TransitionOutcome<Attempt>>;
+  /** lib/store usageTargets(): the live attempts with a handle (a sampling round's). */
+  usageTargets(): Promise<UsageTarget[]>;
+  /** lib/store storedUsage(): peaks and series length of attempts first seen by this monitor. */
+  storedUsage(ids: readonly number[]): Promise<StoredUsage[]>;
+  /** lib/store usageSeries(): one attempt's stored series (to halve it). */
+  usageSeries(attemptId: number): Promise<UsagePoint[] | null>;
+  /** lib/store recordUsage(): a sampling round's write, one statement. */
+  recordUsage(rows: readonly UsageWrite[], at: Date): Promise<number>;
   /** The store's bus: the writes of this process, the monitor's own included, after commit. */
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
@@ -235,9 +249,22 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
       const where = { ...waitingWhere(executor), OR: also };
       return (await db.job.findMany({ where, select: WAITING_SELECT, orderBy: LINE_ORDER })).map(toWaiting);
     },
-    setPendingReasons: (rows) => setPendingReasons(store, rows),
+    setPendingReasons: (rows, statuses) => setPendingReasons(store, rows, statuses),
+    async launchedAttempts(executors) {
+      faults.consume('held');
+      const rows = await db.attempt.findMany({
+        where: { status: { in: ['STARTING', 'RUNNING'] }, executor: { in: [...executors] }, executorRef: { not: null }, task: { job: { status: { in: ['STARTING', 'RUNNING'] } } } },
+        select: { jobId: true, executor: true, executorRef: true, task: { select: { job: { select: { pendingReason: true } } } } },
+        orderBy: { id: 'asc' },
+      });
+      return rows.map((r) => ({ jobId: r.jobId, executor: r.executor, ref: r.executorRef!, pendingReason: r.task.job.pendingReason }));
+    },
     clearPendingReasons: (keep) => clearPendingReasons(store, keep),
     transitionMany: (tr) => transitionMany(store, tr),
+    usageTargets: () => usageTargets(store),
+    storedUsage: (ids) => storedUsage(store, ids),
+    usageSeries: (id) => usageSeries(store, id),
+    recordUsage: (rows, at) => recordUsage(store, rows, at),
     startAttempt: (a) => startAttempt(store, a),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),

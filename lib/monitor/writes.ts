@@ -65,13 +65,15 @@ export class Writes {
     if (to === job.status) return null;
     const d: Transition<'job'>['data'] = { ...(o.data ?? {}), ...this.sums(job, o.restarts, o.recoveries) };
     if (job.status === 'PENDING' && !job.startedAt) d.startedAt = now(this.res);
+    // Why it waited (admission's, or its executor's scheduler's) is over with the status it was for.
+    if (job.pendingReason !== null) d.pendingReason = null;
     if (isTerminal('job', to)) d.endedAt = now(this.res);
     return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: d };
   }
 
   /** The job's write to `to`, whatever its tasks say (a cancel request), with the sums. */
   jobTo(job: JobRow, to: JobStatus, reason: string): Transition<'job'> {
-    return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: this.sums(job) };
+    return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: { ...this.sums(job), ...(job.pendingReason !== null ? { pendingReason: null } : {}) } };
   }
 
   /** Writes every PENDING task after `index` → CANCELLED (never started), noting each in `after`. */

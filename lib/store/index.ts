@@ -5,8 +5,9 @@
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
  * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
  * history entries (server-event.ts), the webhook outbox (outbox.ts: its INSERT inside the
- * guarded write; webhook-subscriptions.ts, webhook-deliveries.ts) and the reads
- * (list.ts, detail.ts, lookup.ts, log-attempt.ts). Reads answer rows; lib/api maps them to the API's views.
+ * guarded write; webhook-subscriptions.ts, webhook-deliveries.ts), resource usage per attempt (usage.ts),
+ * the charts' aggregates (insights.ts) and the reads
+ * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
 export { StoreBus, type StoreEvent, type StoreListener } from './bus';
@@ -24,7 +25,7 @@ export {
   type TransitionOutcome,
 } from './transition';
 export { startAttempt } from './attempt';
-export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
+export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
 export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
 export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
@@ -50,3 +51,6 @@ export {
   type DeliveryLogRow,
   type DeliveryResult,
 } from './webhook-deliveries';
+export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
+export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
+export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';

@@ -20,6 +20,8 @@ export interface JobFilter {
   status?: readonly JobStatus[];
   /** Case-insensitive name substring; when it is a number (`4` or `#4`), also that exact job id. */
   q?: string;
+  /** Only the jobs of this operator queue (Job.queue, exact). */
+  queue?: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export function likeLiteral(s: string): string {
 export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
   if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
+  if (f.queue !== undefined) and.push({ queue: f.queue });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };
@@ -106,9 +109,9 @@ export interface StatusCounts {
   byStatus: Partial<Record<JobStatus, number>>;
 }
 
-/** How many jobs a search (`q`, as in JobFilter) finds in each status: one grouped query. */
-export async function jobStatusCounts(store: StoreScope, f: Pick<JobFilter, 'q'>): Promise<StatusCounts> {
-  const rows = await store.prisma.job.groupBy({ by: ['status'], where: jobFilterWhere({ q: f.q }), _count: { _all: true } });
+/** How many jobs a search (`q`, `queue`, as in JobFilter) finds in each status: one grouped query. */
+export async function jobStatusCounts(store: StoreScope, f: Pick<JobFilter, 'q' | 'queue'>): Promise<StatusCounts> {
+  const rows = await store.prisma.job.groupBy({ by: ['status'], where: jobFilterWhere({ q: f.q, queue: f.queue }), _count: { _all: true } });
   const byStatus: StatusCounts['byStatus'] = {};
   let total = 0;
   for (const r of rows) {

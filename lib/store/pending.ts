@@ -1,10 +1,11 @@
 /**
- * Writes of a PENDING job's scheduling fields — its priority (a user's change) and why it waits
- * (the admission pass's) — that are not status changes: no JobEvent, no guarded transition (docs/design.md §4 covers statuses), but
+ * Writes of a waiting job's scheduling fields — its priority (a user's change) and why it waits
+ * (the admission pass's, or its executor's scheduler's) — that are not status changes: no JobEvent, no guarded transition (docs/design.md §4 covers statuses), but
  * each write is guarded by the job still being PENDING, and announced as `updated` on the bus.
  */
 import { Prisma } from '../generated/prisma/client';
 import type { JobStatus } from '../jobs/status';
+import { pgTimestamp } from './sql';
 import type { Store } from './store';
 
 /** What setPendingPriority() did: `status` is the job's status when it was not written (null: no such job). */
@@ -12,12 +13,16 @@ export type PriorityWrite = { written: true } | { written: false; status: JobSta
 
 /**
  * Sets the priority of job `id` if it is still PENDING (one statement: the status is the guard),
- * then announces `updated` (changed: 'priority') so the monitor runs an admission pass.
+ * and keeps it in Job.launch as a launch override (a re-run submits it again), then announces `updated` (changed: 'priority') so the monitor runs an admission pass.
  * @param priority 0–1000, checked by the caller (lib/jobs/spec PRIORITY).
  */
 export async function setPendingPriority(store: Store, id: number, priority: number): Promise<PriorityWrite> {
-  const r = await store.prisma.job.updateMany({ where: { id, status: 'PENDING' }, data: { priority, updatedAt: new Date() } });
-  if (r.count === 1) {
+  // The priority also becomes a launch override, so a re-run keeps it (lib/control/rerun.ts).
+  const r = await store.prisma.$executeRaw(Prisma.sql`
+    UPDATE "Job" SET "priority" = ${priority}::int, "updatedAt" = ${pgTimestamp(new Date())}::timestamp(3),
+      "launch" = jsonb_set(COALESCE("launch", '{}'::jsonb), '{priority}', to_jsonb(${priority}::int))
+    WHERE "id" = ${id} AND "status" = 'PENDING'`);
+  if (r === 1) {
     store.bus.emit({ type: 'updated', jobId: id, changed: 'priority' });
     return { written: true };
   }
@@ -26,18 +31,21 @@ export async function setPendingPriority(store: Store, id: number, priority: num
 }
 
 /**
- * Writes Job.pendingReason of each job given that is still PENDING and holds another reason, in
- * one statement, and announces `updated` (changed: 'pendingReason') for each row written (the
- * list and job pages show it). `reason` null clears it. Rows left as they were cost no write.
+ * Writes Job.pendingReason of each job given that is still in one of `statuses` and holds
+ * another reason, in one statement, and announces `updated` (changed: 'pendingReason') for each
+ * row written (the list and job pages show it). `reason` null clears it. Rows left as they were
+ * cost no write. Writers: the admission pass (PENDING jobs, the default) and the executor-hold
+ * pass (STARTING / RUNNING jobs whose executor's scheduler still holds their attempt:
+ * lib/monitor/held.ts). A job's status change clears the reason (lib/monitor/writes.ts).
  * @returns the ids written.
  */
-export async function setPendingReasons(store: Store, rows: ReadonlyArray<{ id: number; reason: string | null }>): Promise<number[]> {
+export async function setPendingReasons(store: Store, rows: ReadonlyArray<{ id: number; reason: string | null }>, statuses: readonly JobStatus[] = ['PENDING']): Promise<number[]> {
   if (rows.length === 0) return [];
   const json = JSON.stringify(rows.map((r) => ({ id: r.id, r: r.reason })));
   const written = await store.prisma.$queryRaw<Array<{ id: number }>>(Prisma.sql`
     UPDATE "Job" AS j SET "pendingReason" = v.r
     FROM jsonb_to_recordset(${json}::jsonb) AS v(id int, r text)
-    WHERE j."id" = v.id AND j."status" = 'PENDING' AND j."pendingReason" IS DISTINCT FROM v.r
+    WHERE j."id" = v.id AND j."status"::text IN (${Prisma.join(statuses)}) AND j."pendingReason" IS DISTINCT FROM v.r
     RETURNING j."id"`);
   for (const w of written) store.bus.emit({ type: 'updated', jobId: w.id, changed: 'pendingReason' });
   return written.map((w) => w.id);

@@ -76,13 +76,21 @@ export type QueueDelete = { deleted: true } | { deleted: false; unfinished: numb
 
 /**
  * Deletes queue `name` unless a job that has not finished names it (its limits would silently
- * vanish under it); then announces `queues`. The check and the delete are one statement.
+ * vanish under it); then announces `queues`. One transaction: the queue's row is locked first
+ * (FOR UPDATE), which waits for a submit writing a job into the queue (its statement holds the
+ * row FOR KEY SHARE) to commit; the next statement, with a fresh snapshot, then sees that job and
+ * deletes only if no unfinished job names the queue. A submit that comes after the lock waits for
+ * the delete and writes nothing (lib/store/submit-queue.ts QueueGoneError).
  */
 export async function deleteQueue(store: Store, name: string): Promise<QueueDelete> {
   const terminal = [...JOB_TERMINAL];
-  const n = await store.prisma.$executeRaw`
-    DELETE FROM "Queue" WHERE "name" = ${name}
-      AND NOT EXISTS (SELECT 1 FROM "Job" WHERE "queue" = ${name} AND "status"::text NOT IN (${Prisma.join(terminal)}))`;
+  const n = await store.prisma.$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Queue" WHERE "name" = ${name} FOR UPDATE`;
+    if (locked.length === 0) return 0;
+    return tx.$executeRaw`
+      DELETE FROM "Queue" WHERE "name" = ${name}
+        AND NOT EXISTS (SELECT 1 FROM "Job" WHERE "queue" = ${name} AND "status"::text NOT IN (${Prisma.join(terminal)}))`;
+  });
   if (n === 1) {
     store.queueCache = null;
     store.bus.emit({ type: 'queues', jobId: 0 });

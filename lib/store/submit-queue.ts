@@ -54,6 +54,21 @@ export interface JobEntry {
   submissionId: string | null;
 }
 
+/**
+ * The job's operator queue was not there when its row was to be written (deleted since the
+ * submit checked it): nothing of the job was written. The queue's row is locked (FOR KEY SHARE)
+ * by the statement that writes the job, and deleteQueue() locks it before it counts the queue's
+ * unfinished jobs, so a job is never written into a queue whose delete went ahead without it.
+ */
+export class QueueGoneError extends Error {
+  constructor(readonly queue: string) {
+    super(`queue ${queue} is not defined (it was deleted while the job was submitted)`);
+    this.name = 'QueueGoneError';
+  }
+}
+
+const DEFAULT_QUEUE_NAME = 'default';
+
 /** The ids one job got. */
 export interface InsertedIds {
   jobId: number;
@@ -77,16 +92,23 @@ export function newJobEntry(job: NewJob): JobEntry {
   };
 }
 
-/** Writes one job: the statement of one submit. */
+/**
+ * Writes one job: the statement of one submit. A job of a named queue is written only while the
+ * queue's row is there, which the statement locks (see QueueGoneError).
+ * @throws QueueGoneError when the queue's row is gone.
+ */
 async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const { job, at } = e;
+  const queue = job.queue ?? DEFAULT_QUEUE_NAME;
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
+  const gate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
       INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      VALUES (${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${job.queue ?? 'default'}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
-              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int)
+      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
+              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
+      FROM ${gate}
       RETURNING "id"
     ), t AS (
       INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
@@ -99,15 +121,17 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
       RETURNING "id"
     )
     SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds" FROM j, e`);
+  if (rows.length === 0) throw new QueueGoneError(queue);
   return rows[0];
 }
 
 /**
  * Writes several jobs in one statement, in order: the ids come from the Job sequence in the
  * order of `entries` (the `input` CTE is materialized: nextval is volatile), so the tasks and the
- * event of each job join on its id. Same columns and values as insertOne().
+ * event of each job join on its id. Same columns and values as insertOne(); a job whose named
+ * queue's row is gone is not written (null in its place), the others are (see QueueGoneError).
  */
-async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promise<InsertedIds[]> {
+async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promise<Array<InsertedIds | null>> {
   const input = JSON.stringify(
     entries.map((e) => ({
       submissionId: e.submissionId,
@@ -128,33 +152,39 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
     })),
   );
+  const named = [...new Set(entries.map((e) => e.job.queue ?? DEFAULT_QUEUE_NAME))].filter((q) => q !== DEFAULT_QUEUE_NAME);
+  // The named queues' rows, locked until the jobs are written (none named: nothing to read).
+  const queueGate = named.length
+    ? Prisma.sql`q AS (SELECT "name" FROM "Queue" WHERE "name" IN (${Prisma.join(named)}) FOR KEY SHARE)`
+    : Prisma.sql`q AS (SELECT NULL::text AS "name" WHERE false)`;
   const rows = await db.$queryRaw<Array<InsertedIds & { ord: bigint | number }>>(Prisma.sql`
     WITH input AS MATERIALIZED (
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
-    ), j AS (
+    ), ${queueGate}, j AS (
       INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
       SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->>'origin', v->>'executor',
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
-      FROM input ORDER BY "ord"
+      FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME} OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
       RETURNING "id"
     ), t AS (
       INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
       SELECT input."id", (y.k - 1)::int, y.w->>'name', 'PENDING', NULL, y.w->'spec', 0, 0, NULL, NULL, NULL
-      FROM input, jsonb_array_elements(input.v->'tasks') WITH ORDINALITY AS y(w, k)
+      FROM input JOIN j ON j."id" = input."id", jsonb_array_elements(input.v->'tasks') WITH ORDINALITY AS y(w, k)
       RETURNING "id", "jobId", "index"
     ), e AS (
       INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
-      SELECT input."id", (input.v->>'at')::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM input ORDER BY input."ord"
+      SELECT input."id", (input.v->>'at')::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM input JOIN j ON j."id" = input."id" ORDER BY input."ord"
       RETURNING "id", "jobId"
     )
     SELECT input."ord", j."id" AS "jobId", e."id" AS "eventId",
            (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds"
     FROM input JOIN j ON j."id" = input."id" JOIN e ON e."jobId" = input."id"
     ORDER BY input."ord"`);
-  if (rows.length !== entries.length) throw new Error(`submit: a statement of ${entries.length} jobs answered ${rows.length} rows`);
-  return rows.map((r) => ({ jobId: r.jobId, eventId: r.eventId, taskIds: r.taskIds }));
+  const out: Array<InsertedIds | null> = entries.map(() => null);
+  for (const r of rows) out[Number(r.ord) - 1] = { jobId: r.jobId, eventId: r.eventId, taskIds: r.taskIds };
+  return out;
 }
 
 /** Submit statements a store sent, and the jobs they carried. */
@@ -207,7 +237,7 @@ export class SubmitQueue {
       await insertOne(this.db, one.entry).then(one.resolve, one.reject);
       return;
     }
-    let ids: InsertedIds[];
+    let ids: Array<InsertedIds | null>;
     try {
       ids = await insertMany(
         this.db,
@@ -227,6 +257,10 @@ export class SubmitQueue {
       }
       return;
     }
-    batch.forEach((b, i) => b.resolve(ids[i]));
+    batch.forEach((b, i) => {
+      const got = ids[i];
+      if (got) b.resolve(got);
+      else b.reject(new QueueGoneError(b.entry.job.queue ?? DEFAULT_QUEUE_NAME));
+    });
   }
 }

@@ -4,7 +4,7 @@ import { uniqueViolationAsP2002 } from './sql';
 import type { Store } from './store';
 import { newJobEntry, type InsertedIds, type JobEntry, type NewJob, type SubmitStatementStats } from './submit-queue';
 
-export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type SubmitStatementStats } from './submit-queue';
+export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type SubmitStatementStats } from './submit-queue';
 
 /**
  * Creates a job in PENDING with its tasks (PENDING) and the first JobEvent ("submitted"), then
@@ -23,7 +23,8 @@ export { SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type Sub
  * alone. Ids follow the order of the calls.
  *
  * @returns the job with its tasks in index order.
- * @throws Error when `tasks` is empty; Prisma's P2002 PrismaClientKnownRequestError (meta.target
+ * @throws QueueGoneError when the job's named queue's row is gone (nothing written);
+ *   Error when `tasks` is empty; Prisma's P2002 PrismaClientKnownRequestError (meta.target
  *   ['submissionId']) when `submissionId` is already taken — nothing was written (callers answer
  *   idempotently); other database errors as Prisma raises them.
  */

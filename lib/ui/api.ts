@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, DeliveryView, JobCounts, JobDetail, JobList, JobSummary, SubmitResult, WebhookView } from '../api/types';
+import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult, WebhookView } from '../api/types';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -75,6 +75,13 @@ export async function apiFetch<T>(path: string, init: RequestInit = {}): Promise
   return body as T;
 }
 
+/** A queue's settings as PUT /api/queues/{name} takes them (null or absent: no limit, no default). */
+export interface QueueSettingsInput {
+  maxRunning?: number | null;
+  maxCpus?: number | null;
+  defaultPriority?: number | null;
+}
+
 const json = (method: string, data: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) });
 
 /** The query string of GET /api/jobs for a filter. */
@@ -82,6 +89,7 @@ export function listQuery(f: ListFilter): string {
   const p = new URLSearchParams();
   for (const s of f.status) p.append('status', s);
   if (f.q) p.set('q', f.q);
+  if (f.queue) p.set('queue', f.queue);
   if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));
@@ -90,7 +98,19 @@ export function listQuery(f: ListFilter): string {
 
 export const api = {
   listJobs: (f: ListFilter, signal?: AbortSignal) => apiFetch<JobList>(`/api/jobs?${listQuery(f)}`, { signal }),
-  counts: (q: string, signal?: AbortSignal) => apiFetch<JobCounts>(`/api/jobs/counts${q ? `?q=${encodeURIComponent(q)}` : ''}`, { signal }),
+  counts: (q: string, queue: string, signal?: AbortSignal) => {
+    const p = new URLSearchParams();
+    if (q) p.set('q', q);
+    if (queue) p.set('queue', queue);
+    const s = p.toString();
+    return apiFetch<JobCounts>(`/api/jobs/counts${s ? `?${s}` : ''}`, { signal });
+  },
+  /** Every operator queue with its limits and what it holds (GET /api/queues). */
+  queues: (signal?: AbortSignal) => apiFetch<QueueList>('/api/queues', { signal }),
+  /** Creates or replaces a queue (PUT /api/queues/{name}; a field left out is no limit). */
+  putQueue: (name: string, settings: QueueSettingsInput) => apiFetch<QueueView>(`/api/queues/${encodeURIComponent(name)}`, json('PUT', settings)),
+  /** Deletes a queue (409 while an unfinished job is in it). */
+  deleteQueue: (name: string) => apiFetch<unknown>(`/api/queues/${encodeURIComponent(name)}`, { method: 'DELETE' }),
   getJob: (id: number, signal?: AbortSignal) => apiFetch<JobDetail>(`/api/jobs/${id}`, { signal }),
   submit: (yaml: string, extra: { name?: string; envs?: Record<string, string>; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra, origin: 'dashboard' })),
   /** Job `id` submitted again as it was submitted (lib/control/rerun.ts), as a new job. */
@@ -99,6 +119,8 @@ export const api = {
   cancelMany: (ids: number[]) => apiFetch<CancelResult>('/api/jobs/cancel', json('POST', { ids })),
   remove: (id: number) => apiFetch<unknown>(`/api/jobs/${id}`, { method: 'DELETE' }),
   setPriority: (id: number, priority: number) => apiFetch<JobSummary>(`/api/jobs/${id}`, json('PATCH', { priority })),
+  /** The charts page's aggregates (GET /api/insights). */
+  insights: (range: InsightsView['range'], signal?: AbortSignal) => apiFetch<InsightsView>(`/api/insights?range=${range}`, { signal }),
   validate: (yaml: string, signal?: AbortSignal) => apiFetch<ValidateResult>('/api/validate', { ...json('POST', { yaml }), signal }),
 };
 
@@ -118,4 +140,9 @@ export const webhookApi = {
 /** URL of an attempt's whole raw log file. */
 export function downloadUrl(jobId: number, task: number, attempt: number, rank = 0): string {
   return `/api/jobs/${jobId}/logs/download?task=${task}&attempt=${attempt}${rank > 0 ? `&rank=${rank}` : ''}`;
+}
+
+/** The whole job's logs as one file (every task and attempt, each under a header line). */
+export function jobLogUrl(jobId: number): string {
+  return `/api/jobs/${jobId}/logs/all`;
 }

@@ -6,7 +6,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { JobDetail, JobList, JobSummary, ListMessage, StreamMessage } from '../api/types';
-import { api } from './api';
+import { isTerminal } from '../jobs/status';
+import { api, type QueueSettingsInput } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';
 import { applyListMessage, listKey, mergeFetchedPage, type ListFilter } from './list-cache';
@@ -53,15 +54,41 @@ export function useJobList(filter: ListFilter) {
   });
 }
 
-/** Query key of the status counts for a search: ['jobs', 'counts', q]. */
-const countsKey = (q: string) => ['jobs', 'counts', q] as const;
+/** Query key of the status counts for a search (and queue): ['jobs', 'counts', q, queue]. */
+const countsKey = (q: string, queue: string) => ['jobs', 'counts', q, queue] as const;
 
 /**
  * Jobs per status among those the search finds (GET /api/jobs/counts), for the filter chips.
  * Kept fresh by the list stream: each message marks the counts stale, at most once a second.
  */
-export function useJobCounts(q: string) {
-  return useQuery({ queryKey: countsKey(q), queryFn: ({ signal }) => api.counts(q, signal), placeholderData: keepPreviousData });
+export function useJobCounts(q: string, queue = '') {
+  return useQuery({ queryKey: countsKey(q, queue), queryFn: ({ signal }) => api.counts(q, queue, signal), placeholderData: keepPreviousData });
+}
+
+/** How often the queues page reads the queues again (ms): what they hold changes with every job. */
+const QUEUES_REFRESH_MS = 2000;
+
+/** The operator queues (GET /api/queues), read again every QUEUES_REFRESH_MS while shown. */
+export function useQueues() {
+  return useQuery({ queryKey: ['queues'], queryFn: ({ signal }) => api.queues(signal), refetchInterval: QUEUES_REFRESH_MS });
+}
+
+/** Creates or replaces a queue, then reads the queues again. */
+export function usePutQueue() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (v: { name: string; settings: QueueSettingsInput }) => api.putQueue(v.name, v.settings),
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['queues'] }),
+  });
+}
+
+/** Deletes a queue (refused while an unfinished job is in it), then reads the queues again. */
+export function useDeleteQueue() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.deleteQueue(name),
+    onSettled: () => void qc.invalidateQueries({ queryKey: ['queues'] }),
+  });
 }
 
 /** How often list-stream messages may refresh the status counts (ms). */
@@ -77,12 +104,19 @@ function refreshCountsSoon(qc: QueryClient): void {
   }, COUNTS_REFRESH_MS);
 }
 
+/**
+ * How often a live job's detail is read again (ms): the stream pushes status changes, not the
+ * resource usage the sampler adds every few seconds (the attempt sparklines).
+ */
+export const LIVE_JOB_REFRESH_MS = 10_000;
+
 /** A job's detail (tasks, attempts, events, masked spec); `enabled` false skips the fetch. */
 export function useJob(id: number, enabled = true) {
   return useQuery({
     queryKey: jobKey(id),
     queryFn: ({ signal }) => api.getJob(id, signal),
     enabled,
+    refetchInterval: (q) => (q.state.data && !isTerminal('job', q.state.data.status) ? LIVE_JOB_REFRESH_MS : false),
     retry: (n, err) => n < 2 && !(err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 404),
   });
 }
@@ -174,7 +208,7 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
           if (t.index !== msg.task) return t;
           const list = t.attemptList.slice();
           const i = list.findIndex((a) => a.number === msg.attempt);
-          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, reason: null, exitCode: null, status: msg.status };
+          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, usage: null, reason: null, exitCode: null, status: msg.status };
           const next = { ...base, status: msg.status, exitCode: msg.exitCode ?? base.exitCode, reason: msg.reason ?? base.reason, endedAt: msg.phase === 'end' ? msg.at : base.endedAt };
           if (i >= 0) list[i] = next;
           else list.push(next);

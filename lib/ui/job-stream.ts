@@ -126,6 +126,11 @@ export class JobStream {
       this.badFrames++;
       return;
     }
+    if (msg.type === 'times') {
+      // Line times only: no story, no status (the page's caches stay as they are).
+      if (Array.isArray(msg.entries)) buf.addTimes(msg.task, msg.attempt, msg.entries, msg.rank ?? 0);
+      return;
+    }
     if (msg.type === 'attempt') {
       if (msg.nodes) buf.setNodes(msg.task, msg.attempt, msg.nodes);
       if (msg.phase === 'start') this.tracker.onAttemptStart(msg.task, msg.attempt);

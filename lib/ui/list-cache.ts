@@ -11,6 +11,8 @@ export interface ListFilter {
   status: string[];
   /** Name/ID search ('' for none). */
   q: string;
+  /** Only this operator queue's jobs ('' or absent: every queue). */
+  queue?: string;
   /** The order (GET /api/jobs `sort`). */
   sort: 'newest' | 'oldest' | 'name';
   /** null for the first (newest) page. */
@@ -27,7 +29,7 @@ export function listKey(filter: ListFilter): readonly ['jobs', 'list', ListFilte
  * The page after `msg`:
  * - `updated`: the job replaced in place (kept even if it no longer matches the status filter,
  *   so a user watching a RUNNING filter sees it finish; the next fetch drops it);
- * - `created`: prepended to a first page whose status filter it matches; a page with a text
+ * - `created`: prepended to a first page whose status (and queue) filter it matches; a page with a text
  *   search, or in another order than newest first, answers 'refetch' (the server owns the search
  *   and the order);
  * - `deleted`: removed.
@@ -47,6 +49,7 @@ export function applyListMessage(page: JobList, filter: ListFilter, msg: ListMes
       if (filter.cursor !== null) return page;
       if (page.jobs.some((j) => j.id === msg.job.id)) return applyListMessage(page, filter, { type: 'updated', job: msg.job });
       if (filter.status.length && !filter.status.includes(msg.job.status)) return page;
+      if (filter.queue && msg.job.queue !== filter.queue) return page;
       if (filter.q) return 'refetch';
       return { ...page, jobs: insertNewestFirst(page.jobs, msg.job) };
     }

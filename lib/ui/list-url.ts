@@ -1,7 +1,7 @@
 /**
  * The jobs list's state in the page URL, so that a filtered, searched, paged list can be shared
- * and survives a reload: `?status=failed&q=train&sort=name&cursor=C1&cursor=C2`. `status` is a
- * filter group (STATUS_GROUPS), `q` the search, `sort` the order (LIST_SORT_OPTIONS; newest first
+ * and survives a reload: `?status=failed&q=train&queue=gpu&sort=name&cursor=C1&cursor=C2`.
+ * `status` is a filter group (STATUS_GROUPS), `q` the search, `queue` one operator queue's jobs, `sort` the order (LIST_SORT_OPTIONS; newest first
  * when absent), and each `cursor` one "Next →" step from the first page (the API's opaque keyset
  * cursors, in order, so "← Previous" can step back). Pure, browser-safe.
  */
@@ -32,6 +32,8 @@ export type GroupId = (typeof STATUS_GROUPS)[number]['id'];
 export interface ListUrlState {
   group: GroupId;
   q: string;
+  /** Only this operator queue's jobs ('' for every queue). */
+  queue: string;
   sort: SortId;
   /** The cursors of the "Older →" steps taken from the newest page; empty on the first page. */
   cursors: string[];
@@ -48,12 +50,15 @@ export function parseListUrl(search: string | URLSearchParams): ListUrlState {
   const raw = p.get('status');
   const group = (STATUS_GROUPS.find((g) => g.id === raw)?.id ?? 'all') as GroupId;
   const q = (p.get('q') ?? '').slice(0, MAX_Q);
+  // The queue name rule (lib/jobs/spec QUEUE_NAME); anything else is no filter.
+  const rawQueue = p.get('queue') ?? '';
+  const queue = /^[a-z0-9][a-z0-9_-]{0,62}$/.test(rawQueue) ? rawQueue : '';
   const sort = (LIST_SORT_OPTIONS.find((o) => o.id === p.get('sort'))?.id ?? 'newest') as SortId;
   const cursors = p
     .getAll('cursor')
     .filter((c) => c.length > 0 && c.length <= 500)
     .slice(0, MAX_STEPS);
-  return { group, q, sort, cursors };
+  return { group, q, queue, sort, cursors };
 }
 
 /** The query string for a state (`?…`, or '' for the default view), defaults left out. */
@@ -61,6 +66,7 @@ export function listUrlQuery(s: ListUrlState): string {
   const p = new URLSearchParams();
   if (s.group !== 'all') p.set('status', s.group);
   if (s.q) p.set('q', s.q);
+  if (s.queue) p.set('queue', s.queue);
   if (s.sort !== 'newest') p.set('sort', s.sort);
   for (const c of s.cursors) p.append('cursor', c);
   const out = p.toString();

@@ -13,6 +13,8 @@
  * CRLF, is ignored), so progress bars show their latest state.
  */
 
+import { timeAt, type TimeEntry } from '../logs/protocol';
+
 /** How a banner reads: neutral, good news, a warning (restart) or a failure. */
 export type BannerTone = 'info' | 'success' | 'warning' | 'error';
 
@@ -33,6 +35,8 @@ export type LogRow =
       seq: number;
       /** The line as printed (ANSI codes kept, `\r` applied, no `\n`). */
       text: string;
+      /** Byte offset of the line's first byte in its log (for its time: timeOf); absent when unknown. */
+      offset?: number;
     }
   | {
       kind: 'banner';
@@ -63,9 +67,16 @@ interface AttemptState {
   lines: number;
   /** Bytes taken in for this attempt (after resume dedup). */
   bytes: number;
+  /** Offset of the current (unfinished or next) line's first byte, when known. */
+  lineStart: number | undefined;
+  /** Offsets just past each newline taken in as bytes and not yet turned into a line. */
+  nls: number[];
+  /** The log's time index as received (`times` messages; lib/logs/protocol.ts). */
+  times: TimeEntry[];
 }
 
 const key = (task: number, attempt: number) => `${task}:${attempt}`;
+const at = (offset: number | undefined) => (offset === undefined ? {} : { offset });
 const rankKey = (task: number, attempt: number, rank: number) => `${task}:${attempt}:${rank}`;
 
 /**
@@ -128,7 +139,7 @@ export class LogBuffer {
     const k = rankKey(task, attempt, rank);
     let st = this.attempts.get(k);
     if (!st) {
-      st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0 };
+      st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0, lineStart: 0, nls: [], times: [] };
       this.attempts.set(k, st);
     }
     return st;
@@ -166,6 +177,8 @@ export class LogBuffer {
   /** Appends raw log bytes of an attempt, of `rank` for a multi-node one (decoded as UTF-8, streaming). */
   appendBytes(task: number, attempt: number, bytes: Uint8Array, rank = 0): void {
     const st = this.state(task, attempt, rank);
+    // A newline byte is a newline character in UTF-8: the k-th '\n' decoded is the k-th found here.
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) st.nls.push(st.bytes + i + 1);
     st.bytes += bytes.byteLength;
     const text = st.decoder.decode(bytes, { stream: true });
     if (text) this.appendText(task, attempt, text, rank);
@@ -186,8 +199,9 @@ export class LogBuffer {
         if (row && row.kind === 'line') row.text = line;
         st.partialRow = -1;
       } else {
-        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line, ...r });
+        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line, ...r, ...at(st.lineStart) });
       }
+      st.lineStart = st.nls.shift();
       start = idx + 1;
     }
     const rest = text.slice(start);
@@ -196,9 +210,37 @@ export class LogBuffer {
       const shown = applyCarriageReturns(st.partial);
       const row = st.partialRow >= 0 ? this.rows[st.partialRow] : undefined;
       if (row && row.kind === 'line') row.text = shown;
-      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown, ...r });
+      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown, ...r, ...at(st.lineStart) });
     }
     this.changed();
+  }
+
+  /**
+   * Adds entries of an attempt's time index (of `rank` in a multi-node one), in order; entries
+   * not past the last one held are ignored (a resume may send some again).
+   */
+  addTimes(task: number, attempt: number, entries: readonly TimeEntry[], rank = 0): void {
+    const st = this.state(task, attempt, rank);
+    let added = false;
+    for (const e of entries) {
+      const last = st.times.at(-1);
+      if (last && e[0] <= last[0]) continue;
+      st.times.push(e);
+      added = true;
+    }
+    if (added) this.changed();
+  }
+
+  /**
+   * When a line's first byte was written (unix ms), from its log's time index; null when no
+   * index entry covers it (an attempt from before time indexes, or not received yet) or the
+   * time is unknown (bytes written before the index began: entry time 0).
+   */
+  timeOf(row: Extract<LogRow, { kind: 'line' }>): number | null {
+    if (row.offset === undefined) return null;
+    const st = this.attempts.get(rankKey(row.task, row.attempt, row.rank ?? 0));
+    const ms = st ? timeAt(st.times, row.offset) : null;
+    return ms ? ms : null;
   }
 
   /**

@@ -119,6 +119,7 @@ export function bannerFor(msg: StreamMessage, ctx: StoryContext): Banner | null 
     case 'end':
       return { key: 'job-end', tone: toneOfStatus(msg.status), text: withReason(`Job ended: ${msg.status}`, ctx.jobReason), task: null, attempt: null };
     case 'error':
+    case 'times':
       return null;
   }
 }

@@ -64,6 +64,9 @@ test('README screenshots: list, running job, failed pipeline with restarts, Spec
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
     await expect(page.getByTestId('log-viewer').getByText(/^epoch \d+\/600/).last()).toBeVisible({ timeout: 30_000 });
     await expect(page.getByTestId('log-line')).not.toHaveCount(0);
+    // With line times on (the `t` toggle): when each epoch was written.
+    await page.keyboard.press('t');
+    await expect(page.getByTestId('log-time').first()).toHaveText(/^\d\d:\d\d:\d\d\.\d{3}$/);
     await shoot(page, 'running-job', vp);
 
     await page.goto(`${url}/jobs/${failed}`);

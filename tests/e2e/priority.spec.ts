@@ -32,11 +32,11 @@ test("the list shows a waiting job's reason; the job page's priority control mov
 
   await page.goto(`${server.url}/jobs/${later}`);
   const reason = page.getByTestId('pending-reason');
-  await expect(reason).toHaveText(/^Waiting: (1 job ahead at priority ≥ 500|in line, behind the jobs admission looked at) · queue default$/);
+  await expect(reason).toHaveText(/^Waiting: (1 job ahead at priority ≥ 500|in line, behind the jobs admission looked at)( · start timeout in \d+ min)? · queue default$/);
   await page.getByTestId('priority-input').fill('900');
   await page.getByTestId('priority-set').click();
   await expect(page.getByTestId('job-priority')).toHaveText('900');
-  await expect(reason).toHaveText('Waiting: needs 1 CPU, 0 of 1 free · queue default');
+  await expect(reason).toHaveText(/^Waiting: needs 1 CPU, 0 of 1 free · start timeout in \d+ min · queue default$/);
 
   await page.goto(`${server.url}/`);
   await expect(row(older).getByTestId('pending-reason')).toHaveText('1 job ahead at priority ≥ 500');

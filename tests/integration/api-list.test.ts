@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { ApiError } from '../../lib/api/errors';
 import { counts, list, submit } from '../../lib/api/jobs';
+import { setQueue } from '../../lib/api/queues';
 import { parseCountsQuery, parseListQuery } from '../../lib/api/request';
 import { createStore, transitionMany, type Store } from '../../lib/store';
 
@@ -85,5 +86,20 @@ describe.each(DB_KINDS)('job list search, sort and counts on %s', (kind) => {
     expect(await counts(store, parseCountsQuery(new URL('http://x/api/jobs/counts?q=alpha')))).toEqual({ total: 2, byStatus: { FAILED_NO_RESOURCE: 1, PENDING: 1 } });
     expect(await counts(store, parseCountsQuery(new URL(`http://x/api/jobs/counts?q=%23${ids[2]}`)))).toEqual({ total: 1, byStatus: { CANCELLED: 1 } });
     expect(badRequest(() => parseCountsQuery(new URL(`http://x/api/jobs/counts?q=${'x'.repeat(201)}`))).status).toBe(400);
+  });
+
+  it('filters the list and the counts by queue (queue=, validated, naming the field)', async () => {
+    await setQueue(store, 'gpu', {});
+    const inGpu = [];
+    for (const name of ['g1', 'alpha-g2']) inGpu.push((await submit(store, { source: { kind: 'yaml', text: `queue: gpu\nrun: 'true'\n` }, name })).result.id);
+    expect((await list(store, q('queue=gpu'))).jobs.map((j) => j.id)).toEqual([...inGpu].reverse());
+    expect((await list(store, q('queue=gpu&q=alpha'))).jobs.map((j) => j.id)).toEqual([inGpu[1]]);
+    expect((await list(store, q('queue=default'))).jobs.map((j) => j.id)).toEqual([...ids].reverse());
+    expect((await list(store, q('queue=nope'))).jobs).toEqual([]);
+    expect(await counts(store, parseCountsQuery(new URL('http://x/api/jobs/counts?queue=gpu')))).toEqual({ total: 2, byStatus: { PENDING: 2 } });
+    expect(await counts(store, parseCountsQuery(new URL('http://x/api/jobs/counts?queue=gpu&q=alpha')))).toEqual({ total: 1, byStatus: { PENDING: 1 } });
+    const bad = badRequest(() => q('queue=GPU!'));
+    expect([bad.status, bad.detail]).toEqual([400, 'query: queue: queue "GPU!": expected a queue name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)']);
+    expect(badRequest(() => parseCountsQuery(new URL('http://x/api/jobs/counts?queue=a%20b'))).status).toBe(400);
   });
 });

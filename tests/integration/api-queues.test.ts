@@ -12,9 +12,10 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { ApiError } from '../../lib/api/errors';
 import { cancelOne, submit } from '../../lib/api/jobs';
 import { getQueue, listQueues, removeQueue, setQueue } from '../../lib/api/queues';
-import { parsePutQueueRequest, parseQueueName } from '../../lib/api/request';
+import { parsePutQueueRequest, parseQueueName, parseSubmitRequest } from '../../lib/api/request';
+import { rerunJob } from '../../lib/control';
 import { getJobSummary } from '../../lib/api/views';
-import { cachedQueueRows, QUEUE_CACHE_MS, type Store } from '../../lib/store';
+import { cachedQueueRows, createStore, QUEUE_CACHE_MS, QueueGoneError, submitJob, submitStatementStats, type NewJob, type Store } from '../../lib/store';
 
 async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError> {
   try {
@@ -25,6 +26,9 @@ async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError
   }
   throw new Error('expected an ApiError');
 }
+
+/** A one-task job of `queue` as the store writes it. */
+const newJob = (queue: string, name = `in-${queue}`): NewJob => ({ name, specYaml: 'run: echo\n', spec: { run: 'echo' }, specHash: name, cpus: 1, queue, tasks: [{ name: 't', spec: { run: 'echo' } }] });
 
 const put = (body: unknown) => new Request('http://x/api/queues/gpu', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -80,6 +84,21 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
     expect((await getQueue(store, 'gpu')).pending).toBe(2);
   });
 
+  it('a submit may name its queue (the request\'s queue wins over the file\'s), refused like the file\'s when unknown; a re-run keeps it', async () => {
+    await setQueue(store, 'gpu', { defaultPriority: 800 });
+    const req = (body: unknown, query = '') => new Request(`http://x/api/jobs${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const given = await submit(store, await parseSubmitRequest(req({ yaml: 'queue: default\nrun: echo\n', queue: 'gpu' })));
+    expect(await getJobSummary(store, given.result.id)).toMatchObject({ queue: 'gpu', priority: 800 });
+    const again = await rerunJob(store, given.result.id, 'api');
+    expect(await getJobSummary(store, again.result.id)).toMatchObject({ queue: 'gpu', priority: 800 });
+    const unknown = await apiError(async () => submit(store, await parseSubmitRequest(req({ cmd: 'echo', queue: 'gpux' }))));
+    expect([unknown.status, unknown.detail]).toEqual([400, 'command overrides.queue: queue "gpux" is not defined; the queues are: default, gpu']);
+    const bad = await apiError(parseSubmitRequest(req({ cmd: 'echo', queue: 'GPU!' })));
+    expect([bad.status, bad.detail]).toEqual([400, 'request body: queue: queue "GPU!": expected a queue name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)']);
+    const yaml = new Request('http://x/api/jobs?queue=gpu', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'run: echo\n' });
+    expect(await getJobSummary(store, (await submit(store, await parseSubmitRequest(yaml))).result.id)).toMatchObject({ queue: 'gpu' });
+  });
+
   it("submits use the store's copy of the queues: dropped by a change through the store, read again once older than QUEUE_CACHE_MS", async () => {
     const t0 = Date.now();
     store.queueCache = null; // the tables were emptied under it
@@ -94,6 +113,80 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
     await removeQueue(store, 'gpu');
     expect((await cachedQueueRows(store, t0 + QUEUE_CACHE_MS)).map((q) => q.name)).toEqual(['other']);
     store.queueCache = null;
+  });
+
+  it('a queue deleted after a submit checked it: the job is not written into it, the submit is refused with the list (alone and in a batch)', async () => {
+    await setQueue(store, 'gpu', { maxRunning: 1 });
+    // This server's submit checks the queue (its copy of the Queue table has gpu)...
+    expect((await cachedQueueRows(store)).map((q) => q.name)).toEqual(['gpu']);
+    // ...another server on the same database deletes it: no job is in it yet...
+    const other = createStore(db);
+    await removeQueue(other, 'gpu');
+    // ...and the submit goes on with the queue it checked.
+    const err = await apiError(submit(store, { source: { kind: 'yaml', text: 'queue: gpu\nrun: echo\n' } }));
+    expect([err.status, err.detail]).toEqual([400, 'job.yaml:1 task[0].queue: queue "gpu" is not defined; the queues are: default']);
+    expect(await db.job.count({ where: { queue: 'gpu' } })).toBe(0);
+
+    // A group commit: two statements of one job, then one of four; only the gpu jobs are refused.
+    await setQueue(store, 'gpu', {});
+    await setQueue(store, 'batch', {});
+    await removeQueue(other, 'gpu');
+    const names = ['gpu', 'default', 'gpu', 'batch', 'default', 'gpu'];
+    const before = submitStatementStats(store);
+    const results = await Promise.allSettled(names.map((q, i) => submitJob(store, newJob(q, `race-${i}`))));
+    expect(results.map((r) => (r.status === 'fulfilled' ? 'written' : r.reason instanceof QueueGoneError ? `gone: ${r.reason.queue}` : String(r.reason)))).toEqual([
+      'gone: gpu', 'written', 'gone: gpu', 'written', 'written', 'gone: gpu',
+    ]);
+    const rows = await db.job.findMany({ where: { name: { startsWith: 'race-' } }, orderBy: { id: 'asc' }, include: { tasks: true, events: true } });
+    expect(rows.map((r) => [r.name, r.queue, r.tasks.length, r.events.length])).toEqual([
+      ['race-1', 'default', 1, 1], ['race-3', 'batch', 1, 1], ['race-4', 'default', 1, 1],
+    ]);
+    const after = submitStatementStats(store);
+    expect({ statements: after.statements - before.statements, jobs: after.jobs - before.jobs }).toEqual({ statements: 3, jobs: 6 });
+  });
+
+  it.runIf(kind === 'postgresql')('a submit waits for a delete of its queue that holds the row, then writes nothing; a delete waits for a submit that holds it, then refuses (409)', async () => {
+    await setQueue(store, 'gpu', {});
+    // The delete holds the queue's row (locked, deleted, not committed yet) while a submit comes.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const deleting = db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM "Queue" WHERE "name" = 'gpu' FOR UPDATE`;
+      await tx.$executeRaw`DELETE FROM "Queue" WHERE "name" = 'gpu'`;
+      locked();
+      await gate;
+    });
+    await holding;
+    const submitting = submitJob(store, newJob('gpu', 'after-delete')).then(() => 'written', (e: unknown) => (e instanceof QueueGoneError ? 'gone' : String(e)));
+    // The submit's statement is blocked on the row: it has not finished while the delete is open.
+    const early = await Promise.race([submitting, new Promise((r) => setImmediate(() => r('waiting')))]);
+    release();
+    await deleting;
+    expect([early, await submitting]).toEqual(['waiting', 'gone']);
+    expect(await db.job.count({ where: { name: 'after-delete' } })).toBe(0);
+
+    // A submit's statement holds the row (FOR KEY SHARE, its job written, not committed) while a delete comes.
+    await setQueue(store, 'gpu', {});
+    let release2!: () => void;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    let locked2!: () => void;
+    const holding2 = new Promise<void>((r) => (locked2 = r));
+    const inserting = db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM "Queue" WHERE "name" = 'gpu' FOR KEY SHARE`;
+      await tx.job.create({ data: { name: 'held', specYaml: 'run: echo\n', spec: {}, specHash: 'h', cpus: 1, queue: 'gpu', executor: 'local', origin: 'api', taskCount: 0 } });
+      locked2();
+      await gate2;
+    });
+    await holding2;
+    const removing = removeQueue(store, 'gpu').then(() => 'deleted', (e: unknown) => (e instanceof ApiError ? `${e.status} ${e.detail}` : String(e)));
+    release2();
+    await inserting;
+    expect(await removing).toBe('409 queue gpu holds 1 job that did not finish: wait for them or cancel them first');
+    expect(await db.queue.count({ where: { name: 'gpu' } })).toBe(1);
+    await db.job.deleteMany({ where: { name: 'held' } });
+    await removeQueue(store, 'gpu');
   });
 
   it('deletes a queue only when no unfinished job is in it; the default one never', async () => {

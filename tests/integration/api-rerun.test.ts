@@ -12,7 +12,7 @@ import { ApiError } from '../../lib/api/errors';
 import { detail, rerun, submit } from '../../lib/api/jobs';
 import { parseRerunRequest, parseSubmitRequest } from '../../lib/api/request';
 import { MASKED_VALUE } from '../../lib/auth/secrets';
-import { createStore, type Store } from '../../lib/store';
+import { createStore, setPendingPriority, type Store } from '../../lib/store';
 
 const TRAINING = `name: train-small
 envs:
@@ -75,6 +75,18 @@ describe.each(DB_KINDS)('re-run (lib) on %s', (kind) => {
     // A re-run of the re-run is the same job again.
     const third = await rerun(store, b.id, 'api');
     expect((await db.job.findUniqueOrThrow({ where: { id: third.result.id } })).specHash).toBe(a.specHash);
+  });
+
+  it('keeps the priority given at launch, and the one set while the job was pending', async () => {
+    const first = await submit(store, await parseSubmitRequest(jsonRequest('/api/jobs', { yaml: TRAINING, priority: 900, origin: 'cli' })));
+    const again = await rerun(store, first.result.id, 'dashboard');
+    expect((await db.job.findUniqueOrThrow({ where: { id: again.result.id } })).priority).toBe(900);
+
+    const plain = await submit(store, await parseSubmitRequest(jsonRequest('/api/jobs', { yaml: TRAINING })));
+    expect((await db.job.findUniqueOrThrow({ where: { id: plain.result.id } })).priority).toBe(500);
+    expect(await setPendingPriority(store, plain.result.id, 120)).toEqual({ written: true });
+    const bumped = await rerun(store, plain.result.id, 'api');
+    expect(await db.job.findUniqueOrThrow({ where: { id: bumped.result.id } })).toMatchObject({ priority: 120, launch: { priority: 120 } });
   });
 
   it('keeps a one-command job its -n name and its command', async () => {

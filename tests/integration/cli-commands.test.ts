@@ -218,7 +218,7 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     }
     expect(q).toMatch(new RegExp(`^${waiter}\\s+-\\s+hold-waiter\\s.*\\s42\\s+PENDING\\s+queue hold at its limit \\(1 of 1 running\\)$`, 'm'));
     const st = await runCli(server, ['status', String(waiter)]);
-    expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} (priority 42, queue hold)`);
+    expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} · start timeout in 60 min (priority 42, queue hold)`);
     const list = await runCli(server, ['queues']);
     expect(list.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
       ['default', '-', '-', '-', expect.any(String), expect.any(String), expect.any(String)],
@@ -239,9 +239,20 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     const unknown = await runCli(server, ['launch', '-d', file('nope.yaml', 'queue: nope\nrun: echo\n')]);
     expect(unknown.code, show(unknown)).toBe(EXIT.USAGE);
     expect(unknown.stderr).toContain('task[0].queue: queue "nope" is not defined; the queues are: default, hold');
-    await runCli(server, ['cancel', String(runner), String(waiter)]);
+    // --queue wins over the file's queue; the server refuses one it does not have, with the list.
+    const byFlag = await runCli(server, ['launch', '-d', '--queue', 'nope', '--cmd', 'echo']);
+    expect(byFlag.code, show(byFlag)).toBe(EXIT.USAGE);
+    expect(byFlag.stderr).toContain('overrides.queue: queue "nope" is not defined; the queues are: default, hold');
+    const badName = await runCli(server, ['launch', '-d', '--queue', 'Hold!', '--cmd', 'echo']);
+    expect(badName.code, show(badName)).toBe(EXIT.USAGE);
+    expect(badName.stderr).toContain('--queue "Hold!": expected a queue name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)');
+    const flagged = submittedId((await runCli(server, ['launch', '-d', '--queue', 'hold', file('flag.yaml', 'name: by-flag\nqueue: default\nrun: echo f\n')])).stdout);
+    const flaggedStatus = await runCli(server, ['status', String(flagged)]);
+    expect(flaggedStatus.stdout.split('\n')[1]).toMatch(/^  waiting: .* \(priority 300, queue hold\)$/);
+    await runCli(server, ['cancel', String(runner), String(waiter), String(flagged)]);
     await waitTerminal(server, runner);
     await waitTerminal(server, waiter);
+    await waitTerminal(server, flagged);
     const del = await runCli(server, ['queues', 'delete', 'hold']);
     expect(del.code, show(del)).toBe(EXIT.OK);
     expect(del.stdout).toBe('Queue hold deleted.\n');

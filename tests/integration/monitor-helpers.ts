@@ -146,5 +146,6 @@ export function wrapExecutor(inner: Executor, over: Partial<Executor>): Executor
     cancel: over.cancel ?? ((h, o) => inner.cancel(h, o)),
     capacity: over.capacity ?? (() => inner.capacity()),
     findHandle: over.findHandle ?? inner.findHandle,
+    ...(over.held || inner.held ? { held: over.held ?? ((refs: readonly string[]) => inner.held!(refs)) } : {}),
   };
 }

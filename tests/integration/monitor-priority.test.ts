@@ -55,13 +55,13 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     await waitStatus(db, low1, 'RUNNING');
     const low2 = await submit(db, job('low2', { cpus: 4, priority: 100, order }));
     await m.idle();
-    expect(await reasons(db, { low1, low2 })).toEqual({ low1: 'RUNNING', low2: 'PENDING: needs 4 CPUs, 0 of 4 free' });
+    expect(await reasons(db, { low1, low2 })).toEqual({ low1: 'RUNNING', low2: 'PENDING: needs 4 CPUs, 0 of 4 free · start timeout in 60 min' });
     const high = await submit(db, job('high', { cpus: 4, priority: 900, order }));
     await m.idle();
     expect(await reasons(db, { low1, low2, high })).toEqual({
       low1: 'RUNNING',
-      low2: 'PENDING: 1 job ahead at priority ≥ 100',
-      high: 'PENDING: needs 4 CPUs, 0 of 4 free',
+      low2: 'PENDING: 1 job ahead at priority ≥ 100 · start timeout in 60 min',
+      high: 'PENDING: needs 4 CPUs, 0 of 4 free · start timeout in 60 min',
     });
     // Another pass with nothing changed writes no reason again (each write is announced).
     let writes = 0;
@@ -90,12 +90,12 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     const b = await submit(db, job('b', { cpus: 4, order }));
     await m.idle();
     // b waits behind the blocked line: no pass ran for it, so no reason is stored yet.
-    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: needs 4 CPUs, 0 of 4 free', b: 'PENDING: null' });
+    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: needs 4 CPUs, 0 of 4 free · start timeout in 60 min', b: 'PENDING: null' });
     expect(await changePriority(storeOf(db), b, 900)).toEqual({ kind: 'changed' });
     expect(await changePriority(storeOf(db), first, 900)).toEqual({ kind: 'notPending', status: 'RUNNING' });
     expect(await changePriority(storeOf(db), 999_999, 900)).toEqual({ kind: 'notFound' });
     await m.idle();
-    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: 1 job ahead at priority ≥ 500', b: 'PENDING: needs 4 CPUs, 0 of 4 free' });
+    expect(await reasons(db, { a, b })).toEqual({ a: 'PENDING: 1 job ahead at priority ≥ 500 · start timeout in 60 min', b: 'PENDING: needs 4 CPUs, 0 of 4 free · start timeout in 60 min' });
     expect((await jobTree(db, b))!.priority).toBe(900);
     expect((await jobTree(db, first))!.priority).toBe(500);
     writeFileSync(gate, '');
@@ -143,13 +143,13 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     const small = await submit(db, job('small', { cpus: 1, priority: 100, order }));
     await m.idle();
     // 2 CPUs are free and the small job would fit, but it is behind the big one.
-    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free', small: 'PENDING: null' });
+    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free · start timeout in 60 min', small: 'PENDING: null' });
     await m.admitNow();
-    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free', small: 'PENDING: 1 job ahead at priority ≥ 100' });
+    expect(await reasons(db, { big, small })).toEqual({ big: 'PENDING: needs 4 CPUs, 2 of 4 free · start timeout in 60 min', small: 'PENDING: 1 job ahead at priority ≥ 100 · start timeout in 60 min' });
     writeFileSync(holderGate, '');
     await waitStatus(db, big, 'RUNNING');
     await m.idle();
-    expect(await reasons(db, { big, small })).toEqual({ big: 'RUNNING', small: 'PENDING: needs 1 CPU, 0 of 4 free' });
+    expect(await reasons(db, { big, small })).toEqual({ big: 'RUNNING', small: 'PENDING: needs 1 CPU, 0 of 4 free · start timeout in 60 min' });
     writeFileSync(bigGate, '');
     expect((await waitTerminal(db, small)).status).toBe('SUCCEEDED');
     expect(lines(order)).toEqual(['holder', 'big', 'small']);
@@ -168,5 +168,39 @@ describe.each(DB_KINDS)('admission by priority on %s', (kind) => {
     expect((await jobTree(db, big2))!.status).toBe('CANCELLED');
     writeFileSync(gate2, '');
     await waitFor(async () => (await jobTree(db, holder2))?.status === 'SUCCEEDED', 'holder2 done');
+  });
+  it('the reason notes the start timeout, kept fresh a minute at a time: a pass within the same minute writes nothing (injected clock)', async () => {
+    fx = new Fixture();
+    const gate = `${fx.home}/gate`;
+    let offset = 0;
+    const m = fx.monitor(db, { clock: { now: () => Date.now() + offset }, startTimeoutMs: 3_600_000, reconcileMs: 60_000 });
+    await m.start();
+    const holder = await submit(db, `name: holder\nresources:\n  cpus: 4\nrun: while [ ! -f ${gate} ]; do sleep 0.05; done\n`);
+    await waitStatus(db, holder, 'RUNNING');
+    const w = await submit(db, 'name: waits\nrun: echo x\n');
+    await m.idle();
+    await m.admitNow();
+    expect(await reasons(db, { w })).toEqual({ w: 'PENDING: needs 1 CPU, 0 of 4 free · start timeout in 60 min' });
+    let writes = 0;
+    const count = (e: StoreEvent) => void (e.type === 'updated' && e.changed === 'pendingReason' && writes++);
+    storeOf(db).bus.on('change', count);
+    try {
+      offset = 48 * 60_000 + 5_000; // 11 min 55 s left, give or take the test's own run time
+      await m.admitNow();
+      expect(await reasons(db, { w })).toEqual({ w: 'PENDING: needs 1 CPU, 0 of 4 free · start timeout in 12 min' });
+      expect(writes).toBe(1);
+      offset += 20_000; // the same minute: the same text, no write
+      await m.admitNow();
+      await m.admitNow();
+      expect(writes).toBe(1);
+      offset = 50 * 60_000 + 5_000;
+      await m.admitNow();
+      expect(await reasons(db, { w })).toEqual({ w: 'PENDING: needs 1 CPU, 0 of 4 free · start timeout in 10 min' });
+      expect(writes).toBe(2);
+    } finally {
+      storeOf(db).bus.off('change', count);
+    }
+    writeFileSync(gate, '');
+    for (const id of [holder, w]) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
   });
 });

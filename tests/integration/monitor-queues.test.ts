@@ -55,7 +55,7 @@ describe.each(DB_KINDS)('admission with queue limits on %s', (kind) => {
     await m.idle();
     for (const id of gpu.slice(2)) {
       const j = (await jobTree(db, id))!;
-      expect([j.status, j.pendingReason]).toEqual(['PENDING', 'queue gpu at its limit (2 of 2 running)']);
+      expect([j.status, j.pendingReason]).toEqual(['PENDING', 'queue gpu at its limit (2 of 2 running) · start timeout in 60 min']);
     }
     writeFileSync(gate, '');
     for (const id of gpu) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
@@ -77,7 +77,7 @@ describe.each(DB_KINDS)('admission with queue limits on %s', (kind) => {
     const b = await submit(db, 'name: b\nqueue: batch\nrun: echo b\n');
     await m.idle();
     const held = (await jobTree(db, b))!;
-    expect([held.status, held.pendingReason]).toEqual(['PENDING', 'queue batch at its CPU limit (2 of 2 CPUs in use)']);
+    expect([held.status, held.pendingReason]).toEqual(['PENDING', 'queue batch at its CPU limit (2 of 2 CPUs in use) · start timeout in 60 min']);
     await putQueue(storeOf(db), 'batch', { maxRunning: null, maxCpus: 3, defaultPriority: null });
     expect((await waitTerminal(db, b)).status).toBe('SUCCEEDED');
     expect((await jobTree(db, a))!.status).toBe('RUNNING');

@@ -86,6 +86,14 @@ describe('queue table', () => {
       ['900', 'PENDING', 'in line'],
       ['900', 'PENDING', 'queue a-very-long-queue-name at its lim…'],
     ]);
+    // The note on the start timeout is left out of the column; a job Slurm holds shows Slurm's reason.
+    const held = job(8, [task(0, {})], { status: 'RUNNING', priority: 500, pendingReason: 'Slurm: Resources' });
+    const running = job(9, [task(0, {})], { status: 'RUNNING', priority: 500, pendingReason: null });
+    expect(queueRows([waiting(10, 'needs 4 CPUs, 2 of 8 free · start timeout in 12 min'), held, running], NOW).map((r) => [r[8], r[9]])).toEqual([
+      ['PENDING', 'needs 4 CPUs, 2 of 8 free'],
+      ['RUNNING', 'Slurm: Resources'],
+      ['RUNNING', ''],
+    ]);
   });
 
   it('renders aligned columns with the SkyPilot headers', () => {

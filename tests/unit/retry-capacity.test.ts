@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planAdmission, planAdmissionReads, type WaitingJob } from '../../lib/jobs/capacity';
+import { waitingText } from '../../lib/jobs/waiting';
 
 const job = (id: number, cpus: number, submittedAtMs = 0, executor = 'local'): WaitingJob => ({ id, cpus, executor, submittedAtMs });
 const base = { used: {}, total: { local: 4 }, nowMs: 1000, startTimeoutMs: 3_600_000, enabled: true };
@@ -14,7 +15,7 @@ describe('planAdmission (capacity, submission order)', () => {
   it('counts CPUs already held by active jobs', () => {
     const p = planAdmission({ ...base, used: { local: 3 }, waiting: [job(1, 1), job(2, 1)] });
     expect(p.admit).toEqual([1]);
-    expect(p.waiting).toEqual([{ id: 2, reason: 'needs 1 CPU, 0 of 4 free' }]);
+    expect(p.waiting).toEqual([{ id: 2, reason: 'needs 1 CPU, 0 of 4 free · start timeout in 60 min' }]);
   });
 
   it('is first come first served: a younger small job waits behind an older big one', () => {
@@ -36,7 +37,7 @@ describe('planAdmission (capacity, submission order)', () => {
     expect(p.noResource).toEqual([{ id: 1, reason: 'asks for 4 nodes (num_nodes) but the slurm executor has 3 in all' }]);
     // A gang's CPUs are nodes × CPUs per node: job 2 takes all 6; job 3 waits for them.
     expect(p.admit).toEqual([2]);
-    expect(p.waiting).toEqual([{ id: 3, reason: 'needs 2 CPUs, 0 of 6 free' }]);
+    expect(p.waiting).toEqual([{ id: 3, reason: 'needs 2 CPUs, 0 of 6 free · start timeout in 60 min' }]);
     // The reads plan names the too-big gangs, so a pass that reads only those decides them too.
     expect(planAdmissionReads({ ...slurm, used: { slurm: 6 }, queue: { executor: 'slurm', count: 3, minCpus: 2, maxCpus: 6, maxNodes: 4, oldestSubmittedAtMs: 0 } })).toMatchObject({ head: false, nodesAbove: 3 });
     expect(planAdmissionReads({ ...slurm, queue: { executor: 'slurm', count: 1, minCpus: 2, maxCpus: 2, maxNodes: 3, oldestSubmittedAtMs: 0 } })).not.toHaveProperty('nodesAbove');
@@ -46,6 +47,25 @@ describe('planAdmission (capacity, submission order)', () => {
     const p = planAdmission({ ...base, used: { local: 3 }, startTimeoutMs: 500, waiting: [job(1, 2, 0), job(2, 1, 900)] });
     expect(p.noResource).toEqual([{ id: 1, reason: expect.stringContaining('could not start within 0.5 s') }]);
     expect(p.admit).toEqual([2]);
+  });
+
+  it('notes the start timeout in whole minutes, rounded up, after the main reason', () => {
+    const at = (leftMs: number) => planAdmission({ ...base, used: { local: 2 }, nowMs: 3_600_000 - leftMs, waiting: [job(1, 4, 0), job(2, 1, 0)] }).waiting;
+    expect(at(11 * 60_000 + 1)).toEqual([
+      { id: 1, reason: 'needs 4 CPUs, 2 of 4 free · start timeout in 12 min' },
+      { id: 2, reason: '1 job ahead at priority ≥ 500 · start timeout in 12 min' },
+    ]);
+    // The text changes once a minute, not on every pass: the pass writes only changed reasons.
+    expect(at(12 * 60_000)).toEqual(at(11 * 60_000 + 1));
+    expect(at(11 * 60_000)[0].reason).toBe('needs 4 CPUs, 2 of 4 free · start timeout in 11 min');
+    expect(at(30_000)[0].reason).toBe('needs 4 CPUs, 2 of 4 free · start timeout in 1 min');
+    expect(at(1)[0].reason).toBe('needs 4 CPUs, 2 of 4 free · start timeout in 1 min');
+    // A queue's hold carries it too; an executor that is not there has no timeout to note.
+    const q = planAdmission({ ...base, nowMs: 48 * 60_000, queueLimits: { gpu: { maxRunning: 0, maxCpus: null } }, waiting: [{ ...job(1, 1, 0), queue: 'gpu' }, job(2, 1, 0, 'nope')] });
+    expect(q.waiting).toEqual([
+      { id: 1, reason: 'queue gpu at its limit (0 of 0 running) · start timeout in 12 min' },
+      { id: 2, reason: 'executor "nope" is not available' },
+    ]);
   });
 
   it('never times out a job that fits', () => {
@@ -63,7 +83,7 @@ describe('planAdmission (capacity, submission order)', () => {
     const p = planAdmission({ ...base, total: { local: 1, slurm: 8 }, waiting: [job(1, 1), job(2, 1), job(3, 4, 0, 'slurm'), job(4, 1, 0, 'nope')] });
     expect(p.admit).toEqual([1, 3]);
     expect(p.waiting).toEqual([
-      { id: 2, reason: 'needs 1 CPU, 0 of 1 free' },
+      { id: 2, reason: 'needs 1 CPU, 0 of 1 free · start timeout in 60 min' },
       { id: 4, reason: 'executor "nope" is not available' },
     ]);
   });
@@ -81,10 +101,10 @@ describe('planAdmission (priority, strict)', () => {
     const p = planAdmission({ ...base, used: { local: 3 }, waiting: [pj(1, 1, 100), pj(2, 1, 100), pj(3, 1, 900), pj(4, 1, 500), pj(5, 1, 500)] });
     expect(p.admit).toEqual([3]);
     expect(p.waiting).toEqual([
-      { id: 4, reason: 'needs 1 CPU, 0 of 4 free' },
-      { id: 5, reason: '1 job ahead at priority ≥ 500' },
-      { id: 1, reason: '2 jobs ahead at priority ≥ 100' },
-      { id: 2, reason: '3 jobs ahead at priority ≥ 100' },
+      { id: 4, reason: 'needs 1 CPU, 0 of 4 free · start timeout in 60 min' },
+      { id: 5, reason: '1 job ahead at priority ≥ 500 · start timeout in 60 min' },
+      { id: 1, reason: '2 jobs ahead at priority ≥ 100 · start timeout in 60 min' },
+      { id: 2, reason: '3 jobs ahead at priority ≥ 100 · start timeout in 60 min' },
     ]);
     expect(p.blocked).toEqual(['local']);
     expect(p.blockedPriority).toEqual({ local: 500 });
@@ -94,8 +114,8 @@ describe('planAdmission (priority, strict)', () => {
     const p = planAdmission({ ...base, used: { local: 2 }, waiting: [pj(1, 1, 100), pj(2, 4, 900)] });
     expect(p.admit).toEqual([]);
     expect(p.waiting).toEqual([
-      { id: 2, reason: 'needs 4 CPUs, 2 of 4 free' },
-      { id: 1, reason: '1 job ahead at priority ≥ 100' },
+      { id: 2, reason: 'needs 4 CPUs, 2 of 4 free · start timeout in 60 min' },
+      { id: 1, reason: '1 job ahead at priority ≥ 100 · start timeout in 60 min' },
     ]);
     // Once the big one started (its CPUs held) — or left — the small one goes.
     expect(planAdmission({ ...base, used: { local: 0 }, waiting: [pj(1, 1, 100), pj(2, 4, 900)] }).admit).toEqual([2]);
@@ -113,10 +133,20 @@ describe('planAdmission (priority, strict)', () => {
     });
     expect(p.admit).toEqual([2, 5]);
     expect(p.waiting).toEqual([
-      { id: 1, reason: 'queue gpu at its limit (2 of 2 running)' },
-      { id: 3, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use)' },
-      { id: 4, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use)' },
+      { id: 1, reason: 'queue gpu at its limit (2 of 2 running) · start timeout in 60 min' },
+      { id: 3, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use) · start timeout in 60 min' },
+      { id: 4, reason: 'queue batch at its CPU limit (2 of 2 CPUs in use) · start timeout in 60 min' },
     ]);
     expect(p.fullQueues).toEqual(['batch', 'gpu']);
+  });
+});
+
+describe('waitingText (how a reason is shown)', () => {
+  it('shows the whole reason, and in its short form the main reason only', () => {
+    const r = 'needs 4 CPUs, 2 of 8 free · start timeout in 12 min';
+    expect(waitingText(r)).toBe(r);
+    expect(waitingText(r, true)).toBe('needs 4 CPUs, 2 of 8 free');
+    expect(waitingText(null, true)).toBe('in line');
+    expect(waitingText('queue a-very-long-queue-name at its limit (2 of 2 running) · start timeout in 3 min', true)).toBe('queue a-very-long-queue-name at its lim…');
   });
 });

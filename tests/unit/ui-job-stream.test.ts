@@ -64,6 +64,21 @@ describe('JobStream', () => {
   };
   const story = (b: LogBuffer) => b.rows.map((r) => (r.kind === 'line' ? `${r.task}.${r.attempt}:${r.n} ${r.text}` : `== ${r.text}`));
 
+  it('takes `times` messages as line times only (no banner, no status), and ignores message types it does not know', () => {
+    const { s, buffer, controls } = make();
+    s.start();
+    const ws = FakeSocket.all[0];
+    ws.json({ type: 'hello', protocol: 1, job: job() });
+    ws.json(start(0, 1));
+    ws.bytes(0, 1, 0, 'one\ntwo\n');
+    ws.json({ type: 'times', task: 0, attempt: 1, entries: [[4, 1_000], [8, 2_000]] } as StreamMessage);
+    ws.json({ type: 'from-a-newer-server', anything: [1, 2] } as unknown as StreamMessage);
+    const lines = buffer.rows.filter((r) => r.kind === 'line');
+    expect(lines.map((l) => buffer.timeOf(l))).toEqual([1_000, 2_000]);
+    expect(story(buffer)).toEqual(['== Task 0 (retry-each-task), attempt 1 started', '0.1:1 one', '0.1:2 two']);
+    expect(controls).not.toContain('times');
+  });
+
   it('tells the seed pipeline story: two failed attempts, the restart, task 1 never started, the end', () => {
     const { s, buffer } = make();
     s.start();

@@ -22,6 +22,10 @@ describe('applyListMessage', () => {
     expect(applyListMessage(p, f({ cursor: 'c' }), { type: 'created', job: j(3) })).toBe(p);
     expect(applyListMessage(p, f({ status: ['SUCCEEDED'] }), { type: 'created', job: j(3, 'PENDING') })).toBe(p);
     expect(applyListMessage(p, f({ q: 'abc' }), { type: 'created', job: j(3) })).toBe('refetch');
+    // A queue's page takes only that queue's new jobs.
+    const inQueue = (id: number, queue: string) => ({ ...j(id), queue }) as JobSummary;
+    expect(applyListMessage(p, f({ queue: 'gpu' }), { type: 'created', job: inQueue(3, 'default') })).toBe(p);
+    expect((applyListMessage(p, f({ queue: 'gpu' }), { type: 'created', job: inQueue(3, 'gpu') }) as JobList).jobs.map((x) => x.id)).toEqual([3, 2, 1]);
     // In another order, where it goes is the server's to say; a job already there is updated.
     expect(applyListMessage(p, f({ sort: 'name' }), { type: 'created', job: j(3) })).toBe('refetch');
     expect(applyListMessage(p, f({ sort: 'oldest', cursor: 'c' }), { type: 'created', job: j(3) })).toBe('refetch');

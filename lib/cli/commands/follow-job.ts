@@ -11,6 +11,8 @@ export interface RunFollowOptions {
   reconnectTimeoutMs?: number;
   /** `--rank K`: only rank K's log of multi-node attempts. */
   rank?: number;
+  /** `--timestamps`: each log line prefixed with the ISO time it was written. */
+  timestamps?: boolean;
 }
 
 /** The `--reconnect-timeout` option of `logs` and `launch` (docs/cli.md, "Dropped connections"). */
@@ -41,6 +43,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       debug: !!ctx.io.env.JOBDECK_DEBUG,
       raw: opts.raw,
       rank: opts.rank,
+      timestamps: opts.timestamps,
     });
   } finally {
     off();

@@ -14,7 +14,7 @@ import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
 import { parseDuration, parseJobId } from './resolve';
-import { PRIORITY, PRIORITY_EXPECTED, priorityProblem } from '../../jobs/spec';
+import { PRIORITY, PRIORITY_EXPECTED, priorityProblem, QUEUE_NAME_EXPECTED, queueNameProblem } from '../../jobs/spec';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -26,6 +26,7 @@ export interface LaunchOptions {
   raw?: boolean;
   reconnectTimeout?: string;
   priority?: string;
+  queue?: string;
 }
 
 /**
@@ -36,6 +37,16 @@ export function parsePriority(raw: string, what: string): number {
   const n = /^[0-9]{1,4}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
   if (priorityProblem(n)) throw usageError(`${what} ${JSON.stringify(raw)}: ${PRIORITY_EXPECTED}`);
   return n;
+}
+
+/**
+ * Parses `--queue`: a queue name (lib/jobs/spec queue name rule). Whether the server has it is the
+ * server's to say (400 with the list of queues).
+ * @throws CliError USAGE otherwise.
+ */
+export function parseQueue(raw: string): string {
+  if (queueNameProblem(raw)) throw usageError(`--queue ${JSON.stringify(raw)}: ${QUEUE_NAME_EXPECTED}`);
+  return raw;
 }
 
 /**
@@ -100,6 +111,7 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   const envs = parseEnvs(opts.env, ctx.io.env);
   if (envs) req.envs = envs;
   if (opts.priority !== undefined) req.priority = parsePriority(opts.priority, '--priority');
+  if (opts.queue !== undefined) req.queue = parseQueue(opts.queue);
   // One id per invocation: a retried submit (dropped connection) answers the same job.
   req.submissionId = opts.submissionId ?? newSubmissionId();
 
@@ -154,6 +166,7 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('-n, --name <name>', 'job name (overrides the name in the file)')
     .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--priority <N>', `admission priority ${PRIORITY.min}–${PRIORITY.max}: higher starts first, FIFO within a priority (default: the file's \`priority\`, else the queue's, else ${PRIORITY.default})`)
+    .option('--queue <NAME>', "the operator queue (`jobdeck queues`; default: the file's `queue`, else default); one the server does not have is refused with the list")
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
     .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one (default: a new id per launch, so a retried submit never makes two jobs)')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')

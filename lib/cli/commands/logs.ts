@@ -1,5 +1,5 @@
 /**
- * `jobdeck logs ID | -n NAME [TASK] [--no-follow] [--attempt K] [--rank K]`: follows a job's logs
+ * `jobdeck logs ID | -n NAME [TASK] [--no-follow] [--attempt K] [--rank K] [-t] | --all`: follows a job's logs
  * task by task and attempt by attempt over the job stream (SkyPilot `sky jobs logs`), or one task
  * / one attempt of it; a multi-node attempt's ranks interleaved line by line, each line prefixed
  * with its rank, or one rank's log alone.
@@ -9,6 +9,7 @@ import type { JobDetail } from '../../api/types';
 import { isTerminal } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { notFoundError, usageError } from '../errors';
+import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
 import { parseDuration, parseIntArg, parseJobId, resolveJobName } from './resolve';
 
@@ -20,6 +21,8 @@ export interface LogsOptions {
   rank?: string;
   raw?: boolean;
   reconnectTimeout?: string;
+  timestamps?: boolean;
+  all?: boolean;
 }
 
 /**
@@ -55,6 +58,11 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
     if (idArg === undefined) throw usageError('give a job id (jobdeck logs 7) or a name (jobdeck logs -n NAME)');
     jobId = parseJobId(idArg);
   }
+  if (opts.all) {
+    if (task !== undefined || opts.attempt !== undefined || opts.rank !== undefined || opts.timestamps) throw usageError('--all prints the whole job as one file; give no TASK, --attempt, --rank or --timestamps with it');
+    await client.download(`/api/jobs/${jobId}/logs/all`, ctx.io.stdout);
+    return EXIT.OK;
+  }
   const job = await client.get(jobId);
   let scope: { task: number; attempt?: number } | undefined;
   if (task !== undefined) scope = { task: resolveTask(job, task) };
@@ -76,7 +84,7 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
     const most = Math.max(1, ...job.tasks.filter((t) => scope === undefined || t.index === scope.task).map((t) => t.nodes ?? 1));
     if (rank >= most) throw notFoundError(`${scope ? `task ${scope.task} of job ${jobId}` : `job ${jobId}`} runs on ${most === 1 ? 'one node (rank 0 only)' : `at most ${most} nodes (ranks 0–${most - 1})`}; there is no rank ${rank}`);
   }
-  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw, reconnectTimeoutMs, rank });
+  return runFollow(ctx, jobId, { scope, follow: opts.follow, raw: opts.raw, reconnectTimeoutMs, rank, timestamps: opts.timestamps });
 }
 
 /** Adds `logs` to the program. */
@@ -93,6 +101,9 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
         'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already\n' +
         'ended replays it. A multi-node task has one log per node (rank): its lines come\n' +
         'interleaved, each prefixed with "[rank K] ", or one rank\'s alone with --rank K.\n' +
+        'With -t, each line starts with the time it was written (ISO 8601, UTC, ms; a dash\n' +
+        'where none was recorded). --all prints the whole job as one file, a header line\n' +
+        'before each attempt (the dashboard\'s "Download whole job").\n' +
         'The exit code tells how the job (or the TASK / attempt) ended;\n' +
         'with --no-follow it is 0 once the existing logs were printed.',
     )
@@ -103,6 +114,8 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('--attempt <k>', 'only attempt K (1-based) of the task')
     .option('--rank <k>', 'only rank K (0-based; 0 is the head) of multi-node tasks, without prefixes')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
+    .option('-t, --timestamps', 'prefix each line with the time it was written (ISO 8601, ms)')
+    .option('--all', 'print the whole job as one file: every task, attempt and rank under a header line, then exit')
     .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
 }

@@ -5,6 +5,7 @@
  * finished (its running attempt gets SIGTERM, then SIGKILL), delete removes a finished job and
  * its logs.
  */
+import { renderUsage } from '../usage-render';
 import { createInterface } from 'node:readline/promises';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
@@ -128,6 +129,7 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
   const lines: string[] = [];
   lines.push(`Job ${job.id} (${job.name}): ${colorStatus(job.status, c)}${job.statusReason ? ` — ${job.statusReason}` : ''}`);
   if (job.status === 'PENDING') lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
+  else if (job.pendingReason) lines.push(`  not running yet: ${job.pendingReason} (submitted to ${job.executor}, waiting in its queue)`);
   lines.push(
     `  submitted ${formatAgo(job.submittedAt, now)}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,
@@ -145,6 +147,7 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
     }
   }
   lines.push('', ...table.toString().split('\n').map((l) => l.replace(/\s+$/, '')));
+  lines.push(...renderUsage(job, PLAIN_CHARS));
   return lines.join('\n');
 }
 

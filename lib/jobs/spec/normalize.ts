@@ -14,6 +14,8 @@ import {
   envNameProblem,
   envValueProblem,
   nameProblem,
+  QUEUE_NAME_EXPECTED,
+  queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
   SPEC_LIMITS,
   TaskSchema,
@@ -75,9 +77,12 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   const overrideEnvs = readOverrides(overrides, file, issues);
   const executor = pipelineValue(drafts, (d) => d.infra, ['resources', 'infra'], 'infra', 'run on one executor', file, issues);
   const priority = pipelineValue(drafts, (d) => d.priority, ['priority'], 'priority', 'have one priority', file, issues);
-  const queue = pipelineValue(drafts, (d) => d.queue, ['queue'], 'queue', 'are in one queue', file, issues);
+  const fileQueue = pipelineValue(drafts, (d) => d.queue, ['queue'], 'queue', 'are in one queue', file, issues);
+  const overrideQueue = readQueueOverride(overrides, file, issues);
+  const queue = overrideQueue ?? fileQueue;
+  if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
+  else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   const notify = pipelineValue(drafts, (d) => (d.notify ? [...new Set(d.notify)].join(', ') : null), ['notify'], 'notify', 'notify the same webhooks', file, issues);
-  if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
@@ -272,12 +277,26 @@ function pipelineValue<T extends string | number>(
   return first?.value ?? null;
 }
 
-/** With the server's queues known, a queue must be one of them (or the default), said at the first task naming it. */
-function checkQueue(queue: string, drafts: DraftTask[], queues: readonly string[] | undefined, file: string, issues: SpecIssue[]): void {
+/** The `queue` override, checked by the queue name rule; null when none is given (or it is invalid: an issue). */
+function readQueueOverride(overrides: SpecOverrides | undefined, file: string, issues: SpecIssue[]): string | null {
+  if (overrides?.queue === undefined) return null;
+  const p = typeof overrides.queue === 'string' ? queueNameProblem(overrides.queue) : QUEUE_NAME_EXPECTED;
+  if (!p) return overrides.queue;
+  issues.push(issueAt(file, null, 'overrides.queue', `${p}, got ${describe(overrides.queue)}`));
+  return null;
+}
+
+/**
+ * With the server's queues known, a queue must be one of them (or the default), said at the
+ * first task naming it — or at `overrides.queue` (drafts null) when the override gave it.
+ */
+function checkQueue(queue: string, drafts: DraftTask[] | null, queues: readonly string[] | undefined, file: string, issues: SpecIssue[]): void {
   if (!queues || queue === DEFAULT_QUEUE || queues.includes(queue)) return;
-  const d = drafts.find((x) => x.queue !== null)!;
   const all = [DEFAULT_QUEUE, ...[...queues].sort()].join(', ');
-  issues.push(issueAt(file, d.doc.locate(['queue'], 'value'), formatPath(d.label, ['queue']), `queue "${queue}" is not defined; the queues are: ${all}`));
+  const message = `queue "${queue}" is not defined; the queues are: ${all}`;
+  const d = drafts?.find((x) => x.queue !== null);
+  if (!d) issues.push(issueAt(file, null, 'overrides.queue', message));
+  else issues.push(issueAt(file, d.doc.locate(['queue'], 'value'), formatPath(d.label, ['queue']), message));
 }
 
 /**

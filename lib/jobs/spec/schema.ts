@@ -134,6 +134,11 @@ export interface SpecOverrides {
   name?: string;
   /** Merged into every task's envs; an override wins over the file. */
   envs?: Record<string, string>;
+  /**
+   * Replaces the pipeline's `queue` (same name rule; with the server's queues known, it must be
+   * one of them — issue path `overrides.queue`).
+   */
+  queue?: string;
 }
 
 /** Limits that keep hostile specs cheap to refuse (docs/spec.md "Limits"). Sizes in bytes (UTF-8). */
