@@ -17,6 +17,12 @@ export function NavLinks() {
       <Link href="/queues" aria-current={path.startsWith('/queues') ? 'page' : undefined}>
         Queues
       </Link>
+      <Link href="/insights" aria-current={path.startsWith('/insights') ? 'page' : undefined}>
+        Insights
+      </Link>
+      <Link href="/webhooks" aria-current={path.startsWith('/webhooks') ? 'page' : undefined}>
+        Webhooks
+      </Link>
     </nav>
   );
 }

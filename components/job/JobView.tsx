@@ -18,6 +18,7 @@ import type { SectionInfo } from './LogRows';
 import { LogViewer } from './LogViewer';
 import { Pipeline, taskDisplayName, type AttemptRef } from './Pipeline';
 import { SpecPanel } from './SpecPanel';
+import { JobNotifications } from './JobNotifications';
 
 /** How the log names tasks and attempts: "task 1 (train) · attempt 2"; "attempt 2" in a one-task job. */
 function useNames(data: JobDetail | undefined) {
@@ -124,6 +125,7 @@ export function JobView({ id }: { id: number }) {
             <SpecPanel job={data} />
           )}
         </div>
+        <JobNotifications jobId={id} live={!data || !isTerminal('job', data.status)} />
       </div>
       <LogViewer
         jobId={id}

@@ -11,9 +11,11 @@
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
+import { InsightsQuerySchema } from './insights';
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
 import { version } from './version';
+import { MAX_DELIVERY_LIMIT } from './webhook-schemas';
 import { QUEUE_NAME } from '../jobs/spec';
 import {
   apiRegistry,
@@ -371,6 +373,78 @@ function queuePaths(): Record<string, Json> {
   };
 }
 
+const webhookNameParam: Json = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'Webhook name (a–z, 0–9, - and _; 1–63 characters). Another → 400.',
+  schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' },
+};
+const limitParam: Json = { name: 'limit', in: 'query', required: false, description: `How many (1–${MAX_DELIVERY_LIMIT}, default 50).`, schema: { type: 'integer', minimum: 1, maximum: MAX_DELIVERY_LIMIT } };
+
+/** Webhook subscriptions, their delivery log, and a job's notifications (lib/api/webhooks.ts). */
+function webhookPaths(): Record<string, Json> {
+  const op = (operationId: string, summary: string, rest: Json): Json => ({ operationId, summary, tags: ['webhooks'], ...rest });
+  const byName = { parameters: [webhookNameParam] };
+  return {
+    '/api/webhooks': {
+      get: op('listWebhooks', 'Every webhook subscription (no secrets)', { responses: { 200: json('WebhookList', 'The subscriptions, by name.') } }),
+      post: op('createWebhook', 'Create a subscription; its signing secret is answered this once', {
+        requestBody: { required: true, content: { 'application/json': { schema: ref('CreateWebhookRequest') } } },
+        responses: { 201: json('WebhookWithSecret', 'The subscription and its secret.'), 400: problem('A bad field; a refused URL (not http(s), a private or loopback address); too many subscriptions.'), 409: problem('The name is taken.'), 413: ERRORS[413], 415: ERRORS[415] },
+      }),
+    },
+    '/api/webhooks/{name}': {
+      get: op('getWebhook', 'One subscription', { ...byName, responses: { 200: json('Webhook', 'The subscription.'), 400: ERRORS[400], 404: problem('No such webhook.') } }),
+      patch: op('patchWebhook', 'Change a subscription (enable / disable, URL, events, filters, format)', {
+        ...byName,
+        requestBody: { required: true, content: { 'application/json': { schema: ref('PatchWebhookRequest') } } },
+        responses: { 200: json('Webhook', 'The subscription.'), 400: ERRORS[400], 404: problem('No such webhook.'), 413: ERRORS[413], 415: ERRORS[415] },
+      }),
+      delete: op('deleteWebhook', 'Delete a subscription and its delivery log', { ...byName, responses: { 204: { description: 'Deleted.' }, 400: ERRORS[400], 404: problem('No such webhook.') } }),
+    },
+    '/api/webhooks/{name}/rotate': {
+      post: op('rotateWebhookSecret', 'A new signing secret, answered this once', { ...byName, responses: { 200: json('WebhookWithSecret', 'The subscription and its new secret.'), 400: ERRORS[400], 404: problem('No such webhook.') } }),
+    },
+    '/api/webhooks/{name}/test': {
+      post: op('testWebhook', 'Queue a signed test event', { ...byName, responses: { 202: json('WebhookDelivery', 'The queued delivery.'), 400: ERRORS[400], 404: problem('No such webhook.') } }),
+    },
+    '/api/webhooks/{name}/deliveries': {
+      get: op('listWebhookDeliveries', 'The last deliveries: status code, latency, attempts, next retry, response head', {
+        parameters: [webhookNameParam, limitParam],
+        responses: { 200: json('WebhookDeliveryList', 'Newest first.'), 400: ERRORS[400], 404: problem('No such webhook.') },
+      }),
+    },
+    '/api/webhooks/{name}/deliveries/{delivery}/redeliver': {
+      post: op('redeliverWebhook', 'Send a delivery again under the same id', {
+        parameters: [webhookNameParam, { name: 'delivery', in: 'path', required: true, description: 'Delivery id (msg_…).', schema: { type: 'string', pattern: '^msg_[0-9a-f]{32}$' } }],
+        responses: { 202: json('WebhookDelivery', 'The delivery, pending again.'), 400: ERRORS[400], 404: problem('No such webhook or delivery.') },
+      }),
+    },
+    '/api/jobs/{id}/notifications': {
+      get: op('jobNotifications', "The notifications a job's events caused", {
+        parameters: [jobIdParam, limitParam],
+        responses: { 200: json('WebhookDeliveryList', 'Oldest first.'), 400: ERRORS[400] },
+      }),
+    },
+  };
+}
+
+/** The charts page's aggregates (lib/api/insights.ts). */
+function insightPaths(): Record<string, Json> {
+  return {
+    '/api/insights': {
+      get: {
+        operationId: 'insights',
+        summary: 'Jobs started/ended per bucket, queue wait and run duration p50/p95, busiest job names',
+        tags: ['meta'],
+        parameters: queryParams(InsightsQuerySchema),
+        responses: { 200: json('Insights', 'The aggregates of the range, one value per bucket.'), 400: ERRORS[400] },
+      },
+    },
+  };
+}
+
 /** Validation, health, the monitor's state and this document. */
 function metaPaths(): Record<string, Json> {
   return {
@@ -436,11 +510,12 @@ export function buildOpenApiDocument(): Json {
     tags: [
       { name: 'jobs', description: 'Submit, list, inspect, cancel, delete.' },
       { name: 'queues', description: 'Operator queues: limits on running jobs and CPUs, a default priority.' },
+      { name: 'webhooks', description: 'Signed webhooks on job events (Standard Webhooks), their delivery log.' },
       { name: 'logs', description: "Attempt logs (bounded reads, download)." },
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
     ],
-    paths: { ...jobPaths(), ...queuePaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },

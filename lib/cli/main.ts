@@ -14,6 +14,7 @@ import { addScheduling } from './commands/scheduling';
 import { addServers } from './commands/servers';
 import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
+import { addWebhooks } from './commands/webhooks';
 import { CLI_ENV_HELP, type GlobalOptions } from './config';
 import { CliContext, type CliIO, processIO } from './context';
 import { CliError } from './errors';
@@ -79,6 +80,7 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   addManage(program, getCtx, run);
   addScheduling(program, getCtx, run);
   addServers(program, getCtx, run);
+  addWebhooks(program, getCtx, run);
   addServer(program, getCtx, run);
   for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;

@@ -14,8 +14,11 @@ import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
-import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
+import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, UsageStats } from './types';
+import { UsageSystem } from './usage';
 import { Writes } from './writes';
+import { webhookSettingsFromEnv } from './webhook-config';
+import { WebhookSystem } from './webhooks';
 
 /**
  * The monitor (docs/design.md §6): turns submitted jobs into attempts, watches them, restarts
@@ -23,11 +26,12 @@ import { Writes } from './writes';
  * races and restarts. This file holds the lifecycle (start-up recovery, stop), the loop (a
  * reconcile pass every `reconcileMs`, store events, wake()) and the DISPATCHER: a step reads the
  * job fresh and hands it to the system that owns its state, again until there is nothing to do.
- * The systems (admission, launch, attempts, recovery, cancel, reap, exception, held) share one
+ * The systems (admission, launch, attempts, recovery, cancel, reap, exception, held, webhooks,
+ * lease) share one
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
-export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, WriteContext } from './types';
+export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, UsageStats, WriteContext } from './types';
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
@@ -48,6 +52,7 @@ interface Systems {
   cancel: CancelSystem;
   exception: ExceptionPath;
   held: HeldSystem;
+  usage: UsageSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -61,7 +66,8 @@ function buildSystems(res: MonitorResources): Systems {
   const cancel = new CancelSystem(res, writes);
   const exception = new ExceptionPath(res, writes);
   const held = new HeldSystem(res, admission);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held };
+  const usage = new UsageSystem(res);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage };
 }
 
 /**
@@ -86,10 +92,12 @@ class MonitorLoop implements Monitor {
   private readonly busListener = (e: StoreEvent) => this.onStoreEvent(e);
   /** Job ownership by lease (several servers on one PostgreSQL); null: this monitor steps every job. */
   private readonly lease: LeaseSystem | null;
+  private readonly webhooks: WebhookSystem;
 
   constructor(opts: MonitorOptions) {
     this.res = createResources(opts);
     this.sys = buildSystems(this.res);
+    this.webhooks = new WebhookSystem(this.res, { ...webhookSettingsFromEnv(), ...opts.webhooks });
     this.startWaitMs = opts.startWaitMs ?? 5000;
     const { reap, admission } = this.sys;
     this.lease = opts.lease
@@ -133,15 +141,19 @@ class MonitorLoop implements Monitor {
     await Promise.race([first, new Promise<void>((r) => (timer = setTimeout(r, this.startWaitMs)))]);
     clearTimeout(timer);
     this.scheduleTick(0);
+    this.webhooks.start();
+    this.sys.usage.start();
   }
 
   async stop(): Promise<void> {
     if (this.res.life.stopped) return;
     this.res.life.stopped = true;
     this.res.store.bus.off('change', this.busListener);
+    const webhooks = this.webhooks.stop();
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
+    await this.sys.usage.stop();
     this.res.watches.clear();
     this.res.scheduler.clearTimers();
     let timer: NodeJS.Timeout | undefined;
@@ -153,6 +165,7 @@ class MonitorLoop implements Monitor {
       new Promise<void>((r) => (timer = setTimeout(r, 5000))),
     ]);
     clearTimeout(timer);
+    await webhooks;
     // After the steps: another server adopts the released jobs on its next round.
     await this.lease?.stop();
     this.res.log.info('monitor stopped (running attempts keep running)');
@@ -207,6 +220,14 @@ class MonitorLoop implements Monitor {
       const soon = admission.scheduled ? new Promise<void>((r) => setImmediate(r)) : undefined;
       await Promise.all([...busy, admission.running, ...reaps, soon]);
     }
+  }
+
+  sampleUsageNow(): Promise<void> {
+    return this.sys.usage.round();
+  }
+
+  usageStats(): UsageStats {
+    return { ...this.sys.usage.stats };
   }
 
   async admitNow(): Promise<void> {

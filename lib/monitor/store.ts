@@ -1,7 +1,37 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
-import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type Fence, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
+import type { UsagePoint } from '../jobs/usage';
+import {
+  claimDeliveries,
+  nextDeliveryDue,
+  recordDelivered,
+  recordGaveUp,
+  recordRetry,
+  subscriptionsById,
+  type ClaimedDelivery,
+  type DeliveryResult,
+  clearPendingReasons,
+  recordUsage,
+  setPendingReasons,
+  storedUsage,
+  usageSeries,
+  usageTargets,
+  type StoredUsage,
+  type UsageTarget,
+  type UsageWrite,
+  startAttempt,
+  submitStatementStats,
+  transitionMany,
+  type AnyTransition,
+  type Fence,
+  type BatchOutcome,
+  type Store,
+  type StoreBus,
+  type SubmitStatementStats,
+  type TransitionOutcome,
+} from '../store';
+import type { WebhookSubscription } from '../generated/prisma/client';
 import { TransientDatabaseError } from './errors';
 import type { Attempt, Job } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
@@ -131,10 +161,30 @@ export interface MonitorStore {
   readonly owner: string | null;
   /** The store itself, for the operator view's reads (lib/store lease.ts). */
   readonly raw: Store;
+  /** lib/store usageTargets(): the live attempts with a handle (a sampling round's). */
+  usageTargets(): Promise<UsageTarget[]>;
+  /** lib/store storedUsage(): peaks and series length of attempts first seen by this monitor. */
+  storedUsage(ids: readonly number[]): Promise<StoredUsage[]>;
+  /** lib/store usageSeries(): one attempt's stored series (to halve it). */
+  usageSeries(attemptId: number): Promise<UsagePoint[] | null>;
+  /** lib/store recordUsage(): a sampling round's write, one statement. */
+  recordUsage(rows: readonly UsageWrite[], at: Date): Promise<number>;
   /** The store's bus: the writes of this process, the monitor's own included, after commit. */
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
   submitStats(): SubmitStatementStats;
+  /** The webhook dispatcher's statements (lib/store webhook-deliveries.ts, webhook-subscriptions.ts). */
+  readonly webhooks: WebhookStatements;
+}
+
+/** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
+export interface WebhookStatements {
+  claim(o: { limit: number; leaseMs: number; now: Date; token: string }): Promise<ClaimedDelivery[]>;
+  nextDue(): Promise<Date | null>;
+  subscriptions(ids: number[]): Promise<WebhookSubscription[]>;
+  delivered(id: string, token: string, r: DeliveryResult, at: Date): Promise<boolean>;
+  retry(id: string, token: string, r: DeliveryResult, next: Date): Promise<boolean>;
+  gaveUp(id: string, token: string, r: DeliveryResult, reason: string): Promise<boolean>;
 }
 
 const JOB_INCLUDE = {
@@ -250,7 +300,19 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     clearPendingReasons: (keep) => clearPendingReasons(store, keep),
     transitionMany: (tr, job) => transitionMany(store, tr, fence(job)),
     startAttempt: (a, job) => startAttempt(store, a, fence(job)),
+    usageTargets: () => usageTargets(store),
+    storedUsage: (ids) => storedUsage(store, ids),
+    usageSeries: (id) => usageSeries(store, id),
+    recordUsage: (rows, at) => recordUsage(store, rows, at),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
+    webhooks: {
+      claim: (o) => claimDeliveries(store, o),
+      nextDue: () => nextDeliveryDue(store),
+      subscriptions: (ids) => subscriptionsById(store, ids),
+      delivered: (id, token, r, at) => recordDelivered(store, id, token, r, at),
+      retry: (id, token, r, next) => recordRetry(store, id, token, r, next),
+      gaveUp: (id, token, r, reason) => recordGaveUp(store, id, token, r, reason),
+    },
   };
 }

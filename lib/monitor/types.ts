@@ -1,5 +1,6 @@
 import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
 import type { ServerInfo, Store } from '../store';
+import type { WebhookSettings } from './webhook-config';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
 import type { MonitorHandle } from './handle';
@@ -74,6 +75,8 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   home?: string;
   /** How long start() waits for the re-adopted jobs' first steps (ms, default 5000). */
   startWaitMs?: number;
+  /** The webhook dispatcher's settings (each given one wins over the environment: lib/monitor/webhook-config). */
+  webhooks?: Partial<WebhookSettings>;
   /** Write the time index of running attempts' logs (docs/design.md §8 "Line times"; default true). */
   logTimes?: boolean;
   /**
@@ -93,6 +96,15 @@ export interface LeaseOptions {
   claimBatch?: number;
 }
 
+/** Counters of the resource-usage sampler (lib/monitor/usage.ts). */
+export interface UsageStats {
+  rounds: number;
+  /** Attempts sampled by the last round. */
+  lastSampled: number;
+  /** Duration of the last round (ms), null before the first. */
+  lastRoundMs: number | null;
+}
+
 /** Where an injected read failure strikes. */
 export type FaultSite = 'job' | 'admission' | 'scan' | 'held' | 'any';
 
@@ -110,6 +122,10 @@ export interface Monitor extends MonitorHandle {
   step(jobId: number): Promise<void>;
   /** Resolves once no step, admission pass (running or scheduled) or started reap is left. */
   idle(): Promise<void>;
+  /** One resource-usage sampling round (lib/monitor/usage.ts), awaited. */
+  sampleUsageNow(): Promise<void>;
+  /** The sampler's counters (rounds, attempts sampled and duration of the last round). */
+  usageStats(): UsageStats;
   /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
   failNextRead(site?: FaultSite, err?: Error): void;
 }

@@ -20,7 +20,14 @@ const MAX_PAYLOAD = 7000;
 const READ_CHUNK = 500;
 
 type Kind = StoreEvent['type'];
-const KINDS: readonly Kind[] = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues'];
+/**
+ * Every kind of the bus, by its index in the payload (append only: servers of two versions may
+ * share the channel during an upgrade). `outbox` wakes the other servers' webhook dispatchers.
+ */
+const KINDS = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox'] as const satisfies readonly Kind[];
+// A bus kind missing from KINDS would encode as -1 and make the whole notification unreadable.
+const EVERY_KIND: Exclude<Kind, (typeof KINDS)[number]> extends never ? true : never = true;
+void EVERY_KIND;
 
 /** One announced write: kind, job, JobEvent id (0: none). */
 interface Item {
@@ -56,7 +63,7 @@ export function decodeNotification(payload: string): { sender: string; items: It
   const items: Item[] = [];
   for (const part of payload.slice(bar + 1).split(',')) {
     const [k, job, ev, changed] = part.split(':');
-    const kind = KINDS[Number(k)];
+    const kind: Kind | undefined = KINDS[Number(k)];
     const jobId = Number(job);
     const eventId = Number(ev);
     if (!kind || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(eventId)) return null;

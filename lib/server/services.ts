@@ -17,6 +17,7 @@ import type { ReplicaScope } from './history';
 import type { NotifyRelay } from './relay';
 import type { Store } from '../store';
 import type { WsHub } from '../ws/hub';
+import type { Metrics } from './metrics';
 
 /** What a running server is made of, in the order startServer() builds it. */
 export interface Services {
@@ -42,6 +43,8 @@ export interface Services {
   relay: NotifyRelay | null;
   /** Several servers on one PostgreSQL: this server's id and lease length (lib/server/history.ts scopes its entries by them); null on one server. */
   replicas: ReplicaScope | null;
+  /** The Prometheus metrics behind GET /metrics (lib/server/metrics.ts). */
+  metrics: Metrics;
 }
 
 declare global {

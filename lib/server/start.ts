@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from '../api/body';
-import { createHttpGate, gateUpgrade, refuseUpgrade } from '../auth/gate';
+import { createHttpGate, gateUpgrade, METRICS_PATH, refuseUpgrade } from '../auth/gate';
 import { listPublicFiles } from '../auth/policy';
 import { prepareServerAuth } from '../auth/server';
 import type { AuthState } from '../auth/state';
@@ -20,6 +20,7 @@ import { hostIdentity, newServerId } from '../monitor/lease';
 import { createMonitor } from '../monitor/monitor';
 import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
+import { createMetrics } from './metrics';
 import { noteServerStart, noteServerStop } from './history';
 import { NotifyRelay } from './relay';
 import { publishServices, unpublishServices, type Services } from './services';
@@ -64,7 +65,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   }
   // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
   const store = createStore(db.prisma);
-  let built: Partial<Pick<Services, 'monitor' | 'ws' | 'relay'>> = {};
+  let built: Partial<Pick<Services, 'monitor' | 'ws' | 'relay' | 'metrics'>> = {};
   try {
     const executors = createExecutors();
     const settings = monitorSettingsFromEnv();
@@ -78,13 +79,16 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     built = { monitor, relay };
     await relay?.start();
     const ws = new WsHub({ store, auth });
-    built = { monitor, ws, relay };
+    // Listening to the bus before the monitor starts: the recovery's writes count too.
+    const metrics = createMetrics({ store, monitor, ws });
+    built = { monitor, ws, relay, metrics };
     // The restart in each unfinished job's history, before the recovery's own entries.
     await noteServerStart(store, log, lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : undefined);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
-    return { config, log, auth, db, store, executors, settings, monitor, ws, relay, replicas: lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : null };
+    return { config, log, auth, db, store, executors, settings, monitor, ws, relay, metrics, replicas: lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : null };
   } catch (err) {
+    built.metrics?.close();
     await built.ws?.stop().catch(() => undefined);
     await built.monitor?.stop().catch(() => undefined);
     await built.relay?.stop().catch(() => undefined);
@@ -95,6 +99,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
 
 /** Stops what startServices() started, in reverse order (the database stays open). */
 async function stopServices(s: Services): Promise<void> {
+  s.metrics.close();
   await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
   await s.monitor.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'monitor' }, 'stop failed'));
   await s.relay?.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'relay' }, 'stop failed'));
@@ -171,6 +176,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     server = http.createServer((req, res) => {
       // Every request passes the auth gate first (token/session, Host, Origin, body cap).
       if (!gate(req, res)) return;
+      if (req.url === METRICS_PATH || req.url?.startsWith(`${METRICS_PATH}?`)) {
+        void s.metrics.serve(req, res);
+        return;
+      }
       if (api && req.url?.startsWith('/api/')) {
         void api.serve(req, res);
         return;

@@ -57,5 +57,6 @@ export async function startAttempt(
   const logged: Array<{ t: AnyTransition | null; i: number }> = steps.map((s, i) => ({ t: s.kind === 'write' ? (i === before.length ? { ...task, reason: a.reason } : s.t) : null, i }));
   for (const { t, i } of logged) if (t) logApplied(t, done.events[i]);
   done.events.forEach((e, i) => store.bus.emit({ type: 'event', jobId: e.jobId, event: e, ...(i === ai ? {} : { row: done.rows[i] }) }));
+  if (done.outbox > 0) store.bus.emit({ type: 'outbox', jobId: 0 });
   return { outcome: 'applied', row: done.rows[ai] as Attempt, event: done.events[ai] };
 }

@@ -8,9 +8,10 @@ export interface StoreEvent {
    * `event`: a status write (with its JobEvent); `created`: a submit; `deleted`: a delete;
    * `cancel-requested`: a durable cancel request written without a status change
    * (recordCancelRequest) — the job's monitor must act on it now; `updated`: a field of a job
-   * that is not its status changed (see `changed`); `queues`: the operator queues changed (jobId 0).
+   * that is not its status changed (see `changed`); `queues`: the operator queues changed (jobId 0);
+   * `outbox`: webhook deliveries became due (jobId 0; the dispatcher listens).
    */
-  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues';
+  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues' | 'outbox';
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;

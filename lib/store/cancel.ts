@@ -6,6 +6,9 @@
 import type { JobEvent, Prisma } from '../generated/prisma/client';
 import { logger } from '../log';
 import { assertTransition, JOB_TERMINAL, type JobStatus, type TaskStatus } from '../jobs/status';
+import { outboxInsert, webhookEventOf } from './outbox';
+import { anySubscription } from './webhook-subscriptions';
+import { pgTimestamp } from './sql';
 import type { Store } from './store';
 
 /** A set write over many jobs: see transitionJobsWhere(). */
@@ -27,7 +30,8 @@ const CHUNK = 1000;
  * `from` moves to `to` — one `UPDATE … WHERE id IN (…) AND status = from RETURNING id` per chunk
  * of 1000, the guard in the WHERE clause — and, with `tasks`, those jobs' tasks in `tasks.from`
  * move to `tasks.to` in the same transaction. One JobEvent per row written (per job: its tasks'
- * events, then the job's), announced on the store's bus after each commit. Jobs not in `from`
+ * events, then the job's) and the webhook deliveries they cause (outbox.ts), announced on the
+ * store's bus after each commit. Jobs not in `from`
  * (moved, terminal, gone) are simply not in `applied`: the caller re-reads them.
  * @throws IllegalTransitionError before any query when a transition is not allowed.
  */
@@ -37,6 +41,9 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
   const applied: number[] = [];
   const events: JobEvent[] = [];
   const ids = [...new Set(b.ids)];
+  // A notification only while a subscription exists (read before the transaction: outbox.ts).
+  const kind = webhookEventOf({ entity: 'job', from: b.from, to: b.to });
+  const notice = kind && ids.length && (await anySubscription(store)) ? kind : null;
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
     const res = await store.prisma.$transaction(async (tx) => {
@@ -46,7 +53,7 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
         select: { id: true },
       });
       const jobIds = jobs.map((j) => j.id).sort((x, y) => x - y);
-      if (jobIds.length === 0) return { jobIds, events: [] as JobEvent[] };
+      if (jobIds.length === 0) return { jobIds, events: [] as JobEvent[], outbox: 0 };
       const byJob = new Map<number, Prisma.JobEventCreateManyInput[]>(jobIds.map((id) => [id, []]));
       if (b.tasks) {
         const t = b.tasks;
@@ -61,7 +68,11 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
       const data: Prisma.JobEventCreateManyInput[] = [];
       for (const id of jobIds) data.push(...byJob.get(id)!, { jobId: id, entity: 'job', from: b.from, to: b.to, reason: b.reason ?? null });
       const evs = await tx.jobEvent.createManyAndReturn({ data });
-      return { jobIds, events: evs.sort((x, y) => x.id - y.id) };
+      // The webhook outbox in the same transaction as the events that cause it (outbox.ts).
+      const ids = evs.filter((e) => e.entity === 'job').map((e) => e.id);
+      const events = `(SELECT x.*, $3::text AS t FROM "JobEvent" x WHERE x."id" = ANY ($1::int[]))`;
+      const outbox = notice ? await tx.$executeRawUnsafe(outboxInsert(events, null, '$2::timestamp(3)'), ids, pgTimestamp(new Date()), notice) : 0;
+      return { jobIds, events: evs.sort((x, y) => x.id - y.id), outbox };
     });
     applied.push(...res.jobIds);
     events.push(...res.events);
@@ -69,6 +80,7 @@ export async function transitionJobsWhere(store: Store, b: JobsWhere): Promise<{
       logger().info({ jobs: res.jobIds.length, from: b.from, to: b.to, reason: b.reason ?? undefined }, `${res.jobIds.length} jobs: ${b.from} → ${b.to}${b.reason ? ` (${b.reason})` : ''}`);
     }
     for (const e of res.events) store.bus.emit({ type: 'event', jobId: e.jobId, event: e });
+    if (res.outbox > 0) store.bus.emit({ type: 'outbox', jobId: 0 });
   }
   return { applied, events };
 }

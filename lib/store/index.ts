@@ -4,7 +4,10 @@
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
  * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
- * history entries (server-event.ts), servers and job leases (lease.ts) and the reads
+ * history entries (server-event.ts), servers and job leases (lease.ts), the webhook outbox
+ * (outbox.ts: its INSERT inside the guarded write; webhook-subscriptions.ts,
+ * webhook-deliveries.ts), resource usage per attempt (usage.ts), the charts' aggregates
+ * (insights.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -35,4 +38,22 @@ export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } 
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';
+export { outboxInsert, WEBHOOK_EVENTS, type WebhookEvent } from './outbox';
+export { countSubscriptions, createSubscription, deleteSubscription, listSubscriptions, subscriptionRow, subscriptionsById, updateSubscription, type NewSubscription, type SubscriptionPatch } from './webhook-subscriptions';
+export {
+  claimDeliveries,
+  insertTestDelivery,
+  jobNotifications,
+  listDeliveries,
+  nextDeliveryDue,
+  recordDelivered,
+  recordGaveUp,
+  recordRetry,
+  redeliver,
+  type ClaimedDelivery,
+  type DeliveryLogRow,
+  type DeliveryResult,
+} from './webhook-deliveries';
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
+export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
+export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';

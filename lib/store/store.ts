@@ -21,6 +21,8 @@ export interface Store {
   readonly submits: SubmitQueue;
   /** The Queue table as last read by cachedQueueRows() (queues.ts), and when (ms); null: read it. */
   queueCache: { rows: Queue[]; atMs: number } | null;
+  /** Whether an enabled webhook subscription exists, as last read by anySubscription() (webhook-subscriptions.ts), and when (ms); null: read it. */
+  webhookCache: { any: boolean; atMs: number } | null;
 }
 
 /**
@@ -42,7 +44,7 @@ export type StoreScope = Store | StoreTx;
  * @throws Error when the client's data model does not fit the store (columns.ts).
  */
 export function createStore(prisma: PrismaClient): Store {
-  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), queueCache: null };
+  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), queueCache: null, webhookCache: null };
 }
 
 /**

@@ -2,6 +2,8 @@ import type { Attempt, Job, JobEvent, Prisma, Task } from '../generated/prisma/c
 import { logger } from '../log';
 import { assertTransition, isTerminal, type AttemptStatus, type Entity, type JobStatus, type TaskStatus } from '../jobs/status';
 import type { ColumnTable } from './columns';
+import { outboxInsert, webhookEventOf, type WebhookEvent } from './outbox';
+import { anySubscription } from './webhook-subscriptions';
 import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolationAsP2002 } from './sql';
 import type { StoreScope } from './store';
 
@@ -116,12 +118,15 @@ function guardedUpdate(cols: ColumnTable, p: Params, i: number, t: AnyTransition
  * The whole batch as ONE SQL statement (data-modifying CTEs: atomic without a transaction):
  *
  *   g<i>  SELECT id FROM "<Table>" WHERE id = $ AND status = $from FOR NO KEY UPDATE   (per write)
+ *   f     SELECT id FROM "Job" WHERE id = $ AND ownerId = $ AND leaseEpoch = $ FOR NO KEY UPDATE
+ *         (the lease fence, only for an owner's write: one more guard)
  *   ok    true only when every guard found its row
  *   u<i>  UPDATE "<Table>" SET status, statusReason, data…, updatedAt (job)
  *         WHERE id = $ AND (SELECT ok FROM ok) RETURNING *                               (per write)
  *   u<i>  INSERT INTO "Attempt" … SELECT … FROM u<task> RETURNING *                      (startAttempt)
  *   e     INSERT INTO "JobEvent" … one row per step, in step order (serial ids in that order)
  *   w     each step's row as to_jsonb
+ *   o     INSERT INTO the webhook outbox, one row per notifying event (only when subscribed)
  *   →     one result row per step, in step order: the event's typed columns and the row.
  *
  * Why this holds under concurrency (row locks re-checked on the newest version, `ok` as one
@@ -130,7 +135,13 @@ function guardedUpdate(cols: ColumnTable, p: Params, i: number, t: AnyTransition
  * come from the column table only. All times written (job updatedAt, attempt createdAt, event
  * at) are `now`.
  */
-function batchStatement(cols: ColumnTable, steps: Step[], now: Date, fence?: Fence): { sql: string; params: unknown[] } {
+function batchStatement(
+  cols: ColumnTable,
+  steps: Step[],
+  now: Date,
+  notices: ReadonlyArray<WebhookEvent | null>,
+  fence?: Fence,
+): { sql: string; params: unknown[] } {
   const p = new Params();
   const at = p.add(pgTimestamp(now), 'timestamp(3)');
   const ctes: string[] = [];
@@ -150,7 +161,8 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date, fence?: Fen
       writes.push(write);
       events.push(event);
     }
-    rows.push(`SELECT ${i} AS k, to_jsonb(x.*) AS "row" FROM u${i} x`);
+    const ent = s.kind === 'write' ? s.t.entity : 'attempt';
+    rows.push(`SELECT ${i} AS k, '${ent}'::text AS ent, to_jsonb(x.*) AS "row" FROM u${i} x`);
   });
   if (fence) {
     // The fence is one more guard on the job's row, in the same lock order (jobs first).
@@ -166,23 +178,35 @@ function batchStatement(cols: ColumnTable, steps: Step[], now: Date, fence?: Fen
       ` SELECT x."jobId", ${at}, x."entity", x."taskIndex", x."attemptNumber", x."from", x."to", x."reason" FROM (${events.join(' UNION ALL ')}) x ORDER BY x.k RETURNING *)`,
   );
   ctes.push(`w AS (${rows.join(' UNION ALL ')})`);
+  // The webhook outbox, in the same statement as the events that cause it (outbox.ts); only for
+  // steps that are notifications.
+  const typed = notices.flatMap((t, k) => (t ? [`(${k}, '${t}')`] : []));
+  if (typed.length) {
+    const events = `(SELECT x.*, n.t FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) x JOIN (VALUES ${typed.join(', ')}) n(k, t) ON n.k = x.k)`;
+    ctes.push(`o AS (${outboxInsert(events, 'w', at)})`);
+  }
   // JobEvent's columns, selected typed (not through to_jsonb) so that Prisma decodes them itself.
   const eventColumns = [...cols.event.columns.keys()].map((c) => `e."${c}"`).join(', ');
   const sql =
     `WITH ${ctes.join(',\n')}\n` +
-    `SELECT ${eventColumns}, w."row" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
+    `SELECT ${eventColumns}, w."row", ${typed.length ? '(SELECT count(*) FROM o)::int' : '0'} AS "outbox" FROM (SELECT e.*, (row_number() OVER (ORDER BY e."id"))::int - 1 AS k FROM e) e JOIN w ON w.k = e.k ORDER BY e."id"`;
   return { sql, params: p.values };
 }
 
-/** A statement's answer: per step, in step order, the JobEvent (typed by Prisma) and the row's to_jsonb. */
-type BatchRow = JobEvent & { row: Record<string, unknown> };
+/** A statement's answer: per step, in step order, the JobEvent (typed by Prisma), the row's to_jsonb and the outbox rows inserted (the same on every row). */
+type BatchRow = JobEvent & { row: Record<string, unknown>; outbox: number };
 
 /**
  * Runs a batch statement; null (zero rows back) means a guard failed and nothing was written.
  * Raw query errors are mapped like Prisma's own calls (unique violation → P2002).
  */
-export async function runBatch(store: StoreScope, steps: Step[], fence?: Fence): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[] } | null> {
-  const { sql, params } = batchStatement(store.columns, steps, new Date(), fence);
+export async function runBatch(store: StoreScope, steps: Step[], fence?: Fence): Promise<{ rows: Array<Job | Task | Attempt>; events: JobEvent[]; outbox: number } | null> {
+  // Most writes are no notification; those that are carry the outbox only while a subscription exists.
+  let notices = steps.map((s): WebhookEvent | null =>
+    s.kind === 'attempt' ? webhookEventOf({ entity: 'attempt', from: null, to: 'STARTING', reason: s.a.cause }) : webhookEventOf(s.t),
+  );
+  if (notices.some((n) => n !== null) && !(await anySubscription(store))) notices = notices.map(() => null);
+  const { sql, params } = batchStatement(store.columns, steps, new Date(), notices, fence);
   let got: BatchRow[];
   try {
     got = await store.prisma.$queryRawUnsafe<BatchRow[]>(sql, ...params);
@@ -195,8 +219,8 @@ export async function runBatch(store: StoreScope, steps: Step[], fence?: Fence):
     const s = steps[i];
     return decodeRow<Job | Task | Attempt>(store.columns[s.kind === 'write' ? s.t.entity : 'attempt'], r.row);
   });
-  const events = got.map(({ row: _row, ...e }) => e as JobEvent);
-  return { rows, events };
+  const events = got.map(({ row: _row, outbox: _outbox, ...e }) => e as JobEvent);
+  return { rows, events, outbox: Number(got[0].outbox) };
 }
 
 /**
@@ -284,7 +308,10 @@ export async function transitionMany(store: StoreScope, transitions: AnyTransiti
   const { rows, events } = done;
   transitions.forEach((t, i) => logApplied(t, events[i]));
   const bus = store.bus;
-  if (bus) events.forEach((e, i) => bus.emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
+  if (bus) {
+    events.forEach((e, i) => bus.emit({ type: 'event', jobId: e.jobId, event: e, row: rows[i] }));
+    if (done.outbox > 0) bus.emit({ type: 'outbox', jobId: 0 });
+  }
   return { outcome: 'applied', rows, events };
 }
 

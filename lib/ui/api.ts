@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult } from '../api/types';
+import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult, WebhookView } from '../api/types';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -119,7 +119,22 @@ export const api = {
   cancelMany: (ids: number[]) => apiFetch<CancelResult>('/api/jobs/cancel', json('POST', { ids })),
   remove: (id: number) => apiFetch<unknown>(`/api/jobs/${id}`, { method: 'DELETE' }),
   setPriority: (id: number, priority: number) => apiFetch<JobSummary>(`/api/jobs/${id}`, json('PATCH', { priority })),
+  /** The charts page's aggregates (GET /api/insights). */
+  insights: (range: InsightsView['range'], signal?: AbortSignal) => apiFetch<InsightsView>(`/api/insights?range=${range}`, { signal }),
   validate: (yaml: string, signal?: AbortSignal) => apiFetch<ValidateResult>('/api/validate', { ...json('POST', { yaml }), signal }),
+};
+
+/** The webhook API (/api/webhooks…; the secret comes only in the create and rotate answers). */
+export const webhookApi = {
+  list: (signal?: AbortSignal) => apiFetch<{ webhooks: WebhookView[] }>('/api/webhooks', { signal }),
+  create: (body: { name: string; url: string; events: string[]; format: string; jobNameGlob?: string }) => apiFetch<{ webhook: WebhookView; secret: string }>('/api/webhooks', json('POST', body)),
+  setEnabled: (name: string, enabled: boolean) => apiFetch<WebhookView>(`/api/webhooks/${encodeURIComponent(name)}`, json('PATCH', { enabled })),
+  rotate: (name: string) => apiFetch<{ webhook: WebhookView; secret: string }>(`/api/webhooks/${encodeURIComponent(name)}/rotate`, { method: 'POST' }),
+  remove: (name: string) => apiFetch<unknown>(`/api/webhooks/${encodeURIComponent(name)}`, { method: 'DELETE' }),
+  test: (name: string) => apiFetch<DeliveryView>(`/api/webhooks/${encodeURIComponent(name)}/test`, { method: 'POST' }),
+  deliveries: (name: string, signal?: AbortSignal) => apiFetch<{ deliveries: DeliveryView[] }>(`/api/webhooks/${encodeURIComponent(name)}/deliveries?limit=50`, { signal }),
+  redeliver: (name: string, id: string) => apiFetch<DeliveryView>(`/api/webhooks/${encodeURIComponent(name)}/deliveries/${id}/redeliver`, { method: 'POST' }),
+  jobNotifications: (jobId: number, signal?: AbortSignal) => apiFetch<{ deliveries: DeliveryView[] }>(`/api/jobs/${jobId}/notifications?limit=50`, { signal }),
 };
 
 /** URL of an attempt's whole raw log file. */

@@ -66,7 +66,7 @@ export class WsHub {
   private readonly onChange = (e: StoreEvent) => {
     try {
       const set = this.byJob.get(e.jobId);
-      if (set && e.type !== 'queues') for (const s of set) s.onStoreEvent(e);
+      if (set && e.type !== 'queues' && e.type !== 'outbox') for (const s of set) s.onStoreEvent(e);
       this.list.onStoreEvent(e);
     } catch (err) {
       logger().error({ err, jobId: e.jobId }, 'ws hub listener failed');
@@ -99,6 +99,11 @@ export class WsHub {
   /** Open sockets (job and list streams). */
   get socketCount(): number {
     return this.sockets.size;
+  }
+
+  /** Bytes of log frames (header included) the job streams have sent since the hub started. */
+  get logBytesSent(): number {
+    return this.budget.bytesSent;
   }
 
   /** Spare log frame buffers the job streams share now. */

@@ -49,7 +49,7 @@ export class ListStreams {
 
   /** A store change (from the hub's bus listener). */
   onStoreEvent(e: StoreEvent): void {
-    if (this.clients.size === 0 || e.type === 'queues') return;
+    if (this.clients.size === 0 || e.type === 'queues' || e.type === 'outbox') return;
     if (e.type === 'deleted') {
       this.dirty.delete(e.jobId);
       this.deleted.add(e.jobId);

@@ -12,6 +12,14 @@ describe('NOTIFY payloads of the relay (lib/server/relay.ts)', () => {
     expect(back.flatMap((b) => b.items)).toEqual([...items, { kind: 'updated', jobId: 3, eventId: 0, changed: 'priority' }]);
   });
 
+  it('carries every kind of the store bus, the webhook outbox wake-up among them', () => {
+    const kinds = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox'] as const;
+    const items = kinds.map((kind, i) => ({ kind, jobId: i, eventId: kind === 'event' ? 10 + i : 0 }));
+    const back = encodeNotifications('srv', items).map((p) => decodeNotification(p));
+    expect(back.every((b) => b !== null)).toBe(true);
+    expect(back.flatMap((b) => b!.items)).toEqual(items);
+  });
+
   it('refuses a payload that is not one of its own (another program on the channel)', () => {
     for (const p of ['', 'hello', '|0:1:2', 'srv|9:1:2', 'srv|0:x:2', 'srv|0:1']) expect(decodeNotification(p)).toBeNull();
   });

@@ -41,6 +41,8 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   priority: number | null;
   /** `queue`; null when not given. */
   queue: string | null;
+  /** `notify`; null when not given. */
+  notify: string[] | null;
   doc: RawDoc;
   label: string;
 }
@@ -80,12 +82,13 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   const queue = overrideQueue ?? fileQueue;
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
+  const notify = pipelineValue(drafts, (d) => (d.notify ? [...new Set(d.notify)].join(', ') : null), ['notify'], 'notify', 'notify the same webhooks', file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
   if (issues.length) return { spec: null, issues: sortIssues(issues) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}) }, issues: [] };
 }
 
 /**
@@ -212,6 +215,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
     priority: t.priority ?? null,
     queue: t.queue ?? null,
+    notify: t.notify ?? null,
     doc,
     label,
   };
@@ -337,7 +341,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: stri
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs) };
 }
 

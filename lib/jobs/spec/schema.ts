@@ -70,6 +70,11 @@ export interface PipelineSpec {
   priority?: number;
   /** The operator queue (`queue`, {@link QUEUE_NAME}); absent when no task names one: {@link DEFAULT_QUEUE}. */
   queue?: string;
+  /**
+   * Webhook subscriptions this job's events also go to (`notify: [name, …]`, docs/spec.md
+   * "notify"), whatever their own filters; absent when no task names any.
+   */
+  notify?: string[];
 }
 
 /** The queue of a job that names none; it has no limits of its own (docs/design.md §6 "Admission"). */
@@ -408,6 +413,10 @@ const ResourcesSchema = z.strictObject(
 
 const NUM_NODES_EXPECTED = 'expected a node count (an integer ≥ 1)';
 
+/** Most webhook names one job's `notify` may list. */
+export const MAX_NOTIFY = 10;
+const NOTIFY_EXPECTED = 'expected a webhook name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)';
+
 /** One task document (docs/spec.md "Task keys"); unknown keys are `unrecognized_keys` issues. */
 export const TaskSchema = z.strictObject(
   {
@@ -429,6 +438,11 @@ export const TaskSchema = z.strictObject(
       .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
       .nullish(),
     queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
+    notify: z
+      .array(z.string({ error: NOTIFY_EXPECTED }).regex(QUEUE_NAME, { error: NOTIFY_EXPECTED }), { error: `expected a list of webhook names, e.g. [ops-alerts]` })
+      .min(1, { error: 'expected at least one webhook name' })
+      .max(MAX_NOTIFY, { error: `expected at most ${MAX_NOTIFY} webhook names` })
+      .nullish(),
     file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
@@ -439,10 +453,10 @@ export const TaskSchema = z.strictObject(
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
     event_callback: unsupported('event_callback is not supported'),
   },
-  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
+  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
+const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 

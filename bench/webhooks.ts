@@ -1,0 +1,128 @@
+/**
+ * Measure 8 — webhooks. 1,000 jobs (capacity check off) submitted through 16 clients; each
+ * blocks on one named pipe (`cat <fifo>`); once all are RUNNING the bench opens and closes the
+ * pipe's write end, so every job ends within about a second. A subscription to `job.succeeded`
+ * points at a receiver in the bench process (node:http on 127.0.0.1, answering 204;
+ * JOBDECK_WEBHOOK_ALLOW_PRIVATE=1). Reported: deliveries/s (1,000 ÷ first job end → last
+ * delivery), the lag from each event (the payload's `timestamp`, the JobEvent's `at`) to its
+ * arrival (p50 / p99), how long until all 1,000 were delivered, every delivery verified once,
+ * and the server's RSS (max while it sends; idle before).
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import type { Measure, MeasureResult } from './lib/context';
+import { submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
+import { rssBytes, sampleRss } from './lib/proc';
+import { startBenchServer } from './lib/server';
+import { dist, fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
+
+interface Arrival {
+  id: string;
+  at: number;
+  eventAt: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+function receiver(): Promise<{ server: http.Server; url: string; got: Arrival[] }> {
+  const got: Arrival[] = [];
+  const server = http.createServer({ keepAlive: true }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      let eventAt = NaN;
+      try {
+        eventAt = Date.parse((JSON.parse(body) as { timestamp: string }).timestamp);
+      } catch {
+        /* counted as unparsable below */
+      }
+      got.push({ id: String(req.headers['webhook-id']), at, eventAt, body, headers: req.headers });
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got })));
+}
+
+export const webhooks: Measure = {
+  name: 'webhooks',
+  title: 'Webhooks',
+  async run(ctx): Promise<MeasureResult> {
+    const n = ctx.quick ? 100 : 1000;
+    const rx = await receiver();
+    const server = await startBenchServer({ label: 'webhooks', env: { JOBDECK_CAPACITY_CHECK: '0', JOBDECK_WEBHOOK_ALLOW_PRIVATE: '1' }, profile: ctx.profile });
+    const fifo = path.join(server.home, 'gate.fifo');
+    execFileSync('mkfifo', [fifo]);
+    try {
+      const created = await server.json<{ secret: string }>('/api/webhooks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench', url: rx.url, events: ['job.succeeded'] }) });
+      await sleep(1000);
+      const idleRss = rssBytes(server.pid) ?? 0;
+      const tracker = await trackStatuses(server);
+      ctx.log(`webhooks: submitting ${n} jobs that wait on one pipe…`);
+      const ids = await submitMany(server, n, `cat ${fifo} > /dev/null`, 16, 'webhooks');
+      await waitAllStatus(server, tracker, ids, 'RUNNING', 180_000);
+      await sleep(2000);
+      ctx.log('webhooks: all RUNNING; opening the gate…');
+      const rss = sampleRss(server.pid, 100);
+      const gateAt = nowMs();
+      // Opening the write end releases every reader; closing it gives them EOF. A job that reached
+      // its `cat` late waits for the next opening.
+      const open = () => promisify(execFile)('bash', ['-c', `exec 3>${fifo}; sleep 0.3; exec 3>&-`]);
+      let done = false;
+      const deliveredAll = (async () => {
+        for (;;) {
+          if (new Set(rx.got.map((g) => g.id)).size >= n) return nowMs();
+          if (nowMs() - gateAt > 300_000) return null;
+          await sleep(50);
+        }
+      })();
+      void (async () => {
+        while (!done) {
+          await open();
+          await sleep(1000);
+        }
+      })();
+      const allAt = await deliveredAll;
+      done = true;
+      const mem = rss.stop();
+      const firstEventAt = Math.min(...rx.got.map((g) => g.eventAt));
+      const lag = dist(rx.got.map((g) => g.at - g.eventAt));
+      const ids1 = rx.got.map((g) => g.id);
+      const dupes = ids1.length - new Set(ids1).size;
+      const wh = new Webhook(created.secret);
+      let bad = 0;
+      for (const g of rx.got) {
+        try {
+          wh.verify(g.body, g.headers as Record<string, string>);
+        } catch {
+          bad++;
+        }
+      }
+      const spanMs = allAt === null ? null : allAt - firstEventAt;
+      const perSec = spanMs ? (n / spanMs) * 1000 : 0;
+      tracker.close();
+      const notes: string[] = [];
+      if (allAt === null) notes.push(`only ${new Set(ids1).size} of ${n} deliveries arrived within 300 s`);
+      if (dupes) notes.push(`${dupes} deliveries arrived twice (same id)`);
+      return {
+        rows: [
+          { metric: `${n} job.succeeded deliveries: first job end → last delivery; deliveries/s`, value: spanMs === null ? 'timeout' : `${fmtMs(spanMs)}; ${perSec.toFixed(1)}/s` },
+          { metric: 'lag event (JobEvent.at) → arrival p50 / p99 / max', value: `${fmtMs(lag.p50)} / ${fmtMs(lag.p99)} / ${fmtMs(lag.max)}` },
+          { metric: 'signatures verified (standardwebhooks); duplicates', value: `${rx.got.length - bad} of ${rx.got.length}; ${dupes}`, pass: bad === 0 && dupes === 0 ? null : false },
+          { metric: 'server RSS max while sending; idle before', value: `${fmtBytes(mem.maxBytes)}; ${fmtBytes(idleRss)}` },
+          { metric: 'gate opened → first job end', value: fmtMs(firstEventAt - gateAt) },
+        ],
+        data: { jobs: n, spanMs, perSec: round(perSec, 1), lag, duplicates: dupes, badSignatures: bad, rssMax: mem.maxBytes, rssIdle: idleRss, gateToFirstEventMs: firstEventAt - gateAt },
+        notes,
+      };
+    } finally {
+      await server.stop();
+      rx.server.close();
+    }
+  },
+};

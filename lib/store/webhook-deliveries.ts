@@ -1,0 +1,139 @@
+/**
+ * The webhook outbox's statements after its rows exist (docs/design.md §10 "Webhooks"): the
+ * dispatcher's claim (a lease, `FOR UPDATE SKIP LOCKED`, head-of-line per subscription), the
+ * results it records under its claim, the delivery log, a test event and a redeliver. The rows
+ * are inserted by the guarded write (outbox.ts).
+ */
+import type { Prisma, WebhookDelivery } from '../generated/prisma/client';
+import { pgTimestamp } from './sql';
+import type { Store, StoreScope } from './store';
+
+/** A delivery claimed for sending: the row, its claim's token. */
+export type ClaimedDelivery = WebhookDelivery;
+
+/** One try's outcome, as recorded on the row. */
+export interface DeliveryResult {
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** First ≤ 1 KiB of the response body, as text. */
+  responseHead: string | null;
+}
+
+/** The delivery log's row: the delivery without its payload. */
+export type DeliveryLogRow = Omit<WebhookDelivery, 'payload' | 'claimToken'>;
+
+const LOG_SELECT = {
+  id: true,
+  subscriptionId: true,
+  jobEventId: true,
+  jobId: true,
+  eventType: true,
+  status: true,
+  attempts: true,
+  retryFrom: true,
+  nextAttemptAt: true,
+  claimedUntil: true,
+  lastStatusCode: true,
+  lastLatencyMs: true,
+  lastError: true,
+  responseHead: true,
+  createdAt: true,
+  deliveredAt: true,
+} as const satisfies Prisma.WebhookDeliverySelect;
+
+/**
+ * Claims up to `limit` due deliveries for `leaseMs` under `token`: pending, due (`nextAttemptAt`
+ * ≤ now), not under another live claim, of an enabled subscription, and the earliest pending
+ * one of their subscription by event id (head-of-line: a subscription's next event waits while
+ * an earlier one is pending; test events, which have no event id, neither wait nor block). One
+ * statement: the rows are locked `FOR UPDATE SKIP LOCKED`, so servers sharing a database never
+ * claim one row at once, and a claim that expires (its server died) makes the row due again.
+ */
+export async function claimDeliveries(store: StoreScope, o: { limit: number; leaseMs: number; now: Date; token: string }): Promise<ClaimedDelivery[]> {
+  const now = pgTimestamp(o.now);
+  const until = pgTimestamp(new Date(o.now.getTime() + o.leaseMs));
+  return store.prisma.$queryRawUnsafe<ClaimedDelivery[]>(
+    `WITH c AS (SELECT d."id" FROM "WebhookDelivery" d JOIN "WebhookSubscription" s ON s."id" = d."subscriptionId" AND s."enabled"` +
+      ` WHERE d."status" = 'pending' AND d."nextAttemptAt" <= $1::timestamp(3) AND (d."claimedUntil" IS NULL OR d."claimedUntil" < $1::timestamp(3))` +
+      ` AND NOT EXISTS (SELECT FROM "WebhookDelivery" e WHERE e."subscriptionId" = d."subscriptionId" AND e."status" = 'pending' AND e."jobEventId" < d."jobEventId")` +
+      ` ORDER BY d."nextAttemptAt", d."jobEventId" LIMIT $2::int FOR UPDATE OF d SKIP LOCKED)` +
+      ` UPDATE "WebhookDelivery" d SET "claimedUntil" = $3::timestamp(3), "claimToken" = $4::text FROM c WHERE d."id" = c."id" RETURNING d.*`,
+    now,
+    o.limit,
+    until,
+    o.token,
+  );
+}
+
+/** When the next pending delivery of an enabled subscription is due (null: none pending). */
+export async function nextDeliveryDue(store: StoreScope): Promise<Date | null> {
+  const r = await store.prisma.$queryRawUnsafe<Array<{ at: Date | null }>>(
+    `SELECT min(GREATEST(d."nextAttemptAt", COALESCE(d."claimedUntil", d."nextAttemptAt"))) AS at FROM "WebhookDelivery" d JOIN "WebhookSubscription" s ON s."id" = d."subscriptionId" AND s."enabled" WHERE d."status" = 'pending'`,
+  );
+  return r[0]?.at ?? null;
+}
+
+function resultData(r: DeliveryResult): Prisma.WebhookDeliveryUpdateManyMutationInput {
+  return { lastStatusCode: r.statusCode, lastLatencyMs: r.latencyMs, lastError: r.error, responseHead: r.responseHead, claimedUntil: null, claimToken: null, attempts: { increment: 1 } };
+}
+
+/** Records a 2xx under the claim `token`; false when the claim was lost (nothing written). */
+export async function recordDelivered(store: StoreScope, id: string, token: string, r: DeliveryResult, at: Date): Promise<boolean> {
+  const u = await store.prisma.webhookDelivery.updateMany({ where: { id, claimToken: token, status: 'pending' }, data: { ...resultData(r), status: 'delivered', deliveredAt: at } });
+  return u.count > 0;
+}
+
+/** Records a failed try under the claim `token`, due again at `next`; false when the claim was lost. */
+export async function recordRetry(store: StoreScope, id: string, token: string, r: DeliveryResult, next: Date): Promise<boolean> {
+  const u = await store.prisma.webhookDelivery.updateMany({ where: { id, claimToken: token, status: 'pending' }, data: { ...resultData(r), nextAttemptAt: next } });
+  return u.count > 0;
+}
+
+/**
+ * Records the last failed try of a delivery whose retry window is over: the row `failed`, and
+ * its subscription disabled with `reason`, in one transaction. False when the claim was lost.
+ */
+export function recordGaveUp(store: Store, id: string, token: string, r: DeliveryResult, reason: string): Promise<boolean> {
+  return store.prisma.$transaction(async (tx) => {
+    const row = await tx.webhookDelivery.findFirst({ where: { id, claimToken: token, status: 'pending' }, select: { subscriptionId: true } });
+    if (!row) return false;
+    await tx.webhookDelivery.update({ where: { id }, data: { ...resultData(r), status: 'failed' } });
+    await tx.webhookSubscription.update({ where: { id: row.subscriptionId }, data: { enabled: false, disabledReason: reason } });
+    return true;
+  });
+}
+
+/** A subscription's last `limit` deliveries, newest first. */
+export function listDeliveries(store: StoreScope, subscriptionId: number, limit: number): Promise<DeliveryLogRow[]> {
+  return store.prisma.webhookDelivery.findMany({ where: { subscriptionId }, orderBy: [{ createdAt: 'desc' }, { jobEventId: 'desc' }], take: limit, select: LOG_SELECT });
+}
+
+/** The notifications a job's events caused (oldest first, at most `limit`), with their subscription's name. */
+export function jobNotifications(store: StoreScope, jobId: number, limit: number): Promise<Array<DeliveryLogRow & { subscription: { name: string } }>> {
+  return store.prisma.webhookDelivery.findMany({
+    where: { jobId },
+    orderBy: [{ jobEventId: 'asc' }, { subscriptionId: 'asc' }],
+    take: limit,
+    select: { ...LOG_SELECT, subscription: { select: { name: true } } },
+  });
+}
+
+/** Adds a test delivery (`eventType` "test", no JobEvent) for a subscription, due now. */
+export function insertTestDelivery(store: StoreScope, subscriptionId: number, id: string, payload: Prisma.InputJsonValue): Promise<WebhookDelivery> {
+  const now = new Date();
+  return store.prisma.webhookDelivery.create({ data: { id, subscriptionId, eventType: 'test', payload, retryFrom: now, nextAttemptAt: now, createdAt: now } });
+}
+
+/**
+ * Makes a delivery pending and due now again with a new retry window, under the same id (the
+ * receiver de-duplicates on it). Null when there is no such delivery of the subscription.
+ */
+export async function redeliver(store: StoreScope, subscriptionId: number, id: string): Promise<DeliveryLogRow | null> {
+  const now = new Date();
+  const u = await store.prisma.webhookDelivery.updateMany({
+    where: { id, subscriptionId },
+    data: { status: 'pending', nextAttemptAt: now, retryFrom: now, claimedUntil: null, claimToken: null, deliveredAt: null },
+  });
+  return u.count ? store.prisma.webhookDelivery.findUnique({ where: { id }, select: LOG_SELECT }) : null;
+}
