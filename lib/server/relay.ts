@@ -149,7 +149,8 @@ export class NotifyRelay {
     const items = this.queue;
     this.queue = [];
     try {
-      for (const payload of encodeNotifications(this.serverId, items)) await this.store.prisma.$queryRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
+      // executeRaw: pg_notify() answers void, a column Prisma's raw query cannot decode.
+      for (const payload of encodeNotifications(this.serverId, items)) await this.store.prisma.$executeRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
     } catch (err) {
       this.log.warn({ err }, 'relay: could not notify the other servers; their poll covers it');
     } finally {
