@@ -138,8 +138,8 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     });
   }
 
-  function capacity(): { cpus: number } {
-    return { cpus: opts.cpus ?? (Number(process.env.JOBDECK_CPUS) || os.availableParallelism()) };
+  function capacity(): { cpus: number; host: true } {
+    return { cpus: opts.cpus ?? (Number(process.env.JOBDECK_CPUS) || os.availableParallelism()), host: true };
   }
 
   return {

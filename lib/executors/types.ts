@@ -116,9 +116,12 @@ export interface Executor {
   findHandle?(attemptDir: string): AttemptHandle | null;
   /**
    * CPUs this executor can run at once (the admission budget) and, for an executor that runs
-   * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE).
+   * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE). `host`: the
+   * CPUs are this host's, shared by every server on it (local); absent: the backend's own,
+   * whoever admits (Slurm's cluster). Admission counts a `host` executor's CPUs per host
+   * (docs/design.md "Replicas").
    */
-  capacity(): { cpus: number; nodes?: number };
+  capacity(): { cpus: number; nodes?: number; host?: boolean };
   /**
    * Optional, for a backend with a scheduler of its own: which of these launched attempts (by
    * `AttemptHandle.ref`) that scheduler still holds back, each with its own reason (Slurm:

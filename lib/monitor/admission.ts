@@ -33,6 +33,8 @@ interface QueueReadout {
 export class AdmissionSystem {
   /** Jobs the pass admitted, consumed by their next step. */
   private readonly admitted = new Set<number>();
+  /** Host-shared admission: per admitted job, what its step calls once its STARTING write is done. */
+  private readonly written = new Map<number, () => void>();
   /** Verdicts "no resource" (job id → reason), consumed by the job's next step. */
   private readonly noResource = new Map<number, string>();
   private admitting: Promise<void> | null = null;
@@ -193,14 +195,48 @@ export class AdmissionSystem {
       const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED');
       if (!cur) return this.writes.finish(job, 'finish');
       if (cur.status !== 'PENDING') throw new Error(`job ${job.id} is PENDING but task ${cur.index} is ${cur.status}`);
-      return this.launch.launchTask(job, cur, e, 'admit');
+      return this.launch.launchTask(job, cur, e, 'admit', () => this.noteWritten(job.id));
     }
     return 'idle';
   }
 
-  /** One pass: read the queues, plan (lib/jobs/capacity), note the verdicts, kick their jobs. */
+  /**
+   * One pass: read the queues, plan (lib/jobs/capacity), note the verdicts, kick their jobs.
+   * With several servers on the host (leases on), the whole pass — its reads and the steps of
+   * the jobs it admits, up to their STARTING write — runs under the host's admission lock, so
+   * the next server's pass counts what this one started (docs/design.md "Replicas").
+   */
   private async pass(): Promise<void> {
     if (this.res.life.stopped) return;
+    const host = this.res.store.host;
+    if (!host) return (await this.passUnlocked(false)).steps;
+    const { steps } = await host.lock(async () => {
+      const r = await this.passUnlocked(true);
+      // Each admitted job's STARTING write is done, or its step ended without using the
+      // verdict (the job is another server's): such a verdict must not start it later, outside the lock.
+      await Promise.all(r.admitted);
+      this.admitted.clear();
+      this.written.clear();
+      // Wrapped: an async callback answering a promise would wait for it, under the lock.
+      return { steps: r.steps };
+    });
+    // The rest of the steps (the launches themselves) need no lock.
+    await steps;
+  }
+
+  /** Called by an admitted job's step once its STARTING write is done (applied or lost). */
+  private noteWritten(jobId: number): void {
+    this.written.get(jobId)?.();
+    this.written.delete(jobId);
+  }
+
+  /**
+   * The pass itself. Answers its steps (all kicked; awaited by the caller) and, when `shared`,
+   * per admitted job a promise of its STARTING write done or its step ended.
+   */
+  private async passUnlocked(shared: boolean): Promise<{ steps: Promise<void>; admitted: Array<Promise<void>> }> {
+    const none: { steps: Promise<void>; admitted: Array<Promise<void>> } = { steps: Promise.resolve(), admitted: [] };
+    if (this.res.life.stopped) return none;
     // Verdicts of the previous pass were consumed (or their steps failed): decide afresh.
     this.admitted.clear();
     this.noResource.clear();
@@ -227,12 +263,17 @@ export class AdmissionSystem {
     // Admitted and too-big jobs leave PENDING through this pass's steps: nobody is left waiting.
     this.noneWaiting = this.waitingNow === 0 && this.createdSeen === createdBefore;
     this.blockedQueues = this.blocked(plan, total);
+    let out = none;
     if (plan.admit.length > 0 || plan.noResource.length > 0) {
       for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
       for (const id of plan.admit) this.admitted.add(id);
-      await Promise.all([...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id)));
+      const written = shared ? plan.admit.map((id) => new Promise<void>((r) => this.written.set(id, r))) : [];
+      const kicks = [...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id));
+      out = { steps: Promise.all(kicks).then(() => undefined), admitted: written.map((w, i) => Promise.race([w, kicks[i]])) };
+      if (!shared) await out.steps;
     }
     await this.writeReasons(plan, waiting);
+    return out;
   }
 
   /**
@@ -290,6 +331,13 @@ export class AdmissionSystem {
       l.maxNodes = Math.max(l.maxNodes ?? 1, g.maxNodes);
       l.oldestSubmittedAtMs = Math.min(l.oldestSubmittedAtMs, g.oldestSubmittedAtMs);
     }
+    // Several servers on the host: a host executor's CPUs in use are those of the host's jobs.
+    const host = this.res.store.host;
+    if (host) {
+      const shared = Object.keys(used).concat([...lines.keys()], 'local').filter((n, i, all) => all.indexOf(n) === i && this.hostExecutor(n));
+      const held = await host.cpus(shared);
+      for (const n of shared) used[n] = held[n] ?? 0;
+    }
     // A job whose leftovers are still being stopped keeps its CPUs until they are gone.
     const reaping = this.reap.jobIds();
     if (reaping.length > 0 && this.res.settings.capacityCheck) {
@@ -316,6 +364,15 @@ export class AdmissionSystem {
       }
     }
     return { total, totalNodes };
+  }
+
+  /** True when the executor's CPUs are the host's (local), false for others and unknown ones. */
+  private hostExecutor(name: string): boolean {
+    try {
+      return this.res.executor(name).capacity().host === true;
+    } catch {
+      return false;
+    }
   }
 
   private noteCapacity(plan: AdmissionPlan, total: Record<string, number>): void {

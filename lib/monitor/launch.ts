@@ -54,8 +54,11 @@ export class LaunchSystem {
     private readonly reap: ReapSystem,
   ) {}
 
-  /** Starts the first attempt of a PENDING task (or succeeds it at once when it has nothing to run). */
-  launchTask(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase): Promise<Next> {
+  /**
+   * Starts the first attempt of a PENDING task (or succeeds it at once when it has nothing to
+   * run). `written`: called once the STARTING write is done (applied or not), before the launch.
+   */
+  launchTask(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, written?: () => void): Promise<Next> {
     const spec = readTaskSpec(task.spec, job.cpus);
     if (spec.run === null && spec.setup === null) {
       return this.writes
@@ -64,15 +67,15 @@ export class LaunchSystem {
         .deriveJob(`task ${task.index} had nothing to run`)
         .write('nothing-to-run');
     }
-    return this.newAttempt(job, task, e, phase, { number: 1, cause: 'first', taskFrom: 'PENDING', reason: phase === 'admit' ? 'admitted' : `task ${task.index} starts` });
+    return this.newAttempt(job, task, e, phase, { number: 1, cause: 'first', taskFrom: 'PENDING', reason: phase === 'admit' ? 'admitted' : `task ${task.index} starts` }, written);
   }
 
   /**
    * Creates attempt `a.number` of `task` (guarded, with `a.before` and the job's move to
    * STARTING in the same transaction) and launches it. The RUNNING write happens in the next
-   * iteration, after a fresh probe. Always 'again'.
+   * iteration, after a fresh probe. Always 'again'. `written`: see launchTask().
    */
-  async newAttempt(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, a: AttemptPlan): Promise<Next> {
+  async newAttempt(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, a: AttemptPlan, written?: () => void): Promise<Next> {
     // An attempt on a full disk could write neither its log nor its exit record: it waits, and
     // says why (health says so too), instead of starting only to be lost.
     const full = diskFull(dataFolder(this.res.home));
@@ -107,6 +110,8 @@ export class LaunchSystem {
         return 'again';
       }
       throw err;
+    } finally {
+      written?.();
     }
     this.reap.start(job.id);
     if (res.outcome !== 'applied') return this.writes.outcome(job, phase, res);

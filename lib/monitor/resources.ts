@@ -73,7 +73,7 @@ export function createResources(opts: MonitorOptions): MonitorResources {
   const faults = new Faults();
   const scheduler = new Scheduler(clock, life);
   return {
-    store: monitorStore(opts.store, opts.db ?? opts.store.prisma, faults, opts.lease?.server.id ?? null),
+    store: monitorStore(opts.store, opts.db ?? opts.store.prisma, faults, opts.lease?.server.id ?? null, opts.lease?.server.hostId ?? null),
     executor: typeof ex === 'function' ? ex : () => ex,
     clock,
     hooks: opts.hooks ?? {},

@@ -11,6 +11,8 @@ import {
   subscriptionsById,
   type ClaimedDelivery,
   type DeliveryResult,
+  hostCpus,
+  withHostLock,
   clearPendingReasons,
   recordUsage,
   setPendingReasons,
@@ -35,6 +37,9 @@ import type { WebhookSubscription } from '../generated/prisma/client';
 import { TransientDatabaseError } from './errors';
 import type { Attempt, Job } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
+
+/** Longest hold of the host's admission lock (ms): a pass with its launches takes far less. */
+const HOST_LOCK_MS = 30_000;
 
 /**
  * Every database statement the monitor makes, in one module: the guarded writes of the store
@@ -159,6 +164,8 @@ export interface MonitorStore {
   startAttempt(a: StartAttemptInput, job: LeaseOf): Promise<TransitionOutcome<Attempt>>;
   /** This server's id when jobs are owned by lease (null: one server, no leases). */
   readonly owner: string | null;
+  /** The host's admission across servers when jobs are owned by lease (null: one server). */
+  readonly host: HostAdmission | null;
   /** The store itself, for the operator view's reads (lib/store lease.ts). */
   readonly raw: Store;
   /** lib/store usageTargets(): the live attempts with a handle (a sampling round's). */
@@ -175,6 +182,17 @@ export interface MonitorStore {
   submitStats(): SubmitStatementStats;
   /** The webhook dispatcher's statements (lib/store webhook-deliveries.ts, webhook-subscriptions.ts). */
   readonly webhooks: WebhookStatements;
+}
+
+/**
+ * Admission shared by the servers of one host (docs/design.md "Replicas", capacity): lib/store
+ * withHostLock() and hostCpus() for this server's host identity.
+ */
+export interface HostAdmission {
+  /** Runs `fn` under the host's admission lock (one pass of the host's servers at a time). */
+  lock<T>(fn: () => Promise<T>): Promise<T>;
+  /** CPUs held on this host by the active jobs of `executors`, by executor. */
+  cpus(executors: readonly string[]): Promise<Record<string, number>>;
 }
 
 /** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
@@ -210,12 +228,21 @@ function waitingWhere(executor: string) {
 /**
  * The monitor's view of `store`: writes through it, reads through `db`, failing as `faults` says.
  * `owner` (this server's id, leases on): the scan answers only the jobs it owns and every write
- * carries the fence.
+ * carries the fence; `hostId` (its host identity, leases on): admission is shared with the
+ * host's other servers (`host`).
  */
-export function monitorStore(store: Store, db: PrismaClient, faults: Faults, owner: string | null = null): MonitorStore {
+export function monitorStore(store: Store, db: PrismaClient, faults: Faults, owner: string | null = null, hostId: string | null = null): MonitorStore {
   const fence = (job: LeaseOf): Fence | undefined => (owner === null ? undefined : { jobId: job.id, ownerId: owner, epoch: job.leaseEpoch });
+  const host: HostAdmission | null =
+    owner === null || hostId === null
+      ? null
+      : {
+          lock: (fn) => withHostLock(store, hostId, HOST_LOCK_MS, fn),
+          cpus: (executors) => hostCpus(store, hostId, executors),
+        };
   return {
     owner,
+    host,
     raw: store,
     async readJob(id) {
       faults.consume('job');

@@ -4,8 +4,9 @@
  * (`ownerId`, `leaseEpoch`, `leaseExpiresAt`); every time is the database's clock (`now()`), so
  * servers whose clocks differ still agree on what expired. One statement per verb.
  */
+import { ACTIVE_JOB_STATUSES } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import type { StoreScope } from './store';
+import type { Store, StoreScope } from './store';
 
 /** `"status" NOT IN (…terminal…)`: the SQL of "non-terminal" (the statuses are fixed words, not input). */
 const LIVE = `"status" NOT IN (${[...JOB_TERMINAL].map((s) => `'${s}'`).join(', ')})`;
@@ -116,6 +117,48 @@ export async function liveServers(store: StoreScope, leaseMs: number): Promise<L
     leaseMs,
   );
   return rows.map((r) => ({ ...r, heartbeatAgeMs: Math.max(0, Math.round(Number(r.heartbeatAgeMs))), jobsOwned: Number(r.jobsOwned), takeovers: Number(r.takeovers) }));
+}
+
+/** Job statuses that hold CPUs (lib/jobs/capacity ACTIVE_JOB_STATUSES), as SQL. */
+const HOLDING = `(${ACTIVE_JOB_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+/**
+ * CPUs held on host `hostId` by the active jobs (STARTING, RUNNING, RECOVERING, CANCELLING) of
+ * `executors`, by executor (docs/design.md "Replicas", capacity): a job counts when one of its
+ * attempts still running recorded this host (`Attempt.hostId`), or when its owner is a server of
+ * this host (an attempt just started records its host only with the attach write). One statement.
+ */
+export async function hostCpus(store: StoreScope, hostId: string, executors: readonly string[]): Promise<Record<string, number>> {
+  if (executors.length === 0) return {};
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ executor: string; cpus: number | string }>>(
+    `SELECT j."executor", COALESCE(sum(j."cpus"), 0)::float8 AS cpus FROM "Job" j` +
+      ` WHERE j."executor" = ANY($2::text[]) AND j."status"::text IN ${HOLDING}` +
+      ` AND (EXISTS (SELECT FROM "Attempt" a WHERE a."jobId" = j."id" AND a."status" IN ('STARTING', 'RUNNING', 'CANCELLING') AND a."hostId" = $1)` +
+      ` OR EXISTS (SELECT FROM "Server" s WHERE s."id" = j."ownerId" AND s."hostId" = $1))` +
+      ` GROUP BY j."executor"`,
+    hostId,
+    [...executors],
+  );
+  return Object.fromEntries(rows.map((r) => [r.executor, Number(r.cpus)]));
+}
+
+/**
+ * Runs `fn` while this session holds the admission lock of host `hostId`
+ * (`pg_advisory_xact_lock(hashtext(hostId))`, in a transaction of its own that `fn` does not
+ * use): the admission passes of the servers of one host run one at a time, each seeing what the
+ * one before it committed (docs/design.md "Replicas"). The lock goes with the transaction:
+ * after `fn`, or after `timeoutMs` (a hung pass cannot hold the host's admission for longer).
+ * PostgreSQL only.
+ * @throws what `fn` throws; Prisma's transaction errors (timeout, no connection).
+ */
+export async function withHostLock<T>(store: Store, hostId: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  return store.prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtext($1))`, hostId);
+      return fn();
+    },
+    { maxWait: timeoutMs, timeout: timeoutMs },
+  );
 }
 
 /** Servers of host `hostId` not marked stopped, other than `self`: their ids and pids (the start-up check for dead ones). */

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
-import { claimJobs, renewLeases, startAttempt, submitJob, transitionMany } from '../../lib/store';
+import { claimJobs, hostCpus, registerServer, renewLeases, startAttempt, submitJob, transitionMany, withHostLock } from '../../lib/store';
 import { Fixture, waitFor } from './monitor-helpers';
 
 function newJob(name: string) {
@@ -77,5 +77,46 @@ describe('monitor fenced after a takeover on postgresql', () => {
     expect(await prisma.attempt.count({ where: { jobId: job.id } })).toBe(0);
     expect(await prisma.task.findFirst({ where: { jobId: job.id } })).toMatchObject({ status: 'PENDING' });
     expect(m.state().jobsWatched).toBe(0);
+  });
+});
+
+describe('admission shared by the servers of one host on postgresql', () => {
+  const t = useDatabase('postgresql', 'monitor-lease-host');
+
+  it('the host lock runs one holder at a time per host, and hosts apart do not wait for each other', async () => {
+    const { store } = t;
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = withHostLock(store, 'h1/boot', 10_000, async () => {
+      order.push('first in');
+      await held;
+      order.push('first out');
+    });
+    await waitFor(async () => order.length === 1, 'the first holder in');
+    const second = withHostLock(store, 'h1/boot', 10_000, async () => void order.push('second in'));
+    // Another host's lock is free meanwhile.
+    await withHostLock(store, 'h2/boot', 10_000, async () => void order.push('other host'));
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first in', 'other host', 'first out', 'second in']);
+  });
+
+  it("counts a host's CPUs from the active jobs its servers own or its attempts run, not another host's", async () => {
+    const { store, prisma } = t;
+    await registerServer(store, { id: 'srv-h1', host: 'h1', hostId: 'h1/boot', pid: 1 });
+    await registerServer(store, { id: 'srv-h2', host: 'h2', hostId: 'h2/boot', pid: 1 });
+    const [owned, elsewhere, runsHere, waiting] = [await submitJob(store, newJob('a')), await submitJob(store, newJob('b')), await submitJob(store, newJob('c')), await submitJob(store, newJob('d'))];
+    await prisma.job.updateMany({ where: { id: { in: [owned.id, elsewhere.id, runsHere.id] } }, data: { status: 'RUNNING' } });
+    await prisma.job.update({ where: { id: owned.id }, data: { ownerId: 'srv-h1', cpus: 2 } });
+    await prisma.job.update({ where: { id: elsewhere.id }, data: { ownerId: 'srv-h2', cpus: 3 } });
+    await prisma.job.update({ where: { id: waiting.id }, data: { ownerId: 'srv-h1', cpus: 5 } });
+    // Owned by a server of h2 (a takeover), its attempt still runs on h1.
+    await prisma.job.update({ where: { id: runsHere.id }, data: { ownerId: 'srv-h2', cpus: 4 } });
+    await prisma.attempt.create({ data: { taskId: runsHere.tasks[0].id, jobId: runsHere.id, number: 1, status: 'RUNNING', hostId: 'h1/boot' } });
+    expect(await hostCpus(store, 'h1/boot', ['local'])).toEqual({ local: 6 });
+    expect(await hostCpus(store, 'h2/boot', ['local'])).toEqual({ local: 7 });
+    expect(await hostCpus(store, 'h3/boot', ['local'])).toEqual({});
   });
 });

@@ -212,14 +212,14 @@ describe('replicas on postgresql', () => {
     expect(markerLines(marker).sort()).toEqual([`${id} 0`, `${id} 1`]);
   }, 120_000);
 
-  // Open: two servers' admission passes are not serialized (docs/design.md "Replicas", Limits);
-  // this reproduces the overlap. Unskip with the per-host admission lock.
-  it.skip('two servers with JOBDECK_CPUS=1 on one host never run two 1-CPU jobs at once', async () => {
+  // The host's admission lock (docs/design.md "Replicas", capacity): without it both servers'
+  // passes read the CPUs free at once and two jobs overlap.
+  it('two servers with JOBDECK_CPUS=1 on one host never run two 1-CPU jobs at once', async () => {
     const ss = await startN(2, { JOBDECK_CPUS: '1' });
     const marker = path.join(home!, 'spans');
-    const yaml = `name: one-cpu\nresources:\n  cpus: 1\nrun: |\n  echo "start $(date +%s%N) $JOBDECK_JOB_ID" >> ${marker}\n  sleep 0.3\n  echo "end $(date +%s%N) $JOBDECK_JOB_ID" >> ${marker}\n`;
+    const yaml = `name: one-cpu\nresources:\n  cpus: 1\nrun: |\n  echo "start $(date +%s%N) $JOBDECK_JOB_ID" >> ${marker}\n  sleep 0.2\n  echo "end $(date +%s%N) $JOBDECK_JOB_ID" >> ${marker}\n`;
     const ids: number[] = [];
-    for (let i = 0; i < 8; i++) ids.push(await submit(ss[i % 2], yaml));
+    for (let i = 0; i < 16; i++) ids.push(await submit(ss[i % 2], yaml));
     await allSucceeded(ids);
     // The spans, in the order they were written: every start follows the previous job's end.
     const lines = markerLines(marker).map((l) => l.split(' '));
