@@ -2,7 +2,8 @@
 /**
  * The charts page (/insights): jobs started and ended per bucket by status, queue wait and run
  * duration p50/p95 over time, and the busiest job names, for the last 24 h, 7 d or 30 d. The
- * database computes the figures (GET /api/insights); uPlot draws them.
+ * database computes the figures (GET /api/insights); uPlot draws them. Below, the live servers
+ * (ServersPanel).
  */
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
@@ -11,6 +12,7 @@ import type { InsightsView } from '@/lib/api/types';
 import { api } from '@/lib/ui/api';
 import { formatDuration } from '@/lib/ui/format';
 import { UPlotChart } from '../charts/UPlotChart';
+import { ServersPanel } from './ServersPanel';
 
 const RANGES: Array<{ id: InsightsView['range']; label: string }> = [
   { id: '24h', label: '24 h' },
@@ -133,6 +135,7 @@ export function InsightsPage() {
       ) : (
         <div className="card muted">Loading…</div>
       )}
+      <ServersPanel />
     </div>
   );
 }

@@ -351,3 +351,23 @@ export interface InsightsView {
   /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds. */
   busiest: Array<{ name: string; jobs: number; failed: number; runSeconds: number }>;
 }
+
+/** A live server as GET /api/monitor lists it under `servers` (several servers on one PostgreSQL; times ISO 8601). */
+export interface ServerListItem {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  /** Milliseconds since its last heartbeat. */
+  heartbeatAgeMs: number;
+  jobsOwned: number;
+  /** Jobs it took over from another server since its start. */
+  takeovers: number;
+  /** True for the server that answered. */
+  self: boolean;
+}
+
+/** The part of GET /api/monitor the dashboard reads: `servers` is absent on one server (PGlite, no leases). */
+export interface MonitorServers {
+  servers?: ServerListItem[];
+}

@@ -40,6 +40,8 @@ for (const width of [1440, 390]) {
     await page.getByTestId('range-7d').click();
     await expect(page.getByTestId('range-7d')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('insights-summary')).toContainText(/\d+ started/);
+    // The servers panel: one server on the embedded database (no leases), said as such.
+    await expect(page.getByTestId('servers-panel')).toContainText('One server');
     // Nothing wider than the screen: the page never scrolls sideways.
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
