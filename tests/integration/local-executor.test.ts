@@ -458,14 +458,14 @@ describe('process table and registry', () => {
     expect(readProcStat(process.pid)).toMatchObject({ pid: process.pid, ppid: process.ppid });
   });
 
-  it('capacity comes from options, then JOBDECK_CPUS, then the machine', () => {
-    expect(createLocalExecutor({ cpus: 3 }).capacity()).toEqual({ cpus: 3 });
+  it("capacity comes from options, then JOBDECK_CPUS, then the machine — the host's CPUs, shared by its servers", () => {
+    expect(createLocalExecutor({ cpus: 3 }).capacity()).toEqual({ cpus: 3, host: true });
     const saved = process.env.JOBDECK_CPUS;
     try {
       process.env.JOBDECK_CPUS = '5';
-      expect(createLocalExecutor().capacity()).toEqual({ cpus: 5 });
+      expect(createLocalExecutor().capacity()).toEqual({ cpus: 5, host: true });
       delete process.env.JOBDECK_CPUS;
-      expect(createLocalExecutor().capacity()).toEqual({ cpus: os.availableParallelism() });
+      expect(createLocalExecutor().capacity()).toEqual({ cpus: os.availableParallelism(), host: true });
     } finally {
       if (saved === undefined) delete process.env.JOBDECK_CPUS;
       else process.env.JOBDECK_CPUS = saved;
