@@ -14,7 +14,7 @@
 // or the server dies right after the spawn. The wrapper is detached (setsid: its own session and
 // process group) with stdio on /dev/null: it outlives this process and the server.
 import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 
 /**
  * Field 22 (starttime, clock ticks since boot) of /proc/<pid>/stat, or null. Same parsing as
@@ -31,6 +31,27 @@ function startTimeOf(pid) {
   const rest = text.slice(text.lastIndexOf(')') + 1).trim().split(/\s+/);
   const st = rest[22 - 3];
   return st && /^\d+$/.test(st) ? st : null;
+}
+
+/**
+ * Writes `text` into the handle file the server reserved before the spawn, without giving its
+ * blocks back first (no O_TRUNC, then cut to length): the task may have filled the disk
+ * meanwhile. Same rule as overwriteReserved in lib/executors/local-launch.ts.
+ */
+function overwriteReserved(file, text) {
+  let fd;
+  try {
+    fd = openSync(file, 'r+');
+  } catch {
+    fd = openSync(file, 'w');
+  }
+  try {
+    const b = Buffer.from(text);
+    writeSync(fd, b, 0, b.length, 0);
+    ftruncateSync(fd, b.length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function send(msg) {
@@ -61,7 +82,7 @@ function launch(m) {
   child.on('error', () => undefined); // reported through 'exit'; never crash the launcher
   try {
     const handle = { ...m.handle, ref: `${pid}:${startTime}`, pid, pidStartTime: startTime };
-    writeFileSync(`${m.handleFile}.tmp`, JSON.stringify(handle) + '\n');
+    overwriteReserved(`${m.handleFile}.tmp`, JSON.stringify(handle) + '\n');
     renameSync(`${m.handleFile}.tmp`, m.handleFile);
   } catch (err) {
     // The wrapper runs; the server learns its pid from this reply and can still cancel it.

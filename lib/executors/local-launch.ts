@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { logger } from '../log';
@@ -59,6 +59,9 @@ async function prepareAttemptDir(req: LaunchRequest, attemptDir: string, logPath
   await (await fsp.open(logPath, 'a')).close(); // surfaces a bad log path as a launch error
   const wrapperPath = path.join(attemptDir, 'wrapper.sh');
   await Promise.all([
+    // The handle is written after the spawn, when the task may already have filled the disk:
+    // its blocks are taken now, and overwritten in place then (docs/design.md §7).
+    fsp.writeFile(path.join(attemptDir, `${HANDLE_FILE}.tmp`), ' '.repeat(HANDLE_RESERVE_BYTES)),
     fsp.writeFile(wrapperPath, WRAPPER),
     req.setup !== null ? fsp.writeFile(path.join(attemptDir, 'setup.sh'), req.setup) : null,
     req.run !== null ? fsp.writeFile(path.join(attemptDir, 'run.sh'), req.run) : null,
@@ -103,6 +106,30 @@ async function spawnByLauncher(launcher: Launcher, s: Spawn, child: ExpectedChil
   return { pid, startTime };
 }
 
+/** Bytes taken for the handle file before the spawn; a handle is ~200 bytes. */
+const HANDLE_RESERVE_BYTES = 4096;
+
+/**
+ * Writes `text` into the reserved file `file` without giving its blocks back first (no O_TRUNC,
+ * then cut to length), so a disk the task filled meanwhile still takes it; a file that is not
+ * there is created.
+ */
+function overwriteReserved(file: string, text: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r+');
+  } catch {
+    fd = openSync(file, 'w');
+  }
+  try {
+    const b = Buffer.from(text);
+    writeSync(fd, b, 0, b.length, 0);
+    ftruncateSync(fd, b.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Spawns the wrapper from this process and writes its handle file. */
 async function spawnHere(s: Spawn, child: ExpectedChild): Promise<{ pid: number; startTime: string }> {
   const { bash, args, attemptDir, env, handleFile } = s;
@@ -118,7 +145,7 @@ async function spawnHere(s: Spawn, child: ExpectedChild): Promise<{ pid: number;
   if (!stat) throw new Error(`local executor: started pid ${pid} but /proc/${pid}/stat is unreadable`);
   const startTime = stat.startTime;
   const tmp = `${handleFile}.tmp`;
-  writeFileSync(tmp, JSON.stringify(handleOf(pid, startTime, attemptDir)) + '\n');
+  overwriteReserved(tmp, JSON.stringify(handleOf(pid, startTime, attemptDir)) + '\n');
   renameSync(tmp, handleFile);
   proc.once('exit', child.onExit);
   proc.on('error', (err) => logger().warn({ err, pid }, 'local executor: child process error'));

@@ -132,7 +132,8 @@ export class Fixture {
         }
       }
     }
-    for (const h of this.homes) rmSync(h, { recursive: true, force: true });
+    // A killed group's last writes can land while the folder is removed (ENOTEMPTY): node tries again.
+    for (const h of this.homes) rmSync(h, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }
 

@@ -51,7 +51,8 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     expect(attempt.peakRssBytes! / MiB).toBeLessThan(220);
     expect(attempt.peakProcs).toBeGreaterThanOrEqual(2); // the wrapper and python at least
     const series = (await usageSeries(storeOf(db), attempt.id))!;
-    expect(series.length).toBeGreaterThan(5);
+    // A series, not one point (a loaded machine gets fewer rounds than 3 s / 200 ms).
+    expect(series.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...series.map((p) => p[2]))).toBe(attempt.peakRssBytes);
   });
 

@@ -142,9 +142,12 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     await waitFor(async () => (await deliveries(s2, 'ops')).every((d) => d.status === 'delivered'), 'delivered after the restart', 30_000);
     const ds = await deliveries(s2, 'ops');
     expect(ds.map((d) => d.eventType)).toEqual(['job.started', 'job.succeeded']);
+    // At least once: a try whose answer came after the client's 1 s timeout (a loaded machine) is
+    // sent again under its id, so the receiver de-duplicates on it, as a real one would.
     const got = r.verified(secret);
-    expect(got.map((g) => g.id)).toEqual(ds.map((d) => d.id));
-    expect(got.map((g) => g.payload.data.job.id)).toEqual([id, id]);
+    const firsts = got.filter((g, i) => got.findIndex((h) => h.id === g.id) === i);
+    expect(firsts.map((g) => g.id)).toEqual(ds.map((d) => d.id));
+    expect(firsts.map((g) => g.payload.data.job.id)).toEqual([id, id]);
     const n = (await (await s2.api(`/api/jobs/${id}/notifications`)).json()) as { deliveries: Delivery[] };
     expect(n.deliveries.map((d) => [d.eventType, d.status])).toEqual([
       ['job.started', 'delivered'],
