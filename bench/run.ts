@@ -13,7 +13,7 @@
  *   npm run bench -- --server-env=JOBDECK_PGLITE_WORKER=0   extra environment for every server (repeatable;
  *                                          the servers otherwise get no JOBDECK_* of this shell)
  *
- * Measures: latency, concurrent, logs, submit, list, recovery, admission, webhooks (see bench/README.md). Each prints
+ * Measures: latency, concurrent, logs, submit, list, recovery, admission, webhooks, replicas (see bench/README.md). Each prints
  * its table rows and writes bench/results/<name>.json; a summary table and
  * bench/results/summary.json come last. Every server, temp folder and database the run creates
  * is removed at the end (also on an error or Ctrl-C). Exit code 1 when a measure could not run;
@@ -33,12 +33,13 @@ import { logs } from './logs';
 import { recovery } from './recovery';
 import { submit } from './submit';
 import { webhooks } from './webhooks';
+import { replicas } from './replicas';
 import { ensureBuild } from './lib/build';
 import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { RESULTS_DIR, ROOT, setKeepLogs, setServerEnv } from './lib/server';
 
-const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, recovery, admission, webhooks];
+const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, recovery, admission, webhooks, replicas];
 
 interface Args {
   only: string[] | null;
