@@ -49,7 +49,8 @@ interface Run {
   profile?: ProfileSummary;
 }
 
-function readEndedAt(home: string, id: number): number | null {
+/** The exit time (ms) the wrapper of job `id`'s first attempt recorded; null while it has none. */
+export function readEndedAt(home: string, id: number): number | null {
   try {
     const rec = JSON.parse(readFileSync(path.join(attemptDir(id, 0, 1, home), 'exit'), 'utf8')) as { endedAtMs?: number };
     return typeof rec.endedAtMs === 'number' ? rec.endedAtMs : null;

@@ -1,130 +1,140 @@
 /**
- * Measure — exit → status latency for a subscriber on a server that does NOT own the job
- * (docs/design.md "Replicas", "Events from any server"). Two servers on one fresh PostgreSQL
- * database and one data folder: every job is submitted to server A and followed on
- * `/ws/jobs/:id` of server B. The claim rule spreads the jobs over both servers, so each sample
- * is classed by the job's owner afterwards: owned by A, its terminal status reached B only
- * through LISTEN/NOTIFY (the non-owner figure); owned by B, B's subscriber was on the owner.
- * Latency = arrival at the subscriber − the `endedAtMs` the attempt's wrapper recorded in its
- * exit file (same machine, same clock). Same run, for reference: one server on another fresh
- * database. Jobs: `sleep 0.3–1.3; exit 0|1`, 4 in flight, capacity check off. */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+ * Measure 9 — replicas (docs/design.md "Replicas"). Two servers on one fresh PostgreSQL database
+ * and one data folder.
+ *
+ * Latency: jobs of `sleep 0.3–1.3; exit 0|1` (as the latency measure), 4 in flight, submitted to
+ * the two servers in turn; every job has a `/ws/jobs/:id` subscriber on EACH server, opened right
+ * after the submit. Which server owns the job is read from the database afterwards (Job.ownerId →
+ * Server.pid), so each job gives one sample for a subscriber on its owner and one for a
+ * subscriber on the other server, whose event came over LISTEN/NOTIFY. Latency = arrival of the
+ * terminal `job` message − the `endedAtMs` the attempt's wrapper wrote.
+ *
+ * Submits: `POST /api/jobs {"cmd":"true"}` by 16 clients, first against one server alone, then
+ * spread over two servers (8 clients each) on another fresh database, same run; the jobs stay
+ * PENDING (JOBDECK_CPUS=1 held by a sleep job on each database), as in the submit measure.
+ */
 import pg from 'pg';
-import { attemptDir } from '../lib/jobs/paths';
 import { isTerminal } from '../lib/jobs/status';
-import type { BenchContext, Measure, MeasureResult } from './lib/context';
-import { openJobStream, submitCmd } from './lib/client';
+import type { Measure, MeasureResult } from './lib/context';
+import { openJobStream, SubmitClient, submitCmd } from './lib/client';
+import { cancelEverything, waitAllStatus } from './lib/jobs';
 import { createPgDatabase } from './lib/pg';
 import { startBenchServer, type BenchServer } from './lib/server';
-import { dist, fmtMs, pool, round, sleep, type Dist } from './lib/util';
+import { readEndedAt } from './latency';
+import { dist, fmtMs, nowMs, pool, round, sleep, type Dist } from './lib/util';
+
+const LEASE_MS = '10000';
+
+/** Arrival of the job's terminal status on one server's job stream (ms, this clock), or null after 60 s. */
+function terminalArrival(server: BenchServer, id: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    let at: number | null = null;
+    const js = openJobStream(server, id, '', {
+      onMessage: (msg, t) => {
+        if (msg.type === 'job' && isTerminal('job', msg.status) && at === null) at = t;
+      },
+    });
+    void Promise.race([js.closed, sleep(60_000)]).then(() => {
+      js.close();
+      resolve(at);
+    });
+  });
+}
+
+async function twoServers(label: string, url: string, env: Record<string, string> = {}): Promise<[BenchServer, BenchServer]> {
+  const common = { DATABASE_URL: url, JOBDECK_LEASE_MS: LEASE_MS, ...env };
+  const a = await startBenchServer({ label: `${label}-a`, env: common });
+  const b = await startBenchServer({ label: `${label}-b`, env: common, home: a.home, token: a.token });
+  return [a, b];
+}
 
 interface Sample {
   id: number;
-  ms: number | null;
-  problem?: string;
+  ownerPid: number | null;
+  ownerMs: number | null;
+  otherMs: number | null;
 }
 
-function endedAt(home: string, id: number): number | null {
+async function latencyRun(ctx: Parameters<Measure['run']>[0], jobs: number): Promise<{ owner: Dist; other: Dist; samples: Sample[]; unowned: number }> {
+  const db = await createPgDatabase(ctx.pgUrl, 'replicas_latency');
+  const servers = await twoServers('replicas-latency', db.url, { JOBDECK_CAPACITY_CHECK: '0' });
+  const raw: Array<{ id: number; endedAtMs: number | null; at: Map<number, number | null> }> = [];
+  const one = async (i: number, counted: boolean) => {
+    const sleepS = (0.3 + ((i * 0.6180339887) % 1)).toFixed(3);
+    const { id } = await submitCmd(servers[i % 2], `sleep ${sleepS}; exit ${i % 2}`, { name: counted ? `replica-latency-${i}` : `warmup-${i}` });
+    const [a, b] = await Promise.all(servers.map((s) => terminalArrival(s, id)));
+    if (counted) raw.push({ id, endedAtMs: readEndedAt(servers[0].home, id), at: new Map([[servers[0].pid, a], [servers[1].pid, b]]) });
+  };
+  await pool(8, 4, (i) => one(i, false));
+  await pool(jobs, 4, (i) => one(i, true));
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  const owners = new Map<number, number>();
   try {
-    const rec = JSON.parse(readFileSync(path.join(attemptDir(id, 0, 1, home), 'exit'), 'utf8')) as { endedAtMs?: number };
-    return typeof rec.endedAtMs === 'number' ? rec.endedAtMs : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Submits job `i` to `owner`, follows it on `watcher` until its terminal status. */
-async function measure(owner: BenchServer, watcher: BenchServer, i: number, name: string): Promise<Sample> {
-  const sleepS = (0.3 + ((i * 0.6180339887) % 1)).toFixed(3);
-  const { id } = await submitCmd(owner, `sleep ${sleepS}; exit ${i % 2}`, { name });
-  let at: number | null = null;
-  let problem: string | undefined;
-  const js = openJobStream(watcher, id, '', {
-    onMessage: (msg, t) => {
-      if (msg.type === 'hello' && isTerminal('job', msg.job.status)) problem = 'job was terminal before the subscriber connected';
-      if (msg.type === 'job' && isTerminal('job', msg.status) && at === null) at = t;
-    },
-  });
-  const closed = await Promise.race([js.closed, sleep(60_000).then(() => null)]);
-  if (!closed) {
-    js.close();
-    problem ??= 'no terminal status within 60 s';
-  }
-  const end = endedAt(owner.home, id);
-  return { id, ms: at !== null && end !== null ? at - end : null, problem };
-}
-
-async function serverId(s: BenchServer): Promise<string | null> {
-  const m = await s.json<{ servers?: Array<{ id: string; self: boolean }> }>('/api/monitor');
-  return m.servers?.find((x) => x.self)?.id ?? null;
-}
-
-/**
- * One run. With two servers, jobs are split by the claim rule (each takes its fair share), so
- * each sample is classed by its owner read afterwards: owned by A = followed on a non-owner.
- */
-async function run(ctx: BenchContext, label: string, servers: 1 | 2, jobs: number, inFlight: number): Promise<{ nonOwner: Dist; owner: Dist; samples: Sample[]; nonOwnerN: number; missed: number }> {
-  const db = await createPgDatabase(ctx.pgUrl, label);
-  const env = { DATABASE_URL: db.url, JOBDECK_CAPACITY_CHECK: '0' };
-  const a = await startBenchServer({ label: `${label}-a`, env });
-  const b = servers === 2 ? await startBenchServer({ label: `${label}-b`, env, home: a.home, token: a.token }) : a;
-  try {
-    // Warm-up (not counted).
-    await pool(inFlight * 2, inFlight, (i) => measure(a, b, i, `warmup-${i}`));
-    const samples = await pool(jobs, inFlight, (i) => measure(a, b, i, `replica-${i}`));
-    const idB = servers === 2 ? await serverId(b) : null;
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    let owners: Map<number, string | null>;
-    try {
-      const r = await c.query<{ id: number; ownerId: string | null }>(`SELECT "id", "ownerId" FROM "Job" WHERE "id" = ANY($1::int[])`, [samples.map((s) => s.id)]);
-      owners = new Map(r.rows.map((x) => [Number(x.id), x.ownerId]));
-    } finally {
-      await c.end();
-    }
-    // Followed on B: B does not own it when its owner is another server.
-    const onNonOwner = (s: Sample) => servers === 2 && owners.get(s.id) !== idB;
-    const ms = (f: (s: Sample) => boolean) => samples.filter(f).map((s) => s.ms).filter((v): v is number => v !== null);
-    const nonOwner = ms(onNonOwner);
-    return { nonOwner: dist(nonOwner), owner: dist(ms((s) => !onNonOwner(s))), samples, nonOwnerN: nonOwner.length, missed: samples.filter((s) => s.ms === null).length };
+    const r = await c.query<{ id: number; pid: number }>('SELECT j."id", s."pid" FROM "Job" j JOIN "Server" s ON s."id" = j."ownerId" WHERE j."id" = ANY($1::int[])', [raw.map((x) => x.id)]);
+    for (const row of r.rows) owners.set(row.id, row.pid);
   } finally {
-    if (b !== a) await b.stop();
-    await a.stop();
-    await db.drop();
+    await c.end();
   }
+  for (const s of servers) await s.stop();
+  const samples: Sample[] = raw.map((x) => {
+    const ownerPid = owners.get(x.id) ?? null;
+    const otherPid = servers.find((s) => s.pid !== ownerPid)!.pid;
+    const rel = (t: number | null | undefined) => (t != null && x.endedAtMs !== null && ownerPid !== null ? t - x.endedAtMs : null);
+    return { id: x.id, ownerPid, ownerMs: rel(ownerPid === null ? null : x.at.get(ownerPid)), otherMs: rel(x.at.get(otherPid)) };
+  });
+  const pick = (k: 'ownerMs' | 'otherMs') => dist(samples.map((s) => s[k]).filter((v): v is number => v !== null));
+  return { owner: pick('ownerMs'), other: pick('otherMs'), samples, unowned: samples.filter((s) => s.ownerPid === null).length };
+}
+
+/** `n` submits of `true` through 16 clients spread over `servers`; jobs/s. */
+async function submitRate(servers: BenchServer[], n: number): Promise<{ rate: number; errors: number }> {
+  const blocker = await submitCmd(servers[0], 'sleep 3600', { name: 'blocker' });
+  await waitAllStatus(servers[0], null, [blocker.id], 'RUNNING', 30_000, 200);
+  const clients = servers.map((s) => new SubmitClient(s, 16 / servers.length));
+  await pool(50, 16, (i) => clients[i % clients.length].submit('true', { name: `warmup-${i}` }));
+  let errors = 0;
+  const t0 = nowMs();
+  await pool(n, 16, async (i) => {
+    try {
+      await clients[i % clients.length].submit('true', { name: `submit-${i}` });
+    } catch {
+      errors++;
+    }
+  });
+  const wall = nowMs() - t0;
+  for (const c of clients) c.close();
+  await cancelEverything(servers[0], 60_000);
+  for (const s of servers) await s.stop();
+  return { rate: round((n - errors) / (wall / 1000), 1), errors };
 }
 
 export const replicas: Measure = {
   name: 'replicas',
-  title: 'Exit → status latency on a server that does not own the job',
+  title: 'Two servers on one PostgreSQL',
   async run(ctx): Promise<MeasureResult> {
     const jobs = ctx.quick ? 40 : 200;
-    const inFlight = 4;
-    ctx.log(`replicas: ${jobs} jobs, ${inFlight} in flight, submitted to server A, followed on server B…`);
-    const two = await run(ctx, 'replicas-two', 2, jobs, inFlight);
-    ctx.log('replicas: same with one server (the subscriber on the owner)…');
-    const one = await run(ctx, 'replicas-one', 1, jobs, inFlight);
+    ctx.log(`replicas: ${jobs} jobs, a subscriber on each of two servers…`);
+    const lat = await latencyRun(ctx, jobs);
+    const n = ctx.quick ? 300 : 2000;
+    ctx.log(`replicas: ${n} submits to one server, then to two…`);
+    const oneDb = await createPgDatabase(ctx.pgUrl, 'replicas_submit1');
+    const single = await submitRate([await startBenchServer({ label: 'replicas-submit-one', env: { DATABASE_URL: oneDb.url, JOBDECK_LEASE_MS: LEASE_MS, JOBDECK_CPUS: '1' } })], n);
+    const twoDb = await createPgDatabase(ctx.pgUrl, 'replicas_submit2');
+    const double = await submitRate(await twoServers('replicas-submit-two', twoDb.url, { JOBDECK_CPUS: '1' }), n);
+    const ratio = double.rate / single.rate;
     const notes: string[] = [];
-    for (const [l, r] of [['two servers', two], ['one server', one]] as const) {
-      if (r.missed) notes.push(`${l}: ${r.missed} of ${jobs} jobs without a measured latency (${[...new Set(r.samples.map((s) => s.problem).filter(Boolean))].slice(0, 3).join('; ')})`);
-    }
-    const r1 = (d: Dist) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v, 1)]));
+    if (lat.unowned) notes.push(`${lat.unowned} jobs had no owner when read (not counted)`);
+    if (single.errors + double.errors) notes.push(`${single.errors + double.errors} submits failed`);
     return {
       rows: [
-        { metric: 'p50 exit → stream on a non-owner server', value: fmtMs(two.nonOwner.p50), target: '< 50 ms', pass: two.nonOwner.p50 < 50 },
-        { metric: 'p99 exit → stream on a non-owner server', value: fmtMs(two.nonOwner.p99), target: '< 250 ms', pass: two.nonOwner.p99 < 250 },
-        { metric: 'two servers, subscriber on the owner p50 / p99', value: `${fmtMs(two.owner.p50)} / ${fmtMs(two.owner.p99)}` },
-        { metric: 'one server p50 / p99, same run', value: `${fmtMs(one.owner.p50)} / ${fmtMs(one.owner.p99)}` },
-        { metric: 'jobs followed on a non-owner', value: `${two.nonOwnerN} of ${jobs}` },
+        { metric: 'p50 exit → job stream, subscriber on the owner', value: fmtMs(lat.owner.p50), target: '< 50 ms', pass: lat.owner.p50 < 50 },
+        { metric: 'p99 exit → job stream, subscriber on the owner', value: fmtMs(lat.owner.p99), target: '< 250 ms', pass: lat.owner.p99 < 250 },
+        { metric: 'p50 exit → job stream, subscriber on the other server', value: fmtMs(lat.other.p50), target: '< 50 ms', pass: lat.other.p50 < 50 },
+        { metric: 'p99 exit → job stream, subscriber on the other server', value: fmtMs(lat.other.p99), target: '< 250 ms', pass: lat.other.p99 < 250 },
+        { metric: 'submits/s: one server; two servers; ratio', value: `${single.rate}/s; ${double.rate}/s; ${ratio.toFixed(2)}×` },
       ],
-      data: {
-        jobs,
-        inFlight,
-        job: 'sleep 0.3–1.3 (evenly spread); exit (i % 2)',
-        twoServers: { nonOwnerMs: r1(two.nonOwner), ownerMs: r1(two.owner), nonOwner: two.nonOwnerN, missed: two.missed },
-        oneServer: { ms: r1(one.owner), missed: one.missed },
-      },
+      data: { jobs, leaseMs: Number(LEASE_MS), ownerMs: lat.owner, otherMs: lat.other, samples: lat.samples, submits: n, single, double, ratio: round(ratio, 2) },
       notes,
     };
   },

@@ -1,24 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { openDatabase, type Database } from '../../lib/db/client';
+import { createEmptyPgDatabase } from './pg-admin';
+
+export { createEmptyPgDatabase, testPgUrl } from './pg-admin';
 
 /** The database kinds every integration suite runs against. */
 export const DB_KINDS = ['pglite', 'postgresql'] as const;
 export type DbKind = (typeof DB_KINDS)[number];
-
-/**
- * Admin URL of the test PostgreSQL server (a role that may CREATE DATABASE). `.ci/run` and
- * `npm test` start the server and create the role; override with JOBDECK_TEST_PG_URL.
- */
-export function testPgUrl(): string {
-  return process.env.JOBDECK_TEST_PG_URL || 'postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck';
-}
-
-function withDb(url: string, dbName: string): string {
-  const u = new URL(url);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-}
 
 /** A fresh, migrated database of the given kind, and how to throw it away. */
 export interface TestDatabase {
@@ -41,15 +28,8 @@ export async function createTestDatabase(kind: DbKind, label = 'test'): Promise<
     const db = await openDatabase({ pgliteDir: 'memory://' });
     return { db, kind, dispose: () => db.close() };
   }
-  const name = `jd_${createHash('sha1').update(label).digest('hex').slice(0, 8)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: testPgUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = withDb(testPgUrl(), name);
+  const empty = await createEmptyPgDatabase(label);
+  const url = empty.url;
   const db = await openDatabase({ databaseUrl: url });
   return {
     db,
@@ -58,54 +38,8 @@ export async function createTestDatabase(kind: DbKind, label = 'test'): Promise<
     dispose: async (opts = {}) => {
       await db.close();
       if (opts.keep) return;
-      const a = new pg.Client({ connectionString: testPgUrl() });
-      await a.connect();
-      try {
-        await dropForced(a, name);
-      } finally {
-        await a.end();
-      }
+      await empty.drop();
     },
   };
 }
 
-/**
- * DROP DATABASE … WITH (FORCE), tried again for a few seconds when it may not end a backend:
- * an autovacuum worker that just started on the database runs as the superuser, and the test
- * role may not terminate it (SQLSTATE 42501); the worker is gone a moment later.
- */
-async function dropForced(a: pg.Client, name: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      return;
-    } catch (err) {
-      if ((err as { code?: string }).code !== '42501' || i >= 50) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-/**
- * Creates an empty PostgreSQL database (no migrations) and returns its URL and a drop function;
- * for tests of the migration runner itself.
- */
-export async function createEmptyPgDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `jd_${createHash('sha1').update(label).digest('hex').slice(0, 8)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: testPgUrl() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  return {
-    url: withDb(testPgUrl(), name),
-    drop: async () => {
-      const a = new pg.Client({ connectionString: testPgUrl() });
-      await a.connect();
-      try {
-        await dropForced(a, name);
-      } finally {
-        await a.end();
-      }
-    },
-  };
-}
