@@ -119,6 +119,22 @@ export function SpecPanel({ job }: { job: JobDetail }) {
           </div>
         )}
       </dl>
+      {job.warnings?.length > 0 && (
+        <div className="alert alert-warning" data-testid="spec-warnings">
+          <strong>Accepted, not acted on</strong> (what jobdeck does instead):
+          <ul>
+            {job.warnings.map((w, i) => (
+              <li key={i}>
+                <span className="mono">
+                  {w.line != null ? `line ${w.line} ` : ''}
+                  {w.path}
+                </span>
+                : {w.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {job.tasks.map((t) => (
         <TaskSummary key={t.index} job={job} task={t} />
       ))}

@@ -62,13 +62,20 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin): Pro
  * Validates YAML for the editor: `{ ok, issues }` (never throws for a bad spec). With `queues`
  * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
  */
-export function validateSpec(text: string, filename?: string, queues?: readonly string[]): { ok: boolean; issues: SpecIssue[] } {
-  const { issues } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
-  return { ok: issues.length === 0, issues };
+export function validateSpec(text: string, filename?: string, queues?: readonly string[]): ValidateResult {
+  const { issues, warnings } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
+  return { ok: issues.length === 0, issues, warnings };
+}
+
+/** POST /api/validate's answer: `warnings` are keys accepted and not acted on (docs/spec.md "SkyPilot keys"). */
+export interface ValidateResult {
+  ok: boolean;
+  issues: SpecIssue[];
+  warnings: SpecIssue[];
 }
 
 /** POST /api/validate: validateSpec() with the server's queues. */
-export async function validate(store: Store, text: string, filename?: string): Promise<{ ok: boolean; issues: SpecIssue[] }> {
+export async function validate(store: Store, text: string, filename?: string): Promise<ValidateResult> {
   const queues = (await listQueueRows(store)).map((q) => q.name);
   return validateSpec(text, filename, queues);
 }

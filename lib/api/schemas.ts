@@ -321,9 +321,13 @@ export const ProblemSchema = named(
 );
 
 export const ValidateResultSchema = named(
-  z.object({ ok: z.boolean(), issues: z.array(SpecIssueSchema) }),
+  z.object({
+    ok: z.boolean(),
+    issues: z.array(SpecIssueSchema),
+    warnings: z.array(SpecIssueSchema).meta({ description: 'Keys accepted and not acted on: where, and what jobdeck does instead (docs/spec.md "SkyPilot keys").' }),
+  }),
   'ValidateResult',
-  'POST /api/validate answer: ok, or the issues with line, column and key path.',
+  'POST /api/validate answer: ok, or the issues with line, column and key path; and the warnings.',
 );
 
 export const AttemptViewSchema = named(
@@ -433,6 +437,7 @@ export const JobDetailSchema = named(
     origin: z.enum(SUBMIT_ORIGINS).meta({ description: 'What submitted the job.' }),
     metadata: z.unknown(),
     executor: z.string(),
+    warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
   }),
   'JobDetail',
   'GET /api/jobs/{id}: the job with tasks, attempts and events.',
@@ -445,7 +450,12 @@ export const JobListSchema = named(
 );
 
 export const SubmitResultSchema = named(
-  z.object({ id: z.number().int().min(1), submissionId: z.string().nullable(), status: JobStatusSchema }),
+  z.object({
+    id: z.number().int().min(1),
+    submissionId: z.string().nullable(),
+    status: JobStatusSchema,
+    warnings: z.array(SpecIssueSchema).meta({ description: 'Keys of the spec accepted and not acted on (as stored on the job).' }),
+  }),
   'SubmitResult',
   'POST /api/jobs answer.',
 );

@@ -5,6 +5,7 @@
  * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
  */
 import type { SubmitOrigin } from '../jobs/origin';
+import type { SpecIssue } from '../jobs/spec';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
 
 /** One attempt (one run of a task). */
@@ -121,6 +122,8 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   origin: SubmitOrigin;
   metadata: unknown;
   executor: string;
+  /** The spec's warnings at submit (keys accepted, not acted on); empty when none. */
+  warnings: SpecIssue[];
 }
 
 /** GET /api/jobs. Newest first; pass nextCursor back as `cursor` for the next page. */
@@ -140,6 +143,8 @@ export interface SubmitResult {
   id: number;
   submissionId: string | null;
   status: JobStatus;
+  /** Keys of the spec accepted and not acted on (file:line, key path, what jobdeck does instead). */
+  warnings: SpecIssue[];
 }
 
 /** GET /api/jobs/:id/logs — one bounded byte range of one attempt's log. */

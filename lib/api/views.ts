@@ -54,6 +54,8 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     origin: originOf(job.origin),
     metadata: job.metadata ?? null,
     executor: job.executor,
+    // Jobs from before warnings were stored have none (SQL NULL).
+    warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
   };
 }
 

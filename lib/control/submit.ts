@@ -9,7 +9,7 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
+import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { JobStatus } from '../jobs/status';
 import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
@@ -74,6 +74,8 @@ export interface SubmittedJob {
   id: number;
   submissionId: string | null;
   status: JobStatus;
+  /** The spec's warnings (keys accepted, not acted on; docs/spec.md "SkyPilot keys"), as stored on the job. */
+  warnings: SpecIssue[];
 }
 
 /** What a submit did: `created` false means a repeated submissionId matched an existing job. */
@@ -97,6 +99,8 @@ export class SubmissionConflictError extends Error {
 export interface BuiltSpec {
   spec: PipelineSpec;
   specYaml: string;
+  /** Keys accepted and not acted on (lib/jobs/spec readJobSpec). */
+  warnings: SpecIssue[];
 }
 
 /**
@@ -110,14 +114,14 @@ export function buildSpec(source: SpecSource, overrides: { name?: string; envs?:
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues }), specYaml: source.text };
     case 'spec': {
-      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
-      return { spec, specYaml: docs.map((d) => stringify(d)).join('---\n') };
+      return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }) };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }), warnings: [] };
   }
 }
 
@@ -137,7 +141,12 @@ function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
 }
 
-const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status });
+const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status, warnings: storedWarnings(job.warnings) });
+
+/** Job.warnings as the API answers it: the stored list, or none (jobs from before warnings, or without any). */
+export function storedWarnings(v: unknown): SpecIssue[] {
+  return Array.isArray(v) ? (v as SpecIssue[]) : [];
+}
 
 /**
  * Submits a job: validates it (its `queue` must be one of the server's), then creates it in
@@ -165,7 +174,7 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
 
 async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const queues = await cachedQueueRows(store);
-  const { spec, specYaml } = buildSpec(
+  const { spec, specYaml, warnings } = buildSpec(
     input.source,
     { name: input.name, envs: input.envs, queue: input.queue },
     queues.map((q) => q.name),
@@ -198,6 +207,7 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       launch: (launchOf(input) ?? undefined) as never,
+      warnings: warnings.length ? (warnings as never) : undefined,
       origin: input.origin ?? 'api',
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { SubmitRequest } from '../client';
+import { formatIssues, type SubmitRequest } from '../client';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
@@ -97,6 +97,14 @@ export async function readSpecFile(file: string, cwd: string): Promise<string> {
   }
 }
 
+/**
+ * The spec's warnings of a submit (keys accepted, not acted on), one `warning: file:line key: …`
+ * line each on stderr — stdout stays the command's product. A server without warnings sends none.
+ */
+export function printWarnings(ctx: CliContext, warnings: unknown): void {
+  for (const line of formatIssues(warnings)) ctx.err(`${ctx.errColors.yellow('warning:')} ${line}`);
+}
+
 /** The action of `launch`. Answers the exit code. */
 export async function launchAction(ctx: CliContext, file: string | undefined, opts: LaunchOptions): Promise<number> {
   if (file && opts.cmd) throw usageError('give a job file or --cmd, not both');
@@ -117,6 +125,7 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
 
   const client = await ctx.client();
   const res = await client.submit(req);
+  printWarnings(ctx, res.warnings);
   // `created` false with our own generated id only means a retry found the job the first try made.
   const existing = !res.created && opts.submissionId !== undefined;
   const line = `Job submitted, ID: ${res.id}${existing ? ` (the existing job of submission id ${res.submissionId})` : ''}`;
@@ -142,6 +151,7 @@ export async function rerunAction(ctx: CliContext, idArg: string, opts: RerunOpt
   const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
   const client = await ctx.client();
   const res = await client.rerun(id);
+  printWarnings(ctx, res.warnings);
   const line = `Job submitted, ID: ${res.id} (a re-run of job ${id})`;
   if (opts.detach) {
     ctx.out(line);

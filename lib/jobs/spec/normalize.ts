@@ -17,7 +17,10 @@ import {
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
+  MEMORY_WARNING,
+  SKYPILOT_RESOURCE_WARNINGS,
   SPEC_LIMITS,
+  STRATEGY_WARNING,
   TaskSchema,
   utf8Bytes,
   type IssueParams,
@@ -43,12 +46,18 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   queue: string | null;
   doc: RawDoc;
   label: string;
+  /** What the task's keys are accepted with, not acted on (docs/spec.md "SkyPilot keys"). */
+  warnings: SpecIssue[];
 }
 
-/** What {@link finish} gives: `spec` is null exactly when `issues` is non-empty. */
+/**
+ * What {@link finish} gives: `spec` is null exactly when `issues` is non-empty. `warnings`: keys
+ * accepted and not acted on (file:line, key path, what jobdeck does instead), in reading order.
+ */
 export interface Checked {
   spec: PipelineSpec | null;
   issues: SpecIssue[];
+  warnings: SpecIssue[];
 }
 
 const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
@@ -60,12 +69,12 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
 export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor, queues?: readonly string[]): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
-    return { spec: null, issues };
+    return { spec: null, issues, warnings: [] };
   }
   const { headerName, taskDocs } = splitHeader(docs, file, issues);
   if (taskDocs.length > SPEC_LIMITS.maxTasks) {
     issues.push(issueAt(file, taskDocs[SPEC_LIMITS.maxTasks].startLoc, `task[${SPEC_LIMITS.maxTasks}]`, `too many tasks: ${taskDocs.length}, at most ${SPEC_LIMITS.maxTasks}`));
-    return { spec: null, issues };
+    return { spec: null, issues, warnings: [] };
   }
   const drafts: DraftTask[] = [];
   taskDocs.forEach((doc, index) => {
@@ -83,9 +92,10 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
 
-  if (issues.length) return { spec: null, issues: sortIssues(issues) };
+  const warnings = sortIssues(drafts.flatMap((d) => d.warnings));
+  if (issues.length) return { spec: null, issues: sortIssues(issues), warnings };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [], warnings };
 }
 
 /**
@@ -195,6 +205,8 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     ...(res?.memory ? { memoryGb: res.memory.gb, memoryAtLeast: res.memory.atLeast } : {}),
     other,
   };
+  const infra = infraOf(res, doc, label, file, issues);
+  if (infra === false) return null;
   const blankToNull = (s: string | null | undefined) => (s == null || s.trim() === '' ? null : s);
   return {
     name: t.name ?? null,
@@ -209,12 +221,46 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
       strategy: jr?.strategy ?? null,
     },
     ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
-    infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
+    infra,
     priority: t.priority ?? null,
     queue: t.queue ?? null,
     doc,
     label,
+    warnings: draftWarnings(other, res?.memory != null, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
   };
+}
+
+/**
+ * The executor a task names: `resources.infra`, or `cloud` (SkyPilot's older name, the same
+ * rule); null when neither is given; false (an issue added) when both are given and differ.
+ */
+function infraOf(res: { infra?: string | null; cloud?: string | null } | null, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): SpecExecutor | null | false {
+  const norm = (v: string | null | undefined) => (typeof v === 'string' ? (v.trim().toLowerCase() as SpecExecutor) : null);
+  const infra = norm(res?.infra);
+  const cloud = norm(res?.cloud);
+  if (infra && cloud && infra !== cloud) {
+    const at = ['resources', 'cloud'];
+    issues.push(issueAt(file, doc.locate(at, 'value'), formatPath(label, at), `cloud "${cloud}" differs from infra "${infra}" (line ${doc.locate(['resources', 'infra'], 'value')?.line ?? '?'}): they name the same thing; keep one`));
+    return false;
+  }
+  return infra ?? cloud;
+}
+
+/** A task's warnings: each recorded resource key it does not act on, and a recovery strategy. */
+function draftWarnings(other: Record<string, unknown>, memory: boolean, strategy: string | null, topLevelRecovery: boolean, doc: RawDoc, label: string, file: string): SpecIssue[] {
+  const out: SpecIssue[] = [];
+  if (memory) out.push(issueAt(file, doc.locate(['resources', 'memory'], 'key'), formatPath(label, ['resources', 'memory']), `memory: ${MEMORY_WARNING}`));
+  for (const [k, message] of Object.entries(SKYPILOT_RESOURCE_WARNINGS)) {
+    if (!Object.hasOwn(other, k) || (k === 'use_spot' && other[k] === false)) continue;
+    out.push(issueAt(file, doc.locate(['resources', k], 'key'), formatPath(label, ['resources', k]), `${k}: ${message}`));
+  }
+  if (strategy !== null) {
+    const base = topLevelRecovery ? ['job_recovery'] : ['resources', 'job_recovery'];
+    // The shorthand `job_recovery: FAILOVER` has no strategy key to point at.
+    const at = doc.locate([...base, 'strategy'], 'key') ? [...base, 'strategy'] : base;
+    out.push(issueAt(file, doc.locate(at, 'key'), formatPath(label, [...base, 'strategy']), `strategy ${describe(strategy)}: ${STRATEGY_WARNING}`));
+  }
+  return out;
 }
 
 /** Checks the overrides (name, envs); returns the valid override envs (all of them, or none). */
@@ -337,7 +383,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: stri
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, warnings: _warnings, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs) };
 }
 

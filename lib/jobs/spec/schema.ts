@@ -175,7 +175,7 @@ export const SPEC_EXAMPLE_NAMES = [
   'hostile-output',
 ] as const;
 
-/** SkyPilot resource keys accepted and recorded in `resources.other`, not used (docs/spec.md "SkyPilot keys"). */
+/** SkyPilot resource keys accepted and recorded in `resources.other` (docs/spec.md "SkyPilot keys"). */
 export const SKYPILOT_RESOURCE_KEYS = [
   'accelerator_args',
   'accelerators',
@@ -193,6 +193,41 @@ export const SKYPILOT_RESOURCE_KEYS = [
   'use_spot',
   'zone',
 ] as const;
+
+/** One of {@link SKYPILOT_RESOURCE_KEYS}. */
+export type SkyPilotResourceKey = (typeof SKYPILOT_RESOURCE_KEYS)[number];
+
+/**
+ * What jobdeck does instead, for each recorded SkyPilot resource key it does not act on: the
+ * warning given when the key has a value (docs/spec.md "SkyPilot keys"). The one owner of these
+ * texts; `infra` and `cloud` are honoured (where the task runs), so they have none. A value of
+ * `false` for `use_spot` asks for what jobdeck does anyway and warns nothing.
+ */
+export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud'>, string>> = Object.freeze({
+  accelerator_args: 'not used by jobdeck: accelerator arguments (TPU runtime versions and the like) are for cloud provisioning; recorded only',
+  accelerators: 'recorded, not reserved: jobdeck does not allocate GPUs; the task sees the machine\'s devices as they are',
+  autostop: 'not used by jobdeck: there is no cluster to stop; the job\'s processes end with the job',
+  disk_size: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
+  disk_tier: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
+  image_id: 'not used by jobdeck: the job runs on the machine\'s own operating system, not a cloud image',
+  instance_type: 'not used by jobdeck: there are no instance types; resources.cpus and resources.memory say what the task needs',
+  labels: 'not used by jobdeck: labels are for cloud instances or pods; recorded only',
+  network_tier: 'not managed by jobdeck; the job uses the network of the machine it runs on',
+  ports: 'not managed by jobdeck; the job binds ports directly',
+  region: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud region',
+  use_spot: 'not used by jobdeck: there are no spot instances; failed attempts restart as job_recovery says',
+  zone: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud zone',
+});
+
+/** The warning for `resources.memory`: checked and shown, not reserved or limited by either executor. */
+export const MEMORY_WARNING = 'recorded and shown, not enforced: jobdeck neither reserves nor limits memory for the task';
+
+/** The warning for `job_recovery.strategy` (SkyPilot's failover across clouds): recorded, restarts happen in place. */
+export const STRATEGY_WARNING = 'recorded only: jobdeck restarts a failed attempt where the job runs (no failover to other regions or clouds)';
+
+/** The refusal of a container image (`image_id: docker:…`): nothing here runs containers. */
+export const DOCKER_IMAGE_REFUSED =
+  'image_id "docker:…" needs a container runtime, and none is configured for jobdeck: the task would run on the host without the image; install what the task needs on the machine and remove image_id';
 
 /** UTF-8 length without allocating (the limits count bytes). */
 export function utf8Bytes(s: string): number {
@@ -382,24 +417,35 @@ const unsupported = (message: string) =>
 const recorded = z.unknown().optional();
 
 const INFRA_EXPECTED = 'expected where to run: "local" or "slurm"';
-/** `resources.infra`: validated here, normalized in validateTask (kept as written in `other`). */
-const InfraSchema = z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
-  const n = v.trim().toLowerCase();
-  if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
-  const shown = describe(v);
-  const message = n.startsWith('slurm/')
-    ? `infra ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write infra: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
-    : `infra ${shown} is not available: jobdeck runs tasks on this machine (infra: local) or on Slurm (infra: slurm)`;
-  ctx.addIssue({ code: 'custom', message, params: { full: true } });
+/** `resources.infra` (or `cloud`, named by `key`): validated here, normalized in validateTask (kept as written in `other`). */
+const infraSchema = (key: 'infra' | 'cloud') =>
+  z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
+    const n = v.trim().toLowerCase();
+    if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
+    const shown = describe(v);
+    const message = n.startsWith('slurm/')
+      ? `${key} ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write ${key}: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
+      : `${key} ${shown} is not available: jobdeck runs tasks on this machine (${key}: local) or on Slurm (${key}: slurm)`;
+    ctx.addIssue({ code: 'custom', message, params: { full: true } });
+  });
+
+/** `image_id`: any SkyPilot form (a string, or a map region → image); a docker image is refused. */
+const ImageIdSchema = z.unknown().superRefine((v, ctx) => {
+  const images = typeof v === 'string' ? [v] : v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.values(v) : [];
+  if (images.some((i) => typeof i === 'string' && i.trim().toLowerCase().startsWith('docker:'))) ctx.addIssue({ code: 'custom', message: DOCKER_IMAGE_REFUSED, params: { full: true } });
 });
 
-const ResourcesSchema = z.strictObject(
+/** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
+export const ResourcesSchema = z.strictObject(
   {
     cpus: CpusSchema.nullish(),
     memory: MemorySchema.nullish(),
     job_recovery: JobRecoverySchema.nullish(),
     ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
-    infra: InfraSchema.nullish(),
+    // SkyPilot's older name of `infra`: the same values, the same rule (validateTask reads both).
+    infra: infraSchema('infra').nullish(),
+    cloud: infraSchema('cloud').nullish(),
+    image_id: ImageIdSchema.optional(),
     any_of: unsupported('any_of (a list of alternative resources) is not supported: give one set of resources'),
     ordered: unsupported('ordered (a list of alternative resources) is not supported: give one set of resources'),
   },
@@ -438,6 +484,7 @@ export const TaskSchema = z.strictObject(
     inputs: unsupported('inputs (a SkyPilot optimizer hint) is not supported'),
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
     event_callback: unsupported('event_callback is not supported'),
+    pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
   { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
 );
