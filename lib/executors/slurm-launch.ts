@@ -38,7 +38,16 @@ while IFS= read -r -d '' __jobdeck_kv; do set -- "$@" "$__jobdeck_kv"; done <"$_
 __jobdeck_mv=/bin/mv; [ -x "$__jobdeck_mv" ] || __jobdeck_mv=/usr/bin/mv
 __jobdeck_sync=/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=/usr/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=
 __jobdeck_env=/usr/bin/env; [ -x "$__jobdeck_env" ] || __jobdeck_env=/bin/env
-exec "$__jobdeck_env" -- "$@" "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" "$__jobdeck_setup" "$__jobdeck_run"
+# This node's address (as the gang's batch script finds its nodes'): Slurm's NodeAddr, else what
+# the name resolves to — SKYPILOT_NODE_IPS of a one-node attempt.
+__jobdeck_node=$SLURMD_NODENAME; [ -n "$__jobdeck_node" ] || __jobdeck_node=$(hostname 2>/dev/null)
+__jobdeck_addr=$(scontrol -o show node "$__jobdeck_node" 2>/dev/null | sed -n 's/.*[[:space:]]NodeAddr=\([^[:space:]]*\).*/\1/p')
+if ! [[ $__jobdeck_addr =~ ^[0-9.]+$|: ]]; then
+  __jobdeck_addr=$(getent ahosts "$__jobdeck_node" 2>/dev/null | awk 'NR == 1 { print $1 }')
+  [ -n "$__jobdeck_addr" ] || __jobdeck_addr=$__jobdeck_node
+fi
+exec "$__jobdeck_env" -- "$@" "JOBDECK_NODE_IPS=$__jobdeck_addr" "SKYPILOT_NODE_IPS=$__jobdeck_addr" "SKYPILOT_SETUP_NODE_IPS=$__jobdeck_addr" \
+  "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" "$__jobdeck_setup" "$__jobdeck_run"
 `;
 
 /** The job name jobdeck gives an attempt: `jobdeck-<job>-<task>-<attempt>`. */
@@ -99,7 +108,7 @@ export async function launchSlurm(req: LaunchRequest, partition: string | undefi
   if (req.run !== null) writeFileSync(path.join(attemptDir, 'run.sh'), req.run);
   writeFileSync(
     path.join(attemptDir, ENV_FILE),
-    Object.entries(taskEnv(req))
+    Object.entries(taskEnv(req, 'slurm'))
       .map(([k, v]) => `${k}=${v}\0`)
       .join(''),
     { mode: 0o600 },

@@ -14,7 +14,7 @@ export interface LaunchRequest {
   setup: string | null;
   /** bash script run after setup; a non-zero exit ends the attempt as FAILED. */
   run: string | null;
-  /** The task's envs; the executor adds JOBDECK_JOB_ID, JOBDECK_TASK_INDEX, JOBDECK_ATTEMPT. */
+  /** The task's envs; the executor adds jobdeck's variables and SkyPilot's (lib/executors/wrapper.ts taskEnv). */
   envs: Record<string, string>;
   /** Working folder (absolute or ~-relative); null → the attempt folder. */
   workdir: string | null;
