@@ -28,7 +28,8 @@ export function useSpecLint() {
       issues = r.issues ?? [];
       if (signal.aborted) return [];
       const all = [...issuesToDiagnostics(yamlText, issues), ...maskedHere];
-      const warned = issuesToDiagnostics(yamlText, r.warnings ?? [], 'warning');
+      // Values required at launch are shown like warnings: the text is valid, the submit needs them.
+      const warned = issuesToDiagnostics(yamlText, [...(r.required ?? []), ...(r.warnings ?? [])], 'warning');
       setValidity(all.length === 0 && r.ok ? { state: 'ok' } : { state: 'error', problems: problemsOf(yamlText, all) });
       setWarnings(problemsOf(yamlText, warned));
       return [...all, ...warned];

@@ -63,8 +63,10 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin): Pro
  * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
  */
 export function validateSpec(text: string, filename?: string, queues?: readonly string[]): ValidateResult {
-  const { issues, warnings } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
-  return { ok: issues.length === 0, issues, warnings };
+  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
+  // Values required at launch are not errors of the text (SkyPilot's rule): listed apart.
+  const errors = issues.filter((i) => !required.includes(i));
+  return { ok: errors.length === 0, issues: errors, warnings, required };
 }
 
 /** POST /api/validate's answer: `warnings` are keys accepted and not acted on (docs/spec.md "SkyPilot keys"). */
@@ -72,6 +74,8 @@ export interface ValidateResult {
   ok: boolean;
   issues: SpecIssue[];
   warnings: SpecIssue[];
+  /** Envs and secrets without a value: required at launch (a submit without them is refused, naming them). */
+  required: SpecIssue[];
 }
 
 /** POST /api/validate: validateSpec() with the server's queues. */

@@ -106,6 +106,11 @@ export const EnvsSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'env names must match [A-Za-z_][A-Za-z0-9_]*' }), userText(0))
   .meta({ description: 'Env overrides applied to every task (override the YAML envs).' });
 
+/** Secret overrides: like envs, but always masked when shown and never logged (docs/spec.md "secrets"). */
+export const SecretsSchema = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'secret names must match [A-Za-z_][A-Za-z0-9_]*' }), userText(0))
+  .meta({ description: "Secret values applied to every task (override the YAML secrets; give the ones the YAML leaves empty). Never shown back: a re-run reuses them server-side." });
+
 const JobNameSchema = userText(1, 200).meta({ description: 'Overrides the job name from the spec.' });
 const FilenameSchema = userText(1, 1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
 
@@ -157,6 +162,7 @@ export const SubmitJsonSchema = named(
       cmd: z.string().min(1).meta({ description: 'A one-command job: its `run` script.' }).optional(),
       name: JobNameSchema.optional(),
       envs: EnvsSchema.optional(),
+      secrets: SecretsSchema.optional(),
       submissionId: SubmissionIdSchema.optional(),
       metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
@@ -325,6 +331,7 @@ export const ValidateResultSchema = named(
     ok: z.boolean(),
     issues: z.array(SpecIssueSchema),
     warnings: z.array(SpecIssueSchema).meta({ description: 'Keys accepted and not acted on: where, and what jobdeck does instead (docs/spec.md "SkyPilot keys").' }),
+    required: z.array(SpecIssueSchema).meta({ description: 'Envs and secrets without a value: required at launch (`envs`/`secrets` of the submit); not errors of the text.' }),
   }),
   'ValidateResult',
   'POST /api/validate answer: ok, or the issues with line, column and key path; and the warnings.',

@@ -10,6 +10,7 @@ import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
+import { MASKED_VALUE } from '../auth/secrets';
 import { maskEnvs, maskSpecYaml } from './mask';
 import type { AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
@@ -59,11 +60,17 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
   };
 }
 
-/** JobDetail.launch of a stored Job.launch (lib/control/submit.ts launchOf), envs masked. */
+/** Every value of a secrets map replaced by MASKED_VALUE (names kept, sorted as given). */
+function maskAll(m: unknown): Record<string, string> {
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return {};
+  return Object.fromEntries(Object.keys(m).map((k) => [k, MASKED_VALUE]));
+}
+
+/** JobDetail.launch of a stored Job.launch (lib/control/submit.ts launchOf): envs masked, secrets always (names only). */
 function launchView(json: unknown): JobDetail['launch'] {
-  const l = (json && typeof json === 'object' ? json : {}) as { name?: unknown; envs?: unknown };
+  const l = (json && typeof json === 'object' ? json : {}) as { name?: unknown; envs?: unknown; secrets?: unknown };
   const envs = l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs) ? (l.envs as Record<string, string>) : {};
-  return { name: typeof l.name === 'string' ? l.name : null, envs: maskEnvs(envs) };
+  return { name: typeof l.name === 'string' ? l.name : null, envs: { ...maskEnvs(envs), ...maskAll(l.secrets) } };
 }
 
 function summaryOf(r: JobListRow, now: Date): JobSummary {
@@ -91,7 +98,8 @@ function taskSpecView(json: unknown): {
   return {
     setup: t.setup ?? null,
     run: t.run ?? null,
-    envs: t.envs ?? {},
+    // Secrets are shown among the envs, always masked.
+    envs: { ...maskEnvs(t.envs ?? {}), ...maskAll(t.secrets) },
     workdir: t.workdir ?? null,
     resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false },
     maxRestarts: t.jobRecovery?.maxRestartsOnErrors ?? 0,
@@ -195,7 +203,7 @@ export function toJobEventView(e: JobEvent): JobEventView {
   };
 }
 
-/** Maps a Task row with its attempts to a TaskView (envs masked). */
+/** Maps a Task row with its attempts to a TaskView (envs masked; secrets always). */
 export async function toTaskView(t: Task & { attempts: Attempt[] }): Promise<TaskView> {
   const s = taskSpecView(t.spec);
   return {
@@ -204,7 +212,7 @@ export async function toTaskView(t: Task & { attempts: Attempt[] }): Promise<Tas
     exitCode: t.exitCode,
     setup: s.setup,
     run: s.run,
-    envs: maskEnvs(s.envs),
+    envs: s.envs,
     workdir: s.workdir,
     resources: s.resources,
     recoverOnExitCodes: s.recoverOnExitCodes,

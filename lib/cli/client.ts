@@ -33,6 +33,8 @@ export interface SubmitRequest {
   cmd?: string;
   name?: string;
   envs?: Record<string, string>;
+  /** Secret values (never printed; the server never shows them back). */
+  secrets?: Record<string, string>;
   submissionId?: string;
   /** Shown in spec error messages (file:line). */
   filename?: string;

@@ -30,6 +30,8 @@ export interface SubmitInput {
   name?: string;
   /** Merged into every task's envs (wins over the file). */
   envs?: Record<string, string>;
+  /** Merged into every task's secrets (wins over the file); never shown back, never logged. */
+  secrets?: Record<string, string>;
   /** Idempotency key. */
   submissionId?: string | null;
   /** Stored as is (Ray's metadata). */
@@ -49,6 +51,8 @@ export interface SubmitInput {
 export interface LaunchOverrides {
   name?: string;
   envs?: Record<string, string>;
+  /** Secrets given at launch: kept for a re-run (server-side), never shown back (views mask them). */
+  secrets?: Record<string, string>;
   /** The queue given at launch (`--queue`, the API's `queue`). */
   queue?: string;
   /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
@@ -62,6 +66,7 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   const out: LaunchOverrides = {};
   if (input.name !== undefined) out.name = input.name;
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
+  if (input.secrets !== undefined && Object.keys(input.secrets).length > 0) out.secrets = { ...input.secrets };
   if (input.queue !== undefined) out.queue = input.queue;
   if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
@@ -109,8 +114,8 @@ export interface BuiltSpec {
  * command, the stored YAML is written from what was submitted (one document per task).
  * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
-export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string>; queue?: string } = {}, queues?: readonly string[]): BuiltSpec {
-  const ov = { name: overrides.name, envs: overrides.envs, queue: overrides.queue };
+export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string>; secrets?: Record<string, string>; queue?: string } = {}, queues?: readonly string[]): BuiltSpec {
+  const ov = { name: overrides.name, envs: overrides.envs, secrets: overrides.secrets, queue: overrides.queue };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
@@ -176,7 +181,7 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
   const queues = await cachedQueueRows(store);
   const { spec, specYaml, warnings } = buildSpec(
     input.source,
-    { name: input.name, envs: input.envs, queue: input.queue },
+    { name: input.name, envs: input.envs, secrets: input.secrets, queue: input.queue },
     queues.map((q) => q.name),
   );
   const queue = spec.queue ?? DEFAULT_QUEUE;

@@ -7,6 +7,7 @@
 export interface RunnableTask {
   setup: string | null;
   run: string | null;
+  /** The task's envs and secrets together (names never overlap: the spec refuses it). */
   envs: Record<string, string>;
   workdir: string | null;
   /** CPUs the task asks for, per node (falls back to the job's). */
@@ -27,8 +28,9 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
   const res = (s.resources && typeof s.resources === 'object' ? s.resources : {}) as Record<string, unknown>;
   const rec = (s.jobRecovery && typeof s.jobRecovery === 'object' ? s.jobRecovery : {}) as Record<string, unknown>;
   const envs: Record<string, string> = {};
-  if (s.envs && typeof s.envs === 'object') {
-    for (const [k, v] of Object.entries(s.envs as Record<string, unknown>)) if (v !== null && v !== undefined) envs[k] = String(v);
+  // Secrets reach the task as env vars too (SkyPilot's rule); only what is shown differs.
+  for (const m of [s.envs, s.secrets]) {
+    if (m && typeof m === 'object') for (const [k, v] of Object.entries(m as Record<string, unknown>)) if (v !== null && v !== undefined) envs[k] = String(v);
   }
   const max = Number(rec.maxRestartsOnErrors);
   const codes = Array.isArray(rec.recoverOnExitCodes) ? rec.recoverOnExitCodes : typeof rec.recoverOnExitCodes === 'number' ? [rec.recoverOnExitCodes] : [];

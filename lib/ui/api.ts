@@ -24,6 +24,8 @@ export interface ValidateResult {
   issues: SpecIssue[];
   /** Keys accepted and not acted on (absent from a server without warnings). */
   warnings?: SpecIssue[];
+  /** Envs and secrets without a value: required at launch. */
+  required?: SpecIssue[];
 }
 
 /** A failed API call: HTTP status plus the problem+json title/detail (and any extra members). */

@@ -1,7 +1,7 @@
 /**
  * The SkyPilot corpus (tests/fixtures/skypilot/*.yaml): one task file per key and form, each
  * saying its expected outcome in `# expect:` lines — `accepted`, `warning: <text>` (accepted with
- * that warning), `refused: <text>`.
+ * that warning), `refused: <text>`, `required: <text>` (valid, but a submit must give that value).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,6 +18,8 @@ export interface CorpusFile {
   warnings: string[];
   /** Texts the refusal must hold. */
   refusals: string[];
+  /** Texts of the values required at launch (validate: ok, listed apart; submit without them: refused). */
+  required: string[];
 }
 
 /** Every corpus file, sorted by name. */
@@ -30,6 +32,7 @@ export function skypilotCorpus(): CorpusFile[] {
       const lines = [...text.matchAll(/^# expect: (.*)$/gm)].map((m) => m[1].trim());
       const warnings = lines.filter((l) => l.startsWith('warning: ')).map((l) => l.slice('warning: '.length));
       const refusals = lines.filter((l) => l.startsWith('refused: ')).map((l) => l.slice('refused: '.length));
-      return { file, text, accepted: refusals.length === 0, warnings, refusals };
+      const required = lines.filter((l) => l.startsWith('required: ')).map((l) => l.slice('required: '.length));
+      return { file, text, accepted: refusals.length === 0 && required.length === 0, warnings, refusals, required };
     });
 }

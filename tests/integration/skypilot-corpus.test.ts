@@ -20,7 +20,9 @@ describe.each(DB_KINDS)('SkyPilot corpus through validate and submit on %s', (ki
 
   it.each(skypilotCorpus().map((c) => [c.file, c] as const))('%s', async (file, c) => {
     const v = await validate(t.store, c.text, file);
-    expect(v.ok).toBe(c.accepted);
+    expect(v.ok).toBe(c.accepted || c.required.length > 0);
+    expect(v.required).toHaveLength(c.required.length);
+    for (const text of c.required) expect(lines(v.required).join('\n')).toContain(text);
     const body = JSON.stringify({ yaml: c.text, filename: file, submissionId: `corpus-${file}` });
     const req = () => new Request('http://x/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     if (!c.accepted) {
@@ -32,7 +34,7 @@ describe.each(DB_KINDS)('SkyPilot corpus through validate and submit on %s', (ki
       expect(err).toBeInstanceOf(ApiError);
       expect((err as ApiError).status).toBe(400);
       const refused = lines(((err as ApiError).extra.issues ?? []) as SpecIssue[]).join('\n');
-      for (const text of c.refusals) expect(refused).toContain(text);
+      for (const text of [...c.refusals, ...c.required]) expect(refused).toContain(text);
       expect(await t.prisma.job.count()).toBe(before);
       return;
     }

@@ -57,7 +57,7 @@ const SKYPILOT_RESOURCES_KEYS = [
 ];
 
 /** Keys jobdeck acts on (docs/spec.md "Task keys"): giving one is neither refused nor warned about. */
-const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'job_recovery', 'priority', 'queue'];
+const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'secrets', 'job_recovery', 'priority', 'queue'];
 const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery'];
 
 /** A value of the key's SkyPilot form, valid for jobdeck where jobdeck honours it. */
@@ -168,6 +168,12 @@ describe('the SkyPilot corpus (tests/fixtures/skypilot) through the validator', 
     const warnings = r.warnings.map(formatSpecIssue);
     if (want.accepted) expect(issues).toEqual([]);
     else for (const text of want.refusals) expect(issues.some((l) => l.includes(text)), `${text} in ${issues.join('\n')}`).toBe(true);
+    if (want.required.length) {
+      // Only values required at launch, each named: the text itself is valid.
+      expect(r.issues).toEqual(r.required);
+      expect(r.required).toHaveLength(want.required.length);
+      for (const text of want.required) expect(issues.some((l) => l.includes(text)), `${text} in ${issues.join('\n')}`).toBe(true);
+    }
     if (want.accepted) {
       // Exactly the warnings expected: one per `warning:` line, each with its text.
       expect(warnings).toHaveLength(want.warnings.length);

@@ -143,7 +143,7 @@ describe('the exact error format', () => {
   it('points an unknown key at the key, with a hint or the allowed keys', () => {
     expect(issuesOf('run: x\nresources:\n  cpu: 2\n')).toEqual(['3 task[0].resources.cpu: unknown key "cpu"; did you mean "cpus"?']);
     expect(issuesOf('run: x\nbanana: 1\n')).toEqual([
-      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)',
+      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)',
     ]);
     expect(issuesOf('run: x\njob_recovery:\n  max_restart_on_errors: 1\n')).toEqual([
       '3 task[0].job_recovery.max_restart_on_errors: unknown key "max_restart_on_errors"; did you mean "max_restarts_on_errors"?',
@@ -242,7 +242,7 @@ describe('documents and pipelines', () => {
 
   it('refuses a document that is not a map', () => {
     expect(issuesOf('- run: x\n')).toEqual([
-      '1 task[0]: expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue), got a list of 1',
+      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue), got a list of 1',
     ]);
     expect(issuesOf('echo hello\n')[0]).toMatch(/^1 task\[0\]: expected a map of task keys .*, got "echo hello"$/);
   });
@@ -314,7 +314,7 @@ describe('task keys', () => {
     });
 
     it('requires a value left empty to come from overrides (SkyPilot required env vars)', () => {
-      expect(issuesOf('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n')).toEqual(['3 task[0].envs.HF_TOKEN: has no value: give it in the spec or as an override (--env HF_TOKEN=…)']);
+      expect(issuesOf('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n')).toEqual(['3 task[0].envs.HF_TOKEN: has no value: required at launch — give it in the spec or at launch (--env HF_TOKEN, or --env HF_TOKEN=…)']);
       const spec = parseJobSpec('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n', { overrides: { envs: { HF_TOKEN: 'secret' } } });
       expect(spec.tasks[0].envs).toEqual({ B: '2', HF_TOKEN: 'secret' });
     });
@@ -469,12 +469,22 @@ describe('task keys', () => {
   });
 
   it('refuses SkyPilot keys it cannot honour, saying why (null tolerated)', () => {
-    expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\nsecrets:\n  TOKEN: x\n')).toEqual([
+    expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\n')).toEqual([
       '2 task[0].file_mounts: file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir',
       '4 task[0].service: service (SkyServe) is not supported: jobdeck runs jobs, not services',
-      '6 task[0].secrets: secrets is not supported: use envs (values whose names look secret are masked when shown)',
     ]);
     expect(parseJobSpec('run: x\nfile_mounts:\nconfig:\n').tasks).toHaveLength(1);
+  });
+
+  it('takes secrets like envs, apart from them, with the same name rules; launch values win', () => {
+    const t = parseJobSpec('run: x\nenvs:\n  A: "1"\nsecrets:\n  TOKEN: abc\n  N: 2\n').tasks[0];
+    expect({ envs: t.envs, secrets: t.secrets }).toEqual({ envs: { A: '1' }, secrets: { N: '2', TOKEN: 'abc' } });
+    expect(parseJobSpec('run: x\n').tasks[0]).not.toHaveProperty('secrets');
+    expect(parseJobSpec('run: x\nsecrets:\n  T:\n', { overrides: { secrets: { T: 'given' } } }).tasks[0].secrets).toEqual({ T: 'given' });
+    expect(issuesOf('run: x\nsecrets:\n  JOBDECK_X: y\n')[0]).toMatch(/^3 task\[0\]\.secrets\.JOBDECK_X: env var name "JOBDECK_X" is reserved/);
+    const r = checkJobSpec('run: x\nsecrets:\n  T:\nenvs:\n  E:\n');
+    expect(r.required.map((i) => i.path)).toEqual(['task[0].secrets.T', 'task[0].envs.E']); // by line
+    expect(r.issues).toEqual(r.required);
   });
 
   it('checks names', () => {

@@ -21,6 +21,7 @@ export interface LaunchOptions {
   cmd?: string;
   name?: string;
   env: string[];
+  secret: string[];
   detach?: boolean;
   submissionId?: string;
   raw?: boolean;
@@ -65,16 +66,18 @@ const MAX_SPEC_BYTES = 1024 * 1024;
  * Parses `--env` values: `K=V`, or `K` alone to pass this shell's value of K.
  * @throws CliError USAGE for a malformed entry or an unset `K`.
  */
-export function parseEnvs(list: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> | undefined {
+export function parseEnvs(list: readonly string[], env: NodeJS.ProcessEnv, flag: '--env' | '--secret' = '--env'): Record<string, string> | undefined {
   if (!list.length) return undefined;
   const out: Record<string, string> = {};
   for (const item of list) {
     const eq = item.indexOf('=');
     const k = eq < 0 ? item : item.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw usageError(`--env ${JSON.stringify(item)}: expected NAME=VALUE (or NAME to pass its value from this shell); NAME must match [A-Za-z_][A-Za-z0-9_]*`);
+    // A secret's value is never echoed back in an error: only its name.
+    const shown = flag === '--secret' ? JSON.stringify(k) : JSON.stringify(item);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw usageError(`${flag} ${shown}: expected NAME=VALUE (or NAME to pass its value from this shell); NAME must match [A-Za-z_][A-Za-z0-9_]*`);
     if (eq < 0) {
       const v = env[k];
-      if (v === undefined) throw usageError(`--env ${k}: ${k} is not set in this shell; give a value with --env ${k}=VALUE`);
+      if (v === undefined) throw usageError(`${flag} ${k}: ${k} is not set in this shell; give a value with ${flag} ${k}=VALUE`);
       out[k] = v;
     } else out[k] = item.slice(eq + 1);
   }
@@ -118,6 +121,8 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   if (opts.name) req.name = opts.name;
   const envs = parseEnvs(opts.env, ctx.io.env);
   if (envs) req.envs = envs;
+  const secrets = parseEnvs(opts.secret ?? [], ctx.io.env, '--secret');
+  if (secrets) req.secrets = secrets;
   if (opts.priority !== undefined) req.priority = parsePriority(opts.priority, '--priority');
   if (opts.queue !== undefined) req.queue = parseQueue(opts.queue);
   // One id per invocation: a retried submit (dropped connection) answers the same job.
@@ -175,6 +180,7 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('--cmd <command>', 'submit a one-command job instead of a file (its `run` script)')
     .option('-n, --name <name>', 'job name (overrides the name in the file)')
     .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--secret <NAME[=VALUE]>', 'set a secret for every task: an env var never shown back (repeatable; NAME alone passes its value from this shell, which keeps it out of your shell history)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--priority <N>', `admission priority ${PRIORITY.min}–${PRIORITY.max}: higher starts first, FIFO within a priority (default: the file's \`priority\`, else the queue's, else ${PRIORITY.default})`)
     .option('--queue <NAME>', "the operator queue (`jobdeck queues`; default: the file's `queue`, else default); one the server does not have is refused with the list")
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')

@@ -71,12 +71,13 @@ export function readJobSpec(text: string, opts: SpecOptions = {}): ReadSpec {
 
 /**
  * Like {@link parseJobSpec} but returns the issues instead of throwing (for editors / lint):
- * `spec` is null exactly when `issues` is non-empty.
+ * `spec` is null exactly when `issues` is non-empty. `required`: the issues that are envs or
+ * secrets without a value (required at launch; also in `issues`).
  */
-export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: PipelineSpec | null; issues: SpecIssue[]; warnings: SpecIssue[] } {
+export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: PipelineSpec | null; issues: SpecIssue[]; warnings: SpecIssue[]; required: SpecIssue[] } {
   const file = opts.filename ?? 'job.yaml';
   const loaded = loadYaml(String(text), file);
-  if (loaded.fatal) return { spec: null, issues: loaded.issues, warnings: [] };
+  if (loaded.fatal) return { spec: null, issues: loaded.issues, warnings: [], required: [] };
   return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues);
 }
 

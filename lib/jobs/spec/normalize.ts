@@ -36,8 +36,9 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 }
 
 /** A task as validated, before overrides (envs may still hold nulls). */
-interface DraftTask extends Omit<TaskSpec, 'envs'> {
+interface DraftTask extends Omit<TaskSpec, 'envs' | 'secrets'> {
   envs: Record<string, string | null>;
+  secrets: Record<string, string | null>;
   /** `resources.infra`, normalized; null when not given. */
   infra: SpecExecutor | null;
   /** `priority`; null when not given. */
@@ -58,6 +59,11 @@ export interface Checked {
   spec: PipelineSpec | null;
   issues: SpecIssue[];
   warnings: SpecIssue[];
+  /**
+   * The envs and secrets without a value ("required at launch", SkyPilot's rule): also in
+   * `issues` (a submit without them is refused), kept apart so an editor can tell them.
+   */
+  required: SpecIssue[];
 }
 
 const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
@@ -69,12 +75,12 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
 export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor, queues?: readonly string[]): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
-    return { spec: null, issues, warnings: [] };
+    return { spec: null, issues, warnings: [], required: [] };
   }
   const { headerName, taskDocs } = splitHeader(docs, file, issues);
   if (taskDocs.length > SPEC_LIMITS.maxTasks) {
     issues.push(issueAt(file, taskDocs[SPEC_LIMITS.maxTasks].startLoc, `task[${SPEC_LIMITS.maxTasks}]`, `too many tasks: ${taskDocs.length}, at most ${SPEC_LIMITS.maxTasks}`));
-    return { spec: null, issues, warnings: [] };
+    return { spec: null, issues, warnings: [], required: [] };
   }
   const drafts: DraftTask[] = [];
   taskDocs.forEach((doc, index) => {
@@ -82,6 +88,7 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
     if (draft) drafts.push(draft);
   });
   const overrideEnvs = readOverrides(overrides, file, issues);
+  const overrideSecrets = readEnvMap(overrides?.secrets, 'overrides.secrets', file, issues);
   const executor = pipelineValue(drafts, (d) => d.infra, ['resources', 'infra'], 'infra', 'run on one executor', file, issues);
   const priority = pipelineValue(drafts, (d) => d.priority, ['priority'], 'priority', 'have one priority', file, issues);
   const fileQueue = pipelineValue(drafts, (d) => d.queue, ['queue'], 'queue', 'are in one queue', file, issues);
@@ -90,12 +97,13 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
-  const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
+  const required: SpecIssue[] = [];
+  const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, overrideSecrets, file, issues, required));
 
   const warnings = sortIssues(drafts.flatMap((d) => d.warnings));
-  if (issues.length) return { spec: null, issues: sortIssues(issues), warnings };
+  if (issues.length) return { spec: null, issues: sortIssues(issues), warnings, required: sortIssues(required) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [], warnings };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}) }, issues: [], warnings, required };
 }
 
 /**
@@ -213,6 +221,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     setup: blankToNull(t.setup),
     run: blankToNull(t.run),
     envs: t.envs ?? {},
+    secrets: t.secrets ?? {},
     workdir: t.workdir ?? null,
     resources,
     jobRecovery: {
@@ -269,18 +278,23 @@ function readOverrides(overrides: SpecOverrides | undefined, file: string, issue
     const p = typeof overrides.name === 'string' ? nameProblem(overrides.name) : 'expected a name (a string)';
     if (p) issues.push(issueAt(file, null, 'overrides.name', `${p}, got ${describe(overrides.name)}`));
   }
-  if (overrides?.envs === undefined) return {};
-  if (!isPlainMap(overrides.envs)) {
-    issues.push(issueAt(file, null, 'overrides.envs', `expected a map of NAME: value, got ${describe(overrides.envs)}`));
+  return readEnvMap(overrides?.envs, 'overrides.envs', file, issues);
+}
+
+/** An override map of NAME: value (`overrides.envs`, `overrides.secrets`): the valid entries (all of them, or none). */
+function readEnvMap(map: unknown, at: string, file: string, issues: SpecIssue[]): Record<string, string> {
+  if (map === undefined) return {};
+  if (!isPlainMap(map)) {
+    issues.push(issueAt(file, null, at, `expected a map of NAME: value, got ${describe(map)}`));
     return {};
   }
-  if (Object.keys(overrides.envs).length > SPEC_LIMITS.maxEnvCount) {
-    issues.push(issueAt(file, null, 'overrides.envs', `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(overrides.envs).length}`));
+  if (Object.keys(map).length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, null, at, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(map).length}`));
     return {};
   }
   const ok: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(overrides.envs)) {
-    const path = formatPath('overrides.envs', [k]);
+  for (const [k, v] of Object.entries(map)) {
+    const path = formatPath(at, [k]);
     const kp = envNameProblem(k);
     if (kp) issues.push(issueAt(file, null, path, kp));
     else if (typeof v !== 'string') issues.push(issueAt(file, null, path, `expected a string value, got ${describe(v)}`));
@@ -361,30 +375,42 @@ function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: st
 }
 
 /**
- * A draft's final envs: the file's, overrides winning, sorted by name. A value left empty must
- * come from an override (SkyPilot's rule for required env vars); the limits count overrides.
+ * A draft's final envs and secrets: the file's, overrides winning, sorted by name. A value left
+ * empty must come from an override (SkyPilot's "required at launch"): an issue, also listed in
+ * `required`. A name in both envs and secrets is an issue. The limits count both, with overrides.
  */
-function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: string, issues: SpecIssue[]): TaskSpec {
-  const envs: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(d.envs)) {
-    if (Object.hasOwn(overrideEnvs, k)) continue;
-    if (v === null) {
-      issues.push(issueAt(file, d.doc.locate(['envs', k], 'key'), formatPath(d.label, ['envs', k]), `has no value: give it in the spec or as an override (--env ${k}=…)`));
-      continue;
+function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSecrets: Record<string, string>, file: string, issues: SpecIssue[], required: SpecIssue[]): TaskSpec {
+  const merge = (own: Record<string, string | null>, over: Record<string, string>, key: 'envs' | 'secrets', flag: string) => {
+    const out: Array<[string, string]> = [];
+    for (const [k, v] of Object.entries(own)) {
+      if (Object.hasOwn(over, k)) continue;
+      if (v === null) {
+        const issue = issueAt(file, d.doc.locate([key, k], 'key'), formatPath(d.label, [key, k]), `has no value: required at launch — give it in the spec or at launch (${flag} ${k}, or ${flag} ${k}=…)`);
+        issues.push(issue);
+        required.push(issue);
+        continue;
+      }
+      out.push([k, v]);
     }
-    envs.push([k, v]);
+    out.push(...Object.entries(over));
+    return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  };
+  const envs = merge(d.envs, overrideEnvs, 'envs', '--env');
+  const secrets = merge(d.secrets, overrideSecrets, 'secrets', '--secret');
+  const secretNames = new Set(secrets.map(([k]) => k));
+  for (const [k] of envs) {
+    if (secretNames.has(k)) issues.push(issueAt(file, d.doc.locate(['secrets', k], 'key'), formatPath(d.label, ['secrets', k]), `${k} is given both as an env and as a secret: keep one`));
   }
-  envs.push(...Object.entries(overrideEnvs));
-  envs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (envs.length > SPEC_LIMITS.maxEnvCount) {
-    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars (with overrides), got ${envs.length}`));
+  const all = [...envs, ...secrets];
+  if (all.length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars (with overrides), got ${all.length}`));
   }
-  const total = envs.reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+  const total = all.reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, warnings: _warnings, ...rest } = d;
-  return { ...rest, envs: Object.fromEntries(envs) };
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, warnings: _warnings, secrets: _secrets, ...rest } = d;
+  return { ...rest, envs: Object.fromEntries(envs), ...(secrets.length ? { secrets: Object.fromEntries(secrets) } : {}) };
 }
 
 /** The part of `path` that exists in `root` (shorthand forms are widened by the schema). */

@@ -43,6 +43,12 @@ export interface TaskSpec {
   run: string | null;
   /** Environment for setup and run (overrides merged in). */
   envs: Record<string, string>;
+  /**
+   * SkyPilot's `secrets`: environment like `envs`, but always masked when shown (the YAML, the
+   * task's envs, the launch values) and never logged (docs/spec.md "secrets"). Absent when none,
+   * so a spec without secrets keeps its specHash.
+   */
+  secrets?: Record<string, string>;
   workdir: string | null;
   resources: Resources;
   jobRecovery: JobRecovery;
@@ -129,6 +135,8 @@ export interface SpecOverrides {
   name?: string;
   /** Merged into every task's envs; an override wins over the file. */
   envs?: Record<string, string>;
+  /** Merged into every task's secrets (CLI `--secret`); an override wins over the file. */
+  secrets?: Record<string, string>;
   /**
    * Replaces the pipeline's `queue` (same name rule; with the server's queues known, it must be
    * one of them — issue path `overrides.queue`).
@@ -459,6 +467,7 @@ export const TaskSchema = z.strictObject(
   {
     name: NameSchema.nullish(),
     envs: EnvsSchema.nullish(),
+    secrets: EnvsSchema.nullish(),
     workdir: WorkdirSchema.nullish(),
     setup: scriptSchema('setup').nullish(),
     run: scriptSchema('run').nullish(),
@@ -479,17 +488,16 @@ export const TaskSchema = z.strictObject(
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
     experimental: unsupported('experimental (SkyPilot config overrides) is not supported'),
-    secrets: unsupported('secrets is not supported: use envs (values whose names look secret are masked when shown)'),
     volumes: unsupported('volumes is not supported: jobdeck runs tasks on this machine; refer to files by path'),
     inputs: unsupported('inputs (a SkyPilot optimizer hint) is not supported'),
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
     event_callback: unsupported('event_callback is not supported'),
     pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
-  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
+  { error: 'expected a map of task keys (name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
+const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 
