@@ -22,6 +22,7 @@ import type {
   QueueList,
   QueueView,
   SubmitResult,
+  UploadManifestView,
   TaskSummary,
   TaskView,
 } from './types';
@@ -163,6 +164,11 @@ export const SubmitJsonSchema = named(
       name: JobNameSchema.optional(),
       envs: EnvsSchema.optional(),
       secrets: SecretsSchema.optional(),
+      workdirUpload: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/, { error: 'workdirUpload must be an upload hash (64 lower-case hex digits, from POST /api/uploads)' })
+        .meta({ description: 'The hash POST /api/uploads answered: the folder a relative workdir names; each attempt runs in a fresh copy.' })
+        .optional(),
       submissionId: SubmissionIdSchema.optional(),
       metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
@@ -429,6 +435,18 @@ export const JobEventViewSchema = named(
   'One entry of a job\'s history (append-only): a status change, or the server\'s own (entity server: STOPPED, READOPTED).',
 );
 
+export const UploadManifestSchema = named(
+  z.object({
+    hash: z.string().meta({ description: 'sha256 of the archive: what a submit names as workdirUpload.' }),
+    size: count().meta({ description: 'Archive size (bytes, compressed).' }),
+    unpackedSize: count().meta({ description: 'Sum of the file sizes (bytes).' }),
+    entries: count(),
+    files: z.array(z.string()).meta({ description: 'The first 1000 entries (folders end in /, links as "a -> b").' }),
+  }),
+  'UploadManifest',
+  'POST /api/uploads answer: a stored folder (gzip\'d tar), once per content hash.',
+);
+
 export const JobDetailSchema = named(
   z.object({
     ...jobSummaryBase,
@@ -445,6 +463,7 @@ export const JobDetailSchema = named(
     metadata: z.unknown(),
     executor: z.string(),
     warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
+    upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
   }),
   'JobDetail',
   'GET /api/jobs/{id}: the job with tasks, attempts and events.',
@@ -537,4 +556,5 @@ export type SchemaTypeChecks = [
   Check<Equals<z.infer<typeof QueueViewSchema>, QueueView>>,
   Check<Equals<z.infer<typeof QueueListSchema>, QueueList>>,
   Check<Equals<z.infer<typeof SpecIssueSchema>, SpecIssue>>,
+  Check<Equals<z.infer<typeof UploadManifestSchema>, UploadManifestView>>,
 ];

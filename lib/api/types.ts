@@ -124,6 +124,17 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   executor: string;
   /** The spec's warnings at submit (keys accepted, not acted on); empty when none. */
   warnings: SpecIssue[];
+  /** The folder uploaded for the workdir (size, file list), or null. */
+  upload: UploadManifestView | null;
+}
+
+/** POST /api/uploads answer; JobDetail.upload (lib/executors/upload.ts UploadManifest). */
+export interface UploadManifestView {
+  hash: string;
+  size: number;
+  unpackedSize: number;
+  entries: number;
+  files: string[];
 }
 
 /** GET /api/jobs. Newest first; pass nextCursor back as `cursor` for the next page. */

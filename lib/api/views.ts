@@ -11,6 +11,7 @@ import type { Resources, TaskSpec } from '../jobs/spec';
 import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
+import { readManifest } from '../control';
 import { maskEnvs, maskSpecYaml } from './mask';
 import type { AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
@@ -57,7 +58,14 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     executor: job.executor,
     // Jobs from before warnings were stored have none (SQL NULL).
     warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
+    upload: uploadOf(job.launch),
   };
+}
+
+/** The manifest of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
+function uploadOf(launch: unknown): JobDetail['upload'] {
+  const hash = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
+  return typeof hash === 'string' ? readManifest(hash) : null;
 }
 
 /** Every value of a secrets map replaced by MASKED_VALUE (names kept, sorted as given). */

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
+import { readManifest } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
 import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
 
@@ -32,6 +33,8 @@ export interface SubmitInput {
   envs?: Record<string, string>;
   /** Merged into every task's secrets (wins over the file); never shown back, never logged. */
   secrets?: Record<string, string>;
+  /** The content hash of a folder uploaded for the tasks' workdir (POST /api/uploads; lib/executors/upload.ts). */
+  workdirUpload?: string;
   /** Idempotency key. */
   submissionId?: string | null;
   /** Stored as is (Ray's metadata). */
@@ -53,6 +56,8 @@ export interface LaunchOverrides {
   envs?: Record<string, string>;
   /** Secrets given at launch: kept for a re-run (server-side), never shown back (views mask them). */
   secrets?: Record<string, string>;
+  /** The uploaded workdir's content hash: each attempt runs in a fresh copy; a re-run reuses it. */
+  workdirUpload?: string;
   /** The queue given at launch (`--queue`, the API's `queue`). */
   queue?: string;
   /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
@@ -67,6 +72,7 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   if (input.name !== undefined) out.name = input.name;
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
   if (input.secrets !== undefined && Object.keys(input.secrets).length > 0) out.secrets = { ...input.secrets };
+  if (input.workdirUpload !== undefined) out.workdirUpload = input.workdirUpload;
   if (input.queue !== undefined) out.queue = input.queue;
   if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
@@ -87,6 +93,14 @@ export interface SubmittedJob {
 export interface SubmitOutcome {
   created: boolean;
   result: SubmittedJob;
+}
+
+/** The submit names an upload the data folder does not hold (never uploaded, or removed). Nothing was written. */
+export class UnknownUploadError extends Error {
+  constructor(readonly hash: string) {
+    super(`workdirUpload ${hash} is not a stored upload: upload the folder first (POST /api/uploads)`);
+    this.name = 'UnknownUploadError';
+  }
 }
 
 /** A submissionId was reused with a different spec. Nothing was written. */
@@ -114,14 +128,19 @@ export interface BuiltSpec {
  * command, the stored YAML is written from what was submitted (one document per task).
  * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
-export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string>; secrets?: Record<string, string>; queue?: string } = {}, queues?: readonly string[]): BuiltSpec {
+export function buildSpec(
+  source: SpecSource,
+  overrides: { name?: string; envs?: Record<string, string>; secrets?: Record<string, string>; queue?: string } = {},
+  queues?: readonly string[],
+  workdirUpload?: string,
+): BuiltSpec {
   const ov = { name: overrides.name, envs: overrides.envs, secrets: overrides.secrets, queue: overrides.queue };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, workdirUpload }), specYaml: source.text };
     case 'spec': {
-      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, workdirUpload });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
@@ -179,10 +198,12 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
 
 async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const queues = await cachedQueueRows(store);
+  if (input.workdirUpload !== undefined && !readManifest(input.workdirUpload)) throw new UnknownUploadError(input.workdirUpload);
   const { spec, specYaml, warnings } = buildSpec(
     input.source,
     { name: input.name, envs: input.envs, secrets: input.secrets, queue: input.queue },
     queues.map((q) => q.name),
+    input.workdirUpload,
   );
   const queue = spec.queue ?? DEFAULT_QUEUE;
   const hash = specHash(spec);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
+import { uploadedWorkdir } from '../executors/upload';
 import { attemptLogPath, dataFolder } from '../jobs/paths';
 import { diskFull } from '../proc';
 import type { TaskStatus } from '../jobs/status';
@@ -37,6 +38,12 @@ export interface AttemptPlan {
   observed?: ProbeResult;
   /** 'restart': the task's restarts grow by one (the job's restartCount with them). */
   counted?: 'restart';
+}
+
+/** The content hash of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
+function workdirUploadOf(launch: unknown): string | null {
+  const h = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
+  return typeof h === 'string' ? h : null;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -140,6 +147,9 @@ export class LaunchSystem {
     await this.reap.awaitJob(job.id);
     try {
       e.launchedAt.set(attempt.id, now(this.res));
+      const upload = workdirUploadOf(job.launch);
+      // Each attempt gets its own fresh copy of the uploaded folder (docs/spec.md "workdir").
+      const workdir = upload ? await uploadedWorkdir(upload, spec.workdir, path.dirname(logPath), this.res.home) : spec.workdir;
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,
@@ -147,7 +157,7 @@ export class LaunchSystem {
         setup: spec.setup,
         run: spec.run,
         envs: spec.envs,
-        workdir: spec.workdir,
+        workdir,
         cpus: spec.cpus,
         ...(spec.nodes > 1 ? { nodes: spec.nodes } : {}),
         attemptDir: path.dirname(logPath),

@@ -13,7 +13,9 @@ import {
   DEFAULT_QUEUE,
   envNameProblem,
   envValueProblem,
+  isRelativeWorkdir,
   nameProblem,
+  RELATIVE_WORKDIR_REFUSED,
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
@@ -72,7 +74,15 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
  * Validates and normalizes the documents (YAML or the JSON form) into a pipeline. `issues` holds
  * what loading found already; every problem is added to it, sorted by line at the end.
  */
-export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor, queues?: readonly string[]): Checked {
+export function finish(
+  docs: RawDoc[],
+  file: string,
+  overrides: SpecOverrides | undefined,
+  issues: SpecIssue[],
+  defaultExecutor?: SpecExecutor,
+  queues?: readonly string[],
+  workdirUpload?: string,
+): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
     return { spec: null, issues, warnings: [], required: [] };
@@ -97,6 +107,7 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
+  if (!workdirUpload) checkWorkdirs(drafts, file, issues);
   const required: SpecIssue[] = [];
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, overrideSecrets, file, issues, required));
 
@@ -353,6 +364,16 @@ function checkQueue(queue: string, drafts: DraftTask[] | null, queues: readonly 
   const d = drafts?.find((x) => x.queue !== null);
   if (!d) issues.push(issueAt(file, null, 'overrides.queue', message));
   else issues.push(issueAt(file, d.doc.locate(['queue'], 'value'), formatPath(d.label, ['queue']), message));
+}
+
+/**
+ * A relative workdir would start from wherever the executor happens to run: refused at submit
+ * (the rule the executor applies, lib/executors resolveWorkdir) unless a folder was uploaded.
+ */
+function checkWorkdirs(drafts: DraftTask[], file: string, issues: SpecIssue[]): void {
+  for (const d of drafts) {
+    if (d.workdir !== null && isRelativeWorkdir(d.workdir)) issues.push(issueAt(file, d.doc.locate(['workdir'], 'value'), `${d.label}.workdir`, `${RELATIVE_WORKDIR_REFUSED}, got ${describe(d.workdir)}`));
+  }
 }
 
 /**

@@ -127,6 +127,11 @@ export interface SpecOptions {
    * another is refused at that key, listing them. Without it, only the name's form is checked.
    */
   queues?: readonly string[];
+  /**
+   * A folder was uploaded with the job (its content hash, lib/executors/upload.ts): a relative
+   * `workdir` then names a place inside each attempt's copy of it. Without it, one is refused.
+   */
+  workdirUpload?: string;
 }
 
 /** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
@@ -290,10 +295,17 @@ const WorkdirSchema = z.string({ error: 'expected a directory path (a string)' }
   if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'expected a non-empty directory path' });
   else if (v.length > SPEC_LIMITS.maxWorkdirLength) ctx.addIssue({ code: 'custom', message: `expected a path of at most ${SPEC_LIMITS.maxWorkdirLength} characters`, params: { full: true } });
   else if (/\p{Cc}/u.test(v)) ctx.addIssue({ code: 'custom', message: 'expected a path without control characters' });
-  // A relative path would start from wherever the executor happens to run: refused here, at the
-  // rule the executor applies (lib/executors resolveWorkdir), so it never fails a launch.
-  else if (!v.startsWith('/') && v !== '~' && !v.startsWith('~/')) ctx.addIssue({ code: 'custom', message: 'expected an absolute path or one starting with ~/' });
+  // A relative path is checked in normalize.ts (checkWorkdirs): only an uploaded folder gives it a meaning.
 });
+
+/** True for a workdir that names an uploaded folder's place, not a path on the machine. */
+export function isRelativeWorkdir(v: string): boolean {
+  return !v.startsWith('/') && v !== '~' && !v.startsWith('~/');
+}
+
+/** The refusal of a relative workdir without an upload (docs/spec.md "workdir"). */
+export const RELATIVE_WORKDIR_REFUSED =
+  'expected an absolute path or one starting with ~/ (a relative workdir needs its folder uploaded with the job: jobdeck launch does it, the API takes workdirUpload)';
 
 /** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
 const EnvsSchema = z.unknown().transform((v, ctx): Record<string, string | null> => {
