@@ -27,7 +27,7 @@
  */
 
 /** Modules the browser and the CLI share with the server: pure, no Node built-in. */
-const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/waiting\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
+const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/waiting\\.ts', 'lib/jobs/usage\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
 const BROWSER_SAFE_RE = `^(${BROWSER_SAFE.join('|')})$`;
 const LEAVES = '^(lib/(config|log|proc)\\.ts|lib/generated/)';
 

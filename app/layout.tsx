@@ -11,6 +11,7 @@ import './styles/jobs-list.css';
 import './styles/job-page.css';
 import './styles/log-viewer.css';
 import './styles/new-job.css';
+import './styles/insights.css';
 import './styles/responsive.css';
 
 export const metadata: Metadata = {

@@ -17,6 +17,9 @@ export function NavLinks() {
       <Link href="/queues" aria-current={path.startsWith('/queues') ? 'page' : undefined}>
         Queues
       </Link>
+      <Link href="/insights" aria-current={path.startsWith('/insights') ? 'page' : undefined}>
+        Insights
+      </Link>
     </nav>
   );
 }

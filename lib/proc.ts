@@ -21,6 +21,16 @@ export interface ProcStat {
   session: number;
   /** Start time in clock ticks since boot (field 22), as a decimal string: the pid-reuse guard. */
   startTime: string;
+  /**
+   * CPU time in clock ticks (USER_HZ): user and system of the process itself (fields 14, 15) and
+   * of its children it has waited for (fields 16, 17) — what a finished child leaves behind.
+   */
+  utime: number;
+  stime: number;
+  cutime: number;
+  cstime: number;
+  /** Resident set size in pages (field 24). */
+  rssPages: number;
 }
 
 /**
@@ -36,7 +46,7 @@ export function parseProcStat(text: string): ProcStat | null {
   const comm = text.slice(open + 1, close);
   // Fields after comm start at field 3 (state): rest[0] = field 3, so field N = rest[N - 3].
   const rest = text.slice(close + 1).trim().split(/\s+/);
-  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  if (!Number.isInteger(pid) || rest.length < 22) return null;
   const startTime = rest[22 - 3];
   if (!/^\d+$/.test(startTime)) return null;
   return {
@@ -47,6 +57,11 @@ export function parseProcStat(text: string): ProcStat | null {
     pgrp: Number(rest[5 - 3]),
     session: Number(rest[6 - 3]),
     startTime,
+    utime: Number(rest[14 - 3]),
+    stime: Number(rest[15 - 3]),
+    cutime: Number(rest[16 - 3]),
+    cstime: Number(rest[17 - 3]),
+    rssPages: Number(rest[24 - 3]),
   };
 }
 

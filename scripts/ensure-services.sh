@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the tests need is here and running, on a fresh machine of this kind
-# (Debian 12, root): a PostgreSQL server with the jobdeck role, and Debian's Chromium for the
-# browser tests. Idempotent: does nothing that is already done. Used by `npm test` and .ci/run.
+# (Debian 12, root): a PostgreSQL server with the jobdeck role, Debian's Chromium for the
+# browser tests and Debian's Prometheus for the metrics test. Idempotent: does nothing that is
+# already done. Used by `npm test` and .ci/run.
 set -euo pipefail
 
 PG_URL="${JOBDECK_TEST_PG_URL:-postgresql://jobdeck:jobdeck@127.0.0.1:5432/jobdeck}"
@@ -54,6 +55,15 @@ if [ "${JOBDECK_SKIP_E2E:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 [ -x /usr/bin/chromium ] && echo "ensure-services: chromium ready"
+
+# Debian's Prometheus for the metrics test (a real server scraping /metrics). Only the binary is
+# needed: the test starts its own with a temporary config; the package's own service is not used.
+if ! command -v prometheus >/dev/null 2>&1; then
+  echo "ensure-services: installing Debian's prometheus for the metrics test"
+  apt_install --no-install-recommends prometheus || \
+    echo "ensure-services: prometheus is missing and could not be installed (apt-get install -y --no-install-recommends prometheus); the Prometheus test will skip" >&2
+fi
+command -v prometheus >/dev/null 2>&1 && echo "ensure-services: prometheus ready"
 
 # A one-node Slurm cluster for the Slurm executor's tests, and an emulated three-node one (its own
 # controller, one slurmd per network namespace) for its multi-node tests (both idempotent and

@@ -12,6 +12,9 @@
 #   SLURM_MINJOBAGE  seconds a finished job stays visible to scontrol/squeue (default 300); sacct
 #                    (jobcomp/filetxt) keeps its state and exit code after that
 #   SLURM_CPUS       CPUs of the node (default nproc)
+# jobacct_gather/linux (every second) lets `sstat` report a running job's CPU and memory, which
+# jobdeck samples per attempt; with no accounting storage (no slurmdbd) sacct has no usage of a
+# finished job, so nothing after the last sample is recorded (docs/slurm.md "Resource usage").
 # Stop with scripts/slurm-down.sh. What the executor needs of the cluster: docs/slurm.md.
 set -euo pipefail
 
@@ -52,7 +55,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0
-JobAcctGatherType=jobacct_gather/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=/var/log/slurm/jobcomp.log

@@ -8,6 +8,7 @@ import { memo } from 'react';
 import type { AttemptView, JobDetail, TaskView } from '@/lib/api/types';
 import { elapsedMs, formatClock, formatClockMs, formatDuration, formatExact, statusTone } from '@/lib/ui/format';
 import { StatusBadge } from '../StatusBadge';
+import { AttemptUsage } from './AttemptUsage';
 
 /** An attempt id (task index, attempt number). */
 export interface AttemptRef {
@@ -56,6 +57,7 @@ function AttemptItem({ task, a, selected, onSelect, span, now }: { task: TaskVie
         {a.reason && <span className="attempt-reason">{a.reason}</span>}
         <Track a={a} span={span} now={now} />
       </button>
+      {a.startedAt && <AttemptUsage u={a.usage} id={`${task.index}-${a.number}`} />}
     </li>
   );
 }

@@ -11,6 +11,7 @@
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
+import { InsightsQuerySchema } from './insights';
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
 import { version } from './version';
@@ -371,6 +372,21 @@ function queuePaths(): Record<string, Json> {
   };
 }
 
+/** The charts page's aggregates (lib/api/insights.ts). */
+function insightPaths(): Record<string, Json> {
+  return {
+    '/api/insights': {
+      get: {
+        operationId: 'insights',
+        summary: 'Jobs started/ended per bucket, queue wait and run duration p50/p95, busiest job names',
+        tags: ['meta'],
+        parameters: queryParams(InsightsQuerySchema),
+        responses: { 200: json('Insights', 'The aggregates of the range, one value per bucket.'), 400: ERRORS[400] },
+      },
+    },
+  };
+}
+
 /** Validation, health, the monitor's state and this document. */
 function metaPaths(): Record<string, Json> {
   return {
@@ -451,7 +467,7 @@ export function buildOpenApiDocument(): Json {
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
     ],
-    paths: { ...jobPaths(), ...queuePaths(), ...logPaths(), ...AUTH_PATHS, ...metaPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },

@@ -38,7 +38,7 @@ export interface SchemaMeta {
 /** Registry of the named schemas that become OpenAPI components. */
 export const apiRegistry = z.registry<SchemaMeta>();
 
-function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
+export function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
   const described = schema.meta({ description }) as T;
   apiRegistry.add(described, { id });
   return described;
@@ -343,6 +343,30 @@ export const ValidateResultSchema = named(
   'POST /api/validate answer: ok, or the issues with line, column and key path; and the warnings.',
 );
 
+const ratio = () => z.number().min(0).nullable();
+
+export const AttemptUsageSchema = named(
+  z.object({
+    cpuSeconds: z.number().min(0).meta({ description: 'CPU time, user + system (s), as of sampledAt.' }),
+    averageCores: ratio().meta({ description: 'Average cores over the wall time so far.' }),
+    rssBytes: z.number().min(0).nullable(),
+    peakRssBytes: z.number().min(0).nullable(),
+    peakProcs: z.number().int().min(0).nullable(),
+    sampledAt: isoTime().nullable(),
+    requested: z.object({ cpus: z.number().min(0), memoryBytes: z.number().min(0).nullable() }),
+    efficiency: z.object({
+      cpu: ratio().meta({ description: 'CPU-seconds ÷ (cpus × wall seconds).' }),
+      memory: ratio().meta({ description: 'Peak RSS ÷ requested memory; null when none was requested.' }),
+    }),
+    series: z
+      .array(z.tuple([z.number(), z.number().min(0), z.number().min(0), z.number().int().min(0), z.number().int().min(1)]))
+      .max(720)
+      .meta({ description: 'Downsampled points [t ms since epoch, CPU ms so far, RSS bytes, processes, samples merged].' }),
+  }),
+  'AttemptUsage',
+  'What an attempt used, seff-like.',
+);
+
 export const AttemptViewSchema = named(
   z.object({
     number: z.number().int().min(1),
@@ -355,6 +379,7 @@ export const AttemptViewSchema = named(
     startedAt: isoTime().nullable(),
     endedAt: isoTime().nullable(),
     logBytes: count().meta({ description: 'Size of the log file now (bytes).' }),
+    usage: AttemptUsageSchema.nullable().meta({ description: 'What the attempt used (CPU, memory, seff-like efficiency); null: not recorded.' }),
   }),
   'AttemptView',
   'One attempt (one run of a task).',

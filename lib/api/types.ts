@@ -23,6 +23,35 @@ export interface AttemptView {
   endedAt: string | null;
   /** Size of the attempt's log file now (bytes); 0 when none yet. */
   logBytes: number;
+  /** What the attempt used (docs/design.md §7 "Resource usage"); null: not recorded. */
+  usage: AttemptUsageView | null;
+}
+
+/**
+ * An attempt's resource usage, seff-like. CPU efficiency = cpuSeconds ÷ (cpus × wall seconds);
+ * memory efficiency = peak ÷ requested memory (null when none was requested).
+ */
+export interface AttemptUsageView {
+  /** CPU time, user + system, seconds (as of `sampledAt`). */
+  cpuSeconds: number;
+  /** Average cores over the wall time so far (null without a start time). */
+  averageCores: number | null;
+  /** Resident memory at the last sample and the highest seen (bytes). */
+  rssBytes: number | null;
+  peakRssBytes: number | null;
+  /** Most processes at once. */
+  peakProcs: number | null;
+  /** When the last sample was taken. */
+  sampledAt: string | null;
+  /** What the task asked for: CPUs, and memory in bytes (null: none asked). */
+  requested: { cpus: number; memoryBytes: number | null };
+  efficiency: { cpu: number | null; memory: number | null };
+  /**
+   * The downsampled series (at most 720 points), each `[t ms since epoch, CPU ms so far, RSS
+   * bytes, processes, samples merged]`; the CPU is cumulative, so cores between two points are
+   * ΔCPU ÷ Δt.
+   */
+  series: Array<[number, number, number, number, number]>;
 }
 
 /** One task (pipeline step) as the job list shows it. */
@@ -271,4 +300,32 @@ export interface QueueView {
 /** GET /api/queues: every queue, "default" first, then by name. */
 export interface QueueList {
   queues: QueueView[];
+}
+
+/** Percentiles per bucket (seconds; null: no job in the bucket) and how many jobs each holds. */
+export interface PercentileSeries {
+  p50: Array<number | null>;
+  p95: Array<number | null>;
+  jobs: number[];
+}
+
+/** GET /api/insights: what the charts page draws for one range (every series has one value per bucket). */
+export interface InsightsView {
+  range: '24h' | '7d' | '30d';
+  /** The range, whole buckets (ISO-8601). */
+  from: string;
+  to: string;
+  bucketSeconds: number;
+  /** Start of each bucket. */
+  buckets: string[];
+  /** Jobs that started (their first start) in each bucket. */
+  started: number[];
+  /** Jobs that ended in each bucket, by final status (only statuses seen in the range). */
+  ended: Record<string, number[]>;
+  /** Submit → first start of the jobs that started in each bucket. */
+  queueWait: PercentileSeries;
+  /** First start → end of the jobs that ended in each bucket. */
+  runDuration: PercentileSeries;
+  /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds. */
+  busiest: Array<{ name: string; jobs: number; failed: number; runSeconds: number }>;
 }

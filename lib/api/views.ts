@@ -8,12 +8,13 @@ import { stat } from 'node:fs/promises';
 import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
-import { jobListRows, jobTree, listJobRows, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
+import { usageFigures, type UsagePoint } from '../jobs/usage';
+import { jobListRows, jobTree, listJobRows, usageSeriesOf, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
 import { readManifest } from '../control';
 import { maskEnvs, maskSpecYaml } from './mask';
-import type { AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
+import type { AttemptUsageView, AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
 // ─── reads, as views ─────────────────────────────────────────────────────────────────────────
 
@@ -47,7 +48,8 @@ export async function getJobSummary(store: StoreScope, id: number, now: Date = n
 export async function getJobDetail(store: StoreScope, id: number, now: Date = new Date()): Promise<JobDetail | null> {
   const job = await jobTree(store, id);
   if (!job) return null;
-  const tasks = await Promise.all(job.tasks.map(toTaskView));
+  const series = await usageSeriesOf(store, job.tasks.flatMap((t) => t.attempts.filter((a) => a.cpuMs !== null).map((a) => a.id)));
+  const tasks = await Promise.all(job.tasks.map((t) => toTaskView(t, series, now)));
   return {
     ...toJobSummary(job, tasks, now),
     events: job.events.map(toJobEventView),
@@ -181,8 +183,26 @@ async function fileSize(p: string | null): Promise<number> {
   }
 }
 
-/** Maps an Attempt row to an AttemptView (logBytes: the log file's size now). */
-export async function toAttemptView(a: Attempt): Promise<AttemptView> {
+/** An attempt's AttemptUsageView from its row, its series and its task's request; null: nothing recorded. */
+export function toUsageView(a: Attempt, series: UsagePoint[] | undefined, requested: { cpus: number; memoryGb: number | null }, now: Date): AttemptUsageView | null {
+  const memoryBytes = requested.memoryGb === null ? null : requested.memoryGb * 2 ** 30;
+  const f = usageFigures(a, { cpus: requested.cpus, memoryBytes, startedAt: a.startedAt, endedAt: a.endedAt, now });
+  if (!f) return null;
+  return {
+    cpuSeconds: f.cpuSeconds,
+    averageCores: f.averageCores,
+    rssBytes: a.rssBytes,
+    peakRssBytes: a.peakRssBytes,
+    peakProcs: a.peakProcs,
+    sampledAt: iso(a.usageAt),
+    requested: { cpus: requested.cpus, memoryBytes },
+    efficiency: { cpu: f.cpuEfficiency, memory: f.memoryEfficiency },
+    series: series ?? [],
+  };
+}
+
+/** Maps an Attempt row to an AttemptView (logBytes: the log file's size now; usage: null unless given). */
+export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null = null): Promise<AttemptView> {
   return {
     number: a.number,
     status: a.status,
@@ -194,6 +214,7 @@ export async function toAttemptView(a: Attempt): Promise<AttemptView> {
     startedAt: iso(a.startedAt),
     endedAt: iso(a.endedAt),
     logBytes: await fileSize(a.logPath),
+    usage,
   };
 }
 
@@ -211,9 +232,10 @@ export function toJobEventView(e: JobEvent): JobEventView {
   };
 }
 
-/** Maps a Task row with its attempts to a TaskView (envs masked; secrets always). */
-export async function toTaskView(t: Task & { attempts: Attempt[] }): Promise<TaskView> {
+/** Maps a Task row with its attempts to a TaskView (envs masked; secrets always), each attempt with its usage and series. */
+export async function toTaskView(t: Task & { attempts: Attempt[] }, series: ReadonlyMap<number, UsagePoint[]> = new Map(), now: Date = new Date()): Promise<TaskView> {
   const s = taskSpecView(t.spec);
+  const requested = { cpus: s.resources.cpus, memoryGb: s.resources.memoryGb };
   return {
     ...toTaskSummary(t, t.attempts.length),
     statusReason: t.statusReason,
@@ -224,6 +246,6 @@ export async function toTaskView(t: Task & { attempts: Attempt[] }): Promise<Tas
     workdir: s.workdir,
     resources: s.resources,
     recoverOnExitCodes: s.recoverOnExitCodes,
-    attemptList: await Promise.all([...t.attempts].sort((a, b) => a.number - b.number).map(toAttemptView)),
+    attemptList: await Promise.all([...t.attempts].sort((a, b) => a.number - b.number).map((a) => toAttemptView(a, toUsageView(a, series.get(a.id), requested, now)))),
   };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { logger } from '../log';
-import { type HeaderGetter, checkRequest } from './guard';
+import { type HeaderGetter, bearerToken, checkRequest } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
@@ -58,6 +58,21 @@ function sendProblem(res: ServerResponse, status: number, title: string, detail:
 function redirect(res: ServerResponse, location: string, extra: Record<string, string> = {}): void {
   res.writeHead(303, { location, 'cache-control': 'no-store', 'content-length': 0, ...extra });
   res.end();
+}
+
+/** The one path the read-only metrics token opens (lib/server/metrics.ts). */
+export const METRICS_PATH = '/metrics';
+
+/**
+ * `GET /metrics` with the read-only JOBDECK_METRICS_TOKEN as its bearer token: let through (after
+ * the Host check every request gets). Null for anything else — the usual check decides, so the
+ * admin token and a session work on /metrics too, and the metrics token works nowhere else.
+ */
+function metricsVerdict(method: string, pathname: string, headers: HeaderGetter, auth: AuthState): { ok: true } | null {
+  if (pathname !== METRICS_PATH || (method !== 'GET' && method !== 'HEAD') || !auth.metricsTokenHash) return null;
+  if (!verifyToken(bearerToken(headers('authorization')), auth.metricsTokenHash)) return null;
+  const host = checkRequest({ method, headers: (name) => (name === 'authorization' ? undefined : headers(name)) }, { public: true }, auth);
+  return host.ok ? { ok: true } : null;
 }
 
 /** `http://<Host>` of a request (the Host was checked by then), for resolving `next`. */
@@ -160,13 +175,14 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
     const pathname = url.pathname;
     const headers = nodeHeaders(req);
     const isPublic = isPublicRequest(method, pathname, opts);
-    const verdict = checkRequest({ method, headers }, { public: isPublic }, opts.auth);
+    const verdict = metricsVerdict(method, pathname, headers, opts.auth) ?? checkRequest({ method, headers }, { public: isPublic }, opts.auth);
     if (verdict.ok && pathname === LOGIN_PATH && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
       loginWithUrlToken(opts.auth, req, res, url);
       return false;
     }
     if (verdict.ok) return true;
-    if (verdict.status === 401 && !isApiPath(pathname) && (method === 'GET' || method === 'HEAD')) {
+    // A scraper is no browser: /metrics answers 401 like the API, never a redirect to the login page.
+    if (verdict.status === 401 && !isApiPath(pathname) && pathname !== METRICS_PATH && (method === 'GET' || method === 'HEAD')) {
       redirect(res, loginRedirectTarget(url));
       return false;
     }

@@ -51,6 +51,11 @@ export interface AuthState {
   allowedOrigins: string[];
   /** The address the server listens on (for the Host check); null when not known. */
   bindHost: string | null;
+  /**
+   * sha256 of JOBDECK_METRICS_TOKEN: a read-only token that `GET /metrics` accepts besides the
+   * admin token, and no other route (a Prometheus server holds it); null when unset.
+   */
+  metricsTokenHash?: Buffer | null;
 }
 
 /** Options of loadAuth(). */
@@ -133,7 +138,7 @@ function loadRevoked(file: string, now: number): Map<string, number> {
  * the `token.sha256` file alone (the plain file was deleted: the server still works, the login
  * URL cannot be printed) → generate a new token (both files, 0600, folder created 0700).
  *
- * @throws AuthConfigError for a too-short token or malformed JOBDECK_SESSION_TTL_HOURS /
+ * @throws AuthConfigError for a too-short token (JOBDECK_TOKEN, the token file, JOBDECK_METRICS_TOKEN) or malformed JOBDECK_SESSION_TTL_HOURS /
  *   JOBDECK_ORIGINS.
  */
 export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
@@ -153,6 +158,10 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   let source: AuthState['source'] = 'none';
   let loginToken: string | null = null;
   let generated = false;
+
+  const metricsToken = env.JOBDECK_METRICS_TOKEN?.trim();
+  if (metricsToken) validateToken(metricsToken, 'JOBDECK_METRICS_TOKEN');
+  const metricsTokenHash = metricsToken ? hashToken(metricsToken) : null;
 
   const envToken = env.JOBDECK_TOKEN?.trim();
   if (envToken) {
@@ -208,7 +217,7 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   const revoked = loadRevoked(path.join(/*turbopackIgnore: true*/ home, REVOKED_SESSIONS_FILE), Date.now());
 
   return {
-    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), allowedOrigins, bindHost: opts.host ?? null },
+    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), allowedOrigins, bindHost: opts.host ?? null, metricsTokenHash },
     generated,
     loginToken,
     warnings,

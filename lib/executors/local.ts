@@ -4,6 +4,7 @@ import { LocalChildren } from './local-children';
 import { cancelProcessGroup } from './local-cancel';
 import { identity, readHandleFile } from './local-handle';
 import { launchLocal } from './local-launch';
+import { sampleLocal } from './local-usage';
 import { createProcScanner, readProcStat, isLiveState, type ProcScanner } from './proc';
 import { launcherFromEnv, type Launcher } from './launcher';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
@@ -142,6 +143,7 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
     cancel,
     capacity,
     findHandle: readHandleFile,
+    sample: (handles) => sampleLocal(scanner, handles),
     isParentOf: (handle) => children.of(handle) !== null,
   };
 }

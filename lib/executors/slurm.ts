@@ -3,6 +3,7 @@ import { slurmCapacity } from './slurm-capacity';
 import { cancelSlurmJob } from './slurm-cancel';
 import { ACTIVE_STATES, describeEnd, jobIdOf, pendingReasons, sacctSays, viewJob } from './slurm-cli';
 import { launchSlurm, readSlurmHandleFile } from './slurm-launch';
+import { sampleSlurm } from './slurm-usage';
 import type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 export { BATCH_FILE, parseScontrolJob, SlurmUnavailableError, type SlurmJobInfo } from './slurm-cli';
@@ -77,5 +78,5 @@ export function createSlurmExecutor(opts: SlurmExecutorOptions = {}): Executor {
   /** Slurm's PENDING jobs among the refs, with Slurm's reason (one squeue call: slurm-cli pendingReasons). */
   const held = (refs: readonly string[]): Promise<Map<string, string>> => pendingReasons(refs.filter((r) => /^\d+$/.test(r)));
 
-  return { name: 'slurm', launch, probe, watch, cancel, capacity, held, findHandle: readSlurmHandleFile };
+  return { name: 'slurm', launch, probe, watch, cancel, capacity, held, findHandle: readSlurmHandleFile, sample: sampleSlurm };
 }

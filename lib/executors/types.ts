@@ -67,6 +67,17 @@ export type ProbeResult =
   /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
   | { state: 'lost'; reason: string };
 
+/**
+ * What an attempt's processes use right now (Executor.sample): CPU time so far (user + system,
+ * ms, cumulative over the attempt — finished children included), resident memory summed over
+ * its processes (bytes) and how many processes it has.
+ */
+export interface UsageSample {
+  cpuMs: number;
+  rssBytes: number;
+  procs: number;
+}
+
 /** Notification that an attempt ended (only when this process can observe it directly). */
 export type ExitListener = (result: Exclude<ProbeResult, { state: 'running' }>) => void;
 
@@ -110,4 +121,11 @@ export interface Executor {
    * @throws with `transient: true` when the backend does not answer.
    */
   held?(refs: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Optional: what each running attempt uses now, in one look for all of them (one pass over
+   * `/proc` locally; one `sstat` call on Slurm). One answer per handle, in order; null where the
+   * executor sees nothing of it (gone, or the backend records no usage). An executor without it
+   * records no usage ("not recorded"). Throws like the other methods (`transient: true`).
+   */
+  sample?(handles: readonly AttemptHandle[]): Promise<Array<UsageSample | null>>;
 }

@@ -21,6 +21,8 @@ import { leftoverGraceMsFromEnv } from '../config';
  * - `JOBDECK_EXIT_WATCH` (1): `0` turns off the executor's immediate exit notification, leaving
  *   only the reconcile pass — pure interval polling, how Ray's job monitor works (the benchmark's
  *   baseline; never useful in production).
+ * - `JOBDECK_USAGE_INTERVAL_MS` (5000): interval of the resource-usage sampling round (one look at
+ *   every running attempt: lib/monitor/usage.ts); `0` turns sampling off; else 100–3 600 000.
  * - `JOBDECK_MONITOR_MAX_ERRORS` (3): consecutive unexpected errors of one job's step before the
  *   exception path ends the job FAILED_CONTROLLER (temporary database failures never count).
  */
@@ -38,6 +40,8 @@ export interface MonitorSettings {
   /** Subscribe to executor.watch() for immediate exits (false: interval polling only). */
   exitWatch: boolean;
   maxStepErrors: number;
+  /** Resource-usage sampling interval (ms); 0: off. */
+  usageIntervalMs: number;
 }
 
 /** Environment variables by name (process.env or a plain object in tests). */
@@ -57,6 +61,13 @@ function flag(env: Env, name: string, def: boolean): boolean {
   if (raw === '1' || raw === 'true') return true;
   if (raw === '0' || raw === 'false') return false;
   throw new Error(`${name}: expected 0 or 1, got "${env[name]}"`);
+}
+
+/** JOBDECK_USAGE_INTERVAL_MS: 0 (off) or 100–3 600 000 ms. */
+function usageInterval(env: Env): number {
+  const n = int(env, 'JOBDECK_USAGE_INTERVAL_MS', 5000, 0);
+  if (n !== 0 && (n < 100 || n > 3_600_000)) throw new Error(`JOBDECK_USAGE_INTERVAL_MS: expected 0 (off) or 100–3600000, got "${env.JOBDECK_USAGE_INTERVAL_MS}"`);
+  return n;
 }
 
 /**
@@ -80,5 +91,6 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     capacityCheck: !(check === '0' || check === 'false'),
     exitWatch: flag(env, 'JOBDECK_EXIT_WATCH', true),
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
+    usageIntervalMs: usageInterval(env),
   };
 }

@@ -12,7 +12,8 @@ import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
-import type { FaultSite, JobRow, Monitor, MonitorOptions, Next } from './types';
+import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, UsageStats } from './types';
+import { UsageSystem } from './usage';
 import { Writes } from './writes';
 
 /**
@@ -25,7 +26,7 @@ import { Writes } from './writes';
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
-export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, WriteContext } from './types';
+export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, UsageStats, WriteContext } from './types';
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
@@ -46,6 +47,7 @@ interface Systems {
   cancel: CancelSystem;
   exception: ExceptionPath;
   held: HeldSystem;
+  usage: UsageSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -59,7 +61,8 @@ function buildSystems(res: MonitorResources): Systems {
   const cancel = new CancelSystem(res, writes);
   const exception = new ExceptionPath(res, writes);
   const held = new HeldSystem(res, admission);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held };
+  const usage = new UsageSystem(res);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage };
 }
 
 /**
@@ -118,6 +121,7 @@ class MonitorLoop implements Monitor {
     await Promise.race([first, new Promise<void>((r) => (timer = setTimeout(r, this.startWaitMs)))]);
     clearTimeout(timer);
     this.scheduleTick(0);
+    this.sys.usage.start();
   }
 
   async stop(): Promise<void> {
@@ -127,6 +131,7 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
+    await this.sys.usage.stop();
     this.res.watches.clear();
     this.res.scheduler.clearTimers();
     let timer: NodeJS.Timeout | undefined;
@@ -184,6 +189,14 @@ class MonitorLoop implements Monitor {
       const soon = admission.scheduled ? new Promise<void>((r) => setImmediate(r)) : undefined;
       await Promise.all([...busy, admission.running, ...reaps, soon]);
     }
+  }
+
+  sampleUsageNow(): Promise<void> {
+    return this.sys.usage.round();
+  }
+
+  usageStats(): UsageStats {
+    return { ...this.sys.usage.stats };
   }
 
   async admitNow(): Promise<void> {

@@ -59,6 +59,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     capacityCheck: opts.capacityCheck ?? env.capacityCheck,
     exitWatch: opts.exitWatch ?? env.exitWatch,
     maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
+    usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
   };
 }
 

@@ -1,7 +1,8 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
-import { clearPendingReasons, setPendingReasons, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
+import type { UsagePoint } from '../jobs/usage';
+import { clearPendingReasons, recordUsage, setPendingReasons, storedUsage, usageSeries, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite, startAttempt, submitStatementStats, transitionMany, type AnyTransition, type BatchOutcome, type Store, type StoreBus, type SubmitStatementStats, type TransitionOutcome } from '../store';
 import { TransientDatabaseError } from './errors';
 import type { Attempt } from '../generated/prisma/client';
 import type { FaultSite, JobRow } from './types';
@@ -120,6 +121,14 @@ export interface MonitorStore {
   transitionMany(tr: AnyTransition[]): Promise<BatchOutcome>;
   /** lib/store startAttempt(): a task's new attempt with the decision's other writes. */
   startAttempt(a: StartAttemptInput): Promise<TransitionOutcome<Attempt>>;
+  /** lib/store usageTargets(): the live attempts with a handle (a sampling round's). */
+  usageTargets(): Promise<UsageTarget[]>;
+  /** lib/store storedUsage(): peaks and series length of attempts first seen by this monitor. */
+  storedUsage(ids: readonly number[]): Promise<StoredUsage[]>;
+  /** lib/store usageSeries(): one attempt's stored series (to halve it). */
+  usageSeries(attemptId: number): Promise<UsagePoint[] | null>;
+  /** lib/store recordUsage(): a sampling round's write, one statement. */
+  recordUsage(rows: readonly UsageWrite[], at: Date): Promise<number>;
   /** The store's bus: the writes of this process, the monitor's own included, after commit. */
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
@@ -230,6 +239,10 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults): Mo
     },
     clearPendingReasons: (keep) => clearPendingReasons(store, keep),
     transitionMany: (tr) => transitionMany(store, tr),
+    usageTargets: () => usageTargets(store),
+    storedUsage: (ids) => storedUsage(store, ids),
+    usageSeries: (id) => usageSeries(store, id),
+    recordUsage: (rows, at) => recordUsage(store, rows, at),
     startAttempt: (a) => startAttempt(store, a),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),

@@ -78,6 +78,15 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   logTimes?: boolean;
 }
 
+/** Counters of the resource-usage sampler (lib/monitor/usage.ts). */
+export interface UsageStats {
+  rounds: number;
+  /** Attempts sampled by the last round. */
+  lastSampled: number;
+  /** Duration of the last round (ms), null before the first. */
+  lastRoundMs: number | null;
+}
+
 /** Where an injected read failure strikes. */
 export type FaultSite = 'job' | 'admission' | 'scan' | 'held' | 'any';
 
@@ -95,6 +104,10 @@ export interface Monitor extends MonitorHandle {
   step(jobId: number): Promise<void>;
   /** Resolves once no step, admission pass (running or scheduled) or started reap is left. */
   idle(): Promise<void>;
+  /** One resource-usage sampling round (lib/monitor/usage.ts), awaited. */
+  sampleUsageNow(): Promise<void>;
+  /** The sampler's counters (rounds, attempts sampled and duration of the last round). */
+  usageStats(): UsageStats;
   /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
   failNextRead(site?: FaultSite, err?: Error): void;
 }

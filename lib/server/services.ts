@@ -15,6 +15,7 @@ import type { MonitorSettings } from '../monitor/config';
 import type { Monitor } from '../monitor/monitor';
 import type { Store } from '../store';
 import type { WsHub } from '../ws/hub';
+import type { Metrics } from './metrics';
 
 /** What a running server is made of, in the order startServer() builds it. */
 export interface Services {
@@ -36,6 +37,8 @@ export interface Services {
   monitor: Monitor;
   /** The WebSocket hub behind /ws/jobs and /ws/jobs/:id (lib/ws). */
   ws: WsHub;
+  /** The Prometheus metrics behind GET /metrics (lib/server/metrics.ts). */
+  metrics: Metrics;
 }
 
 declare global {

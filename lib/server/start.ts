@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { MAX_BODY_BYTES } from '../api/body';
-import { createHttpGate, gateUpgrade, refuseUpgrade } from '../auth/gate';
+import { createHttpGate, gateUpgrade, METRICS_PATH, refuseUpgrade } from '../auth/gate';
 import { listPublicFiles } from '../auth/policy';
 import { prepareServerAuth } from '../auth/server';
 import type { AuthState } from '../auth/state';
@@ -18,6 +18,7 @@ import { monitorSettingsFromEnv } from '../monitor/config';
 import { createMonitor } from '../monitor/monitor';
 import { WsHub, wsRoutes } from '../ws';
 import { loadApiRouter } from './api-router';
+import { createMetrics } from './metrics';
 import { noteServerStart, noteServerStop } from './history';
 import { publishServices, unpublishServices, type Services } from './services';
 import { findUpgradeRoute, type UpgradeRoute } from './upgrade';
@@ -61,20 +62,23 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   }
   // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
   const store = createStore(db.prisma);
-  let built: Partial<Pick<Services, 'monitor' | 'ws'>> = {};
+  let built: Partial<Pick<Services, 'monitor' | 'ws' | 'metrics'>> = {};
   try {
     const executors = createExecutors();
     const settings = monitorSettingsFromEnv();
     const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name) });
     built = { monitor };
     const ws = new WsHub({ store, auth });
-    built = { monitor, ws };
+    // Listening to the bus before the monitor starts: the recovery's writes count too.
+    const metrics = createMetrics({ store, monitor, ws });
+    built = { monitor, ws, metrics };
     // The restart in each unfinished job's history, before the recovery's own entries.
     await noteServerStart(store, log);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
-    return { config, log, auth, db, store, executors, settings, monitor, ws };
+    return { config, log, auth, db, store, executors, settings, monitor, ws, metrics };
   } catch (err) {
+    built.metrics?.close();
     await built.ws?.stop().catch(() => undefined);
     await built.monitor?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
@@ -84,6 +88,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
 
 /** Stops what startServices() started, in reverse order (the database stays open). */
 async function stopServices(s: Services): Promise<void> {
+  s.metrics.close();
   await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
   await s.monitor.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'monitor' }, 'stop failed'));
 }
@@ -159,6 +164,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     server = http.createServer((req, res) => {
       // Every request passes the auth gate first (token/session, Host, Origin, body cap).
       if (!gate(req, res)) return;
+      if (req.url === METRICS_PATH || req.url?.startsWith(`${METRICS_PATH}?`)) {
+        void s.metrics.serve(req, res);
+        return;
+      }
       if (api && req.url?.startsWith('/api/')) {
         void api.serve(req, res);
         return;

@@ -4,7 +4,7 @@
  * the guarded write (transition.ts), starting an attempt (attempt.ts), submitting (submit.ts,
  * submit-queue.ts), set writes of a cancel (cancel.ts), a PENDING job's scheduling fields
  * (pending.ts), the operator queues (queues.ts), deletes (delete.ts), the server's own
- * history entries (server-event.ts) and the reads
+ * history entries (server-event.ts), resource usage per attempt (usage.ts), the charts' aggregates (insights.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -34,3 +34,5 @@ export { clearPendingReasons, setPendingPriority, setPendingReasons, type Priori
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
 export { findLogAttempt, type LogAttemptLookup, type LogTarget } from './log-attempt';
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
+export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
+export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';

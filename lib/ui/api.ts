@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult } from '../api/types';
+import type { CancelResult, InsightsView, JobCounts, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult } from '../api/types';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -123,6 +123,8 @@ export const api = {
   cancelMany: (ids: number[]) => apiFetch<CancelResult>('/api/jobs/cancel', json('POST', { ids })),
   remove: (id: number) => apiFetch<unknown>(`/api/jobs/${id}`, { method: 'DELETE' }),
   setPriority: (id: number, priority: number) => apiFetch<JobSummary>(`/api/jobs/${id}`, json('PATCH', { priority })),
+  /** The charts page's aggregates (GET /api/insights). */
+  insights: (range: InsightsView['range'], signal?: AbortSignal) => apiFetch<InsightsView>(`/api/insights?range=${range}`, { signal }),
   validate: (yaml: string, signal?: AbortSignal) => apiFetch<ValidateResult>('/api/validate', { ...json('POST', { yaml }), signal }),
 };
 

@@ -6,6 +6,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { JobDetail, JobList, JobSummary, ListMessage, StreamMessage } from '../api/types';
+import { isTerminal } from '../jobs/status';
 import { api, type QueueSettingsInput } from './api';
 import { connectionSnapshot, reportConnection, serverConnectionSnapshot, subscribeConnections, type ConnectionState } from './connection';
 import { JobStream, pageWsBase } from './job-stream';
@@ -103,12 +104,19 @@ function refreshCountsSoon(qc: QueryClient): void {
   }, COUNTS_REFRESH_MS);
 }
 
+/**
+ * How often a live job's detail is read again (ms): the stream pushes status changes, not the
+ * resource usage the sampler adds every few seconds (the attempt sparklines).
+ */
+export const LIVE_JOB_REFRESH_MS = 10_000;
+
 /** A job's detail (tasks, attempts, events, masked spec); `enabled` false skips the fetch. */
 export function useJob(id: number, enabled = true) {
   return useQuery({
     queryKey: jobKey(id),
     queryFn: ({ signal }) => api.getJob(id, signal),
     enabled,
+    refetchInterval: (q) => (q.state.data && !isTerminal('job', q.state.data.status) ? LIVE_JOB_REFRESH_MS : false),
     retry: (n, err) => n < 2 && !(err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 404),
   });
 }
@@ -200,7 +208,7 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
           if (t.index !== msg.task) return t;
           const list = t.attemptList.slice();
           const i = list.findIndex((a) => a.number === msg.attempt);
-          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, reason: null, exitCode: null, status: msg.status };
+          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, usage: null, reason: null, exitCode: null, status: msg.status };
           const next = { ...base, status: msg.status, exitCode: msg.exitCode ?? base.exitCode, reason: msg.reason ?? base.reason, endedAt: msg.phase === 'end' ? msg.at : base.endedAt };
           if (i >= 0) list[i] = next;
           else list.push(next);

@@ -101,6 +101,11 @@ export class WsHub {
     return this.sockets.size;
   }
 
+  /** Bytes of log frames (header included) the job streams have sent since the hub started. */
+  get logBytesSent(): number {
+    return this.budget.bytesSent;
+  }
+
   /** Spare log frame buffers the job streams share now. */
   spareFrames(): number {
     return this.frames.size;

@@ -17,6 +17,8 @@ import type { StreamLimits } from './config';
  */
 export class LogSendBudget {
   private n = 0;
+  /** Bytes of log frames handed to the sockets of its streams since it was made (/metrics). */
+  bytesSent = 0;
 
   constructor(private readonly limits: Pick<StreamLimits, 'highWater' | 'totalHighWater' | 'chunkBytes'>) {}
 

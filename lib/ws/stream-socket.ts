@@ -93,6 +93,7 @@ export class StreamSocket {
    * (written out, or the socket failed). Call backpressure() before each frame.
    */
   sendFrame(frame: Buffer, written: () => void): void {
+    if (this.budget) this.budget.bytesSent += frame.length;
     this.ws.send(frame, { binary: true }, () => {
       written();
       this.onSent();

@@ -28,4 +28,6 @@ export const E2E_SERVER_ENV: Record<string, string> = {
   JOBDECK_CAPACITY_CHECK: '0',
   JOBDECK_CANCEL_GRACE_MS: '2000',
   JOBDECK_RECONCILE_MS: '250',
+  // Resource usage sampled often enough for short test jobs to have a series.
+  JOBDECK_USAGE_INTERVAL_MS: '250',
 };

@@ -61,12 +61,29 @@ export async function createTestDatabase(kind: DbKind, label = 'test'): Promise<
       const a = new pg.Client({ connectionString: testPgUrl() });
       await a.connect();
       try {
-        await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await dropForced(a, name);
       } finally {
         await a.end();
       }
     },
   };
+}
+
+/**
+ * DROP DATABASE … WITH (FORCE), tried again for a few seconds when it may not end a backend:
+ * an autovacuum worker that just started on the database runs as the superuser, and the test
+ * role may not terminate it (SQLSTATE 42501); the worker is gone a moment later.
+ */
+async function dropForced(a: pg.Client, name: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42501' || i >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 /**
@@ -84,8 +101,11 @@ export async function createEmptyPgDatabase(label: string): Promise<{ url: strin
     drop: async () => {
       const a = new pg.Client({ connectionString: testPgUrl() });
       await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await a.end();
+      try {
+        await dropForced(a, name);
+      } finally {
+        await a.end();
+      }
     },
   };
 }

@@ -454,9 +454,23 @@ describe('local executor: watch', () => {
 
 describe('process table and registry', () => {
   it('parses /proc/<pid>/stat with spaces and parentheses in the command name', () => {
-    const fields = ['S', '1', '4242', '4242', ...Array(15).fill('0'), '987654', '0'];
+    // Fields 3–24: state, ppid, pgrp, session, 7–13, utime stime cutime cstime (14–17), 18–21, start time (22), vsize (23), rss (24).
+    const fields = ['S', '1', '4242', '4242', ...Array(7).fill('0'), '11', '12', '13', '14', ...Array(4).fill('0'), '987654', '0', '2048'];
     const s = parseProcStat(`4243 (we ird) (name)) ${fields.join(' ')}\n`);
-    expect(s).toEqual({ pid: 4243, comm: 'we ird) (name)', state: 'S', ppid: 1, pgrp: 4242, session: 4242, startTime: '987654' });
+    expect(s).toEqual({
+      pid: 4243,
+      comm: 'we ird) (name)',
+      state: 'S',
+      ppid: 1,
+      pgrp: 4242,
+      session: 4242,
+      startTime: '987654',
+      utime: 11,
+      stime: 12,
+      cutime: 13,
+      cstime: 14,
+      rssPages: 2048,
+    });
     expect(parseProcStat('garbage')).toBeNull();
     expect(readProcStat(process.pid)).toMatchObject({ pid: process.pid, ppid: process.ppid });
   });

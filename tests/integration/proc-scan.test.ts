@@ -70,8 +70,8 @@ describe('createProcScanner', () => {
     await waitFor('the first scan to start', () => gates.length === 1);
     // 100 more arrive while the first scan is running: they must not get its (older) result.
     const second = Promise.all(Array.from({ length: 100 }, () => scanner.fresh()));
-    const a: ProcStat = { pid: 11, comm: 'a', state: 'S', ppid: 1, pgrp: 11, session: 11, startTime: '1' };
-    const b: ProcStat = { pid: 12, comm: 'b', state: 'S', ppid: 1, pgrp: 11, session: 11, startTime: '2' };
+    const a: ProcStat = { pid: 11, comm: 'a', state: 'S', ppid: 1, pgrp: 11, session: 11, startTime: '1', utime: 0, stime: 0, cutime: 0, cstime: 0, rssPages: 0 };
+    const b: ProcStat = { pid: 12, comm: 'b', state: 'S', ppid: 1, pgrp: 11, session: 11, startTime: '2', utime: 0, stime: 0, cutime: 0, cstime: 0, rssPages: 0 };
     gates[0].resolve([a]);
     const r1 = await first;
     await waitFor('the second scan to start', () => gates.length === 2);

@@ -13,6 +13,9 @@ import {
 } from '../../lib/executors/slurm';
 import type { AttemptHandle, Executor, LaunchRequest, ProbeResult } from '../../lib/executors/types';
 import { testLaunchRequest } from './executor-helpers';
+import { useSlurmClusters } from '../helpers/slurm-lock';
+
+useSlurmClusters();
 
 /**
  * The Slurm executor against a real one-node Slurm cluster on this machine (started by

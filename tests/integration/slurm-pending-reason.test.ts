@@ -20,6 +20,9 @@ import { DB_KINDS } from '../helpers/db';
 import { storeOf } from '../helpers/store';
 import { useDatabase } from '../helpers/use-database';
 import { Fixture, jobTree, ROOT, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
+import { useSlurmClusters } from '../helpers/slurm-lock';
+
+useSlurmClusters();
 
 beforeAll(() => {
   execFileSync('bash', [path.join(ROOT, 'scripts', 'slurm-up.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
@@ -33,6 +36,18 @@ function outsider(cpus: number): string {
   const id = execFileSync('sbatch', ['--parsable', '--job-name=jobdeck-test-outsider', `--cpus-per-task=${cpus}`, '--output=/dev/null', '--wrap', 'sleep 300'], { encoding: 'utf8' }).trim().split(';')[0];
   outsiders.push(id);
   return id;
+}
+
+/**
+ * Every job left on the cluster cancelled, and gone from squeue: this file holds the clusters
+ * (useSlurmClusters), and a job another suite left pending would stand in front of ours and
+ * change Slurm's reason for them.
+ */
+async function clearCluster(): Promise<void> {
+  const ids = () => execFileSync('squeue', ['-h', '-o', '%i'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const left = ids();
+  if (left.length) execFileSync('scancel', left);
+  await waitFor(async () => ids().length === 0, 'the cluster empty', 60_000);
 }
 
 const slurmState = (id: string) => execFileSync('squeue', ['-h', '-o', '%T', '-j', id], { encoding: 'utf8' }).trim();
@@ -62,6 +77,7 @@ describe.each(DB_KINDS)("Slurm's pending reason on %s", (kind) => {
     await m.start();
     // Every CPU of the node is taken by a job jobdeck does not know: jobdeck's own count says
     // they are free, admits and submits; Slurm holds the jobs PENDING.
+    await clearCluster();
     const other = outsider(cpus);
     await waitFor(async () => slurmState(other) === 'RUNNING', 'the outside job running');
     const gate = path.join(fx.home, 'gate');
@@ -73,12 +89,19 @@ describe.each(DB_KINDS)("Slurm's pending reason on %s", (kind) => {
       const j = await jobTree(db, id);
       return j ? `${j.status}: ${j.pendingReason}` : 'gone';
     };
+    let seen = '';
     await waitFor(async () => {
       await m.reconcileNow();
-      return (await reasonOf(a)) === 'RUNNING: Slurm: Resources' && (await reasonOf(b)).startsWith('RUNNING: Slurm: ');
-    }, 'both jobs held by Slurm, with its reason');
-    // The second in Slurm's line may wait for the first ("Priority") or for the CPUs itself.
-    expect(['RUNNING: Slurm: Resources', 'RUNNING: Slurm: Priority']).toContain(await reasonOf(b));
+      seen = `a: ${await reasonOf(a)}, b: ${await reasonOf(b)}, squeue: ${execFileSync('squeue', ['-h', '-o', '%i %T %r'], { encoding: 'utf8' }).trim().replace(/\n/g, '; ')}`;
+      const both = [await reasonOf(a), await reasonOf(b)];
+      return both.includes('RUNNING: Slurm: Resources') && both.every((r) => r.startsWith('RUNNING: Slurm: '));
+    }, 'both jobs held by Slurm, with its reason').catch((err: Error) => {
+      throw new Error(`${err.message} (last seen ${seen})`);
+    });
+    // jobdeck launches the two at once, so either may reach Slurm first: the first in Slurm's line
+    // waits for the CPUs ("Resources"), the second for the first ("Priority") or the CPUs itself.
+    const [first] = (await reasonOf(a)) === 'RUNNING: Slurm: Resources' ? [a, b] : [b, a];
+    for (const id of [a, b]) expect(['RUNNING: Slurm: Resources', 'RUNNING: Slurm: Priority']).toContain(await reasonOf(id));
     const refs = (await db.attempt.findMany({ where: { jobId: { in: [a, b] } }, orderBy: { id: 'asc' } })).map((x) => x.executorRef);
     // One squeue per pass for both jobs; passes with nothing changed write nothing.
     asked.length = 0;
@@ -94,8 +117,8 @@ describe.each(DB_KINDS)("Slurm's pending reason on %s", (kind) => {
       storeOf(db).bus.off('change', count);
     }
     // Where a user looks: the API and `jobdeck status`.
-    expect(await getJobSummary(storeOf(db), a)).toMatchObject({ status: 'RUNNING', pendingReason: 'Slurm: Resources' });
-    const detail = (await getJobDetail(storeOf(db), a))!;
+    expect(await getJobSummary(storeOf(db), first)).toMatchObject({ status: 'RUNNING', pendingReason: 'Slurm: Resources' });
+    const detail = (await getJobDetail(storeOf(db), first))!;
     expect(renderStatus(detail, new Date(), makeColors(false)).split('\n')[1]).toBe('  not running yet: Slurm: Resources (submitted to slurm, waiting in its queue)');
 
     // The CPUs come free: Slurm runs the jobs; their reason goes, and they are not asked about again.

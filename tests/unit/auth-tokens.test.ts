@@ -89,6 +89,16 @@ describe('token files', () => {
     expect(() => loadAuth({ home: tmp(), env: { JOBDECK_TOKEN: 'short' } })).toThrow(AuthConfigError);
   });
 
+  it('JOBDECK_METRICS_TOKEN: kept as a hash apart from the admin token; a short one is refused naming it', () => {
+    const metrics = 'metrics-token-0123456789';
+    const r = loadAuth({ home: tmp(), env: { JOBDECK_TOKEN: 'explicit-token-0123456789', JOBDECK_METRICS_TOKEN: metrics } });
+    expect(verifyToken(metrics, r.state.metricsTokenHash ?? null)).toBe(true);
+    expect(verifyToken(metrics, r.state.tokenHash)).toBe(false);
+    expect(JSON.stringify(r.state)).not.toContain(metrics);
+    expect(loadAuth({ home: tmp(), env: { JOBDECK_TOKEN: 'explicit-token-0123456789' } }).state.metricsTokenHash).toBeNull();
+    expect(() => loadAuth({ home: tmp(), env: { JOBDECK_METRICS_TOKEN: 'short' } })).toThrow(/JOBDECK_METRICS_TOKEN/);
+  });
+
   it('keeps working from the hash when the plain file was deleted, and picks up a rotated token file', () => {
     const home = tmp();
     const first = loadAuth({ home, env: {}, generate: true });

@@ -7,7 +7,7 @@ const NOW = new Date('2026-01-01T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
 
 function attempt(number: number, over: Partial<AttemptView> = {}): AttemptView {
-  return { number, status: 'FAILED', cause: number === 1 ? 'first' : 'restart', exitCode: 1, reason: 'run exited with code 1', executor: 'local', createdAt: ago(120_000), startedAt: ago(120_000), endedAt: ago(118_000), logBytes: 18, ...over };
+  return { number, status: 'FAILED', cause: number === 1 ? 'first' : 'restart', exitCode: 1, reason: 'run exited with code 1', executor: 'local', createdAt: ago(120_000), startedAt: ago(120_000), endedAt: ago(118_000), logBytes: 18, usage: null, ...over };
 }
 
 function task(index: number, over: Partial<TaskView> = {}): TaskView {
@@ -34,10 +34,11 @@ function seedJob(): JobDetail {
 function grid(text: string): { head: string[]; rows: Record<string, string>[] } {
   const lines = text.split('\n');
   const h = lines.findIndex((l) => l.startsWith('TASK'));
+  const end = lines.findIndex((l, i) => i > h && l === '');
   const header = lines[h];
   const names = header.split(/\s+/);
   const starts = names.map((n) => header.indexOf(n));
-  const rows = lines.slice(h + 1).map((l) => {
+  const rows = lines.slice(h + 1, end < 0 ? undefined : end).map((l) => {
     const row: Record<string, string> = {};
     names.forEach((n, i) => {
       // A cell starts exactly at its column: the character before it is a space.
@@ -82,5 +83,23 @@ describe('jobdeck status — the table', () => {
     const text = renderStatus(seedJob(), NOW, colors(false));
     expect(text.split('\n')[0]).toBe('Job 4 (retry-each-task): FAILED — task 0: run exited with code 1; restarts spent (1 of 1)');
     expect(text.split('\n')[1]).toBe('  submitted 2 minutes ago, total 20s, running 10s, 2 tasks, 1 restart, 0 recoveries');
+  });
+});
+
+describe('jobdeck status — resource usage', () => {
+  it('a table per attempt: CPU time, cores, "N % of K CPUs", peak memory, memory efficiency; "not recorded" where nothing was', () => {
+    const job = seedJob();
+    job.tasks[0].attemptList[0].usage = {
+      cpuSeconds: 2, averageCores: 1, rssBytes: 1024, peakRssBytes: 200 * 2 ** 20, peakProcs: 3, sampledAt: ago(118_000),
+      requested: { cpus: 8, memoryBytes: 2 ** 30 }, efficiency: { cpu: 0.125, memory: 200 / 1024 }, series: [],
+    };
+    const text = renderStatus(job, NOW, colors(false));
+    const lines = text.split('\n');
+    const at = lines.indexOf('Resource usage');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^TASK\s+ATTEMPT\s+CPU TIME\s+AVG CORES\s+CPU EFFICIENCY\s+PEAK MEMORY\s+MEMORY EFFICIENCY\s+PROCS$/);
+    expect(lines[at + 2]).toMatch(/^0\s+1\s+2\.0 s\s+1\.00\s+13 % of 8 CPUs\s+200\.0 MiB\s+20 % of 1\.0 GiB\s+3$/);
+    expect(lines[at + 3]).toMatch(/^0\s+2\s+not recorded$/);
+    expect(lines).toHaveLength(at + 4);
   });
 });

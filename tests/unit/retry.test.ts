@@ -115,6 +115,13 @@ describe('monitor settings', () => {
     expect(() => monitorSettingsFromEnv({ JOBDECK_RECONCILE_MS: 'fast' })).toThrow(/JOBDECK_RECONCILE_MS: expected an integer/);
     expect(() => monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: 'maybe' })).toThrow(/JOBDECK_CAPACITY_CHECK/);
   });
+
+  it('JOBDECK_USAGE_INTERVAL_MS: 5 s by default, 0 turns sampling off, 100–3 600 000 otherwise', () => {
+    expect(monitorSettingsFromEnv({}).usageIntervalMs).toBe(5000);
+    expect(monitorSettingsFromEnv({ JOBDECK_USAGE_INTERVAL_MS: '0' }).usageIntervalMs).toBe(0);
+    expect(monitorSettingsFromEnv({ JOBDECK_USAGE_INTERVAL_MS: '250' }).usageIntervalMs).toBe(250);
+    for (const bad of ['50', '3600001', '-1', 'often']) expect(() => monitorSettingsFromEnv({ JOBDECK_USAGE_INTERVAL_MS: bad })).toThrow(/JOBDECK_USAGE_INTERVAL_MS/);
+  });
 });
 
 describe('readTaskSpec', () => {

@@ -5,6 +5,7 @@
  * finished (its running attempt gets SIGTERM, then SIGKILL), delete removes a finished job and
  * its logs.
  */
+import { renderUsage } from '../usage-render';
 import { createInterface } from 'node:readline/promises';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
@@ -146,6 +147,7 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
     }
   }
   lines.push('', ...table.toString().split('\n').map((l) => l.replace(/\s+$/, '')));
+  lines.push(...renderUsage(job, PLAIN_CHARS));
   return lines.join('\n');
 }
 

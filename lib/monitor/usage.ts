@@ -1,0 +1,152 @@
+import path from 'node:path';
+import type { AttemptHandle, UsageSample } from '../executors/types';
+import { appendSample, mergePoints, placeSample, USAGE_MAX_POINTS, type SeriesShape, type UsagePoint } from '../jobs/usage';
+import type { UsageTarget, UsageWrite } from '../store';
+import { noteError, type MonitorResources } from './resources';
+import type { UsageStats } from './types';
+
+/**
+ * The resource-usage sampler (docs/design.md §7, "Resource usage"): every
+ * `JOBDECK_USAGE_INTERVAL_MS` one round reads the live attempts (one query), asks each executor
+ * for all of its attempts at once (`Executor.sample`: one pass over `/proc` locally), and writes
+ * the round in one statement (lib/store recordUsage): totals and peaks on the Attempt rows, one
+ * point appended to each attempt's bounded series (halved when full: lib/jobs/usage.ts). What it
+ * keeps in memory per attempt is a few numbers; the peaks and series shape of an attempt it has
+ * not seen yet (after a restart, a re-attach) are read from the database once, so a series goes
+ * on where the last server left it.
+ */
+
+/** What the sampler remembers of an attempt between rounds: its peaks and its series' shape. */
+interface Known extends SeriesShape {
+  peakRssBytes: number;
+  peakProcs: number;
+}
+
+export class UsageSystem {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private readonly known = new Map<number, Known>();
+  readonly stats: UsageStats = { rounds: 0, lastSampled: 0, lastRoundMs: null };
+
+  constructor(
+    private readonly res: MonitorResources,
+    /** Most points a series holds (tests lower it). */
+    private readonly maxPoints = USAGE_MAX_POINTS,
+  ) {}
+
+  /** Starts the rounds (no-op when sampling is off: JOBDECK_USAGE_INTERVAL_MS=0). */
+  start(): void {
+    const ms = this.res.settings.usageIntervalMs;
+    if (ms <= 0 || this.timer) return;
+    this.timer = setInterval(() => void this.round(), ms);
+    this.timer.unref();
+  }
+
+  /** Stops the rounds and waits for one in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One round (a round already running is joined, never doubled). Never throws: failures are logged. */
+  round(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.sampleAll()
+      .catch((err: unknown) => noteError(this.res, err, 'usage sampling'))
+      .finally(() => {
+        this.running = null;
+      });
+    return this.running;
+  }
+
+  private async sampleAll(): Promise<void> {
+    const t0 = this.res.clock.now();
+    const targets = await this.res.store.usageTargets();
+    const live = new Set(targets.map((t) => t.id));
+    for (const id of this.known.keys()) if (!live.has(id)) this.known.delete(id);
+    const samples = await this.sampleByExecutor(targets);
+    const at = this.res.clock.now();
+    const seen = targets.filter((t) => samples.get(t.id));
+    const fresh = seen.filter((t) => !this.known.has(t.id)).map((t) => t.id);
+    for (const s of await this.res.store.storedUsage(fresh)) {
+      this.known.set(s.id, { peakRssBytes: s.peakRssBytes ?? 0, peakProcs: s.peakProcs ?? 0, length: s.length, weight: s.weight, last: s.last });
+    }
+    const writes: UsageWrite[] = [];
+    for (const t of seen) {
+      const w = await this.nextWrite(t.id, samples.get(t.id)!, at);
+      if (w) writes.push(w);
+    }
+    try {
+      await this.res.store.recordUsage(writes, new Date(at));
+    } catch (err) {
+      // What memory says of the series may no longer be what is stored: read it again next round.
+      this.known.clear();
+      throw err;
+    }
+    this.stats.rounds++;
+    this.stats.lastSampled = writes.length;
+    this.stats.lastRoundMs = this.res.clock.now() - t0;
+  }
+
+  /** Samples grouped by executor: one Executor.sample call per executor per round. */
+  private async sampleByExecutor(targets: UsageTarget[]): Promise<Map<number, UsageSample | null>> {
+    const byExecutor = new Map<string, UsageTarget[]>();
+    for (const t of targets) {
+      const l = byExecutor.get(t.executor);
+      if (l) l.push(t);
+      else byExecutor.set(t.executor, [t]);
+    }
+    const out = new Map<number, UsageSample | null>();
+    await Promise.all(
+      [...byExecutor].map(async ([name, list]) => {
+        let ex;
+        try {
+          ex = this.res.executor(name);
+        } catch {
+          return; // an executor this server does not know: nothing recorded
+        }
+        if (!ex.sample) return;
+        try {
+          const got = await ex.sample(list.map(handleOf));
+          list.forEach((t, i) => out.set(t.id, got[i] ?? null));
+        } catch (err) {
+          noteError(this.res, err, `usage sampling (${name})`);
+        }
+      }),
+    );
+    return out;
+  }
+
+  /** This round's write for one attempt, its memory updated; the series is read only when it must be halved. */
+  private async nextWrite(id: number, s: UsageSample, at: number): Promise<UsageWrite | null> {
+    const k = this.known.get(id);
+    if (!k) return null; // deleted between the reads
+    k.peakRssBytes = Math.max(k.peakRssBytes, s.rssBytes);
+    k.peakProcs = Math.max(k.peakProcs, s.procs);
+    const p: UsagePoint = [at, Math.round(s.cpuMs), s.rssBytes, s.procs, 1];
+    const base = { id, cpuMs: s.cpuMs, rssBytes: s.rssBytes, peakRssBytes: k.peakRssBytes, peakProcs: k.peakProcs };
+    const op = placeSample(k, this.maxPoints);
+    if (op === 'append') {
+      k.length++;
+      k.last = p;
+      return { ...base, op, points: [p] };
+    }
+    if (op === 'merge') {
+      k.last = mergePoints(k.last!, p);
+      return { ...base, op, points: [k.last] };
+    }
+    const next = appendSample((await this.res.store.usageSeries(id)) ?? [], p, this.maxPoints).points;
+    k.length = next.length;
+    k.weight = next[0][4];
+    k.last = next[next.length - 1];
+    return { ...base, op: 'replace', points: next };
+  }
+}
+
+/** The executor handle of a sampled attempt (the folder only matters to probes, not to sampling). */
+function handleOf(t: UsageTarget): AttemptHandle {
+  return { executor: t.executor, ref: t.executorRef, pid: t.pid, pidStartTime: t.pidStartTime, attemptDir: t.logPath ? path.dirname(t.logPath) : '' };
+}
+
+export type { UsageStats } from './types';

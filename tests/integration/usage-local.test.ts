@@ -1,0 +1,139 @@
+/**
+ * Resource usage per attempt on the local executor: the monitor's sampler (lib/monitor/usage.ts)
+ * looks at every running attempt's process tree in one pass over /proc and stores totals, peaks
+ * and a bounded series. Real database (both kinds), real processes, in-process monitor with a
+ * short sampling interval.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DB_KINDS } from '../helpers/db';
+import { useDatabase } from '../helpers/use-database';
+import type { PrismaClient } from '../../lib/generated/prisma/client';
+import { usageFigures, type UsagePoint } from '../../lib/jobs/usage';
+import { recordUsage, storedUsage, usageSeries } from '../../lib/store';
+import { storeOf } from '../helpers/store';
+import { getJobDetail } from '../../lib/api/views';
+import { Fixture, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
+
+const MiB = 2 ** 20;
+
+/** A job whose run is the python program `lines` (a heredoc in the YAML block scalar). */
+function pyJob(name: string, lines: string[], extra: string[] = []): string {
+  return [`name: ${name}`, ...extra, 'run: |', "  python3 - <<'PY'", ...lines.map((l) => `  ${l}`), '  PY', ''].join('\n');
+}
+
+/** The job's only attempt's usage figures as the API shows them (lib/jobs/usage usageFigures). */
+async function figures(db: PrismaClient, id: number, cpus: number) {
+  const j = await waitTerminal(db, id, 60_000);
+  expect(j.status).toBe('SUCCEEDED');
+  const a = j.tasks[0].attempts[0];
+  return { attempt: a, f: usageFigures(a, { cpus, memoryBytes: null, startedAt: a.startedAt, endedAt: a.endedAt, now: new Date() }) };
+}
+
+describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
+  const t = useDatabase(kind, `usage-local-${kind}`);
+  let db: PrismaClient;
+  let fx: Fixture;
+  beforeAll(() => {
+    db = t.prisma;
+  });
+  afterEach(async () => {
+    await fx?.cleanup(db);
+  });
+
+  it('a task that allocates and holds 200 MiB shows a peak within ±10 %', async () => {
+    fx = new Fixture();
+    await fx.monitor(db, { usageIntervalMs: 200 }).start();
+    const id = await submit(db, pyJob('mem', ['b = bytearray(200 * 1024 * 1024)', 'for i in range(0, len(b), 4096): b[i] = 1', 'import time; time.sleep(3)']));
+    const { attempt, f } = await figures(db, id, 1);
+    expect(f).not.toBeNull();
+    expect(attempt.peakRssBytes! / MiB).toBeGreaterThan(180);
+    expect(attempt.peakRssBytes! / MiB).toBeLessThan(220);
+    expect(attempt.peakProcs).toBeGreaterThanOrEqual(2); // the wrapper and python at least
+    const series = (await usageSeries(storeOf(db), attempt.id))!;
+    expect(series.length).toBeGreaterThan(5);
+    expect(Math.max(...series.map((p) => p[2]))).toBe(attempt.peakRssBytes);
+  });
+
+  it('a task busy on one core averages ~1.0 cores over its run (±0.15 of what it measured itself); `cpus: 2` that sleeps is near 0 % efficient', async () => {
+    fx = new Fixture();
+    await fx.monitor(db, { usageIntervalMs: 200 }).start();
+    // The task reports the cores it got itself (CPU time ÷ wall time): on a loaded machine a busy
+    // loop gets less than a core, and the sampler must show what it got, not 1.0.
+    const out = `${fx.home}/busy.out`;
+    const busy = await submit(db, pyJob('busy', ['import time', 't = time.time()', 'while time.time() - t < 5: pass', `open("${out}", "w").write(str(time.process_time() / (time.time() - t)))`]));
+    const idle = await submit(db, ['name: idle', 'resources:', '  cpus: 2', 'run: sleep 3', ''].join('\n'));
+    const b = await figures(db, busy, 1);
+    const own = Number(readFileSync(out, 'utf8'));
+    expect(own).toBeGreaterThan(0.3);
+    expect(Math.abs(b.f!.averageCores! - own)).toBeLessThan(0.15);
+    if (own > 0.95) expect(Math.abs(b.f!.averageCores! - 1)).toBeLessThan(0.15);
+    const i = await figures(db, idle, 2);
+    expect(i.f!.cpuEfficiency).not.toBeNull();
+    expect(i.f!.cpuEfficiency!).toBeLessThan(0.05);
+    // The API's attempt view carries the same figures, the request and the series.
+    const u = (await getJobDetail(storeOf(db), idle))!.tasks[0].attemptList[0].usage!;
+    expect(u).toMatchObject({ requested: { cpus: 2, memoryBytes: null }, efficiency: { memory: null } });
+    expect(u.efficiency.cpu).toBe(i.f!.cpuEfficiency);
+    expect(u.series.length).toBeGreaterThan(3);
+  });
+
+  it('where nothing was sampled the API says not recorded (null), never zeros; a memory request gives a memory efficiency', async () => {
+    fx = new Fixture();
+    await fx.monitor(db, { usageIntervalMs: 0 }).start();
+    const id = await submit(db, 'name: quiet\nresources:\n  memory: 1\nrun: "true"\n');
+    await waitTerminal(db, id);
+    const a = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
+    expect(a.usage).toBeNull();
+    const row = await db.attempt.findFirstOrThrow({ where: { jobId: id } });
+    await recordUsage(storeOf(db), [{ id: row.id, cpuMs: 500, rssBytes: 2 ** 29, peakRssBytes: 2 ** 29, peakProcs: 2, op: 'append', points: [[Date.now(), 500, 2 ** 29, 2, 1]] }], new Date());
+    const b = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
+    expect(b.usage).toMatchObject({ cpuSeconds: 0.5, peakRssBytes: 2 ** 29, requested: { cpus: 1, memoryBytes: 2 ** 30 }, efficiency: { memory: 0.5 } });
+  });
+
+  it('a series goes on where the last monitor left it (a restart re-attaches), and a round is one write for all attempts', async () => {
+    fx = new Fixture();
+    const m1 = fx.monitor(db, { usageIntervalMs: 0 });
+    await m1.start();
+    const ids = [await submit(db, 'name: a\nrun: sleep 30\n'), await submit(db, 'name: b\nrun: sleep 30\n')];
+    for (const id of ids) await waitStatus(db, id, 'RUNNING');
+    await m1.sampleUsageNow();
+    await m1.sampleUsageNow();
+    expect(m1.usageStats()).toMatchObject({ rounds: 2, lastSampled: 2 });
+    await m1.stop();
+    const m2 = fx.monitor(db, { usageIntervalMs: 0 });
+    await m2.start();
+    await m2.sampleUsageNow();
+    const attempts = await db.attempt.findMany({ where: { jobId: { in: ids } }, orderBy: { id: 'asc' } });
+    for (const a of attempts) {
+      const s = (await usageSeries(storeOf(db), a.id))!;
+      expect(s).toHaveLength(3);
+      expect(s.map((p) => p[4])).toEqual([1, 1, 1]);
+      expect(a.cpuMs).not.toBeNull();
+      expect(a.usageAt).not.toBeNull();
+    }
+  });
+
+  it('the round statement appends, merges into the last point, and replaces a halved series', async () => {
+    fx = new Fixture();
+    const m = fx.monitor(db, { usageIntervalMs: 0 });
+    await m.start();
+    const id = await submit(db, 'name: w\nrun: sleep 30\n');
+    await waitStatus(db, id, 'RUNNING');
+    const a = (await db.attempt.findFirstOrThrow({ where: { jobId: id } })).id;
+    const store = storeOf(db);
+    const at = new Date();
+    const w = (op: 'append' | 'merge' | 'replace', points: UsagePoint[]) => ({ id: a, cpuMs: 1, rssBytes: 2, peakRssBytes: 3, peakProcs: 4, op, points });
+    expect(await recordUsage(store, [w('append', [[1, 1, 1, 1, 1]]), { ...w('append', [[9, 9, 9, 9, 1]]), id: 2_000_000_000 }], at)).toBe(1);
+    await recordUsage(store, [w('append', [[2, 2, 2, 2, 1]])], at);
+    await recordUsage(store, [w('merge', [[3, 3, 3, 3, 2]])], at);
+    expect(await usageSeries(store, a)).toEqual([
+      [1, 1, 1, 1, 1],
+      [3, 3, 3, 3, 2],
+    ]);
+    expect(await storedUsage(store, [a])).toEqual([{ id: a, peakRssBytes: 3, peakProcs: 4, length: 2, weight: 1, last: [3, 3, 3, 3, 2] }]);
+    await recordUsage(store, [w('replace', [[3, 3, 3, 3, 3]])], at);
+    expect(await usageSeries(store, a)).toEqual([[3, 3, 3, 3, 3]]);
+    await waitFor(async () => (await db.attempt.findUniqueOrThrow({ where: { id: a } })).peakProcs === 4, 'the totals on the row');
+  });
+});
