@@ -166,17 +166,15 @@ export async function extractUpload(hash: string, dest: string, home?: string): 
 }
 
 /**
- * An attempt's working folder with an uploaded folder: a fresh copy at `<attemptDir>/workdir`,
- * and the task's relative `workdir` (default `.`) inside it; an absolute or `~/` workdir is kept
- * as written (the copy is still made, beside it).
- * @throws UploadError (a precheck failure: the upload is gone or breaks a rule; also a relative
- *   workdir that leaves the copy).
+ * An attempt's working folder with an uploaded folder: a fresh copy at `<attemptDir>/workdir`.
+ * The upload *is* the folder a relative `workdir` resolved to where the job was launched (the CLI
+ * packs that folder), so a relative workdir runs at the copy's root; an absolute or `~/` workdir
+ * is kept as written (the copy is still made, beside it, for file_mounts).
+ * @throws UploadError (a precheck failure: the upload is gone or breaks a rule).
  */
 export async function uploadedWorkdir(hash: string, workdir: string | null, attemptDir: string, home?: string): Promise<string> {
   const copy = path.join(attemptDir, 'workdir');
   await extractUpload(hash, copy, home);
   if (workdir !== null && (workdir.startsWith('/') || workdir === '~' || workdir.startsWith('~/'))) return workdir;
-  const dir = path.resolve(copy, workdir ?? '.');
-  if (dir !== copy && !dir.startsWith(copy + path.sep)) throw new UploadError(`workdir ${JSON.stringify(workdir)} leaves the uploaded folder`);
-  return dir;
+  return copy;
 }

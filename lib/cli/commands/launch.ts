@@ -8,13 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { formatIssues, type SubmitRequest } from '../client';
+import { parseAllDocuments } from 'yaml';
+import { formatIssues, type JobdeckClient, type SubmitRequest } from '../client';
+import { packFolder, uploadCap } from '../pack';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
 import { parseDuration, parseJobId } from './resolve';
-import { PRIORITY, PRIORITY_EXPECTED, priorityProblem, QUEUE_NAME_EXPECTED, queueNameProblem } from '../../jobs/spec';
+import { isRelativeWorkdir, PRIORITY, PRIORITY_EXPECTED, priorityProblem, QUEUE_NAME_EXPECTED, queueNameProblem } from '../../jobs/spec';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -100,6 +102,50 @@ export async function readSpecFile(file: string, cwd: string): Promise<string> {
   }
 }
 
+/** The task file `jobdeck launch` reads in a folder given instead of a file (SkyPilot's name). */
+export const FOLDER_TASK_FILE = 'task.yaml';
+
+/**
+ * `jobdeck launch DIR`: the folder's task.yaml; a file is itself.
+ * @throws CliError USAGE when a folder holds no task.yaml.
+ */
+export async function resolveTaskFile(file: string, cwd: string): Promise<string> {
+  const st = await stat(path.resolve(cwd, file)).catch(() => null);
+  if (!st?.isDirectory()) return file;
+  const inside = path.join(file, FOLDER_TASK_FILE);
+  if (!(await stat(path.resolve(cwd, inside)).catch(() => null))?.isFile()) throw usageError(`${file} is a folder without a ${FOLDER_TASK_FILE}; give the task file itself (jobdeck launch ${path.join(file, 'FILE.yaml')})`);
+  return inside;
+}
+
+/**
+ * The one folder the tasks' relative workdirs name, resolved from the task file's folder, or null
+ * when no task has one. A pipeline whose tasks name different folders is refused (one upload per job).
+ * @throws CliError USAGE for two different folders.
+ */
+export function relativeWorkdirFolder(yamlText: string, base: string): { dir: string; written: string } | null {
+  let found: { dir: string; written: string } | null = null;
+  for (const doc of parseAllDocuments(yamlText)) {
+    const v: unknown = doc.errors.length ? null : doc.toJS();
+    const w = v && typeof v === 'object' && !Array.isArray(v) ? (v as { workdir?: unknown }).workdir : undefined;
+    if (typeof w !== 'string' || w.trim() === '' || !isRelativeWorkdir(w)) continue;
+    const dir = path.resolve(base, w);
+    if (found && found.dir !== dir) throw usageError(`the tasks name different relative workdirs (${found.written}, ${w}); one job uploads one folder — give them the same workdir`);
+    found ??= { dir, written: w };
+  }
+  return found;
+}
+
+/** Packs and uploads the folder of a relative workdir (docs/spec.md "workdir"); its hash, or null when there is none. */
+async function uploadWorkdir(ctx: CliContext, client: JobdeckClient, yamlText: string, base: string): Promise<string | null> {
+  const wd = relativeWorkdirFolder(yamlText, base);
+  if (!wd) return null;
+  const label = `workdir ${wd.written}`;
+  const packed = await packFolder(wd.dir, uploadCap(ctx.io.env), label);
+  const m = await client.upload(packed.bytes, label);
+  ctx.err(`${ctx.errColors.bold('⚙︎')} Uploaded ${label} (${wd.dir}): ${m.entries} entries, ${m.size} bytes`);
+  return m.hash;
+}
+
 /**
  * The spec's warnings of a submit (keys accepted, not acted on), one `warning: file:line key: …`
  * line each on stderr — stdout stays the command's product. A server without warnings sends none.
@@ -114,9 +160,11 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   if (!file && !opts.cmd) throw usageError('give a job file (jobdeck launch job.yaml) or a command (jobdeck launch --cmd "python train.py")');
   const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
   const req: SubmitRequest = {};
+  let taskFile: string | null = null;
   if (file) {
-    req.yaml = await readSpecFile(file, ctx.io.cwd);
-    req.filename = file;
+    taskFile = await resolveTaskFile(file, ctx.io.cwd);
+    req.yaml = await readSpecFile(taskFile, ctx.io.cwd);
+    req.filename = taskFile;
   } else req.cmd = opts.cmd;
   if (opts.name) req.name = opts.name;
   const envs = parseEnvs(opts.env, ctx.io.env);
@@ -129,6 +177,10 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   req.submissionId = opts.submissionId ?? newSubmissionId();
 
   const client = await ctx.client();
+  if (taskFile !== null && req.yaml !== undefined) {
+    const upload = await uploadWorkdir(ctx, client, req.yaml, path.dirname(path.resolve(ctx.io.cwd, taskFile)));
+    if (upload) req.workdirUpload = upload;
+  }
   const res = await client.submit(req);
   printWarnings(ctx, res.warnings);
   // `created` false with our own generated id only means a retry found the job the first try made.
@@ -176,7 +228,7 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
         'The exit code tells how the job ended (0 only when it SUCCEEDED; see `jobdeck --help`).\n' +
         'A spec error is shown with file:line and key path (exit 2).',
     )
-    .argument('[file]', 'job YAML file (one document, or several separated by --- for a pipeline)')
+    .argument('[file]', 'job YAML file (one document, or several separated by --- for a pipeline), or a folder holding task.yaml; a relative workdir is packed and uploaded with the job')
     .option('--cmd <command>', 'submit a one-command job instead of a file (its `run` script)')
     .option('-n, --name <name>', 'job name (overrides the name in the file)')
     .option('--env <NAME=VALUE>', 'set an env var for every task (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])

@@ -17,6 +17,7 @@ import { SPEC_EXECUTORS, type PipelineSpec, type SpecExecutor, type SpecOptions,
 
 export { formatSpecIssue, SpecError, type SpecIssue } from './messages';
 export {
+  isRelativeWorkdir,
   DOCKER_IMAGE_REFUSED,
   MEMORY_WARNING,
   ResourcesSchema,
