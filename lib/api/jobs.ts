@@ -39,7 +39,7 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
     return await submitJobSpec(store, input);
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
-    if (err instanceof UnknownUploadError) throw badRequest(err.message, { field: 'workdirUpload' });
+    if (err instanceof UnknownUploadError) throw badRequest(err.message, { field: err.field });
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
     if (err instanceof QueueGoneError) throw conflict(err.message, { queue: err.queue });
     throw err;

@@ -169,6 +169,17 @@ export const SubmitJsonSchema = named(
         .regex(/^[0-9a-f]{64}$/, { error: 'workdirUpload must be an upload hash (64 lower-case hex digits, from POST /api/uploads)' })
         .meta({ description: 'The hash POST /api/uploads answered: the folder a relative workdir names; each attempt runs in a fresh copy.' })
         .optional(),
+      fileMountUploads: z
+        .record(
+          z.string().min(1).max(4096, { error: 'a file_mounts target is at most 4096 characters' }),
+          z.strictObject({
+            hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'fileMountUploads hash must be an upload hash (64 lower-case hex digits, from POST /api/uploads)' }),
+            kind: z.enum(['file', 'dir'], { error: 'fileMountUploads kind must be "file" or "dir"' }),
+          }),
+        )
+        .refine((m) => Object.keys(m).length <= 64, { error: 'fileMountUploads holds at most 64 targets' })
+        .meta({ description: 'The uploaded content of local file_mounts sources, by target as written in the spec: `dir` (a folder, placed at the target) or `file` (an archive of one file, placed as the target).' })
+        .optional(),
       submissionId: SubmissionIdSchema.optional(),
       metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),

@@ -44,6 +44,8 @@ export interface SubmitRequest {
   queue?: string;
   /** The hash of the folder uploaded for a relative workdir (POST /api/uploads). */
   workdirUpload?: string;
+  /** The uploaded content of local file_mounts sources, by target. */
+  fileMountUploads?: Record<string, { hash: string; kind: 'file' | 'dir' }>;
 }
 
 /** Query of GET /api/jobs. */

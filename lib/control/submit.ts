@@ -9,9 +9,9 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecExecutor, type SpecIssue } from '../jobs/spec';
+import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
-import { readManifest } from '../executors/upload';
+import { readManifest, type FileMountUpload } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
 import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
 
@@ -35,6 +35,8 @@ export interface SubmitInput {
   secrets?: Record<string, string>;
   /** The content hash of a folder uploaded for the tasks' workdir (POST /api/uploads; lib/executors/upload.ts). */
   workdirUpload?: string;
+  /** Uploaded content of the tasks' local `file_mounts` sources, by target (docs/spec.md "file_mounts"). */
+  fileMountUploads?: Record<string, FileMountUpload>;
   /** Idempotency key. */
   submissionId?: string | null;
   /** Stored as is (Ray's metadata). */
@@ -58,6 +60,8 @@ export interface LaunchOverrides {
   secrets?: Record<string, string>;
   /** The uploaded workdir's content hash: each attempt runs in a fresh copy; a re-run reuses it. */
   workdirUpload?: string;
+  /** The file_mounts uploads by target: placed in every attempt; a re-run reuses them. */
+  fileMountUploads?: Record<string, FileMountUpload>;
   /** The queue given at launch (`--queue`, the API's `queue`). */
   queue?: string;
   /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
@@ -73,6 +77,7 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
   if (input.secrets !== undefined && Object.keys(input.secrets).length > 0) out.secrets = { ...input.secrets };
   if (input.workdirUpload !== undefined) out.workdirUpload = input.workdirUpload;
+  if (input.fileMountUploads !== undefined && Object.keys(input.fileMountUploads).length > 0) out.fileMountUploads = { ...input.fileMountUploads };
   if (input.queue !== undefined) out.queue = input.queue;
   if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
@@ -97,8 +102,11 @@ export interface SubmitOutcome {
 
 /** The submit names an upload the data folder does not hold (never uploaded, or removed). Nothing was written. */
 export class UnknownUploadError extends Error {
-  constructor(readonly hash: string) {
-    super(`workdirUpload ${hash} is not a stored upload: upload the folder first (POST /api/uploads)`);
+  constructor(
+    readonly hash: string,
+    readonly field = 'workdirUpload',
+  ) {
+    super(`${field} ${hash} is not a stored upload: upload the folder first (POST /api/uploads)`);
     this.name = 'UnknownUploadError';
   }
 }
@@ -132,15 +140,15 @@ export function buildSpec(
   source: SpecSource,
   overrides: { name?: string; envs?: Record<string, string>; secrets?: Record<string, string>; queue?: string } = {},
   queues?: readonly string[],
-  workdirUpload?: string,
+  uploads: SpecUploads = {},
 ): BuiltSpec {
   const ov = { name: overrides.name, envs: overrides.envs, secrets: overrides.secrets, queue: overrides.queue };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, workdirUpload }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads }), specYaml: source.text };
     case 'spec': {
-      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, workdirUpload });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
@@ -199,11 +207,12 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
 async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const queues = await cachedQueueRows(store);
   if (input.workdirUpload !== undefined && !readManifest(input.workdirUpload)) throw new UnknownUploadError(input.workdirUpload);
+  for (const [target, up] of Object.entries(input.fileMountUploads ?? {})) if (!readManifest(up.hash)) throw new UnknownUploadError(up.hash, `fileMountUploads.${target}`);
   const { spec, specYaml, warnings } = buildSpec(
     input.source,
     { name: input.name, envs: input.envs, secrets: input.secrets, queue: input.queue },
     queues.map((q) => q.name),
-    input.workdirUpload,
+    { workdir: input.workdirUpload, fileMountTargets: Object.keys(input.fileMountUploads ?? {}), fileMountRoot: process.env.JOBDECK_FILE_MOUNT_ROOT || null },
   );
   const queue = spec.queue ?? DEFAULT_QUEUE;
   const hash = specHash(spec);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -36,6 +37,12 @@ export interface UploadManifest {
   entries: number;
   /** The first {@link UPLOAD_LISTED_FILES} paths (files, folders with a trailing `/`, links as `a -> b`). */
   files: string[];
+}
+
+/** A `file_mounts` source's upload: a folder placed at the target, or one file placed as it. */
+export interface FileMountUpload {
+  hash: string;
+  kind: 'file' | 'dir';
 }
 
 /** An archive refused: the reason names the entry or the limit. */
@@ -139,14 +146,15 @@ export function readManifest(hash: string, home?: string): UploadManifest | null
 }
 
 /**
- * Extracts a stored upload into `dest`, made fresh (removed first): the attempt's own copy. The
- * entry rules are applied again; modes are kept, owners are not.
+ * Extracts a stored upload into `dest`, made fresh (removed first) unless `fresh` is false (then
+ * extracted over what is there): the attempt's own copy. The entry rules are applied again; modes
+ * are kept, owners are not.
  * @throws UploadError when the upload is gone or an entry breaks a rule.
  */
-export async function extractUpload(hash: string, dest: string, home?: string): Promise<void> {
+export async function extractUpload(hash: string, dest: string, home?: string, fresh = true): Promise<void> {
   const file = path.join(uploadsDir(home), `${hash}.tar.gz`);
   if (!UPLOAD_HASH.test(hash) || !existsSync(file)) throw new UploadError(`upload ${hash} is not in the data folder`);
-  rmSync(dest, { recursive: true, force: true });
+  if (fresh) rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true, mode: 0o700 });
   let problem: string | null = null;
   await pipeline(
@@ -177,4 +185,43 @@ export async function uploadedWorkdir(hash: string, workdir: string | null, atte
   await extractUpload(hash, copy, home);
   if (workdir !== null && (workdir.startsWith('/') || workdir === '~' || workdir.startsWith('~/'))) return workdir;
   return copy;
+}
+
+/**
+ * Where a `file_mounts` target lands (docs/spec.md "file_mounts"): `~/x` in the home of the user
+ * the attempt runs as, a relative target inside the attempt's working folder `cwd`, an absolute
+ * one as written — only under `root` (JOBDECK_FILE_MOUNT_ROOT; the submit checked it, checked
+ * again here since the operator may have changed it).
+ * @throws UploadError for an absolute target outside `root`.
+ */
+export function fileMountPath(target: string, cwd: string, root: string | null): string {
+  if (target === '~' || target.startsWith('~/')) return path.join(os.homedir(), target.slice(1));
+  if (!path.isAbsolute(target)) return path.join(cwd, target);
+  const r = root ? path.resolve(root) : null;
+  const t = path.resolve(target);
+  if (r === null || (t !== r && !t.startsWith(r + path.sep))) throw new UploadError(`file_mounts target ${target} is not under JOBDECK_FILE_MOUNT_ROOT${r ? ` (${r})` : ' (not set)'}`);
+  return t;
+}
+
+/**
+ * Places a task's `file_mounts` uploads for one attempt: a folder's content extracted at its
+ * target (over what is there), a file copied to its target (parents made). Before the attempt
+ * starts, every time, so each attempt sees the uploaded content.
+ * @throws UploadError (a precheck failure: an upload gone, an entry rule, a target outside the root).
+ */
+export async function placeFileMounts(mounts: Record<string, FileMountUpload>, cwd: string, attemptDir: string, home?: string, root = process.env.JOBDECK_FILE_MOUNT_ROOT || null): Promise<void> {
+  for (const [target, up] of Object.entries(mounts)) {
+    const dest = fileMountPath(target, cwd, root);
+    if (up.kind === 'dir') {
+      await extractUpload(up.hash, dest, home, false);
+      continue;
+    }
+    const tmp = path.join(attemptDir, 'mount-file');
+    await extractUpload(up.hash, tmp, home);
+    const files = readdirSync(tmp).filter((f) => statSync(path.join(tmp, f)).isFile());
+    if (files.length !== 1) throw new UploadError(`file_mounts ${target}: the upload holds ${files.length} files, expected one`);
+    mkdirSync(path.dirname(dest), { recursive: true });
+    copyFileSync(path.join(tmp, files[0]), dest);
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
-import { uploadedWorkdir } from '../executors/upload';
+import { placeFileMounts, uploadedWorkdir, type FileMountUpload } from '../executors/upload';
+import { resolveWorkdir } from '../executors/wrapper';
 import { attemptLogPath, dataFolder } from '../jobs/paths';
 import { diskFull } from '../proc';
 import type { TaskStatus } from '../jobs/status';
@@ -44,6 +45,18 @@ export interface AttemptPlan {
 function workdirUploadOf(launch: unknown): string | null {
   const h = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
   return typeof h === 'string' ? h : null;
+}
+
+/** The uploads of this task's `file_mounts` targets (Job.launch.fileMountUploads), or null when none. */
+function fileMountsOf(launch: unknown, targets: Record<string, string> | undefined): Record<string, FileMountUpload> | null {
+  const all = launch && typeof launch === 'object' ? (launch as { fileMountUploads?: unknown }).fileMountUploads : undefined;
+  if (!targets || !all || typeof all !== 'object') return null;
+  const out: Record<string, FileMountUpload> = {};
+  for (const t of Object.keys(targets)) {
+    const up = (all as Record<string, FileMountUpload | undefined>)[t];
+    if (up) out[t] = up;
+  }
+  return Object.keys(out).length ? out : null;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -150,6 +163,8 @@ export class LaunchSystem {
       const upload = workdirUploadOf(job.launch);
       // Each attempt gets its own fresh copy of the uploaded folder (docs/spec.md "workdir").
       const workdir = upload ? await uploadedWorkdir(upload, spec.workdir, path.dirname(logPath), this.res.home) : spec.workdir;
+      const mounts = fileMountsOf(job.launch, spec.fileMounts);
+      if (mounts) await placeFileMounts(mounts, resolveWorkdir(workdir, path.dirname(logPath)), path.dirname(logPath), this.res.home);
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,

@@ -10,6 +10,8 @@ export interface RunnableTask {
   /** The task's envs and secrets together (names never overlap: the spec refuses it). */
   envs: Record<string, string>;
   workdir: string | null;
+  /** `file_mounts` targets → sources as written (their content comes from Job.launch); absent when none. */
+  fileMounts?: Record<string, string>;
   /** CPUs the task asks for, per node (falls back to the job's). */
   cpus: number;
   /** Nodes of one attempt (`numNodes`; 1 when absent). */
@@ -41,6 +43,7 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
     run: str(s.run),
     envs,
     workdir: str(s.workdir),
+    ...(s.fileMounts && typeof s.fileMounts === 'object' && !Array.isArray(s.fileMounts) ? { fileMounts: s.fileMounts as Record<string, string> } : {}),
     cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
     nodes: Number.isInteger(nodes) && nodes > 1 ? nodes : 1,
     maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,

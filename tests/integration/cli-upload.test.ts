@@ -35,6 +35,7 @@ describe.each(DB_KINDS)('jobdeck launch with a relative workdir (%s)', (kind) =>
   const database = useServerDatabase(kind, 'cli-upload');
   let laptop: string;
   let project: string;
+  let mountRoot: string;
 
   beforeAll(async () => {
     laptop = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-laptop-'));
@@ -48,11 +49,24 @@ describe.each(DB_KINDS)('jobdeck launch with a relative workdir (%s)', (kind) =>
     writeFileSync(path.join(project, '.gitignore'), '*.log\n');
     writeFileSync(path.join(project, '.skyignore'), 'scratch/\n');
     symlinkSync('data/input.txt', path.join(project, 'link-to-input'));
-    server = await database.start();
+    // file_mounts: a file and a folder from beside the project, at relative and absolute targets.
+    mountRoot = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-mount-root-'));
+    mkdirSync(path.join(laptop, 'shared', 'inputs', 'deep'), { recursive: true });
+    writeFileSync(path.join(laptop, 'shared', 'settings.txt'), 'setting=1\n');
+    writeFileSync(path.join(laptop, 'shared', 'inputs', 'deep', 'a.txt'), 'input a\n');
+    writeFileSync(path.join(laptop, 'shared', 'inputs', 'skip.tmp'), 'ignored\n');
+    writeFileSync(path.join(laptop, 'shared', 'inputs', '.skyignore'), '*.tmp\n');
+    mkdirSync(path.join(laptop, 'mounts'));
+    writeFileSync(
+      path.join(laptop, 'mounts', 'task.yaml'),
+      `workdir: .\nfile_mounts:\n  conf/settings.txt: ../shared/settings.txt\n  inputs: ../shared/inputs\n  ${mountRoot}/job/in: ../shared/inputs\nrun: |\n  cat conf/settings.txt inputs/deep/a.txt ${mountRoot}/job/in/deep/a.txt\n  ls inputs\n`,
+    );
+    server = await database.start({ env: { JOBDECK_FILE_MOUNT_ROOT: mountRoot } });
   }, 120_000);
 
   afterAll(async () => {
     rmSync(laptop, { recursive: true, force: true });
+    rmSync(mountRoot, { recursive: true, force: true });
   });
 
   const stored = () => readdirSync(path.join(server.home, 'uploads')).filter((f) => f.endsWith('.tar.gz'));
@@ -80,6 +94,25 @@ describe.each(DB_KINDS)('jobdeck launch with a relative workdir (%s)', (kind) =>
     const same = await runCli(server, ['launch', path.join(laptop, 'project', 'task.yaml'), '-d']);
     expect(same.code, show(same)).toBe(EXIT.OK);
     expect(stored()).toHaveLength(1);
+  }, 120_000);
+
+  it('file_mounts: a local file and folder are uploaded and placed at relative and allowed absolute targets; buckets and other absolute targets refused', async () => {
+    const before = stored().length;
+    const r = await runCli(server, ['launch', 'mounts'], { cwd: laptop });
+    expect(r.code, show(r)).toBe(EXIT.OK);
+    expect(r.stdout).toBe('setting=1\ninput a\ninput a\ndeep\n');
+    expect(r.stderr).toContain('Uploaded file_mounts conf/settings.txt');
+    // The workdir, the file, and the folder mounted at two targets: stored once each.
+    expect(stored().length - before).toBe(3);
+
+    writeFileSync(path.join(laptop, 'bucket.yaml'), 'file_mounts:\n  /data: s3://my-bucket/data\nrun: ls /data\n');
+    const b = await runCli(server, ['launch', 'bucket.yaml'], { cwd: laptop });
+    expect(b.code, show(b)).toBe(EXIT.USAGE);
+    expect(b.stderr).toContain('bucket.yaml:2 task[0].file_mounts["/data"]: "s3://my-bucket/data" is a bucket or cloud-storage source, not supported');
+    writeFileSync(path.join(laptop, 'outside.yaml'), 'file_mounts:\n  /etc/jobdeck-x: ./bucket.yaml\nrun: ls\n');
+    const o = await runCli(server, ['launch', 'outside.yaml'], { cwd: laptop });
+    expect(o.code, show(o)).toBe(EXIT.USAGE);
+    expect(o.stderr).toContain(`task[0].file_mounts["/etc/jobdeck-x"]: an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt's working folder) or ~/… (allowed here: under ${mountRoot})`);
   }, 120_000);
 
   it('over JOBDECK_UPLOAD_MAX_BYTES: a clear CLI error naming the size and the limit, nothing submitted', async () => {

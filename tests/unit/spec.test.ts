@@ -143,7 +143,7 @@ describe('the exact error format', () => {
   it('points an unknown key at the key, with a hint or the allowed keys', () => {
     expect(issuesOf('run: x\nresources:\n  cpu: 2\n')).toEqual(['3 task[0].resources.cpu: unknown key "cpu"; did you mean "cpus"?']);
     expect(issuesOf('run: x\nbanana: 1\n')).toEqual([
-      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)',
+      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue)',
     ]);
     expect(issuesOf('run: x\njob_recovery:\n  max_restart_on_errors: 1\n')).toEqual([
       '3 task[0].job_recovery.max_restart_on_errors: unknown key "max_restart_on_errors"; did you mean "max_restarts_on_errors"?',
@@ -242,7 +242,7 @@ describe('documents and pipelines', () => {
 
   it('refuses a document that is not a map', () => {
     expect(issuesOf('- run: x\n')).toEqual([
-      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue), got a list of 1',
+      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue), got a list of 1',
     ]);
     expect(issuesOf('echo hello\n')[0]).toMatch(/^1 task\[0\]: expected a map of task keys .*, got "echo hello"$/);
   });
@@ -470,10 +470,29 @@ describe('task keys', () => {
 
   it('refuses SkyPilot keys it cannot honour, saying why (null tolerated)', () => {
     expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\n')).toEqual([
-      '2 task[0].file_mounts: file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir',
+      '3 task[0].file_mounts["/data"]: "s3://bucket" is a bucket or cloud-storage source, not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)',
       '4 task[0].service: service (SkyServe) is not supported: jobdeck runs jobs, not services',
     ]);
     expect(parseJobSpec('run: x\nfile_mounts:\nconfig:\n').tasks).toHaveLength(1);
+  });
+
+  it('file_mounts: local sources need their upload; absolute targets only under the operator root; storage objects refused', () => {
+    const text = 'run: x\nfile_mounts:\n  cfg.txt: ./config.txt\n  ~/data: ../data\n  /srv/data/in: ./in\n';
+    expect(issuesOf(text)).toEqual([
+      '3 task[0].file_mounts["cfg.txt"]: a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads',
+      '4 task[0].file_mounts["~/data"]: a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads',
+      "5 task[0].file_mounts[\"/srv/data/in\"]: an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt's working folder) or ~/…",
+    ]);
+    const targets = ['cfg.txt', '~/data', '/srv/data/in'];
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/data' } }).issues).toEqual([]);
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/other' } }).issues.map((i) => i.message)).toEqual([
+      "an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt's working folder) or ~/… (allowed here: under /srv/other)",
+    ]);
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/data' } }).spec?.tasks[0].fileMounts).toEqual({ 'cfg.txt': './config.txt', '~/data': '../data', '/srv/data/in': './in' });
+    expect(issuesOf('run: x\nfile_mounts:\n  /d:\n    source: s3://b\n    mode: MOUNT\n')[0]).toContain('task[0].file_mounts["/d"]: storage objects (source/store/mode) are not supported');
+    expect(issuesOf('run: x\nfile_mounts:\n  ../up: ./x\n')[0]).toContain('without control characters or ..');
+    // No file_mounts: the stored spec has no key (its specHash is unchanged).
+    expect('fileMounts' in parseJobSpec('run: x\n').tasks[0]).toBe(false);
   });
 
   it('takes secrets like envs, apart from them, with the same name rules; launch values win', () => {

@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { formatIssues, type JobdeckClient, type SubmitRequest } from '../client';
-import { packFolder, uploadCap } from '../pack';
+import { packFile, packFolder, uploadCap } from '../pack';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
@@ -147,6 +148,48 @@ async function uploadWorkdir(ctx: CliContext, client: JobdeckClient, yamlText: s
 }
 
 /**
+ * The local sources of the tasks' `file_mounts`: target → absolute source path (relative sources
+ * from the task file's folder, `~/` from this user's home). Buckets and storage objects are left
+ * to the server, which refuses them with the reason.
+ * @throws CliError USAGE when two tasks mount different sources at one target.
+ */
+export function localFileMounts(yamlText: string, base: string, homeDir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const doc of parseAllDocuments(yamlText)) {
+    const v: unknown = doc.errors.length ? null : doc.toJS();
+    const fm = v && typeof v === 'object' && !Array.isArray(v) ? (v as { file_mounts?: unknown }).file_mounts : undefined;
+    if (!fm || typeof fm !== 'object' || Array.isArray(fm)) continue;
+    for (const [target, source] of Object.entries(fm as Record<string, unknown>)) {
+      if (typeof source !== 'string' || source.trim() === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(source)) continue;
+      const abs = source === '~' || source.startsWith('~/') ? path.join(homeDir, source.slice(1)) : path.resolve(base, source);
+      const known = out.get(target);
+      if (known !== undefined && known !== abs) throw usageError(`file_mounts ${target}: the tasks mount different sources there (${known}, ${abs}); one job uploads one source per target`);
+      out.set(target, abs);
+    }
+  }
+  return out;
+}
+
+/** Packs and uploads each local `file_mounts` source (docs/spec.md "file_mounts"); null when there is none. */
+async function uploadFileMounts(ctx: CliContext, client: JobdeckClient, yamlText: string, base: string): Promise<Record<string, { hash: string; kind: 'file' | 'dir' }> | null> {
+  const mounts = localFileMounts(yamlText, base, ctx.io.env.HOME || os.homedir());
+  if (mounts.size === 0) return null;
+  const out: Record<string, { hash: string; kind: 'file' | 'dir' }> = {};
+  const cap = uploadCap(ctx.io.env);
+  for (const [target, source] of mounts) {
+    const label = `file_mounts ${target}`;
+    const st = await stat(source).catch(() => null);
+    if (!st) throw usageError(`${label}: the source ${source} does not exist`);
+    const kind = st.isDirectory() ? 'dir' : 'file';
+    const packed = kind === 'dir' ? await packFolder(source, cap, label) : await packFile(source, cap, label);
+    const m = await client.upload(packed.bytes, label);
+    ctx.err(`${ctx.errColors.bold('⚙︎')} Uploaded ${label} (${source}): ${m.entries} entries, ${m.size} bytes`);
+    out[target] = { hash: m.hash, kind };
+  }
+  return out;
+}
+
+/**
  * The spec's warnings of a submit (keys accepted, not acted on), one `warning: file:line key: …`
  * line each on stderr — stdout stays the command's product. A server without warnings sends none.
  */
@@ -178,8 +221,11 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
 
   const client = await ctx.client();
   if (taskFile !== null && req.yaml !== undefined) {
-    const upload = await uploadWorkdir(ctx, client, req.yaml, path.dirname(path.resolve(ctx.io.cwd, taskFile)));
+    const base = path.dirname(path.resolve(ctx.io.cwd, taskFile));
+    const upload = await uploadWorkdir(ctx, client, req.yaml, base);
     if (upload) req.workdirUpload = upload;
+    const mounts = await uploadFileMounts(ctx, client, req.yaml, base);
+    if (mounts) req.fileMountUploads = mounts;
   }
   const res = await client.submit(req);
   printWarnings(ctx, res.warnings);

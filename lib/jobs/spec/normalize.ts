@@ -16,6 +16,9 @@ import {
   isRelativeWorkdir,
   nameProblem,
   RELATIVE_WORKDIR_REFUSED,
+  FILE_MOUNT_ABSOLUTE_REFUSED,
+  FILE_MOUNT_NOT_UPLOADED,
+  type SpecUploads,
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
@@ -81,7 +84,7 @@ export function finish(
   issues: SpecIssue[],
   defaultExecutor?: SpecExecutor,
   queues?: readonly string[],
-  workdirUpload?: string,
+  uploads: SpecUploads = {},
 ): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
@@ -107,7 +110,8 @@ export function finish(
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
-  if (!workdirUpload) checkWorkdirs(drafts, file, issues);
+  if (!uploads.workdir) checkWorkdirs(drafts, file, issues);
+  checkFileMounts(drafts, uploads, file, issues);
   const required: SpecIssue[] = [];
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, overrideSecrets, file, issues, required));
 
@@ -234,6 +238,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     envs: t.envs ?? {},
     secrets: t.secrets ?? {},
     workdir: t.workdir ?? null,
+    ...(t.file_mounts && Object.keys(t.file_mounts).length ? { fileMounts: t.file_mounts } : {}),
     resources,
     jobRecovery: {
       maxRestartsOnErrors: jr?.max_restarts_on_errors ?? 0,
@@ -373,6 +378,27 @@ function checkQueue(queue: string, drafts: DraftTask[] | null, queues: readonly 
 function checkWorkdirs(drafts: DraftTask[], file: string, issues: SpecIssue[]): void {
   for (const d of drafts) {
     if (d.workdir !== null && isRelativeWorkdir(d.workdir)) issues.push(issueAt(file, d.doc.locate(['workdir'], 'value'), `${d.label}.workdir`, `${RELATIVE_WORKDIR_REFUSED}, got ${describe(d.workdir)}`));
+  }
+}
+
+/**
+ * `file_mounts` (docs/spec.md "file_mounts"): every local source's content must come with the
+ * job (the launching machine's paths mean nothing here); an absolute target only under the
+ * operator's JOBDECK_FILE_MOUNT_ROOT, so a job cannot write anywhere the server's user can.
+ */
+function checkFileMounts(drafts: DraftTask[], uploads: SpecUploads, file: string, issues: SpecIssue[]): void {
+  const uploaded = new Set(uploads.fileMountTargets ?? []);
+  const root = uploads.fileMountRoot ? uploads.fileMountRoot.replace(/\/+$/, '') : null;
+  for (const d of drafts) {
+    for (const target of Object.keys(d.fileMounts ?? {})) {
+      const at = d.doc.locate(['file_mounts', target], 'key');
+      const label = formatPath(d.label, ['file_mounts', target]);
+      if (target.startsWith('/') && (root === null || (target !== root && !target.startsWith(`${root}/`)))) {
+        issues.push(issueAt(file, at, label, root === null ? FILE_MOUNT_ABSOLUTE_REFUSED : `${FILE_MOUNT_ABSOLUTE_REFUSED} (allowed here: under ${root})`));
+      } else if (!uploaded.has(target)) {
+        issues.push(issueAt(file, at, label, FILE_MOUNT_NOT_UPLOADED));
+      }
+    }
   }
 }
 

@@ -50,6 +50,12 @@ export interface TaskSpec {
    */
   secrets?: Record<string, string>;
   workdir: string | null;
+  /**
+   * SkyPilot's `file_mounts` with local sources: target → source as written (docs/spec.md
+   * "file_mounts"); each source's content is uploaded with the job and placed at its target in
+   * every attempt. Absent when none, so a spec without it keeps its specHash.
+   */
+  fileMounts?: Record<string, string>;
   resources: Resources;
   jobRecovery: JobRecovery;
   /**
@@ -127,11 +133,21 @@ export interface SpecOptions {
    * another is refused at that key, listing them. Without it, only the name's form is checked.
    */
   queues?: readonly string[];
+  /** What was uploaded with the job (docs/spec.md "workdir", "file_mounts"). */
+  uploads?: SpecUploads;
+}
+
+/** The uploads a submit carries, as the spec's rules need them. */
+export interface SpecUploads {
   /**
-   * A folder was uploaded with the job (its content hash, lib/executors/upload.ts): a relative
-   * `workdir` then names a place inside each attempt's copy of it. Without it, one is refused.
+   * A folder was uploaded for the workdir (its content hash, lib/executors/upload.ts): a relative
+   * `workdir` then runs in each attempt's copy of it. Without it, one is refused.
    */
-  workdirUpload?: string;
+  workdir?: string;
+  /** The `file_mounts` targets whose source content was uploaded; a target without one is refused. */
+  fileMountTargets?: readonly string[];
+  /** JOBDECK_FILE_MOUNT_ROOT: the folder absolute `file_mounts` targets must be under; none allowed without it. */
+  fileMountRoot?: string | null;
 }
 
 /** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
@@ -306,6 +322,47 @@ export function isRelativeWorkdir(v: string): boolean {
 /** The refusal of a relative workdir without an upload (docs/spec.md "workdir"). */
 export const RELATIVE_WORKDIR_REFUSED =
   'expected an absolute path or one starting with ~/ (a relative workdir needs its folder uploaded with the job: jobdeck launch does it, the API takes workdirUpload)';
+
+/** Most `file_mounts` entries a task may have. */
+export const MAX_FILE_MOUNTS = 64;
+
+/** A bucket or cloud-storage source: a URL with a scheme (s3://, gs://, r2://, https://…). */
+const STORAGE_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * `file_mounts`: target → local source path. Bucket URLs and storage objects (`source`/`store`/
+ * `mode`) are refused at their target, naming the alternative (docs/spec.md "file_mounts").
+ */
+const FileMountsSchema = z.unknown().transform((v, ctx): Record<string, string> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a map of target: local source path' });
+    return z.NEVER;
+  }
+  const out: Record<string, string> = {};
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > MAX_FILE_MOUNTS) ctx.addIssue({ code: 'custom', message: `expected at most ${MAX_FILE_MOUNTS} file_mounts, got ${entries.length}`, params: { full: true } });
+  for (const [target, source] of entries) {
+    const at = { path: [target], params: { full: true } };
+    if (target.trim() === '' || target.length > SPEC_LIMITS.maxWorkdirLength || /\p{Cc}/u.test(target) || target.split('/').includes('..')) {
+      ctx.addIssue({ code: 'custom', message: `target ${JSON.stringify(target.slice(0, 80))}: expected a path (relative, ~/…, or absolute) of at most ${SPEC_LIMITS.maxWorkdirLength} characters, without control characters or ..`, ...at });
+    } else if (source !== null && typeof source === 'object') {
+      ctx.addIssue({ code: 'custom', message: `storage objects (source/store/mode) are not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)`, ...at });
+    } else if (typeof source !== 'string' || source.trim() === '' || source.length > SPEC_LIMITS.maxWorkdirLength || /\p{Cc}/u.test(source)) {
+      ctx.addIssue({ code: 'custom', message: `expected a local source path (a string of at most ${SPEC_LIMITS.maxWorkdirLength} characters)`, ...at });
+    } else if (STORAGE_URL.test(source.trim())) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(source)} is a bucket or cloud-storage source, not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)`, ...at });
+    } else out[target] = source;
+  }
+  return out;
+});
+
+/** An absolute `file_mounts` target outside the operator's root (docs/spec.md "file_mounts"). */
+export const FILE_MOUNT_ABSOLUTE_REFUSED =
+  'an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt\'s working folder) or ~/…';
+
+/** A `file_mounts` entry whose source content did not come with the job. */
+export const FILE_MOUNT_NOT_UPLOADED =
+  'a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads';
 
 /** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
 const EnvsSchema = z.unknown().transform((v, ctx): Record<string, string | null> => {
@@ -496,7 +553,7 @@ export const TaskSchema = z.strictObject(
       .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
       .nullish(),
     queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
-    file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
+    file_mounts: FileMountsSchema.nullish(),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
     experimental: unsupported('experimental (SkyPilot config overrides) is not supported'),
@@ -506,10 +563,10 @@ export const TaskSchema = z.strictObject(
     event_callback: unsupported('event_callback is not supported'),
     pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
-  { error: 'expected a map of task keys (name, envs, secrets, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
+  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
+const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 
