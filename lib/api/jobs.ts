@@ -5,7 +5,7 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { changePriority, defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { changePriority, defaultExecutorOrNone, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, type JobFilter, type Store } from '../store';
@@ -65,7 +65,7 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin): Pro
  * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
  */
 export function validateSpec(text: string, filename?: string, queues?: readonly string[]): ValidateResult {
-  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
+  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues, localGpus: localGpusOrNone() });
   // Values required at launch are not errors of the text (SkyPilot's rule): listed apart.
   const errors = issues.filter((i) => !required.includes(i));
   return { ok: errors.length === 0, issues: errors, warnings, required };

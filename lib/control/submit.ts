@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
+import { localGpuCount } from '../executors/gpus';
 import { readManifest, type FileMountUpload } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
 import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
@@ -146,14 +147,23 @@ export function buildSpec(
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() }), specYaml: source.text };
     case 'spec': {
-      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
       return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }), warnings: [] };
+  }
+}
+
+/** The local executor's GPUs (lib/executors/gpus.ts), or undefined when JOBDECK_LOCAL_GPUS is malformed (the server's start reports it). */
+export function localGpusOrNone(): number | undefined {
+  try {
+    return localGpuCount();
+  } catch {
+    return undefined;
   }
 }
 

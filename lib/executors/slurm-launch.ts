@@ -86,6 +86,26 @@ export function readSlurmHandleFile(attemptDir: string): AttemptHandle | null {
  *   integer ≥ 1; SlurmUnavailableError when the controller does not answer; Error when sbatch
  *   refuses the job.
  */
+/**
+ * SkyPilot's GPU type → Slurm's GRES type: JOBDECK_SLURM_GPU_TYPES (`A100=a100,H100=h100_80gb`,
+ * names matched ignoring case) when it names the type, else the type in lower case.
+ * @throws TypeError for a malformed JOBDECK_SLURM_GPU_TYPES entry.
+ */
+export function slurmGpuType(type: string, env: Record<string, string | undefined> = process.env): string {
+  for (const item of (env.JOBDECK_SLURM_GPU_TYPES ?? '').split(',')) {
+    if (item.trim() === '') continue;
+    const m = /^\s*([A-Za-z0-9_.-]+)\s*=\s*([A-Za-z0-9_.-]+)\s*$/.exec(item);
+    if (!m) throw new TypeError(`JOBDECK_SLURM_GPU_TYPES: expected TYPE=GRES_TYPE entries separated by commas, got ${JSON.stringify(item)}`);
+    if (m[1].toLowerCase() === type.toLowerCase()) return m[2];
+  }
+  return type.toLowerCase();
+}
+
+/** sbatch's GRES request for a task's GPUs (per node): `--gres=gpu:<type>:<count>`, or nothing. */
+export function gresArgs(gpus: LaunchRequest['gpus'], env: Record<string, string | undefined> = process.env): string[] {
+  return gpus && gpus.count > 0 ? [`--gres=gpu:${slurmGpuType(gpus.type, env)}:${gpus.count}`] : [];
+}
+
 export async function launchSlurm(req: LaunchRequest, partition: string | undefined): Promise<AttemptHandle> {
   validateEnvs(req.envs);
   const attemptDir = path.resolve(req.attemptDir);
@@ -131,6 +151,7 @@ export async function launchSlurm(req: LaunchRequest, partition: string | undefi
     `--ntasks=${nodes}`,
     ...(nodes > 1 ? ['--ntasks-per-node=1'] : []),
     `--cpus-per-task=${cpus}`,
+    ...gresArgs(req.gpus),
     '--no-requeue',
     '--export=ALL',
     ...(partition ? [`--partition=${partition}`] : []),

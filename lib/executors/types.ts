@@ -26,6 +26,12 @@ export interface LaunchRequest {
    * that cannot run a gang throws a TypeError for more than 1.
    */
   nodes?: number;
+  /**
+   * GPUs per node (SkyPilot's `accelerators`, docs/spec.md "accelerators"): Slurm reserves them
+   * as GRES (`--gres=gpu:<type>:<count>`); the local executor checked at submit that it has them.
+   * Absent: none.
+   */
+  gpus?: { type: string; count: number };
   /** The attempt's own folder (created by the executor if missing): exit status, wrapper. */
   attemptDir: string;
   /**

@@ -38,21 +38,24 @@ export function skypilotTaskId(req: Pick<LaunchRequest, 'jobId' | 'taskIndex'>):
  * The task's envs plus jobdeck's variables, which win (docs/spec.md "What each attempt gets"):
  * JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT, and SkyPilot's native task variables
  * with SkyPilot's meanings — SKYPILOT_TASK_ID, SKYPILOT_NUM_GPUS_PER_NODE (GPUs granted per
- * node: 0, jobdeck reserves none), SKYPILOT_CLUSTER_INFO (JSON: cluster_name, cloud = the
+ * node: `gpus.count`, else 0; locally CUDA_VISIBLE_DEVICES too), SKYPILOT_CLUSTER_INFO (JSON: cluster_name, cloud = the
  * executor, region and zone null). A one-node attempt also gets its rank variables here (rank 0
  * of 1; SKYPILOT_NODE_IPS / JOBDECK_NODE_IPS is `nodeIp` when given — locally 127.0.0.1; the
  * Slurm batch script adds the node's address); a gang's ranks get theirs from the rank script
  * (lib/executors/slurm-gang.ts), so they are left out for nodes > 1.
  */
-export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' | 'attempt' | 'nodes'>, executor: string, nodeIp?: string): Record<string, string> {
+export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' | 'attempt' | 'nodes' | 'gpus'>, executor: string, nodeIp?: string): Record<string, string> {
   const oneNode = (req.nodes ?? 1) <= 1;
+  const gpus = req.gpus?.count ?? 0;
   return {
     ...req.envs,
     JOBDECK_JOB_ID: String(req.jobId),
     JOBDECK_TASK_INDEX: String(req.taskIndex),
     JOBDECK_ATTEMPT: String(req.attempt),
     SKYPILOT_TASK_ID: skypilotTaskId(req),
-    SKYPILOT_NUM_GPUS_PER_NODE: '0',
+    SKYPILOT_NUM_GPUS_PER_NODE: String(gpus),
+    // Slurm sets CUDA_VISIBLE_DEVICES to the GPUs it granted; locally the first `gpus` devices.
+    ...(executor === 'local' && gpus > 0 ? { CUDA_VISIBLE_DEVICES: Array.from({ length: gpus }, (_, i) => i).join(',') } : {}),
     SKYPILOT_CLUSTER_INFO: JSON.stringify({ cluster_name: `jobdeck-job-${req.jobId}`, cloud: executor, region: null, zone: null }),
     ...(oneNode
       ? {

@@ -174,6 +174,7 @@ export class LaunchSystem {
         envs: spec.envs,
         workdir,
         cpus: spec.cpus,
+        ...(spec.gpus ? { gpus: spec.gpus } : {}),
         ...(spec.nodes > 1 ? { nodes: spec.nodes } : {}),
         attemptDir: path.dirname(logPath),
         logPath,

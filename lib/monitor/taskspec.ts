@@ -4,6 +4,8 @@
  * maxRestartsOnErrors, recoverOnExitCodes, strategy } }`). Read tolerantly: a missing field takes
  * its documented default, so rows written by older versions still run.
  */
+import { parseAccelerators, type GpuRequest } from '../jobs/spec';
+
 export interface RunnableTask {
   setup: string | null;
   run: string | null;
@@ -12,6 +14,8 @@ export interface RunnableTask {
   workdir: string | null;
   /** `file_mounts` targets → sources as written (their content comes from Job.launch); absent when none. */
   fileMounts?: Record<string, string>;
+  /** GPUs per node (`resources.accelerators`, lib/jobs/spec parseAccelerators); absent when none. */
+  gpus?: GpuRequest;
   /** CPUs the task asks for, per node (falls back to the job's). */
   cpus: number;
   /** Nodes of one attempt (`numNodes`; 1 when absent). */
@@ -44,9 +48,15 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
     envs,
     workdir: str(s.workdir),
     ...(s.fileMounts && typeof s.fileMounts === 'object' && !Array.isArray(s.fileMounts) ? { fileMounts: s.fileMounts as Record<string, string> } : {}),
+    ...gpusOf(res.other),
     cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
     nodes: Number.isInteger(nodes) && nodes > 1 ? nodes : 1,
     maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,
     recoverOnExitCodes: codes.map(Number).filter((n) => Number.isInteger(n)),
   };
+}
+
+function gpusOf(other: unknown): { gpus?: GpuRequest } {
+  const g = other && typeof other === 'object' ? parseAccelerators((other as Record<string, unknown>).accelerators) : null;
+  return g && typeof g === 'object' ? { gpus: g } : {};
 }

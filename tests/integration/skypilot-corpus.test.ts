@@ -4,7 +4,7 @@
  * 400 naming the key), the warnings stored on the job and shown in its detail, and a repeated
  * submissionId answering the stored warnings again.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import { skypilotCorpus } from '../helpers/skypilot-corpus';
@@ -16,6 +16,10 @@ import { formatSpecIssue, type SpecIssue } from '../../lib/jobs/spec';
 const lines = (xs: SpecIssue[]) => xs.map(formatSpecIssue);
 
 describe.each(DB_KINDS)('SkyPilot corpus through validate and submit on %s', (kind) => {
+  // The corpus is written for a machine without GPUs (accelerators-local.yaml).
+  beforeAll(() => {
+    process.env.JOBDECK_LOCAL_GPUS = '0';
+  });
   const t = useDatabase(kind, `skypilot-corpus-${kind}`);
 
   it.each(skypilotCorpus().map((c) => [c.file, c] as const))('%s', async (file, c) => {

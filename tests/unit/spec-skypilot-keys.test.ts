@@ -58,7 +58,7 @@ const SKYPILOT_RESOURCES_KEYS = [
 
 /** Keys jobdeck acts on (docs/spec.md "Task keys"): giving one is neither refused nor warned about. */
 const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'secrets', 'job_recovery', 'priority', 'queue'];
-const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery'];
+const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery', 'accelerators'];
 
 /** A value of the key's SkyPilot form, valid for jobdeck where jobdeck honours it. */
 const TASK_SAMPLES: Record<string, string> = {
@@ -87,6 +87,7 @@ const RESOURCE_SAMPLES: Record<string, string> = {
   any_of: 'any_of:\n    - cpus: 1',
   ordered: 'ordered:\n    - cpus: 1',
   ports: 'ports: 8080',
+  accelerators: 'accelerators: A100:1',
   labels: 'labels:\n    a: b',
 };
 
@@ -163,7 +164,8 @@ describe('the SkyPilot corpus (tests/fixtures/skypilot) through the validator', 
     for (const c of corpus) expect(c.text, c.file).toMatch(/^# expect: /m);
   });
   it.each(corpus.map((c) => [c.file, c] as const))('%s', (f, want) => {
-    const r = checkJobSpec(want.text, { filename: f, defaultExecutor: 'local' });
+    // The corpus is written for a machine without GPUs (accelerators-local.yaml).
+    const r = checkJobSpec(want.text, { filename: f, defaultExecutor: 'local', localGpus: 0 });
     const issues = r.issues.map(formatSpecIssue);
     const warnings = r.warnings.map(formatSpecIssue);
     if (want.accepted) expect(issues).toEqual([]);

@@ -16,6 +16,7 @@ import { checkJsonValue, loadYaml, type RawDoc } from './positions';
 import { SPEC_EXECUTORS, type PipelineSpec, type SpecExecutor, type SpecOptions, type SpecOverrides, type TaskSpec } from './schema';
 
 export { formatSpecIssue, SpecError, type SpecIssue } from './messages';
+export { MAX_GPUS, parseAccelerators, type GpuRequest } from './accelerators';
 export {
   isRelativeWorkdir,
   type SpecUploads,
@@ -80,7 +81,7 @@ export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: Pipe
   const file = opts.filename ?? 'job.yaml';
   const loaded = loadYaml(String(text), file);
   if (loaded.fatal) return { spec: null, issues: loaded.issues, warnings: [], required: [] };
-  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues, opts.uploads);
+  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues, opts.uploads, opts.localGpus);
 }
 
 /**
@@ -103,7 +104,7 @@ export function readJobSpecObject(value: unknown, opts: SpecOptions = {}): ReadS
   const values = Array.isArray(value) ? value : [value];
   const docs: RawDoc[] = values.map((v) => ({ value: v, locate: () => null, startLoc: null, broken: false, yamlIssues: [] }));
   if (docs.length === 0) throw new SpecError([issueAt(file, null, '', 'the spec is empty: expected a task (a map with at least `run`) or a list of them')]);
-  const { spec, issues, warnings } = finish(docs, file, opts.overrides, [], opts.defaultExecutor, opts.queues, opts.uploads);
+  const { spec, issues, warnings } = finish(docs, file, opts.overrides, [], opts.defaultExecutor, opts.queues, opts.uploads, opts.localGpus);
   if (!spec) throw new SpecError(issues);
   return { spec, warnings };
 }

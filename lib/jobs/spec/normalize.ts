@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
 import { checkJsonValue, type RawDoc } from './positions';
+import { parseAccelerators } from './accelerators';
 import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
@@ -85,6 +86,7 @@ export function finish(
   defaultExecutor?: SpecExecutor,
   queues?: readonly string[],
   uploads: SpecUploads = {},
+  localGpus?: number,
 ): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
@@ -110,6 +112,7 @@ export function finish(
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
+  checkAccelerators(drafts, executor ?? defaultExecutor ?? null, localGpus, file, issues);
   if (!uploads.workdir) checkWorkdirs(drafts, file, issues);
   checkFileMounts(drafts, uploads, file, issues);
   const required: SpecIssue[] = [];
@@ -398,6 +401,24 @@ function checkFileMounts(drafts: DraftTask[], uploads: SpecUploads, file: string
       } else if (!uploaded.has(target)) {
         issues.push(issueAt(file, at, label, FILE_MOUNT_NOT_UPLOADED));
       }
+    }
+  }
+}
+
+/**
+ * `resources.accelerators` (docs/spec.md "accelerators"): one type and a whole count; on the local
+ * executor no more than the machine has (`localGpus`), so a job that could never start is refused
+ * at submit instead of waiting for GPUs that do not exist.
+ */
+function checkAccelerators(drafts: DraftTask[], executor: SpecExecutor | null, localGpus: number | undefined, file: string, issues: SpecIssue[]): void {
+  for (const d of drafts) {
+    const g = parseAccelerators(d.resources.other.accelerators);
+    if (g === null) continue;
+    const at = d.doc.locate(['resources', 'accelerators'], 'value');
+    const label = formatPath(d.label, ['resources', 'accelerators']);
+    if (typeof g === 'string') issues.push(issueAt(file, at, label, `accelerators: ${g}`));
+    else if (executor === 'local' && localGpus !== undefined && g.count > localGpus) {
+      issues.push(issueAt(file, at, label, `accelerators: asks for ${g.count} GPU${g.count === 1 ? '' : 's'} (${g.type}:${g.count}); the local executor has ${localGpus} (nvidia-smi -L, or JOBDECK_LOCAL_GPUS): no resource can run it — use infra: slurm`));
     }
   }
 }

@@ -135,6 +135,11 @@ export interface SpecOptions {
   queues?: readonly string[];
   /** What was uploaded with the job (docs/spec.md "workdir", "file_mounts"). */
   uploads?: SpecUploads;
+  /**
+   * GPUs the local executor has (lib/executors/gpus.ts): a task on it asking for more is refused
+   * at `resources.accelerators`. Without it, only the form is checked.
+   */
+  localGpus?: number;
 }
 
 /** The uploads a submit carries, as the spec's rules need them. */
@@ -229,12 +234,11 @@ export type SkyPilotResourceKey = (typeof SKYPILOT_RESOURCE_KEYS)[number];
 /**
  * What jobdeck does instead, for each recorded SkyPilot resource key it does not act on: the
  * warning given when the key has a value (docs/spec.md "SkyPilot keys"). The one owner of these
- * texts; `infra` and `cloud` are honoured (where the task runs), so they have none. A value of
+ * texts; `infra` and `cloud` (where the task runs) and `accelerators` (GPUs) are honoured, so they have none. A value of
  * `false` for `use_spot` asks for what jobdeck does anyway and warns nothing.
  */
-export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud'>, string>> = Object.freeze({
+export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud' | 'accelerators'>, string>> = Object.freeze({
   accelerator_args: 'not used by jobdeck: accelerator arguments (TPU runtime versions and the like) are for cloud provisioning; recorded only',
-  accelerators: 'recorded, not reserved: jobdeck does not allocate GPUs; the task sees the machine\'s devices as they are',
   autostop: 'not used by jobdeck: there is no cluster to stop; the job\'s processes end with the job',
   disk_size: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
   disk_tier: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
