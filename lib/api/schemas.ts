@@ -439,6 +439,7 @@ const jobSummaryBase = {
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
+const AlternativeSchema = z.object({ key: z.enum(['any_of', 'ordered']), index: count(), of: count() }).nullable().meta({ description: 'The resources.any_of / ordered alternative chosen at submit (index 0-based of `of`), or null.' });
 export const TaskViewSchema = named(
   z.object({
     ...taskSummaryShape,
@@ -448,7 +449,7 @@ export const TaskViewSchema = named(
     run: z.string().nullable(),
     envs: z.record(z.string(), z.string()).meta({ description: 'Secret-looking values masked.' }),
     workdir: z.string().nullable(),
-    resources: z.object({ cpus: z.number(), cpusAtLeast: z.boolean(), memoryGb: z.number().nullable(), memoryAtLeast: z.boolean() }),
+    resources: z.object({ cpus: z.number(), cpusAtLeast: z.boolean(), memoryGb: z.number().nullable(), memoryAtLeast: z.boolean(), alternative: AlternativeSchema }),
     recoverOnExitCodes: z.array(z.number().int()),
     attemptList: z.array(AttemptViewSchema),
   }),

@@ -117,7 +117,8 @@ export interface TaskView extends TaskSummary {
   /** Masked where the name looks secret. */
   envs: Record<string, string>;
   workdir: string | null;
-  resources: { cpus: number; cpusAtLeast: boolean; memoryGb: number | null; memoryAtLeast: boolean };
+  /** `alternative`: the `any_of` / `ordered` entry chosen at submit (0-based `index` of `of`), or null. */
+  resources: { cpus: number; cpusAtLeast: boolean; memoryGb: number | null; memoryAtLeast: boolean; alternative: { key: 'any_of' | 'ordered'; index: number; of: number } | null };
   recoverOnExitCodes: number[];
   /** Every attempt of the task, oldest first (TaskSummary.attempts is their count). */
   attemptList: AttemptView[];

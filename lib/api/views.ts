@@ -99,7 +99,7 @@ function taskSpecView(json: unknown): {
   run: string | null;
   envs: Record<string, string>;
   workdir: string | null;
-  resources: Omit<Resources, 'other'>;
+  resources: Omit<Resources, 'other' | 'alternative'> & { alternative: NonNullable<Resources['alternative']> | null };
   maxRestarts: number;
   recoverOnExitCodes: number[];
 } {
@@ -111,7 +111,7 @@ function taskSpecView(json: unknown): {
     // Secrets are shown among the envs, always masked.
     envs: { ...maskEnvs(t.envs ?? {}), ...maskAll(t.secrets) },
     workdir: t.workdir ?? null,
-    resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false },
+    resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false, alternative: r?.alternative ?? null },
     maxRestarts: t.jobRecovery?.maxRestartsOnErrors ?? 0,
     recoverOnExitCodes: t.jobRecovery?.recoverOnExitCodes ?? [],
   };

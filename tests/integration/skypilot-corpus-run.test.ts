@@ -2,7 +2,7 @@
  * The SkyPilot corpus (tests/fixtures/skypilot) run: every file whose outcome is "accepted" (with
  * or without warnings) is submitted to a real server process and runs to SUCCEEDED on the local
  * executor — a warned key changes nothing about how the task runs, and the SKYPILOT_* variables
- * and secrets the files use are there. PGlite and PostgreSQL.
+ * and secrets the files use are there; the any_of alternative chosen is shown. PGlite and PostgreSQL.
  *
  * Needs a built app: `JOBDECK_NEXT_DIST=.next-cli npx next build`, and the same
  * JOBDECK_NEXT_DIST when running vitest.
@@ -38,5 +38,7 @@ describe.each(DB_KINDS)('SkyPilot corpus runs to SUCCEEDED (%s)', (kind) => {
     const detail = (await (await server.api(`/api/jobs/${id}`)).json()) as JobDetail;
     expect(end.status, JSON.stringify(detail.tasks.map((t) => t.statusReason))).toBe('SUCCEEDED');
     expect(detail.warnings).toHaveLength(c.warnings.length);
+    // The alternative chosen at submit is shown (no GPUs here: the second of any-of.yaml).
+    if (file === 'any-of.yaml') expect(detail.tasks[0].resources.alternative).toEqual({ key: 'any_of', index: 1, of: 2 });
   }, 90_000);
 });

@@ -13,7 +13,7 @@ function attempt(number: number, over: Partial<AttemptView> = {}): AttemptView {
 function task(index: number, over: Partial<TaskView> = {}): TaskView {
   return {
     index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, statusReason: null, exitCode: null,
-    setup: null, run: 'exit 1', envs: {}, workdir: null, resources: { cpus: 1, cpusAtLeast: true, memoryGb: null, memoryAtLeast: false }, recoverOnExitCodes: [], attemptList: [], ...over,
+    setup: null, run: 'exit 1', envs: {}, workdir: null, resources: { cpus: 1, cpusAtLeast: true, memoryGb: null, memoryAtLeast: false, alternative: null }, recoverOnExitCodes: [], attemptList: [], ...over,
   };
 }
 

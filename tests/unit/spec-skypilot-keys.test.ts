@@ -58,7 +58,7 @@ const SKYPILOT_RESOURCES_KEYS = [
 
 /** Keys jobdeck acts on (docs/spec.md "Task keys"): giving one is neither refused nor warned about. */
 const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'secrets', 'job_recovery', 'priority', 'queue'];
-const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery', 'accelerators'];
+const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery', 'accelerators', 'any_of', 'ordered'];
 
 /** A value of the key's SkyPilot form, valid for jobdeck where jobdeck honours it. */
 const TASK_SAMPLES: Record<string, string> = {

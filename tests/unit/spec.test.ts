@@ -385,12 +385,10 @@ describe('task keys', () => {
       }
     });
 
-    it('records other SkyPilot resource keys as written and refuses alternatives lists', () => {
+    it('records other SkyPilot resource keys as written; alternatives must be a list of resource maps', () => {
       const r = res('  accelerators: A100:8\n  cloud: local\n  ports: [8080, "9000-9010"]\n  disk_size: 256\n  use_spot: true\n  labels: {team: ml}\n');
       expect(r.other).toEqual({ accelerators: 'A100:8', cloud: 'local', ports: [8080, '9000-9010'], disk_size: 256, use_spot: true, labels: { team: 'ml' } });
-      expect(issuesOf('run: x\nresources:\n  any_of:\n    - cpus: 2\n')).toEqual([
-        '3 task[0].resources.any_of: any_of (a list of alternative resources) is not supported: give one set of resources',
-      ]);
+      expect(issuesOf('run: x\nresources:\n  any_of: cpus\n')).toEqual(['3 task[0].resources.any_of: expected a list of resource maps (any_of: the alternatives), got "cpus"']);
       expect(issuesOf('run: x\nresources: [cpus]\n')).toEqual(['2 task[0].resources: expected a map of resources (cpus, memory, job_recovery, …), got a list of 1']);
     });
   });

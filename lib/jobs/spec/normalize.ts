@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
 import { checkJsonValue, type RawDoc } from './positions';
 import { parseAccelerators } from './accelerators';
+import { FILE_MOUNT_ABSOLUTE_REFUSED, FILE_MOUNT_NOT_UPLOADED } from './mounts';
 import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
@@ -17,8 +18,6 @@ import {
   isRelativeWorkdir,
   nameProblem,
   RELATIVE_WORKDIR_REFUSED,
-  FILE_MOUNT_ABSOLUTE_REFUSED,
-  FILE_MOUNT_NOT_UPLOADED,
   type SpecUploads,
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
@@ -99,7 +98,7 @@ export function finish(
   }
   const drafts: DraftTask[] = [];
   taskDocs.forEach((doc, index) => {
-    const draft = validateDocument(doc, `task[${index}]`, file, issues);
+    const draft = validateDocument(doc, `task[${index}]`, file, issues, { defaultExecutor, localGpus });
     if (draft) drafts.push(draft);
   });
   const overrideEnvs = readOverrides(overrides, file, issues);
@@ -149,7 +148,7 @@ function splitHeader(docs: RawDoc[], file: string, issues: SpecIssue[]): { heade
 }
 
 /** One task document → its draft, or null with its issues added (a broken one adds none here). */
-function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
+function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[], where: Where): DraftTask | null {
   if (doc.broken) return null;
   if (doc.value == null) {
     issues.push(issueAt(file, doc.startLoc, label, `empty document: expected a task${doc.startLoc ? ' (remove the extra --- or add the task)' : ''}`));
@@ -166,7 +165,7 @@ function validateDocument(doc: RawDoc, label: string, file: string, issues: Spec
     reportSchemaIssues(parsed.error.issues, doc, label, file, issues);
     return null;
   }
-  return draftOf(parsed.data, doc, label, file, issues);
+  return draftOf(parsed.data, doc, label, file, issues, where);
 }
 
 /**
@@ -204,8 +203,14 @@ function reportSchemaIssues(zodIssues: z.core.$ZodIssue[], doc: RawDoc, label: s
 }
 
 /** A task that passed the schema → its draft: defaults, `job_recovery` from either place, infra. */
-function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
-  const res = t.resources ?? null;
+function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, file: string, issues: SpecIssue[], where: Where): DraftTask | null {
+  let res = t.resources ?? null;
+  let alternative: Resources['alternative'];
+  if (res && (res.any_of || res.ordered)) {
+    const picked = pickAlternative(res, t.num_nodes ?? 1, where, doc, label, file, issues);
+    if (!picked) return null;
+    [res, alternative] = picked;
+  }
   if (t.job_recovery != null && res?.job_recovery != null) {
     issues.push(
       issueAt(
@@ -230,6 +235,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     ...(res?.cpus ? { cpus: res.cpus.cpus, cpusAtLeast: res.cpus.atLeast } : {}),
     ...(res?.memory ? { memoryGb: res.memory.gb, memoryAtLeast: res.memory.atLeast } : {}),
     other,
+    ...(alternative ? { alternative } : {}),
   };
   const infra = infraOf(res, doc, label, file, issues);
   if (infra === false) return null;
@@ -256,6 +262,46 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     label,
     warnings: draftWarnings(other, res?.memory != null, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
   };
+}
+
+/** What the choice among resource alternatives depends on: where the job would run, with what. */
+interface Where {
+  defaultExecutor?: SpecExecutor;
+  localGpus?: number;
+}
+
+type ResourcesIn = NonNullable<z.output<typeof TaskSchema>['resources']>;
+
+/**
+ * `any_of` / `ordered` (docs/spec.md "any_of and ordered"): each alternative merged over the
+ * task's other resources, the first one the executor it names (else the server's) can satisfy is
+ * used — `ordered` in order, `any_of` in the order written too (jobdeck has no cost optimizer to
+ * rank them). What cannot be satisfied: the local executor with more GPUs than it has, or with
+ * num_nodes > 1; an accelerators form that is refused. None: an issue listing each reason.
+ */
+function pickAlternative(res: ResourcesIn, numNodes: number, where: Where, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): [ResourcesIn, NonNullable<Resources['alternative']>] | null {
+  if (res.any_of && res.ordered) {
+    issues.push(issueAt(file, doc.locate(['resources', 'ordered'], 'key'), formatPath(label, ['resources', 'ordered']), 'give any_of or ordered, not both'));
+    return null;
+  }
+  const key = res.any_of ? 'any_of' : 'ordered';
+  const alts = (res.any_of ?? res.ordered)!;
+  const { any_of: _a, ordered: _o, ...base } = res;
+  const reasons: string[] = [];
+  for (const [index, alt] of alts.entries()) {
+    const merged = { ...base, ...Object.fromEntries(Object.entries(alt).filter(([, v]) => v !== undefined && v !== null)) } as ResourcesIn;
+    const named = (merged.infra ?? merged.cloud ?? null) as string | null;
+    const executor = (named ? named.trim().toLowerCase() : (where.defaultExecutor ?? 'local')) as SpecExecutor;
+    const gpus = parseAccelerators((merged as Record<string, unknown>).accelerators);
+    let why: string | null = null;
+    if (typeof gpus === 'string') why = `accelerators: ${gpus}`;
+    else if (executor === 'local' && numNodes > 1) why = `num_nodes: ${numNodes} needs the Slurm executor`;
+    else if (executor === 'local' && gpus && where.localGpus !== undefined && gpus.count > where.localGpus) why = `asks for ${gpus.count} GPU${gpus.count === 1 ? '' : 's'} (${gpus.type}:${gpus.count}); the local executor has ${where.localGpus}`;
+    if (why === null) return [merged, { key, index, of: alts.length }];
+    reasons.push(`[${index}] ${why}`);
+  }
+  issues.push(issueAt(file, doc.locate(['resources', key], 'key'), formatPath(label, ['resources', key]), `none of the ${alts.length} alternatives can run here: ${reasons.join('; ')}`));
+  return null;
 }
 
 /**

@@ -5,6 +5,7 @@
  * docs/spec.md ("Task keys"); the limits in docs/spec.md ("Limits"). Pure: no node:* import.
  */
 import { z } from 'zod';
+import { MAX_FILE_MOUNTS, STORAGE_URL } from './mounts';
 import { describe, KiB, type PathSeg } from './messages';
 import { invisibleIn, textProblem } from './text';
 
@@ -22,6 +23,11 @@ export interface Resources {
    * for compatibility, recorded, not used by the local executor. Keys sorted.
    */
   other: Record<string, unknown>;
+  /**
+   * The alternative of `any_of` / `ordered` the task runs with (its `index` of `of`, 0-based),
+   * merged over the other resources above; absent when the task lists none.
+   */
+  alternative?: { key: 'any_of' | 'ordered'; index: number; of: number };
 }
 
 /** When a failed attempt is restarted (SkyPilot's `job_recovery`; docs/spec.md "job_recovery"). */
@@ -327,12 +333,6 @@ export function isRelativeWorkdir(v: string): boolean {
 export const RELATIVE_WORKDIR_REFUSED =
   'expected an absolute path or one starting with ~/ (a relative workdir needs its folder uploaded with the job: jobdeck launch does it, the API takes workdirUpload)';
 
-/** Most `file_mounts` entries a task may have. */
-export const MAX_FILE_MOUNTS = 64;
-
-/** A bucket or cloud-storage source: a URL with a scheme (s3://, gs://, r2://, https://…). */
-const STORAGE_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
-
 /**
  * `file_mounts`: target → local source path. Bucket URLs and storage objects (`source`/`store`/
  * `mode`) are refused at their target, naming the alternative (docs/spec.md "file_mounts").
@@ -359,14 +359,6 @@ const FileMountsSchema = z.unknown().transform((v, ctx): Record<string, string> 
   }
   return out;
 });
-
-/** An absolute `file_mounts` target outside the operator's root (docs/spec.md "file_mounts"). */
-export const FILE_MOUNT_ABSOLUTE_REFUSED =
-  'an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt\'s working folder) or ~/…';
-
-/** A `file_mounts` entry whose source content did not come with the job. */
-export const FILE_MOUNT_NOT_UPLOADED =
-  'a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads';
 
 /** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
 const EnvsSchema = z.unknown().transform((v, ctx): Record<string, string | null> => {
@@ -517,19 +509,31 @@ const ImageIdSchema = z.unknown().superRefine((v, ctx) => {
 });
 
 /** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
+const resourceShape = {
+  cpus: CpusSchema.nullish(),
+  memory: MemorySchema.nullish(),
+  job_recovery: JobRecoverySchema.nullish(),
+  ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
+  // SkyPilot's older name of `infra`: the same values, the same rule (validateTask reads both).
+  infra: infraSchema('infra').nullish(),
+  cloud: infraSchema('cloud').nullish(),
+  image_id: ImageIdSchema.optional(),
+};
+
+/** Most alternatives `any_of` / `ordered` may list. */
+export const MAX_RESOURCE_ALTERNATIVES = 16;
+
+/** `any_of` / `ordered`: a list of resource maps, each over the task's other resources (docs/spec.md "any_of and ordered"). */
+const alternativesSchema = (key: 'any_of' | 'ordered') =>
+  z
+    .array(z.strictObject(resourceShape, { error: `expected a map of resources (one alternative of ${key})` }), { error: `expected a list of resource maps (${key}: the alternatives)` })
+    .min(1, { error: `expected at least one alternative in ${key}` })
+    .max(MAX_RESOURCE_ALTERNATIVES, { error: `expected at most ${MAX_RESOURCE_ALTERNATIVES} alternatives in ${key}` })
+    .nullish();
+
+/** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
 export const ResourcesSchema = z.strictObject(
-  {
-    cpus: CpusSchema.nullish(),
-    memory: MemorySchema.nullish(),
-    job_recovery: JobRecoverySchema.nullish(),
-    ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
-    // SkyPilot's older name of `infra`: the same values, the same rule (validateTask reads both).
-    infra: infraSchema('infra').nullish(),
-    cloud: infraSchema('cloud').nullish(),
-    image_id: ImageIdSchema.optional(),
-    any_of: unsupported('any_of (a list of alternative resources) is not supported: give one set of resources'),
-    ordered: unsupported('ordered (a list of alternative resources) is not supported: give one set of resources'),
-  },
+  { ...resourceShape, any_of: alternativesSchema('any_of'), ordered: alternativesSchema('ordered') },
   { error: 'expected a map of resources (cpus, memory, job_recovery, …)' },
 );
 
