@@ -144,5 +144,8 @@ describe.each(DB_KINDS)('jobdeck launch with a relative workdir (%s)', (kind) =>
     expect(notTar.status).toBe(400);
     const json = await server.api('/api/uploads', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(json.status).toBe(415);
+    // Uploading needs the token like every write.
+    const anonymous = await fetch(`${server.url}/api/uploads`, { method: 'POST', headers: { 'content-type': 'application/gzip' }, body: 'x' });
+    expect(anonymous.status).toBe(401);
   });
 });
