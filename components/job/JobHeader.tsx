@@ -80,6 +80,11 @@ export function JobHeader({ job }: { job: JobDetail }) {
           {job.statusReason}
         </p>
       )}
+      {job.warnings?.length > 0 && (
+        <p className="job-reason" data-testid="job-warnings">
+          ⚠ {job.warnings.length} key{job.warnings.length === 1 ? '' : 's'} of its spec accepted and not acted on (see Spec): {job.warnings.map((w) => w.path.replace(/^task\[\d+\]\./, '')).join(', ')}
+        </p>
+      )}
       {job.status === 'PENDING' && <Waiting job={job} />}
       {job.status !== 'PENDING' && job.pendingReason && (
         <p className="job-reason" data-testid="held-reason">

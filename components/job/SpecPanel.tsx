@@ -1,8 +1,8 @@
 'use client';
 /**
  * The job page's "Spec" tab: what was submitted — where from (CLI, API, dashboard), the name and
- * envs given at launch beside the YAML, each task's command, setup, workdir, resources and envs —
- * and the YAML as submitted. Secrets show as the API shows them: masked ("••••••") in the YAML,
+ * envs given at launch beside the YAML, the uploaded folder (its size and file list), each task's
+ * command, setup, workdir, resources and envs — and the YAML as submitted. Secrets show as the API shows them: masked ("••••••") in the YAML,
  * the task envs and the launch envs alike (lib/api/mask.ts does it before the page sees them).
  */
 import type { JobDetail, TaskView } from '@/lib/api/types';
@@ -119,6 +119,36 @@ export function SpecPanel({ job }: { job: JobDetail }) {
           </div>
         )}
       </dl>
+      {job.upload && (
+        <details className="spec-upload" data-testid="spec-upload">
+          <summary>
+            Uploaded folder (the relative workdir): {job.upload.entries} entr{job.upload.entries === 1 ? 'y' : 'ies'}, {job.upload.unpackedSize} bytes of files, {job.upload.size} bytes
+            compressed · <span className="mono">{job.upload.hash.slice(0, 12)}</span>
+          </summary>
+          <ul className="spec-upload-files mono">
+            {job.upload.files.map((f) => (
+              <li key={f}>{f}</li>
+            ))}
+            {job.upload.entries > job.upload.files.length && <li>… and {job.upload.entries - job.upload.files.length} more</li>}
+          </ul>
+        </details>
+      )}
+      {job.warnings?.length > 0 && (
+        <div className="alert alert-warning" data-testid="spec-warnings">
+          <strong>Accepted, not acted on</strong> (what jobdeck does instead):
+          <ul>
+            {job.warnings.map((w, i) => (
+              <li key={i}>
+                <span className="mono">
+                  {w.line != null ? `line ${w.line} ` : ''}
+                  {w.path}
+                </span>
+                : {w.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {job.tasks.map((t) => (
         <TaskSummary key={t.index} job={job} task={t} />
       ))}

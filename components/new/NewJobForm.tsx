@@ -38,7 +38,7 @@ function useDraft(templates: JobTemplate[], starter: string, initialTemplate: st
 export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { templates: JobTemplate[]; starter: string; initialTemplate: string | null; fromJob: number | null }) {
   const router = useRouter();
   const d = useDraft(templates, starter, initialTemplate);
-  const { validity, setValidity, lint } = useSpecLint();
+  const { validity, setValidity, warnings, lint } = useSpecLint();
   const [submitError, setSubmitError] = useState<string | null>(null);
   const submit = useSubmitJob();
   const masked = maskedDiagnostics(d.text);
@@ -109,6 +109,7 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
           </div>
           <YamlEditor ref={d.editor} initial={d.text} label="Job spec (YAML)" onChange={d.setText} onSubmit={() => submitRef.current()} lint={lint} />
           {validity.state === 'error' && <IssueList problems={validity.problems} goTo={(line) => d.editor.current?.goToLine(line)} />}
+          <IssueList problems={warnings} goTo={(line) => d.editor.current?.goToLine(line)} warnings />
           <div className="editor-foot">
             {submitError && (
               <span className="validity" data-state="error" role="alert">

@@ -23,10 +23,10 @@ export function ValidityBadge({ validity, masked }: { validity: Validity; masked
   );
 }
 
-export function IssueList({ problems, goTo }: { problems: { line: number; message: string }[]; goTo: (line: number) => void }) {
+export function IssueList({ problems, goTo, warnings = false }: { problems: { line: number; message: string }[]; goTo: (line: number) => void; warnings?: boolean }) {
   if (!problems.length) return null;
   return (
-    <ul className="issues" aria-label="Problems" data-testid="issues">
+    <ul className={warnings ? 'issues issues-warning' : 'issues'} aria-label={warnings ? 'Warnings' : 'Problems'} data-testid={warnings ? 'warnings' : 'issues'}>
       {problems.map((p, i) => (
         <li key={i}>
           <button type="button" onClick={() => goTo(p.line)} aria-label={`Go to line ${p.line}`}>

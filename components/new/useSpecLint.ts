@@ -2,7 +2,8 @@
 /**
  * The New job editor's check: the editor's lint source (CodeMirror calls it, debounced, with the
  * text) asks POST /api/validate — the API's own validator — and adds the masked secret values
- * left in the text; the verdict is kept for the badge and the problem list.
+ * left in the text; the verdict is kept for the badge and the problem list, the warnings (keys
+ * accepted, not acted on) for the warning list.
  */
 import { useCallback, useState } from 'react';
 import { api, ApiRequestError, type SpecIssue } from '@/lib/ui/api';
@@ -17,6 +18,7 @@ const problemsOf = (text: string, ds: TextDiagnostic[]) => ds.map((d) => ({ line
 
 export function useSpecLint() {
   const [validity, setValidity] = useState<Validity>({ state: 'idle' });
+  const [warnings, setWarnings] = useState<{ line: number; message: string }[]>([]);
   const lint = useCallback(async (yamlText: string, signal: AbortSignal): Promise<TextDiagnostic[]> => {
     const maskedHere = maskedDiagnostics(yamlText);
     setValidity({ state: 'checking' });
@@ -26,8 +28,11 @@ export function useSpecLint() {
       issues = r.issues ?? [];
       if (signal.aborted) return [];
       const all = [...issuesToDiagnostics(yamlText, issues), ...maskedHere];
+      // Values required at launch are shown like warnings: the text is valid, the submit needs them.
+      const warned = issuesToDiagnostics(yamlText, [...(r.required ?? []), ...(r.warnings ?? [])], 'warning');
       setValidity(all.length === 0 && r.ok ? { state: 'ok' } : { state: 'error', problems: problemsOf(yamlText, all) });
-      return all;
+      setWarnings(problemsOf(yamlText, warned));
+      return [...all, ...warned];
     } catch (err) {
       if (signal.aborted) throw err;
       // A 400 answer with issues is a verdict too (validator answering as problem+json).
@@ -40,5 +45,5 @@ export function useSpecLint() {
       return maskedHere;
     }
   }, []);
-  return { validity, setValidity, lint };
+  return { validity, setValidity, warnings, lint };
 }

@@ -32,6 +32,14 @@ export function bufferedBody(req: Request): Uint8Array | undefined {
  *   are not valid UTF-8.
  */
 export async function readBody(req: Request, limit: number = MAX_BODY_BYTES): Promise<string> {
+  return decodeUtf8(await readBytes(req, limit));
+}
+
+/**
+ * Reads a request body as bytes, streaming, with the same limit rule as {@link readBody}.
+ * @throws ApiError 413 when the body (or its Content-Length) exceeds `limit`.
+ */
+export async function readBytes(req: Request, limit: number = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(req.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) {
     throw payloadTooLarge(`request body is ${declared} bytes; the limit is ${limit} bytes`);
@@ -39,9 +47,9 @@ export async function readBody(req: Request, limit: number = MAX_BODY_BYTES): Pr
   const whole = bufferedBody(req);
   if (whole) {
     if (whole.byteLength > limit) throw payloadTooLarge(`request body exceeds the limit of ${limit} bytes`);
-    return decodeUtf8(whole);
+    return whole;
   }
-  if (!req.body) return '';
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -62,7 +70,7 @@ export async function readBody(req: Request, limit: number = MAX_BODY_BYTES): Pr
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return decodeUtf8(bytes);
+  return bytes;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

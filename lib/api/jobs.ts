@@ -5,11 +5,12 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { changePriority, defaultExecutorOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, SubmissionConflictError, submitJobSpec, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { changePriority, defaultExecutorOrNone, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
 import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, type JobFilter, type Store } from '../store';
-import { ApiError, conflict, notFound } from './errors';
+import { badRequest, ApiError, conflict, notFound, payloadTooLarge } from './errors';
+import { readBytes } from './body';
 import type { ListParams } from './request';
 import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
 import { getJobDetail, getJobSummary, listJobs } from './views';
@@ -38,6 +39,7 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
     return await submitJobSpec(store, input);
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
+    if (err instanceof UnknownUploadError) throw badRequest(err.message, { field: err.field });
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
     if (err instanceof QueueGoneError) throw conflict(err.message, { queue: err.queue });
     throw err;
@@ -62,15 +64,57 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin): Pro
  * Validates YAML for the editor: `{ ok, issues }` (never throws for a bad spec). With `queues`
  * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
  */
-export function validateSpec(text: string, filename?: string, queues?: readonly string[]): { ok: boolean; issues: SpecIssue[] } {
-  const { issues } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues });
-  return { ok: issues.length === 0, issues };
+export function validateSpec(text: string, filename?: string, queues?: readonly string[]): ValidateResult {
+  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues, localGpus: localGpusOrNone() });
+  // Values required at launch are not errors of the text (SkyPilot's rule): listed apart.
+  const errors = issues.filter((i) => !required.includes(i));
+  return { ok: errors.length === 0, issues: errors, warnings, required };
+}
+
+/** POST /api/validate's answer: `warnings` are keys accepted and not acted on (docs/spec.md "SkyPilot keys"). */
+export interface ValidateResult {
+  ok: boolean;
+  issues: SpecIssue[];
+  warnings: SpecIssue[];
+  /** Envs and secrets without a value: required at launch (a submit without them is refused, naming them). */
+  required: SpecIssue[];
 }
 
 /** POST /api/validate: validateSpec() with the server's queues. */
-export async function validate(store: Store, text: string, filename?: string): Promise<{ ok: boolean; issues: SpecIssue[] }> {
+export async function validate(store: Store, text: string, filename?: string): Promise<ValidateResult> {
   const queues = (await listQueueRows(store)).map((q) => q.name);
   return validateSpec(text, filename, queues);
+}
+
+/** Content types POST /api/uploads takes (a gzip'd tar). */
+const UPLOAD_CONTENT_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream'];
+
+/**
+ * POST /api/uploads: stores a gzip'd tar of a task's folder (lib/executors/upload.ts) once per
+ * content hash and answers its manifest — `hash` is what a submit names as `workdirUpload`.
+ * @throws ApiError 413 over JOBDECK_UPLOAD_MAX_BYTES (the message names it); 415 for another Content-Type; 400 when the body is
+ *   not a gzip'd tar or an entry breaks a rule (absolute or `..` paths, links out of the folder,
+ *   devices…), naming the entry.
+ */
+export async function upload(req: Request): Promise<UploadManifest> {
+  const type = (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  if (!UPLOAD_CONTENT_TYPES.includes(type)) {
+    throw new ApiError(415, 'Unsupported Media Type', `Content-Type ${type ? JSON.stringify(type) : 'is missing and'} is not accepted here; send application/gzip (a gzip'd tar)`, { accepted: UPLOAD_CONTENT_TYPES });
+  }
+  const max = uploadMaxBytes();
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBytes(req, max);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 413) throw payloadTooLarge(`${err.detail} (JOBDECK_UPLOAD_MAX_BYTES)`);
+    throw err;
+  }
+  try {
+    return await storeUpload(bytes, undefined, max);
+  } catch (err) {
+    if (err instanceof UploadError) throw badRequest(err.message);
+    throw err;
+  }
 }
 
 /** A page of jobs (lib/api/views.ts listJobs). */

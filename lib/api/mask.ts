@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Document, type Node, type YAMLMap } from 'yaml';
-import { maskEnvs } from '../auth/secrets';
+import { MASKED_VALUE, maskEnvs } from '../auth/secrets';
 
 export { maskEnvs };
 
@@ -8,7 +8,8 @@ export const UNMASKABLE_SPEC = '# (the submitted YAML cannot be shown: it could 
 
 /**
  * Returns the job YAML fit for display: in every document, the values of every `envs:` mapping
- * go through maskEnvs() (lib/auth/secrets.ts — secret-looking names, passwords inside URLs),
+ * go through maskEnvs() (lib/auth/secrets.ts — secret-looking names, passwords inside URLs), and
+ * every value of a `secrets:` mapping is MASKED_VALUE (a secret is never shown, whatever its name),
  * following aliases and `<<` merge keys to the mapping they name. Everything else — comments,
  * order, formatting of other keys — is kept as submitted. Text that does not parse is never
  * echoed (UNMASKABLE_SPEC instead).
@@ -25,19 +26,19 @@ export function maskSpecYaml(text: string): string {
   for (const doc of docs) {
     const seen = new Set<Node>();
     const resolve = (n: unknown): unknown => (isAlias(n) ? n.resolve(doc) : n);
-    const maskMap = (m: YAMLMap) => {
+    const maskMap = (m: YAMLMap, all: boolean) => {
       if (seen.has(m)) return;
       seen.add(m);
       for (const pair of m.items) {
         const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
         const value = resolve(pair.value);
         if (key === '<<') {
-          for (const src of isSeq(value) ? value.items.map(resolve) : [value]) if (isMap(src)) maskMap(src);
+          for (const src of isSeq(value) ? value.items.map(resolve) : [value]) if (isMap(src)) maskMap(src, all);
           continue;
         }
         if (!isScalar(value) || value.value === null || typeof value.value === 'object') continue;
         const raw = String(value.value);
-        const masked = maskEnvs({ [key]: raw })[key];
+        const masked = all ? MASKED_VALUE : maskEnvs({ [key]: raw })[key];
         if (masked !== raw) {
           value.value = masked;
           changed = true;
@@ -47,9 +48,9 @@ export function maskSpecYaml(text: string): string {
     visit(doc, {
       Pair(_, pair) {
         const key = isScalar(pair.key) ? pair.key.value : pair.key;
-        if (key !== 'envs') return;
+        if (key !== 'envs' && key !== 'secrets') return;
         const value = resolve(pair.value);
-        if (isMap(value)) maskMap(value);
+        if (isMap(value)) maskMap(value, key === 'secrets');
       },
     });
   }

@@ -458,6 +458,17 @@ function metaPaths(): Record<string, Json> {
         responses: { 200: json('ValidateResult', 'ok, or every issue with line, column and key path.'), 413: ERRORS[413], 415: ERRORS[415] },
       },
     },
+    '/api/uploads': {
+      post: {
+        operationId: 'uploadFolder',
+        summary: "Upload a task's folder (a gzip'd tar) for a relative workdir or file_mounts",
+        tags: ['jobs'],
+        description:
+          "Stored once per content hash (sha256 of the bytes) in the data folder; a submit names the answer's `hash` as `workdirUpload`. Entries: files, folders and relative symbolic links that stay inside the folder; no absolute or `..` paths. At most JOBDECK_UPLOAD_MAX_BYTES (default 100 MiB) compressed.",
+        requestBody: { required: true, content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+        responses: { 201: json('UploadManifest', 'Stored (or already stored): the manifest.'), 400: problem('Not a gzip\'d tar, or an entry breaks a rule (the entry is named).'), 413: ERRORS[413], 415: ERRORS[415] },
+      },
+    },
     '/api/health': {
       get: {
         operationId: 'health',

@@ -281,7 +281,7 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
       : body.cmd !== undefined
         ? { kind: 'cmd', cmd: body.cmd }
         : { kind: 'spec', value: body.spec, filename: body.filename };
-  return { source, name: body.name, envs: body.envs, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue };
+  return { source, name: body.name, envs: body.envs, secrets: body.secrets, workdirUpload: body.workdirUpload, fileMountUploads: body.fileMountUploads, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue };
 }
 
 /**

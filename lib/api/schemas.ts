@@ -22,6 +22,7 @@ import type {
   QueueList,
   QueueView,
   SubmitResult,
+  UploadManifestView,
   TaskSummary,
   TaskView,
 } from './types';
@@ -107,6 +108,11 @@ export const EnvsSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'env names must match [A-Za-z_][A-Za-z0-9_]*' }), userText(0))
   .meta({ description: 'Env overrides applied to every task (override the YAML envs).' });
 
+/** Secret overrides: like envs, but always masked when shown and never logged (docs/spec.md "secrets"). */
+export const SecretsSchema = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'secret names must match [A-Za-z_][A-Za-z0-9_]*' }), userText(0))
+  .meta({ description: "Secret values applied to every task (override the YAML secrets; give the ones the YAML leaves empty). Never shown back: a re-run reuses them server-side." });
+
 const JobNameSchema = userText(1, 200).meta({ description: 'Overrides the job name from the spec.' });
 const FilenameSchema = userText(1, 1024).meta({ description: 'File name used in spec error messages (e.g. the CLI file argument).' });
 
@@ -158,6 +164,23 @@ export const SubmitJsonSchema = named(
       cmd: z.string().min(1).meta({ description: 'A one-command job: its `run` script.' }).optional(),
       name: JobNameSchema.optional(),
       envs: EnvsSchema.optional(),
+      secrets: SecretsSchema.optional(),
+      workdirUpload: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/, { error: 'workdirUpload must be an upload hash (64 lower-case hex digits, from POST /api/uploads)' })
+        .meta({ description: 'The hash POST /api/uploads answered: the folder a relative workdir names; each attempt runs in a fresh copy.' })
+        .optional(),
+      fileMountUploads: z
+        .record(
+          z.string().min(1).max(4096, { error: 'a file_mounts target is at most 4096 characters' }),
+          z.strictObject({
+            hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'fileMountUploads hash must be an upload hash (64 lower-case hex digits, from POST /api/uploads)' }),
+            kind: z.enum(['file', 'dir'], { error: 'fileMountUploads kind must be "file" or "dir"' }),
+          }),
+        )
+        .refine((m) => Object.keys(m).length <= 64, { error: 'fileMountUploads holds at most 64 targets' })
+        .meta({ description: 'The uploaded content of local file_mounts sources, by target as written in the spec: `dir` (a folder, placed at the target) or `file` (an archive of one file, placed as the target).' })
+        .optional(),
       submissionId: SubmissionIdSchema.optional(),
       metadata: MetadataSchema.meta({ description: "Arbitrary client metadata (Ray's metadata), stored with the job." }).optional(),
       filename: FilenameSchema.optional(),
@@ -322,9 +345,14 @@ export const ProblemSchema = named(
 );
 
 export const ValidateResultSchema = named(
-  z.object({ ok: z.boolean(), issues: z.array(SpecIssueSchema) }),
+  z.object({
+    ok: z.boolean(),
+    issues: z.array(SpecIssueSchema),
+    warnings: z.array(SpecIssueSchema).meta({ description: 'Keys accepted and not acted on: where, and what jobdeck does instead (docs/spec.md "SkyPilot keys").' }),
+    required: z.array(SpecIssueSchema).meta({ description: 'Envs and secrets without a value: required at launch (`envs`/`secrets` of the submit); not errors of the text.' }),
+  }),
   'ValidateResult',
-  'POST /api/validate answer: ok, or the issues with line, column and key path.',
+  'POST /api/validate answer: ok, or the issues with line, column and key path; and the warnings.',
 );
 
 const ratio = () => z.number().min(0).nullable();
@@ -412,6 +440,7 @@ const jobSummaryBase = {
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
+const AlternativeSchema = z.object({ key: z.enum(['any_of', 'ordered']), index: count(), of: count() }).nullable().meta({ description: 'The resources.any_of / ordered alternative chosen at submit (index 0-based of `of`), or null.' });
 export const TaskViewSchema = named(
   z.object({
     ...taskSummaryShape,
@@ -421,7 +450,7 @@ export const TaskViewSchema = named(
     run: z.string().nullable(),
     envs: z.record(z.string(), z.string()).meta({ description: 'Secret-looking values masked.' }),
     workdir: z.string().nullable(),
-    resources: z.object({ cpus: z.number(), cpusAtLeast: z.boolean(), memoryGb: z.number().nullable(), memoryAtLeast: z.boolean() }),
+    resources: z.object({ cpus: z.number(), cpusAtLeast: z.boolean(), memoryGb: z.number().nullable(), memoryAtLeast: z.boolean(), alternative: AlternativeSchema }),
     recoverOnExitCodes: z.array(z.number().int()),
     attemptList: z.array(AttemptViewSchema),
   }),
@@ -444,6 +473,18 @@ export const JobEventViewSchema = named(
   'One entry of a job\'s history (append-only): a status change, or the server\'s own (entity server: STOPPED, READOPTED).',
 );
 
+export const UploadManifestSchema = named(
+  z.object({
+    hash: z.string().meta({ description: 'sha256 of the archive: what a submit names as workdirUpload.' }),
+    size: count().meta({ description: 'Archive size (bytes, compressed).' }),
+    unpackedSize: count().meta({ description: 'Sum of the file sizes (bytes).' }),
+    entries: count(),
+    files: z.array(z.string()).meta({ description: 'The first 1000 entries (folders end in /, links as "a -> b").' }),
+  }),
+  'UploadManifest',
+  'POST /api/uploads answer: a stored folder (gzip\'d tar), once per content hash.',
+);
+
 export const JobDetailSchema = named(
   z.object({
     ...jobSummaryBase,
@@ -459,6 +500,8 @@ export const JobDetailSchema = named(
     origin: z.enum(SUBMIT_ORIGINS).meta({ description: 'What submitted the job.' }),
     metadata: z.unknown(),
     executor: z.string(),
+    warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
+    upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
   }),
   'JobDetail',
   'GET /api/jobs/{id}: the job with tasks, attempts and events.',
@@ -471,7 +514,12 @@ export const JobListSchema = named(
 );
 
 export const SubmitResultSchema = named(
-  z.object({ id: z.number().int().min(1), submissionId: z.string().nullable(), status: JobStatusSchema }),
+  z.object({
+    id: z.number().int().min(1),
+    submissionId: z.string().nullable(),
+    status: JobStatusSchema,
+    warnings: z.array(SpecIssueSchema).meta({ description: 'Keys of the spec accepted and not acted on (as stored on the job).' }),
+  }),
   'SubmitResult',
   'POST /api/jobs answer.',
 );
@@ -546,4 +594,5 @@ export type SchemaTypeChecks = [
   Check<Equals<z.infer<typeof QueueViewSchema>, QueueView>>,
   Check<Equals<z.infer<typeof QueueListSchema>, QueueList>>,
   Check<Equals<z.infer<typeof SpecIssueSchema>, SpecIssue>>,
+  Check<Equals<z.infer<typeof UploadManifestSchema>, UploadManifestView>>,
 ];

@@ -5,6 +5,7 @@
  * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
  */
 import type { SubmitOrigin } from '../jobs/origin';
+import type { SpecIssue } from '../jobs/spec';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
 
 /** One attempt (one run of a task). */
@@ -116,7 +117,8 @@ export interface TaskView extends TaskSummary {
   /** Masked where the name looks secret. */
   envs: Record<string, string>;
   workdir: string | null;
-  resources: { cpus: number; cpusAtLeast: boolean; memoryGb: number | null; memoryAtLeast: boolean };
+  /** `alternative`: the `any_of` / `ordered` entry chosen at submit (0-based `index` of `of`), or null. */
+  resources: { cpus: number; cpusAtLeast: boolean; memoryGb: number | null; memoryAtLeast: boolean; alternative: { key: 'any_of' | 'ordered'; index: number; of: number } | null };
   recoverOnExitCodes: number[];
   /** Every attempt of the task, oldest first (TaskSummary.attempts is their count). */
   attemptList: AttemptView[];
@@ -150,6 +152,19 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   origin: SubmitOrigin;
   metadata: unknown;
   executor: string;
+  /** The spec's warnings at submit (keys accepted, not acted on); empty when none. */
+  warnings: SpecIssue[];
+  /** The folder uploaded for the workdir (size, file list), or null. */
+  upload: UploadManifestView | null;
+}
+
+/** POST /api/uploads answer; JobDetail.upload (lib/executors/upload.ts UploadManifest). */
+export interface UploadManifestView {
+  hash: string;
+  size: number;
+  unpackedSize: number;
+  entries: number;
+  files: string[];
 }
 
 /** GET /api/jobs. Newest first; pass nextCursor back as `cursor` for the next page. */
@@ -169,6 +184,8 @@ export interface SubmitResult {
   id: number;
   submissionId: string | null;
   status: JobStatus;
+  /** Keys of the spec accepted and not acted on (file:line, key path, what jobdeck does instead). */
+  warnings: SpecIssue[];
 }
 
 /** GET /api/jobs/:id/logs — one bounded byte range of one attempt's log. */

@@ -11,6 +11,8 @@ import type { Resources, TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
 import { jobListRows, jobTree, listJobRows, usageSeriesOf, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
+import { MASKED_VALUE } from '../auth/secrets';
+import { readManifest } from '../control';
 import { maskEnvs, maskSpecYaml } from './mask';
 import type { AttemptUsageView, AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
@@ -56,14 +58,29 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     origin: originOf(job.origin),
     metadata: job.metadata ?? null,
     executor: job.executor,
+    // Jobs from before warnings were stored have none (SQL NULL).
+    warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
+    upload: uploadOf(job.launch),
   };
 }
 
-/** JobDetail.launch of a stored Job.launch (lib/control/submit.ts launchOf), envs masked. */
+/** The manifest of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
+function uploadOf(launch: unknown): JobDetail['upload'] {
+  const hash = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
+  return typeof hash === 'string' ? readManifest(hash) : null;
+}
+
+/** Every value of a secrets map replaced by MASKED_VALUE (names kept, sorted as given). */
+function maskAll(m: unknown): Record<string, string> {
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return {};
+  return Object.fromEntries(Object.keys(m).map((k) => [k, MASKED_VALUE]));
+}
+
+/** JobDetail.launch of a stored Job.launch (lib/control/submit.ts launchOf): envs masked, secrets always (names only). */
 function launchView(json: unknown): JobDetail['launch'] {
-  const l = (json && typeof json === 'object' ? json : {}) as { name?: unknown; envs?: unknown };
+  const l = (json && typeof json === 'object' ? json : {}) as { name?: unknown; envs?: unknown; secrets?: unknown };
   const envs = l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs) ? (l.envs as Record<string, string>) : {};
-  return { name: typeof l.name === 'string' ? l.name : null, envs: maskEnvs(envs) };
+  return { name: typeof l.name === 'string' ? l.name : null, envs: { ...maskEnvs(envs), ...maskAll(l.secrets) } };
 }
 
 function summaryOf(r: JobListRow, now: Date): JobSummary {
@@ -82,7 +99,7 @@ function taskSpecView(json: unknown): {
   run: string | null;
   envs: Record<string, string>;
   workdir: string | null;
-  resources: Omit<Resources, 'other'>;
+  resources: Omit<Resources, 'other' | 'alternative'> & { alternative: NonNullable<Resources['alternative']> | null };
   maxRestarts: number;
   recoverOnExitCodes: number[];
 } {
@@ -91,9 +108,10 @@ function taskSpecView(json: unknown): {
   return {
     setup: t.setup ?? null,
     run: t.run ?? null,
-    envs: t.envs ?? {},
+    // Secrets are shown among the envs, always masked.
+    envs: { ...maskEnvs(t.envs ?? {}), ...maskAll(t.secrets) },
     workdir: t.workdir ?? null,
-    resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false },
+    resources: { cpus: r?.cpus ?? 1, cpusAtLeast: r?.cpusAtLeast ?? false, memoryGb: r?.memoryGb ?? null, memoryAtLeast: r?.memoryAtLeast ?? false, alternative: r?.alternative ?? null },
     maxRestarts: t.jobRecovery?.maxRestartsOnErrors ?? 0,
     recoverOnExitCodes: t.jobRecovery?.recoverOnExitCodes ?? [],
   };
@@ -214,7 +232,7 @@ export function toJobEventView(e: JobEvent): JobEventView {
   };
 }
 
-/** Maps a Task row with its attempts to a TaskView (envs masked), each attempt with its usage and series. */
+/** Maps a Task row with its attempts to a TaskView (envs masked; secrets always), each attempt with its usage and series. */
 export async function toTaskView(t: Task & { attempts: Attempt[] }, series: ReadonlyMap<number, UsagePoint[]> = new Map(), now: Date = new Date()): Promise<TaskView> {
   const s = taskSpecView(t.spec);
   const requested = { cpus: s.resources.cpus, memoryGb: s.resources.memoryGb };
@@ -224,7 +242,7 @@ export async function toTaskView(t: Task & { attempts: Attempt[] }, series: Read
     exitCode: t.exitCode,
     setup: s.setup,
     run: s.run,
-    envs: maskEnvs(s.envs),
+    envs: s.envs,
     workdir: s.workdir,
     resources: s.resources,
     recoverOnExitCodes: s.recoverOnExitCodes,

@@ -12,7 +12,7 @@
  * sent twice: the error says the server may or may not have applied it. Only a refusal on the
  * very first try fails at once (nobody listens there).
  */
-import type { CancelResult, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult } from '../api/types';
+import type { CancelResult, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult, UploadManifestView } from '../api/types';
 import { backoffDelay } from './backoff';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
@@ -33,6 +33,8 @@ export interface SubmitRequest {
   cmd?: string;
   name?: string;
   envs?: Record<string, string>;
+  /** Secret values (never printed; the server never shows them back). */
+  secrets?: Record<string, string>;
   submissionId?: string;
   /** Shown in spec error messages (file:line). */
   filename?: string;
@@ -40,6 +42,10 @@ export interface SubmitRequest {
   priority?: number;
   /** The operator queue (wins over the spec's `queue`). */
   queue?: string;
+  /** The hash of the folder uploaded for a relative workdir (POST /api/uploads). */
+  workdirUpload?: string;
+  /** The uploaded content of local file_mounts sources, by target. */
+  fileMountUploads?: Record<string, { hash: string; kind: 'file' | 'dir' }>;
 }
 
 /** Query of GET /api/jobs. */
@@ -282,6 +288,24 @@ export class JobdeckClient {
   async submit(req: SubmitRequest): Promise<SubmitResult & { created: boolean }> {
     const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: { ...req, origin: 'cli' }, what: 'submit', idempotent: !!req.submissionId });
     return { ...r.body, created: r.status === 201 };
+  }
+
+  /**
+   * POST /api/uploads: a gzip'd tar of a folder, stored by the server once per content hash.
+   * Not retried (a dropped connection is reported; launching again sends it again).
+   * @throws CliError UNREACHABLE, or the HTTP status's code (413 over the server's limit).
+   */
+  async upload(bytes: Uint8Array<ArrayBuffer>, what: string): Promise<UploadManifestView> {
+    const url = new URL(this.conn.url + '/api/uploads');
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/gzip', ...this.authHeaders() }, body: bytes });
+    } catch (err) {
+      throw new CliError(`${unreachableMessage(this.conn.url, failureCause(err))} (while uploading ${what})`, EXIT.UNREACHABLE);
+    }
+    const text = await res.text();
+    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, `upload of ${what}`, tokenRefusedHint(this.conn.tokenSource));
+    return this.parse<UploadManifestView>('POST', url, { status: res.status, text }).body;
   }
 
   /**

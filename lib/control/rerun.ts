@@ -23,6 +23,9 @@ function storedLaunch(json: unknown): LaunchOverrides {
   const out: LaunchOverrides = {};
   if (typeof l.name === 'string') out.name = l.name;
   if (l.envs && typeof l.envs === 'object' && !Array.isArray(l.envs)) out.envs = l.envs as Record<string, string>;
+  if (l.secrets && typeof l.secrets === 'object' && !Array.isArray(l.secrets)) out.secrets = l.secrets as Record<string, string>;
+  if (typeof l.workdirUpload === 'string') out.workdirUpload = l.workdirUpload;
+  if (l.fileMountUploads && typeof l.fileMountUploads === 'object' && !Array.isArray(l.fileMountUploads)) out.fileMountUploads = l.fileMountUploads as LaunchOverrides['fileMountUploads'];
   if (typeof l.filename === 'string') out.filename = l.filename;
   if (typeof l.queue === 'string') out.queue = l.queue;
   if (typeof l.priority === 'number' && Number.isInteger(l.priority)) out.priority = l.priority;
@@ -44,6 +47,11 @@ export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): 
     source: { kind: 'yaml', text: job.specYaml, filename: launch.filename },
     name: launch.name,
     envs: launch.envs,
+    // Secrets given at launch are reused here, server-side: the client never sees them.
+    secrets: launch.secrets,
+    // The stored upload again (once per content hash): nothing is uploaded twice.
+    workdirUpload: launch.workdirUpload,
+    fileMountUploads: launch.fileMountUploads,
     queue: launch.queue,
     priority: launch.priority,
     metadata: job.metadata && typeof job.metadata === 'object' && !Array.isArray(job.metadata) ? (job.metadata as Record<string, unknown>) : null,

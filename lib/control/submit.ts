@@ -9,8 +9,10 @@
  */
 import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, parseJobSpec, parseJobSpecObject, PRIORITY, serverExecutor, specHash, type PipelineSpec, type SpecExecutor } from '../jobs/spec';
+import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
+import { localGpuCount } from '../executors/gpus';
+import { readManifest, type FileMountUpload } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
 import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
 
@@ -30,6 +32,12 @@ export interface SubmitInput {
   name?: string;
   /** Merged into every task's envs (wins over the file). */
   envs?: Record<string, string>;
+  /** Merged into every task's secrets (wins over the file); never shown back, never logged. */
+  secrets?: Record<string, string>;
+  /** The content hash of a folder uploaded for the tasks' workdir (POST /api/uploads; lib/executors/upload.ts). */
+  workdirUpload?: string;
+  /** Uploaded content of the tasks' local `file_mounts` sources, by target (docs/spec.md "file_mounts"). */
+  fileMountUploads?: Record<string, FileMountUpload>;
   /** Idempotency key. */
   submissionId?: string | null;
   /** Stored as is (Ray's metadata). */
@@ -49,6 +57,12 @@ export interface SubmitInput {
 export interface LaunchOverrides {
   name?: string;
   envs?: Record<string, string>;
+  /** Secrets given at launch: kept for a re-run (server-side), never shown back (views mask them). */
+  secrets?: Record<string, string>;
+  /** The uploaded workdir's content hash: each attempt runs in a fresh copy; a re-run reuses it. */
+  workdirUpload?: string;
+  /** The file_mounts uploads by target: placed in every attempt; a re-run reuses them. */
+  fileMountUploads?: Record<string, FileMountUpload>;
   /** The queue given at launch (`--queue`, the API's `queue`). */
   queue?: string;
   /** The priority given at launch (`--priority`, the API's `priority`) or set while PENDING (lib/store setPendingPriority). */
@@ -62,6 +76,9 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   const out: LaunchOverrides = {};
   if (input.name !== undefined) out.name = input.name;
   if (input.envs !== undefined && Object.keys(input.envs).length > 0) out.envs = { ...input.envs };
+  if (input.secrets !== undefined && Object.keys(input.secrets).length > 0) out.secrets = { ...input.secrets };
+  if (input.workdirUpload !== undefined) out.workdirUpload = input.workdirUpload;
+  if (input.fileMountUploads !== undefined && Object.keys(input.fileMountUploads).length > 0) out.fileMountUploads = { ...input.fileMountUploads };
   if (input.queue !== undefined) out.queue = input.queue;
   if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
@@ -74,12 +91,25 @@ export interface SubmittedJob {
   id: number;
   submissionId: string | null;
   status: JobStatus;
+  /** The spec's warnings (keys accepted, not acted on; docs/spec.md "SkyPilot keys"), as stored on the job. */
+  warnings: SpecIssue[];
 }
 
 /** What a submit did: `created` false means a repeated submissionId matched an existing job. */
 export interface SubmitOutcome {
   created: boolean;
   result: SubmittedJob;
+}
+
+/** The submit names an upload the data folder does not hold (never uploaded, or removed). Nothing was written. */
+export class UnknownUploadError extends Error {
+  constructor(
+    readonly hash: string,
+    readonly field = 'workdirUpload',
+  ) {
+    super(`${field} ${hash} is not a stored upload: upload the folder first (POST /api/uploads)`);
+    this.name = 'UnknownUploadError';
+  }
 }
 
 /** A submissionId was reused with a different spec. Nothing was written. */
@@ -97,6 +127,8 @@ export class SubmissionConflictError extends Error {
 export interface BuiltSpec {
   spec: PipelineSpec;
   specYaml: string;
+  /** Keys accepted and not acted on (lib/jobs/spec readJobSpec). */
+  warnings: SpecIssue[];
 }
 
 /**
@@ -105,19 +137,33 @@ export interface BuiltSpec {
  * command, the stored YAML is written from what was submitted (one document per task).
  * @throws SpecError (lib/jobs/spec/) with every issue, lines included for YAML.
  */
-export function buildSpec(source: SpecSource, overrides: { name?: string; envs?: Record<string, string>; queue?: string } = {}, queues?: readonly string[]): BuiltSpec {
-  const ov = { name: overrides.name, envs: overrides.envs, queue: overrides.queue };
+export function buildSpec(
+  source: SpecSource,
+  overrides: { name?: string; envs?: Record<string, string>; secrets?: Record<string, string>; queue?: string } = {},
+  queues?: readonly string[],
+  uploads: SpecUploads = {},
+): BuiltSpec {
+  const ov = { name: overrides.name, envs: overrides.envs, secrets: overrides.secrets, queue: overrides.queue };
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { spec: parseJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() }), specYaml: source.text };
     case 'spec': {
-      const spec = parseJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
-      return { spec, specYaml: docs.map((d) => stringify(d)).join('---\n') };
+      return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }) };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }), warnings: [] };
+  }
+}
+
+/** The local executor's GPUs (lib/executors/gpus.ts), or undefined when JOBDECK_LOCAL_GPUS is malformed (the server's start reports it). */
+export function localGpusOrNone(): number | undefined {
+  try {
+    return localGpuCount();
+  } catch {
+    return undefined;
   }
 }
 
@@ -137,7 +183,12 @@ function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
 }
 
-const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status });
+const resultOf = (job: Job): SubmittedJob => ({ id: job.id, submissionId: job.submissionId, status: job.status, warnings: storedWarnings(job.warnings) });
+
+/** Job.warnings as the API answers it: the stored list, or none (jobs from before warnings, or without any). */
+export function storedWarnings(v: unknown): SpecIssue[] {
+  return Array.isArray(v) ? (v as SpecIssue[]) : [];
+}
 
 /**
  * Submits a job: validates it (its `queue` must be one of the server's), then creates it in
@@ -165,10 +216,13 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
 
 async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   const queues = await cachedQueueRows(store);
-  const { spec, specYaml } = buildSpec(
+  if (input.workdirUpload !== undefined && !readManifest(input.workdirUpload)) throw new UnknownUploadError(input.workdirUpload);
+  for (const [target, up] of Object.entries(input.fileMountUploads ?? {})) if (!readManifest(up.hash)) throw new UnknownUploadError(up.hash, `fileMountUploads.${target}`);
+  const { spec, specYaml, warnings } = buildSpec(
     input.source,
-    { name: input.name, envs: input.envs, queue: input.queue },
+    { name: input.name, envs: input.envs, secrets: input.secrets, queue: input.queue },
     queues.map((q) => q.name),
+    { workdir: input.workdirUpload, fileMountTargets: Object.keys(input.fileMountUploads ?? {}), fileMountRoot: process.env.JOBDECK_FILE_MOUNT_ROOT || null },
   );
   const queue = spec.queue ?? DEFAULT_QUEUE;
   const hash = specHash(spec);
@@ -198,6 +252,7 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
       executor: jobExecutor(spec),
       metadata: (input.metadata ?? undefined) as never,
       launch: (launchOf(input) ?? undefined) as never,
+      warnings: warnings.length ? (warnings as never) : undefined,
       origin: input.origin ?? 'api',
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });

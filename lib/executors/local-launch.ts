@@ -10,7 +10,7 @@ import type { ExpectedChild, LocalChildren } from './local-children';
 import { handleOf, readHandleFile } from './local-handle';
 import { readProcStat } from './proc';
 import type { AttemptHandle, LaunchRequest } from './types';
-import { inheritedEnv, LaunchPrecheckError, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
+import { inheritedEnv, LaunchPrecheckError, LOCAL_NODE_IP, resolveWorkdir, taskEnv, validateEnvs, WRAPPER } from './wrapper';
 
 /**
  * Starting a local attempt: the attempt folder (wrapper.sh, setup.sh, run.sh; a reused folder
@@ -168,7 +168,7 @@ export async function launchLocal(req: LaunchRequest, deps: LaunchDeps): Promise
   const logPath = path.resolve(req.logPath);
   const workdir = resolveWorkdir(req.workdir, attemptDir);
   const wrapperPath = await prepareAttemptDir(req, attemptDir, logPath);
-  const env = Object.assign(inheritedEnv(), taskEnv(req));
+  const env = Object.assign(inheritedEnv(), taskEnv(req, 'local', LOCAL_NODE_IP));
   const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0'];
   const s: Spawn = { bash, args, attemptDir, env, handleFile: path.join(attemptDir, HANDLE_FILE) };
   // The exit may be reported before this function has its entry ready: remember it until then.

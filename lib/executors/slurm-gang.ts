@@ -20,8 +20,8 @@ import path from 'node:path';
  * Rank K runs on the K-th node of the allocation (srun's block distribution, one task per node;
  * rank 0 is the batch host, the head) and gets JOBDECK_NODE_RANK, JOBDECK_NUM_NODES and
  * JOBDECK_NODE_IPS (the nodes' addresses, newline-separated, in rank order) and the SkyPilot
- * names of the same (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES, SKYPILOT_NODE_IPS), after the task's
- * envs (jobdeck's win).
+ * names of the same (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES, SKYPILOT_NODE_IPS, and
+ * SKYPILOT_SETUP_NODE_RANK / SKYPILOT_SETUP_NODE_IPS), after the task's envs (jobdeck's win).
  */
 
 /** Name of the rank script in a multi-node attempt's folder (its presence marks a gang). */
@@ -171,6 +171,7 @@ __jobdeck_env=/usr/bin/env; [ -x "$__jobdeck_env" ] || __jobdeck_env=/bin/env
 exec "$__jobdeck_env" -- "$@" \
   "JOBDECK_NODE_RANK=$__jobdeck_rank" "JOBDECK_NUM_NODES=$__jobdeck_n" "JOBDECK_NODE_IPS=$__jobdeck_ips" \
   "SKYPILOT_NODE_RANK=$__jobdeck_rank" "SKYPILOT_NUM_NODES=$__jobdeck_n" "SKYPILOT_NODE_IPS=$__jobdeck_ips" \
+  "SKYPILOT_SETUP_NODE_RANK=$__jobdeck_rank" "SKYPILOT_SETUP_NODE_IPS=$__jobdeck_ips" \
   "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" \
   "$__jobdeck_setup" "$__jobdeck_run" "exit.$__jobdeck_stage.rank-$__jobdeck_rank"
 `;

@@ -38,7 +38,16 @@ while IFS= read -r -d '' __jobdeck_kv; do set -- "$@" "$__jobdeck_kv"; done <"$_
 __jobdeck_mv=/bin/mv; [ -x "$__jobdeck_mv" ] || __jobdeck_mv=/usr/bin/mv
 __jobdeck_sync=/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=/usr/bin/sync; [ -x "$__jobdeck_sync" ] || __jobdeck_sync=
 __jobdeck_env=/usr/bin/env; [ -x "$__jobdeck_env" ] || __jobdeck_env=/bin/env
-exec "$__jobdeck_env" -- "$@" "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" "$__jobdeck_setup" "$__jobdeck_run"
+# This node's address (as the gang's batch script finds its nodes'): Slurm's NodeAddr, else what
+# the name resolves to — SKYPILOT_NODE_IPS of a one-node attempt.
+__jobdeck_node=$SLURMD_NODENAME; [ -n "$__jobdeck_node" ] || __jobdeck_node=$(hostname 2>/dev/null)
+__jobdeck_addr=$(scontrol -o show node "$__jobdeck_node" 2>/dev/null | sed -n 's/.*[[:space:]]NodeAddr=\([^[:space:]]*\).*/\1/p')
+if ! [[ $__jobdeck_addr =~ ^[0-9.]+$|: ]]; then
+  __jobdeck_addr=$(getent ahosts "$__jobdeck_node" 2>/dev/null | awk 'NR == 1 { print $1 }')
+  [ -n "$__jobdeck_addr" ] || __jobdeck_addr=$__jobdeck_node
+fi
+exec "$__jobdeck_env" -- "$@" "JOBDECK_NODE_IPS=$__jobdeck_addr" "SKYPILOT_NODE_IPS=$__jobdeck_addr" "SKYPILOT_SETUP_NODE_IPS=$__jobdeck_addr" \
+  "$BASH" -p -- "$__jobdeck_dir/wrapper.sh" "$__jobdeck_dir" "$__jobdeck_log" "$__jobdeck_workdir" "$__jobdeck_mv" "$__jobdeck_sync" "$__jobdeck_setup" "$__jobdeck_run"
 `;
 
 /** The job name jobdeck gives an attempt: `jobdeck-<job>-<task>-<attempt>`. */
@@ -77,6 +86,26 @@ export function readSlurmHandleFile(attemptDir: string): AttemptHandle | null {
  *   integer ≥ 1; SlurmUnavailableError when the controller does not answer; Error when sbatch
  *   refuses the job.
  */
+/**
+ * SkyPilot's GPU type → Slurm's GRES type: JOBDECK_SLURM_GPU_TYPES (`A100=a100,H100=h100_80gb`,
+ * names matched ignoring case) when it names the type, else the type in lower case.
+ * @throws TypeError for a malformed JOBDECK_SLURM_GPU_TYPES entry.
+ */
+export function slurmGpuType(type: string, env: Record<string, string | undefined> = process.env): string {
+  for (const item of (env.JOBDECK_SLURM_GPU_TYPES ?? '').split(',')) {
+    if (item.trim() === '') continue;
+    const m = /^\s*([A-Za-z0-9_.-]+)\s*=\s*([A-Za-z0-9_.-]+)\s*$/.exec(item);
+    if (!m) throw new TypeError(`JOBDECK_SLURM_GPU_TYPES: expected TYPE=GRES_TYPE entries separated by commas, got ${JSON.stringify(item)}`);
+    if (m[1].toLowerCase() === type.toLowerCase()) return m[2];
+  }
+  return type.toLowerCase();
+}
+
+/** sbatch's GRES request for a task's GPUs (per node): `--gres=gpu:<type>:<count>`, or nothing. */
+export function gresArgs(gpus: LaunchRequest['gpus'], env: Record<string, string | undefined> = process.env): string[] {
+  return gpus && gpus.count > 0 ? [`--gres=gpu:${slurmGpuType(gpus.type, env)}:${gpus.count}`] : [];
+}
+
 export async function launchSlurm(req: LaunchRequest, partition: string | undefined): Promise<AttemptHandle> {
   validateEnvs(req.envs);
   const attemptDir = path.resolve(req.attemptDir);
@@ -99,7 +128,7 @@ export async function launchSlurm(req: LaunchRequest, partition: string | undefi
   if (req.run !== null) writeFileSync(path.join(attemptDir, 'run.sh'), req.run);
   writeFileSync(
     path.join(attemptDir, ENV_FILE),
-    Object.entries(taskEnv(req))
+    Object.entries(taskEnv(req, 'slurm'))
       .map(([k, v]) => `${k}=${v}\0`)
       .join(''),
     { mode: 0o600 },
@@ -122,6 +151,7 @@ export async function launchSlurm(req: LaunchRequest, partition: string | undefi
     `--ntasks=${nodes}`,
     ...(nodes > 1 ? ['--ntasks-per-node=1'] : []),
     `--cpus-per-task=${cpus}`,
+    ...gresArgs(req.gpus),
     '--no-requeue',
     '--export=ALL',
     ...(partition ? [`--partition=${partition}`] : []),

@@ -14,7 +14,7 @@ export interface LaunchRequest {
   setup: string | null;
   /** bash script run after setup; a non-zero exit ends the attempt as FAILED. */
   run: string | null;
-  /** The task's envs; the executor adds JOBDECK_JOB_ID, JOBDECK_TASK_INDEX, JOBDECK_ATTEMPT. */
+  /** The task's envs; the executor adds jobdeck's variables and SkyPilot's (lib/executors/wrapper.ts taskEnv). */
   envs: Record<string, string>;
   /** Working folder (absolute or ~-relative); null → the attempt folder. */
   workdir: string | null;
@@ -26,6 +26,12 @@ export interface LaunchRequest {
    * that cannot run a gang throws a TypeError for more than 1.
    */
   nodes?: number;
+  /**
+   * GPUs per node (SkyPilot's `accelerators`, docs/spec.md "accelerators"): Slurm reserves them
+   * as GRES (`--gres=gpu:<type>:<count>`); the local executor checked at submit that it has them.
+   * Absent: none.
+   */
+  gpus?: { type: string; count: number };
   /** The attempt's own folder (created by the executor if missing): exit status, wrapper. */
   attemptDir: string;
   /**

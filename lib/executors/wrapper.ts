@@ -26,15 +26,52 @@ export function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-/** The task's envs plus JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT (these win). */
-export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' | 'attempt'>): Record<string, string> {
+/**
+ * SkyPilot's task id for an attempt's task: the same for every attempt of the task (SkyPilot
+ * keeps a managed job's task id across recoveries, so a task may key its checkpoints on it).
+ */
+export function skypilotTaskId(req: Pick<LaunchRequest, 'jobId' | 'taskIndex'>): string {
+  return `jobdeck-job-${req.jobId}-task-${req.taskIndex}`;
+}
+
+/**
+ * The task's envs plus jobdeck's variables, which win (docs/spec.md "What each attempt gets"):
+ * JOBDECK_JOB_ID / JOBDECK_TASK_INDEX / JOBDECK_ATTEMPT, and SkyPilot's native task variables
+ * with SkyPilot's meanings — SKYPILOT_TASK_ID, SKYPILOT_NUM_GPUS_PER_NODE (GPUs granted per
+ * node: `gpus.count`, else 0; locally CUDA_VISIBLE_DEVICES too), SKYPILOT_CLUSTER_INFO (JSON: cluster_name, cloud = the
+ * executor, region and zone null). A one-node attempt also gets its rank variables here (rank 0
+ * of 1; SKYPILOT_NODE_IPS / JOBDECK_NODE_IPS is `nodeIp` when given — locally 127.0.0.1; the
+ * Slurm batch script adds the node's address); a gang's ranks get theirs from the rank script
+ * (lib/executors/slurm-gang.ts), so they are left out for nodes > 1.
+ */
+export function taskEnv(req: Pick<LaunchRequest, 'envs' | 'jobId' | 'taskIndex' | 'attempt' | 'nodes' | 'gpus'>, executor: string, nodeIp?: string): Record<string, string> {
+  const oneNode = (req.nodes ?? 1) <= 1;
+  const gpus = req.gpus?.count ?? 0;
   return {
     ...req.envs,
     JOBDECK_JOB_ID: String(req.jobId),
     JOBDECK_TASK_INDEX: String(req.taskIndex),
     JOBDECK_ATTEMPT: String(req.attempt),
+    SKYPILOT_TASK_ID: skypilotTaskId(req),
+    SKYPILOT_NUM_GPUS_PER_NODE: String(gpus),
+    // Slurm sets CUDA_VISIBLE_DEVICES to the GPUs it granted; locally the first `gpus` devices.
+    ...(executor === 'local' && gpus > 0 ? { CUDA_VISIBLE_DEVICES: Array.from({ length: gpus }, (_, i) => i).join(',') } : {}),
+    SKYPILOT_CLUSTER_INFO: JSON.stringify({ cluster_name: `jobdeck-job-${req.jobId}`, cloud: executor, region: null, zone: null }),
+    ...(oneNode
+      ? {
+          JOBDECK_NODE_RANK: '0',
+          JOBDECK_NUM_NODES: '1',
+          SKYPILOT_NODE_RANK: '0',
+          SKYPILOT_NUM_NODES: '1',
+          SKYPILOT_SETUP_NODE_RANK: '0',
+          ...(nodeIp !== undefined ? { JOBDECK_NODE_IPS: nodeIp, SKYPILOT_NODE_IPS: nodeIp, SKYPILOT_SETUP_NODE_IPS: nodeIp } : {}),
+        }
+      : {}),
   };
 }
+
+/** The address a local attempt's node has in SKYPILOT_NODE_IPS: this machine, as it reaches itself. */
+export const LOCAL_NODE_IP = '127.0.0.1';
 
 // The wrapper. Static text: the attempt's inputs arrive as positional arguments (paths) and as the
 // environment (the task's envs), never by interpolation into the script.

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
+import { placeFileMounts, uploadedWorkdir, type FileMountUpload } from '../executors/upload';
+import { resolveWorkdir } from '../executors/wrapper';
 import { attemptLogPath, dataFolder } from '../jobs/paths';
 import { diskFull } from '../proc';
 import type { TaskStatus } from '../jobs/status';
@@ -37,6 +39,24 @@ export interface AttemptPlan {
   observed?: ProbeResult;
   /** 'restart': the task's restarts grow by one (the job's restartCount with them). */
   counted?: 'restart';
+}
+
+/** The content hash of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
+function workdirUploadOf(launch: unknown): string | null {
+  const h = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
+  return typeof h === 'string' ? h : null;
+}
+
+/** The uploads of this task's `file_mounts` targets (Job.launch.fileMountUploads), or null when none. */
+function fileMountsOf(launch: unknown, targets: Record<string, string> | undefined): Record<string, FileMountUpload> | null {
+  const all = launch && typeof launch === 'object' ? (launch as { fileMountUploads?: unknown }).fileMountUploads : undefined;
+  if (!targets || !all || typeof all !== 'object') return null;
+  const out: Record<string, FileMountUpload> = {};
+  for (const t of Object.keys(targets)) {
+    const up = (all as Record<string, FileMountUpload | undefined>)[t];
+    if (up) out[t] = up;
+  }
+  return Object.keys(out).length ? out : null;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -145,6 +165,11 @@ export class LaunchSystem {
     await this.reap.awaitJob(job.id);
     try {
       e.launchedAt.set(attempt.id, now(this.res));
+      const upload = workdirUploadOf(job.launch);
+      // Each attempt gets its own fresh copy of the uploaded folder (docs/spec.md "workdir").
+      const workdir = upload ? await uploadedWorkdir(upload, spec.workdir, path.dirname(logPath), this.res.home) : spec.workdir;
+      const mounts = fileMountsOf(job.launch, spec.fileMounts);
+      if (mounts) await placeFileMounts(mounts, resolveWorkdir(workdir, path.dirname(logPath)), path.dirname(logPath), this.res.home);
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,
@@ -152,8 +177,9 @@ export class LaunchSystem {
         setup: spec.setup,
         run: spec.run,
         envs: spec.envs,
-        workdir: spec.workdir,
+        workdir,
         cpus: spec.cpus,
+        ...(spec.gpus ? { gpus: spec.gpus } : {}),
         ...(spec.nodes > 1 ? { nodes: spec.nodes } : {}),
         attemptDir: path.dirname(logPath),
         logPath,

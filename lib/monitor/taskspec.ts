@@ -4,11 +4,18 @@
  * maxRestartsOnErrors, recoverOnExitCodes, strategy } }`). Read tolerantly: a missing field takes
  * its documented default, so rows written by older versions still run.
  */
+import { parseAccelerators, type GpuRequest } from '../jobs/spec';
+
 export interface RunnableTask {
   setup: string | null;
   run: string | null;
+  /** The task's envs and secrets together (names never overlap: the spec refuses it). */
   envs: Record<string, string>;
   workdir: string | null;
+  /** `file_mounts` targets → sources as written (their content comes from Job.launch); absent when none. */
+  fileMounts?: Record<string, string>;
+  /** GPUs per node (`resources.accelerators`, lib/jobs/spec parseAccelerators); absent when none. */
+  gpus?: GpuRequest;
   /** CPUs the task asks for, per node (falls back to the job's). */
   cpus: number;
   /** Nodes of one attempt (`numNodes`; 1 when absent). */
@@ -27,8 +34,9 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
   const res = (s.resources && typeof s.resources === 'object' ? s.resources : {}) as Record<string, unknown>;
   const rec = (s.jobRecovery && typeof s.jobRecovery === 'object' ? s.jobRecovery : {}) as Record<string, unknown>;
   const envs: Record<string, string> = {};
-  if (s.envs && typeof s.envs === 'object') {
-    for (const [k, v] of Object.entries(s.envs as Record<string, unknown>)) if (v !== null && v !== undefined) envs[k] = String(v);
+  // Secrets reach the task as env vars too (SkyPilot's rule); only what is shown differs.
+  for (const m of [s.envs, s.secrets]) {
+    if (m && typeof m === 'object') for (const [k, v] of Object.entries(m as Record<string, unknown>)) if (v !== null && v !== undefined) envs[k] = String(v);
   }
   const max = Number(rec.maxRestartsOnErrors);
   const codes = Array.isArray(rec.recoverOnExitCodes) ? rec.recoverOnExitCodes : typeof rec.recoverOnExitCodes === 'number' ? [rec.recoverOnExitCodes] : [];
@@ -39,9 +47,16 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
     run: str(s.run),
     envs,
     workdir: str(s.workdir),
+    ...(s.fileMounts && typeof s.fileMounts === 'object' && !Array.isArray(s.fileMounts) ? { fileMounts: s.fileMounts as Record<string, string> } : {}),
+    ...gpusOf(res.other),
     cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
     nodes: Number.isInteger(nodes) && nodes > 1 ? nodes : 1,
     maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,
     recoverOnExitCodes: codes.map(Number).filter((n) => Number.isInteger(n)),
   };
+}
+
+function gpusOf(other: unknown): { gpus?: GpuRequest } {
+  const g = other && typeof other === 'object' ? parseAccelerators((other as Record<string, unknown>).accelerators) : null;
+  return g && typeof g === 'object' ? { gpus: g } : {};
 }

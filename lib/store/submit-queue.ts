@@ -29,6 +29,8 @@ export interface NewJob {
   metadata?: Prisma.InputJsonValue;
   /** The launch overrides as submitted (Job.launch), or none. */
   launch?: Prisma.InputJsonValue;
+  /** The spec's warnings (Job.warnings), or none. */
+  warnings?: Prisma.InputJsonValue;
   /** What submitted it (Job.origin; default "api"). */
   origin?: string;
   executor?: string;
@@ -49,6 +51,7 @@ export interface JobEntry {
   specJson: string;
   metadataJson: string | null;
   launchJson: string | null;
+  warningsJson: string | null;
   origin: string;
   executor: string;
   submissionId: string | null;
@@ -86,6 +89,7 @@ export function newJobEntry(job: NewJob): JobEntry {
     specJson: JSON.stringify(job.spec),
     metadataJson: job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata),
     launchJson: job.launch === undefined || job.launch === null ? null : JSON.stringify(job.launch),
+    warningsJson: job.warnings === undefined || job.warnings === null ? null : JSON.stringify(job.warnings),
     origin: job.origin ?? 'api',
     executor: job.executor ?? 'local',
     submissionId: job.submissionId ?? null,
@@ -104,9 +108,9 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const gate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.origin}, ${e.executor},
+      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.origin}, ${e.executor},
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
       FROM ${gate}
       RETURNING "id"
@@ -146,6 +150,7 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
       ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
       ...(e.launchJson === null ? {} : { launch: JSON.parse(e.launchJson) as unknown }),
+      ...(e.warningsJson === null ? {} : { warnings: JSON.parse(e.warningsJson) as unknown }),
       origin: e.origin,
       executor: e.executor,
       at: e.at,
@@ -162,9 +167,9 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), ${queueGate}, j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "origin", "executor",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->>'origin', v->>'executor',
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->>'origin', v->>'executor',
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME} OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
       RETURNING "id"

@@ -68,6 +68,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     queue: job.queue ?? 'default',
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
     launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
+    warnings: e.warningsJson === null ? null : JSON.parse(e.warningsJson),
     origin: e.origin,
     executor: e.executor,
     submittedAt: now,

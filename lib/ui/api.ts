@@ -22,6 +22,10 @@ export interface SpecIssue {
 export interface ValidateResult {
   ok: boolean;
   issues: SpecIssue[];
+  /** Keys accepted and not acted on (absent from a server without warnings). */
+  warnings?: SpecIssue[];
+  /** Envs and secrets without a value: required at launch. */
+  required?: SpecIssue[];
 }
 
 /** A failed API call: HTTP status plus the problem+json title/detail (and any extra members). */

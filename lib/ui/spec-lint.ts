@@ -30,9 +30,10 @@ export function formatPath(p: SpecIssue['path']): string {
 /**
  * Places each issue at its line (1-based) and column (1-based, optional): from the column (or
  * the line's first non-blank character) to the end of the line. An issue without a line goes on
- * line 1. Lines past the end are clamped to the last line.
+ * line 1. Lines past the end are clamped to the last line. `severity`: 'warning' for the spec's
+ * warnings (keys accepted, not acted on).
  */
-export function issuesToDiagnostics(text: string, issues: SpecIssue[]): TextDiagnostic[] {
+export function issuesToDiagnostics(text: string, issues: SpecIssue[], severity: TextDiagnostic['severity'] = 'error'): TextDiagnostic[] {
   const starts = lineStarts(text);
   return issues.map((iss) => {
     const ln = Math.min(Math.max(1, iss.line ?? 1), starts.length);
@@ -44,7 +45,7 @@ export function issuesToDiagnostics(text: string, issues: SpecIssue[]): TextDiag
     const from = start + col;
     const to = Math.max(from, end);
     const where = formatPath(iss.path);
-    return { from, to, severity: 'error' as const, message: where ? `${where}: ${iss.message}` : iss.message };
+    return { from, to, severity, message: where ? `${where}: ${iss.message}` : iss.message };
   });
 }
 

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { e2eServer, expect, submitSpec, test, waitForStatus } from './fixtures';
 
 /**
@@ -71,4 +75,31 @@ test('a job from the New job page says it came from the dashboard', async ({ app
   await page.getByRole('tab', { name: 'Spec' }).click();
   await expect(page.getByTestId('spec-origin')).toHaveText('the dashboard');
   await expect(page.getByTestId('spec-launch')).toHaveCount(0);
+});
+
+test('a job with an uploaded workdir shows the upload\'s size and file list on the Spec tab', async ({ app: page }) => {
+  const server = e2eServer();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-e2e-upload-'));
+  try {
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'src', 'main.py'), 'print("hi")\n');
+    writeFileSync(path.join(dir, 'README'), 'hello\n');
+    execFileSync('tar', ['-czf', path.join(dir, 'up.tgz'), '-C', dir, 'README', 'src']);
+    const up = await fetch(`${server.url}/api/uploads`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/gzip' }, body: readFileSync(path.join(dir, 'up.tgz')) });
+    expect(up.status).toBe(201);
+    const { hash } = (await up.json()) as { hash: string };
+    const res = await fetch(`${server.url}/api/jobs`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ yaml: 'workdir: .\nrun: cat README\n', workdirUpload: hash }) });
+    const { id } = (await res.json()) as { id: number };
+    await waitForStatus(id, ['SUCCEEDED']);
+    await page.goto(`${server.url}/jobs/${id}`);
+    await page.getByRole('tab', { name: 'Spec' }).click();
+    const block = page.getByTestId('spec-upload');
+    await expect(block).toContainText('Uploaded folder (the relative workdir): 3 entries, 18 bytes of files');
+    await expect(block).toContainText(hash.slice(0, 12));
+    await block.locator('summary').click();
+    await expect(block.getByText('src/main.py')).toBeVisible();
+    await expect(block.getByText('README', { exact: true })).toBeVisible();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

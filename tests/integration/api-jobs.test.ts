@@ -167,7 +167,7 @@ describe.each(DB_KINDS)('job API (lib) on %s', (kind) => {
   });
 
   it('validateSpec answers ok/issues without saving', async () => {
-    expect(validateSpec(PIPELINE)).toEqual({ ok: true, issues: [] });
+    expect(validateSpec(PIPELINE)).toEqual({ ok: true, issues: [], warnings: [], required: [] });
     expect(validateSpec('queue: gpu\nrun: echo\n', 'q.yaml', ['batch']).issues.map((i) => i.message)).toEqual(['queue "gpu" is not defined; the queues are: default, batch']);
     expect(validateSpec('queue: gpu\nrun: echo\n', 'q.yaml', ['gpu']).ok).toBe(true);
     const v = validateSpec('run: echo\nbogus_key: 1\n', 'x.yaml');

@@ -95,6 +95,17 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(setup.stderr).toMatch(/✗ Job \d+ finished \(status: FAILED_SETUP\)/);
   });
 
+  it('launch prints the spec\'s warnings on stderr (file:line, key, what jobdeck does instead), stdout only the id', async () => {
+    const spot = file('spot.yaml', 'resources:\n  use_spot: true\n  ports: 8080\nrun: echo spot\n');
+    const d = await runCli(server, ['launch', '-d', spot]);
+    expect(d.code).toBe(EXIT.OK);
+    expect(d.stdout).toMatch(/^Job submitted, ID: \d+\n$/);
+    expect(d.stderr.split('\n').filter((l) => l.startsWith('warning:')).map((l) => l.replace(spot, 'spot.yaml'))).toEqual([
+      'warning: spot.yaml:2 task[0].resources.use_spot: use_spot: not used by jobdeck: there are no spot instances; failed attempts restart as job_recovery says',
+      'warning: spot.yaml:3 task[0].resources.ports: ports: not managed by jobdeck; the job binds ports directly',
+    ]);
+  });
+
   it('launch -d prints the id on stdout; logs of the finished 2-task pipeline replays both tasks in order', async () => {
     const d = await runCli(server, ['launch', '-d', file('two.yaml', TWO_TASKS)]);
     expect(d.code, show(d)).toBe(EXIT.OK);

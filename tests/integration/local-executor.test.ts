@@ -83,6 +83,21 @@ describe('local executor: exit status', () => {
   });
 });
 
+/** What a one-node local attempt of job 7, task 1 gets of SkyPilot's variables (docs/spec.md "What each attempt gets"). */
+const SKYPILOT_LOCAL: Record<string, string> = {
+  SKYPILOT_TASK_ID: 'jobdeck-job-7-task-1',
+  SKYPILOT_NUM_NODES: '1',
+  SKYPILOT_NODE_RANK: '0',
+  SKYPILOT_NODE_IPS: '127.0.0.1',
+  SKYPILOT_SETUP_NODE_RANK: '0',
+  SKYPILOT_SETUP_NODE_IPS: '127.0.0.1',
+  SKYPILOT_NUM_GPUS_PER_NODE: '0',
+  SKYPILOT_CLUSTER_INFO: '{"cluster_name":"jobdeck-job-7","cloud":"local","region":null,"zone":null}',
+  JOBDECK_NODE_RANK: '0',
+  JOBDECK_NUM_NODES: '1',
+  JOBDECK_NODE_IPS: '127.0.0.1',
+};
+
 describe('local executor: environment and workdir', () => {
   const ex = createLocalExecutor({ pollMs: 200 });
 
@@ -101,7 +116,7 @@ describe('local executor: environment and workdir', () => {
     mkdirSync(out);
     const dump = (phase: string) =>
       Object.keys(envs)
-        .concat(['JOBDECK_TASK_INDEX', 'JOBDECK_ATTEMPT', 'JOBDECK_SECRET_FOR_TEST', 'DATABASE_URL'])
+        .concat(['JOBDECK_TASK_INDEX', 'JOBDECK_ATTEMPT', 'JOBDECK_SECRET_FOR_TEST', 'DATABASE_URL', ...Object.keys(SKYPILOT_LOCAL)])
         .map((k) => `if [ -n "\${${k}+x}" ]; then printf '%s' "$${k}" > '${out}/${phase}.${k}'; fi`)
         .join('\n');
     const saved = { s: process.env.JOBDECK_SECRET_FOR_TEST, d: process.env.DATABASE_URL };
@@ -125,6 +140,8 @@ describe('local executor: environment and workdir', () => {
       expect(read('JOBDECK_ATTEMPT')).toBe('2');
       expect(read('JOBDECK_SECRET_FOR_TEST')).toBeUndefined();
       expect(read('DATABASE_URL')).toBeUndefined();
+      // SkyPilot's native variables, with SkyPilot's meanings: rank 0 of one node, this machine.
+      for (const [k, v] of Object.entries(SKYPILOT_LOCAL)) expect(read(k), `${phase} ${k}`).toBe(v);
     }
     expect(existsSync('/tmp/jobdeck-pwned')).toBe(false);
   });

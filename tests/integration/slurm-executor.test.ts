@@ -172,6 +172,20 @@ describe('slurm executor: environment, workdir, log', () => {
     expect(env.get('JOBDECK_TASK_INDEX')).toBe('1');
     expect(env.get('JOBDECK_ATTEMPT')).toBe('2');
     expect(env.get('SLURM_JOB_ID')).toBe(h.ref);
+    // SkyPilot's native variables: rank 0 of one node, the node's address (as jobdeck's own).
+    expect(Object.fromEntries([...env].filter(([k]) => /^(SKYPILOT_|JOBDECK_N)/.test(k) && !k.endsWith('_IPS')))).toEqual({
+      SKYPILOT_TASK_ID: 'jobdeck-job-7-task-1',
+      SKYPILOT_NUM_NODES: '1',
+      SKYPILOT_NODE_RANK: '0',
+      SKYPILOT_SETUP_NODE_RANK: '0',
+      SKYPILOT_NUM_GPUS_PER_NODE: '0',
+      SKYPILOT_CLUSTER_INFO: '{"cluster_name":"jobdeck-job-7","cloud":"slurm","region":null,"zone":null}',
+      JOBDECK_NODE_RANK: '0',
+      JOBDECK_NUM_NODES: '1',
+    });
+    expect(env.get('SKYPILOT_NODE_IPS')).toMatch(/^\S+$/);
+    expect(env.get('SKYPILOT_NODE_IPS')).toBe(env.get('JOBDECK_NODE_IPS'));
+    expect(env.get('SKYPILOT_SETUP_NODE_IPS')).toBe(env.get('JOBDECK_NODE_IPS'));
     expect(env.get('HOME')).toBe(process.env.HOME); // the server's base environment
     expect(env.has('JOBDECK_SLURM_TEST_SECRET')).toBe(false);
   });

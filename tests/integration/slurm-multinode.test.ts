@@ -121,10 +121,11 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
         'num_nodes: 3',
         'resources:',
         '  cpus: 1',
-        'setup: echo "setup on $(hostname)"',
+        'setup: echo "setup on $(hostname) setup-rank=$SKYPILOT_SETUP_NODE_RANK"',
         'run: |',
         '  echo "rank=$JOBDECK_NODE_RANK of $JOBDECK_NUM_NODES host=$(hostname) addr=$(hostname -I | tr -d " ")"',
-        '  echo "sky=$SKYPILOT_NODE_RANK/$SKYPILOT_NUM_NODES"',
+        '  echo "sky=$SKYPILOT_NODE_RANK/$SKYPILOT_NUM_NODES task=$SKYPILOT_TASK_ID gpus=$SKYPILOT_NUM_GPUS_PER_NODE"',
+        '  [ "$SKYPILOT_SETUP_NODE_IPS" = "$JOBDECK_NODE_IPS" ] && echo same-setup-ips',
         '  echo "ips=$(echo "$JOBDECK_NODE_IPS" | paste -sd,)"',
         '  [ "$SKYPILOT_NODE_IPS" = "$JOBDECK_NODE_IPS" ] && echo same-ips',
       ].join('\n'),
@@ -137,9 +138,10 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
     const ranks = logs.map((text) => {
       const m = /rank=(\d) of 3 host=(\S+) addr=(\S+)/.exec(text);
       expect(m, text).not.toBeNull();
-      expect(text).toContain(`setup on ${m![2]}`);
-      expect(text).toContain(`sky=${m![1]}/3`);
+      expect(text).toContain(`setup on ${m![2]} setup-rank=${m![1]}`);
+      expect(text).toContain(`sky=${m![1]}/3 task=jobdeck-job-${id}-task-0 gpus=0`);
       expect(text).toContain('same-ips');
+      expect(text).toContain('same-setup-ips');
       return { rank: Number(m![1]), host: m![2], addr: m![3], ips: /ips=(\S+)/.exec(text)![1].split(',') };
     });
     expect(ranks.map((r) => r.rank)).toEqual([0, 1, 2]);

@@ -232,6 +232,10 @@ run: echo $SECRET
     expect(out).toContain('run: echo $SECRET');
     expect(out.split('\n---\n')).toHaveLength(3);
   });
+  it('masks every value of secrets, whatever its name (numbers too), and leaves a required one empty', () => {
+    const out = maskSpecYaml('secrets:\n  PLAIN_NAME: visible-elsewhere # c\n  N: 42\n  LATER:\nenvs:\n  EPOCHS: 3\nrun: x\n');
+    expect(out).toBe(`secrets:\n  PLAIN_NAME: ${MASKED_VALUE} # c\n  N: ${MASKED_VALUE}\n  LATER:\nenvs:\n  EPOCHS: 3\nrun: x\n`);
+  });
   it('returns the text unchanged when nothing is secret, and never echoes unparsable text', () => {
     expect(maskSpecYaml('name: a\nenvs:\n  A: b\n')).toBe('name: a\nenvs:\n  A: b\n');
     expect(maskSpecYaml('envs: [TOKEN\n')).toBe(UNMASKABLE_SPEC);

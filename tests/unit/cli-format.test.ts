@@ -216,6 +216,19 @@ describe('arguments', () => {
     expect(() => parseEnvs(['1A=2'], env({}))).toThrow(/expected NAME=VALUE/);
   });
 
+  it('--secret NAME=V and NAME from this shell; an error names the secret, never its value', () => {
+    expect(parseEnvs(['HF_TOKEN', 'B=v'], env({ HF_TOKEN: 'hf_x' }), '--secret')).toEqual({ HF_TOKEN: 'hf_x', B: 'v' });
+    expect(() => parseEnvs(['UNSET_S'], env({}), '--secret')).toThrow('--secret UNSET_S: UNSET_S is not set in this shell; give a value with --secret UNSET_S=VALUE');
+    let msg = '';
+    try {
+      parseEnvs(['BAD-NAME=topsecret'], env({}), '--secret');
+    } catch (err) {
+      msg = (err as Error).message;
+    }
+    expect(msg).toMatch(/^--secret "BAD-NAME": expected NAME=VALUE/);
+    expect(msg).not.toContain('topsecret');
+  });
+
   it('TASK by index or name', () => {
     const j = { id: 7, tasks: [{ index: 0, name: 'prep' }, { index: 1, name: 'train' }] } as Parameters<typeof resolveTask>[0];
     expect(resolveTask(j, '1')).toBe(1);

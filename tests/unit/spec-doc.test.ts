@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SpecError, parseJobSpec, parseJobSpecObject } from '../../lib/jobs/spec';
+import { checkJobSpec, formatSpecIssue, SpecError, parseJobSpec, parseJobSpecObject } from '../../lib/jobs/spec';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'spec.md');
 
@@ -49,6 +49,8 @@ const blocks = fencedBlocks(readFileSync(DOC, 'utf8'));
 const valid = blocks.filter((b) => b.info === 'yaml');
 const refused = blocks.map((b, i) => ({ b, next: blocks[i + 1] })).filter(({ b }) => b.info === 'yaml error');
 const json = blocks.filter((b) => b.info === 'json');
+// A valid example followed by a text block of `warning: …` lines shows its warnings.
+const warned = blocks.map((b, i) => ({ b, next: blocks[i + 1] })).filter(({ b, next }) => b.info === 'yaml' && next?.info === 'text' && next.body.startsWith('warning: '));
 
 describe('docs/spec.md', () => {
   it('has examples of both kinds, and only known kinds of yaml blocks', () => {
@@ -64,6 +66,13 @@ describe('docs/spec.md', () => {
   it.each(refused.map(({ b, next }) => [b.line, b, next]))('the example at line %i is refused with the error shown after it', (line, b, next) => {
     expect(next?.info, `the block after line ${line} must be a text block with the error`).toBe('text');
     expect(refusal(b.body)).toBe(next.body.replace(/\n$/, ''));
+  });
+
+  it('shows the warnings of at least one example', () => expect(warned.length).toBeGreaterThanOrEqual(1));
+
+  it.each(warned.map(({ b, next }) => [b.line, b, next]))('the example at line %i has exactly the warnings shown after it', (_line, b, next) => {
+    const { warnings } = checkJobSpec(b.body);
+    expect(warnings.map((w) => `warning: ${formatSpecIssue(w)}`).join('\n')).toBe(next.body.replace(/\n$/, ''));
   });
 
   it.each(json.map((b) => [b.line, b]))('the JSON example at line %i is a valid spec', (_line, b) => {

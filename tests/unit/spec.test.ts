@@ -143,7 +143,7 @@ describe('the exact error format', () => {
   it('points an unknown key at the key, with a hint or the allowed keys', () => {
     expect(issuesOf('run: x\nresources:\n  cpu: 2\n')).toEqual(['3 task[0].resources.cpu: unknown key "cpu"; did you mean "cpus"?']);
     expect(issuesOf('run: x\nbanana: 1\n')).toEqual([
-      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)',
+      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)',
     ]);
     expect(issuesOf('run: x\njob_recovery:\n  max_restart_on_errors: 1\n')).toEqual([
       '3 task[0].job_recovery.max_restart_on_errors: unknown key "max_restart_on_errors"; did you mean "max_restarts_on_errors"?',
@@ -242,7 +242,7 @@ describe('documents and pipelines', () => {
 
   it('refuses a document that is not a map', () => {
     expect(issuesOf('- run: x\n')).toEqual([
-      '1 task[0]: expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue, notify), got a list of 1',
+      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify), got a list of 1',
     ]);
     expect(issuesOf('echo hello\n')[0]).toMatch(/^1 task\[0\]: expected a map of task keys .*, got "echo hello"$/);
   });
@@ -314,7 +314,7 @@ describe('task keys', () => {
     });
 
     it('requires a value left empty to come from overrides (SkyPilot required env vars)', () => {
-      expect(issuesOf('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n')).toEqual(['3 task[0].envs.HF_TOKEN: has no value: give it in the spec or as an override (--env HF_TOKEN=…)']);
+      expect(issuesOf('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n')).toEqual(['3 task[0].envs.HF_TOKEN: has no value: required at launch — give it in the spec or at launch (--env HF_TOKEN, or --env HF_TOKEN=…)']);
       const spec = parseJobSpec('run: x\nenvs:\n  HF_TOKEN:\n  B: 2\n', { overrides: { envs: { HF_TOKEN: 'secret' } } });
       expect(spec.tasks[0].envs).toEqual({ B: '2', HF_TOKEN: 'secret' });
     });
@@ -385,12 +385,10 @@ describe('task keys', () => {
       }
     });
 
-    it('records other SkyPilot resource keys as written and refuses alternatives lists', () => {
-      const r = res('  accelerators: A100:8\n  cloud: aws\n  ports: [8080, "9000-9010"]\n  disk_size: 256\n  use_spot: true\n  labels: {team: ml}\n');
-      expect(r.other).toEqual({ accelerators: 'A100:8', cloud: 'aws', ports: [8080, '9000-9010'], disk_size: 256, use_spot: true, labels: { team: 'ml' } });
-      expect(issuesOf('run: x\nresources:\n  any_of:\n    - cpus: 2\n')).toEqual([
-        '3 task[0].resources.any_of: any_of (a list of alternative resources) is not supported: give one set of resources',
-      ]);
+    it('records other SkyPilot resource keys as written; alternatives must be a list of resource maps', () => {
+      const r = res('  accelerators: A100:8\n  cloud: local\n  ports: [8080, "9000-9010"]\n  disk_size: 256\n  use_spot: true\n  labels: {team: ml}\n');
+      expect(r.other).toEqual({ accelerators: 'A100:8', cloud: 'local', ports: [8080, '9000-9010'], disk_size: 256, use_spot: true, labels: { team: 'ml' } });
+      expect(issuesOf('run: x\nresources:\n  any_of: cpus\n')).toEqual(['3 task[0].resources.any_of: expected a list of resource maps (any_of: the alternatives), got "cpus"']);
       expect(issuesOf('run: x\nresources: [cpus]\n')).toEqual(['2 task[0].resources: expected a map of resources (cpus, memory, job_recovery, …), got a list of 1']);
     });
   });
@@ -469,12 +467,41 @@ describe('task keys', () => {
   });
 
   it('refuses SkyPilot keys it cannot honour, saying why (null tolerated)', () => {
-    expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\nsecrets:\n  TOKEN: x\n')).toEqual([
-      '2 task[0].file_mounts: file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir',
+    expect(issuesOf('run: x\nfile_mounts:\n  /data: s3://bucket\nservice:\n  replicas: 2\n')).toEqual([
+      '3 task[0].file_mounts["/data"]: "s3://bucket" is a bucket or cloud-storage source, not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)',
       '4 task[0].service: service (SkyServe) is not supported: jobdeck runs jobs, not services',
-      '6 task[0].secrets: secrets is not supported: use envs (values whose names look secret are masked when shown)',
     ]);
     expect(parseJobSpec('run: x\nfile_mounts:\nconfig:\n').tasks).toHaveLength(1);
+  });
+
+  it('file_mounts: local sources need their upload; absolute targets only under the operator root; storage objects refused', () => {
+    const text = 'run: x\nfile_mounts:\n  cfg.txt: ./config.txt\n  ~/data: ../data\n  /srv/data/in: ./in\n';
+    expect(issuesOf(text)).toEqual([
+      '3 task[0].file_mounts["cfg.txt"]: a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads',
+      '4 task[0].file_mounts["~/data"]: a local source needs its content uploaded with the job: jobdeck launch does it, the API takes fileMountUploads',
+      "5 task[0].file_mounts[\"/srv/data/in\"]: an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt's working folder) or ~/…",
+    ]);
+    const targets = ['cfg.txt', '~/data', '/srv/data/in'];
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/data' } }).issues).toEqual([]);
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/other' } }).issues.map((i) => i.message)).toEqual([
+      "an absolute target is allowed only under the folder the operator allows (JOBDECK_FILE_MOUNT_ROOT); use a relative target (inside the attempt's working folder) or ~/… (allowed here: under /srv/other)",
+    ]);
+    expect(checkJobSpec(text, { uploads: { fileMountTargets: targets, fileMountRoot: '/srv/data' } }).spec?.tasks[0].fileMounts).toEqual({ 'cfg.txt': './config.txt', '~/data': '../data', '/srv/data/in': './in' });
+    expect(issuesOf('run: x\nfile_mounts:\n  /d:\n    source: s3://b\n    mode: MOUNT\n')[0]).toContain('task[0].file_mounts["/d"]: storage objects (source/store/mode) are not supported');
+    expect(issuesOf('run: x\nfile_mounts:\n  ../up: ./x\n')[0]).toContain('without control characters or ..');
+    // No file_mounts: the stored spec has no key (its specHash is unchanged).
+    expect('fileMounts' in parseJobSpec('run: x\n').tasks[0]).toBe(false);
+  });
+
+  it('takes secrets like envs, apart from them, with the same name rules; launch values win', () => {
+    const t = parseJobSpec('run: x\nenvs:\n  A: "1"\nsecrets:\n  TOKEN: abc\n  N: 2\n').tasks[0];
+    expect({ envs: t.envs, secrets: t.secrets }).toEqual({ envs: { A: '1' }, secrets: { N: '2', TOKEN: 'abc' } });
+    expect(parseJobSpec('run: x\n').tasks[0]).not.toHaveProperty('secrets');
+    expect(parseJobSpec('run: x\nsecrets:\n  T:\n', { overrides: { secrets: { T: 'given' } } }).tasks[0].secrets).toEqual({ T: 'given' });
+    expect(issuesOf('run: x\nsecrets:\n  JOBDECK_X: y\n')[0]).toMatch(/^3 task\[0\]\.secrets\.JOBDECK_X: env var name "JOBDECK_X" is reserved/);
+    const r = checkJobSpec('run: x\nsecrets:\n  T:\nenvs:\n  E:\n');
+    expect(r.required.map((i) => i.path)).toEqual(['task[0].secrets.T', 'task[0].envs.E']); // by line
+    expect(r.issues).toEqual(r.required);
   });
 
   it('checks names', () => {

@@ -16,8 +16,17 @@ import { checkJsonValue, loadYaml, type RawDoc } from './positions';
 import { SPEC_EXECUTORS, type PipelineSpec, type SpecExecutor, type SpecOptions, type SpecOverrides, type TaskSpec } from './schema';
 
 export { formatSpecIssue, SpecError, type SpecIssue } from './messages';
+export { MAX_GPUS, parseAccelerators, type GpuRequest } from './accelerators';
 export {
+  isRelativeWorkdir,
+  type SpecUploads,
+  DOCKER_IMAGE_REFUSED,
+  MEMORY_WARNING,
+  ResourcesSchema,
+  TaskSchema,
   SKYPILOT_RESOURCE_KEYS,
+  SKYPILOT_RESOURCE_WARNINGS,
+  STRATEGY_WARNING,
   SPEC_EXAMPLE_NAMES,
   SPEC_EXECUTORS,
   SPEC_LIMITS,
@@ -47,20 +56,32 @@ export { checkJsonValue as checkPlainValue, type ValueProblem } from './position
  *   refused hostile input (size, documents, depth, aliases).
  */
 export function parseJobSpec(text: string, opts: SpecOptions = {}): PipelineSpec {
-  const { spec, issues } = checkJobSpec(text, opts);
+  return readJobSpec(text, opts).spec;
+}
+
+/** A valid spec and its warnings (keys accepted, not acted on: docs/spec.md "SkyPilot keys"). */
+export interface ReadSpec {
+  spec: PipelineSpec;
+  warnings: SpecIssue[];
+}
+
+/** Like {@link parseJobSpec}, with the spec's warnings. @throws SpecError */
+export function readJobSpec(text: string, opts: SpecOptions = {}): ReadSpec {
+  const { spec, issues, warnings } = checkJobSpec(text, opts);
   if (!spec) throw new SpecError(issues);
-  return spec;
+  return { spec, warnings };
 }
 
 /**
  * Like {@link parseJobSpec} but returns the issues instead of throwing (for editors / lint):
- * `spec` is null exactly when `issues` is non-empty.
+ * `spec` is null exactly when `issues` is non-empty. `required`: the issues that are envs or
+ * secrets without a value (required at launch; also in `issues`).
  */
-export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: PipelineSpec | null; issues: SpecIssue[] } {
+export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: PipelineSpec | null; issues: SpecIssue[]; warnings: SpecIssue[]; required: SpecIssue[] } {
   const file = opts.filename ?? 'job.yaml';
   const loaded = loadYaml(String(text), file);
-  if (loaded.fatal) return { spec: null, issues: loaded.issues };
-  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues);
+  if (loaded.fatal) return { spec: null, issues: loaded.issues, warnings: [], required: [] };
+  return finish(loaded.docs, file, opts.overrides, loaded.issues, opts.defaultExecutor, opts.queues, opts.uploads, opts.localGpus);
 }
 
 /**
@@ -69,6 +90,11 @@ export function checkJobSpec(text: string, opts: SpecOptions = {}): { spec: Pipe
  * @throws SpecError
  */
 export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): PipelineSpec {
+  return readJobSpecObject(value, opts).spec;
+}
+
+/** Like {@link parseJobSpecObject}, with the spec's warnings (no lines: the JSON form). @throws SpecError */
+export function readJobSpecObject(value: unknown, opts: SpecOptions = {}): ReadSpec {
   const file = opts.filename ?? 'job.json';
   const pre = checkJsonValue(value);
   if (pre.length) {
@@ -78,9 +104,9 @@ export function parseJobSpecObject(value: unknown, opts: SpecOptions = {}): Pipe
   const values = Array.isArray(value) ? value : [value];
   const docs: RawDoc[] = values.map((v) => ({ value: v, locate: () => null, startLoc: null, broken: false, yamlIssues: [] }));
   if (docs.length === 0) throw new SpecError([issueAt(file, null, '', 'the spec is empty: expected a task (a map with at least `run`) or a list of them')]);
-  const { spec, issues } = finish(docs, file, opts.overrides, [], opts.defaultExecutor, opts.queues);
+  const { spec, issues, warnings } = finish(docs, file, opts.overrides, [], opts.defaultExecutor, opts.queues, opts.uploads, opts.localGpus);
   if (!spec) throw new SpecError(issues);
-  return spec;
+  return { spec, warnings };
 }
 
 /**

@@ -7,17 +7,25 @@
 import type { z } from 'zod';
 import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
 import { checkJsonValue, type RawDoc } from './positions';
+import { parseAccelerators } from './accelerators';
+import { FILE_MOUNT_ABSOLUTE_REFUSED, FILE_MOUNT_NOT_UPLOADED } from './mounts';
 import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
   DEFAULT_QUEUE,
   envNameProblem,
   envValueProblem,
+  isRelativeWorkdir,
   nameProblem,
+  RELATIVE_WORKDIR_REFUSED,
+  type SpecUploads,
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
+  MEMORY_WARNING,
+  SKYPILOT_RESOURCE_WARNINGS,
   SPEC_LIMITS,
+  STRATEGY_WARNING,
   TaskSchema,
   utf8Bytes,
   type IssueParams,
@@ -33,8 +41,9 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 }
 
 /** A task as validated, before overrides (envs may still hold nulls). */
-interface DraftTask extends Omit<TaskSpec, 'envs'> {
+interface DraftTask extends Omit<TaskSpec, 'envs' | 'secrets'> {
   envs: Record<string, string | null>;
+  secrets: Record<string, string | null>;
   /** `resources.infra`, normalized; null when not given. */
   infra: SpecExecutor | null;
   /** `priority`; null when not given. */
@@ -45,12 +54,23 @@ interface DraftTask extends Omit<TaskSpec, 'envs'> {
   notify: string[] | null;
   doc: RawDoc;
   label: string;
+  /** What the task's keys are accepted with, not acted on (docs/spec.md "SkyPilot keys"). */
+  warnings: SpecIssue[];
 }
 
-/** What {@link finish} gives: `spec` is null exactly when `issues` is non-empty. */
+/**
+ * What {@link finish} gives: `spec` is null exactly when `issues` is non-empty. `warnings`: keys
+ * accepted and not acted on (file:line, key path, what jobdeck does instead), in reading order.
+ */
 export interface Checked {
   spec: PipelineSpec | null;
   issues: SpecIssue[];
+  warnings: SpecIssue[];
+  /**
+   * The envs and secrets without a value ("required at launch", SkyPilot's rule): also in
+   * `issues` (a submit without them is refused), kept apart so an editor can tell them.
+   */
+  required: SpecIssue[];
 }
 
 const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
@@ -59,22 +79,32 @@ const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memor
  * Validates and normalizes the documents (YAML or the JSON form) into a pipeline. `issues` holds
  * what loading found already; every problem is added to it, sorted by line at the end.
  */
-export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | undefined, issues: SpecIssue[], defaultExecutor?: SpecExecutor, queues?: readonly string[]): Checked {
+export function finish(
+  docs: RawDoc[],
+  file: string,
+  overrides: SpecOverrides | undefined,
+  issues: SpecIssue[],
+  defaultExecutor?: SpecExecutor,
+  queues?: readonly string[],
+  uploads: SpecUploads = {},
+  localGpus?: number,
+): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
-    return { spec: null, issues };
+    return { spec: null, issues, warnings: [], required: [] };
   }
   const { headerName, taskDocs } = splitHeader(docs, file, issues);
   if (taskDocs.length > SPEC_LIMITS.maxTasks) {
     issues.push(issueAt(file, taskDocs[SPEC_LIMITS.maxTasks].startLoc, `task[${SPEC_LIMITS.maxTasks}]`, `too many tasks: ${taskDocs.length}, at most ${SPEC_LIMITS.maxTasks}`));
-    return { spec: null, issues };
+    return { spec: null, issues, warnings: [], required: [] };
   }
   const drafts: DraftTask[] = [];
   taskDocs.forEach((doc, index) => {
-    const draft = validateDocument(doc, `task[${index}]`, file, issues);
+    const draft = validateDocument(doc, `task[${index}]`, file, issues, { defaultExecutor, localGpus });
     if (draft) drafts.push(draft);
   });
   const overrideEnvs = readOverrides(overrides, file, issues);
+  const overrideSecrets = readEnvMap(overrides?.secrets, 'overrides.secrets', file, issues);
   const executor = pipelineValue(drafts, (d) => d.infra, ['resources', 'infra'], 'infra', 'run on one executor', file, issues);
   const priority = pipelineValue(drafts, (d) => d.priority, ['priority'], 'priority', 'have one priority', file, issues);
   const fileQueue = pipelineValue(drafts, (d) => d.queue, ['queue'], 'queue', 'are in one queue', file, issues);
@@ -84,11 +114,16 @@ export function finish(docs: RawDoc[], file: string, overrides: SpecOverrides | 
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   const notify = pipelineValue(drafts, (d) => (d.notify ? [...new Set(d.notify)].join(', ') : null), ['notify'], 'notify', 'notify the same webhooks', file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
-  const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, file, issues));
+  checkAccelerators(drafts, executor ?? defaultExecutor ?? null, localGpus, file, issues);
+  if (!uploads.workdir) checkWorkdirs(drafts, file, issues);
+  checkFileMounts(drafts, uploads, file, issues);
+  const required: SpecIssue[] = [];
+  const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, overrideSecrets, file, issues, required));
 
-  if (issues.length) return { spec: null, issues: sortIssues(issues) };
+  const warnings = sortIssues(drafts.flatMap((d) => d.warnings));
+  if (issues.length) return { spec: null, issues: sortIssues(issues), warnings, required: sortIssues(required) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}) }, issues: [] };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}) }, issues: [], warnings, required };
 }
 
 /**
@@ -116,7 +151,7 @@ function splitHeader(docs: RawDoc[], file: string, issues: SpecIssue[]): { heade
 }
 
 /** One task document → its draft, or null with its issues added (a broken one adds none here). */
-function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
+function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[], where: Where): DraftTask | null {
   if (doc.broken) return null;
   if (doc.value == null) {
     issues.push(issueAt(file, doc.startLoc, label, `empty document: expected a task${doc.startLoc ? ' (remove the extra --- or add the task)' : ''}`));
@@ -133,7 +168,7 @@ function validateDocument(doc: RawDoc, label: string, file: string, issues: Spec
     reportSchemaIssues(parsed.error.issues, doc, label, file, issues);
     return null;
   }
-  return draftOf(parsed.data, doc, label, file, issues);
+  return draftOf(parsed.data, doc, label, file, issues, where);
 }
 
 /**
@@ -171,8 +206,14 @@ function reportSchemaIssues(zodIssues: z.core.$ZodIssue[], doc: RawDoc, label: s
 }
 
 /** A task that passed the schema → its draft: defaults, `job_recovery` from either place, infra. */
-function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): DraftTask | null {
-  const res = t.resources ?? null;
+function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, file: string, issues: SpecIssue[], where: Where): DraftTask | null {
+  let res = t.resources ?? null;
+  let alternative: Resources['alternative'];
+  if (res && (res.any_of || res.ordered)) {
+    const picked = pickAlternative(res, t.num_nodes ?? 1, where, doc, label, file, issues);
+    if (!picked) return null;
+    [res, alternative] = picked;
+  }
   if (t.job_recovery != null && res?.job_recovery != null) {
     issues.push(
       issueAt(
@@ -197,14 +238,19 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     ...(res?.cpus ? { cpus: res.cpus.cpus, cpusAtLeast: res.cpus.atLeast } : {}),
     ...(res?.memory ? { memoryGb: res.memory.gb, memoryAtLeast: res.memory.atLeast } : {}),
     other,
+    ...(alternative ? { alternative } : {}),
   };
+  const infra = infraOf(res, doc, label, file, issues);
+  if (infra === false) return null;
   const blankToNull = (s: string | null | undefined) => (s == null || s.trim() === '' ? null : s);
   return {
     name: t.name ?? null,
     setup: blankToNull(t.setup),
     run: blankToNull(t.run),
     envs: t.envs ?? {},
+    secrets: t.secrets ?? {},
     workdir: t.workdir ?? null,
+    ...(t.file_mounts && Object.keys(t.file_mounts).length ? { fileMounts: t.file_mounts } : {}),
     resources,
     jobRecovery: {
       maxRestartsOnErrors: jr?.max_restarts_on_errors ?? 0,
@@ -212,13 +258,87 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
       strategy: jr?.strategy ?? null,
     },
     ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
-    infra: typeof res?.infra === 'string' ? (res.infra.trim().toLowerCase() as SpecExecutor) : null,
+    infra,
     priority: t.priority ?? null,
     queue: t.queue ?? null,
     notify: t.notify ?? null,
     doc,
     label,
+    warnings: draftWarnings(other, res?.memory != null, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
   };
+}
+
+/** What the choice among resource alternatives depends on: where the job would run, with what. */
+interface Where {
+  defaultExecutor?: SpecExecutor;
+  localGpus?: number;
+}
+
+type ResourcesIn = NonNullable<z.output<typeof TaskSchema>['resources']>;
+
+/**
+ * `any_of` / `ordered` (docs/spec.md "any_of and ordered"): each alternative merged over the
+ * task's other resources, the first one the executor it names (else the server's) can satisfy is
+ * used — `ordered` in order, `any_of` in the order written too (jobdeck has no cost optimizer to
+ * rank them). What cannot be satisfied: the local executor with more GPUs than it has, or with
+ * num_nodes > 1; an accelerators form that is refused. None: an issue listing each reason.
+ */
+function pickAlternative(res: ResourcesIn, numNodes: number, where: Where, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): [ResourcesIn, NonNullable<Resources['alternative']>] | null {
+  if (res.any_of && res.ordered) {
+    issues.push(issueAt(file, doc.locate(['resources', 'ordered'], 'key'), formatPath(label, ['resources', 'ordered']), 'give any_of or ordered, not both'));
+    return null;
+  }
+  const key = res.any_of ? 'any_of' : 'ordered';
+  const alts = (res.any_of ?? res.ordered)!;
+  const { any_of: _a, ordered: _o, ...base } = res;
+  const reasons: string[] = [];
+  for (const [index, alt] of alts.entries()) {
+    const merged = { ...base, ...Object.fromEntries(Object.entries(alt).filter(([, v]) => v !== undefined && v !== null)) } as ResourcesIn;
+    const named = (merged.infra ?? merged.cloud ?? null) as string | null;
+    const executor = (named ? named.trim().toLowerCase() : (where.defaultExecutor ?? 'local')) as SpecExecutor;
+    const gpus = parseAccelerators((merged as Record<string, unknown>).accelerators);
+    let why: string | null = null;
+    if (typeof gpus === 'string') why = `accelerators: ${gpus}`;
+    else if (executor === 'local' && numNodes > 1) why = `num_nodes: ${numNodes} needs the Slurm executor`;
+    else if (executor === 'local' && gpus && where.localGpus !== undefined && gpus.count > where.localGpus) why = `asks for ${gpus.count} GPU${gpus.count === 1 ? '' : 's'} (${gpus.type}:${gpus.count}); the local executor has ${where.localGpus}`;
+    if (why === null) return [merged, { key, index, of: alts.length }];
+    reasons.push(`[${index}] ${why}`);
+  }
+  issues.push(issueAt(file, doc.locate(['resources', key], 'key'), formatPath(label, ['resources', key]), `none of the ${alts.length} alternatives can run here: ${reasons.join('; ')}`));
+  return null;
+}
+
+/**
+ * The executor a task names: `resources.infra`, or `cloud` (SkyPilot's older name, the same
+ * rule); null when neither is given; false (an issue added) when both are given and differ.
+ */
+function infraOf(res: { infra?: string | null; cloud?: string | null } | null, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): SpecExecutor | null | false {
+  const norm = (v: string | null | undefined) => (typeof v === 'string' ? (v.trim().toLowerCase() as SpecExecutor) : null);
+  const infra = norm(res?.infra);
+  const cloud = norm(res?.cloud);
+  if (infra && cloud && infra !== cloud) {
+    const at = ['resources', 'cloud'];
+    issues.push(issueAt(file, doc.locate(at, 'value'), formatPath(label, at), `cloud "${cloud}" differs from infra "${infra}" (line ${doc.locate(['resources', 'infra'], 'value')?.line ?? '?'}): they name the same thing; keep one`));
+    return false;
+  }
+  return infra ?? cloud;
+}
+
+/** A task's warnings: each recorded resource key it does not act on, and a recovery strategy. */
+function draftWarnings(other: Record<string, unknown>, memory: boolean, strategy: string | null, topLevelRecovery: boolean, doc: RawDoc, label: string, file: string): SpecIssue[] {
+  const out: SpecIssue[] = [];
+  if (memory) out.push(issueAt(file, doc.locate(['resources', 'memory'], 'key'), formatPath(label, ['resources', 'memory']), `memory: ${MEMORY_WARNING}`));
+  for (const [k, message] of Object.entries(SKYPILOT_RESOURCE_WARNINGS)) {
+    if (!Object.hasOwn(other, k) || (k === 'use_spot' && other[k] === false)) continue;
+    out.push(issueAt(file, doc.locate(['resources', k], 'key'), formatPath(label, ['resources', k]), `${k}: ${message}`));
+  }
+  if (strategy !== null) {
+    const base = topLevelRecovery ? ['job_recovery'] : ['resources', 'job_recovery'];
+    // The shorthand `job_recovery: FAILOVER` has no strategy key to point at.
+    const at = doc.locate([...base, 'strategy'], 'key') ? [...base, 'strategy'] : base;
+    out.push(issueAt(file, doc.locate(at, 'key'), formatPath(label, [...base, 'strategy']), `strategy ${describe(strategy)}: ${STRATEGY_WARNING}`));
+  }
+  return out;
 }
 
 /** Checks the overrides (name, envs); returns the valid override envs (all of them, or none). */
@@ -227,18 +347,23 @@ function readOverrides(overrides: SpecOverrides | undefined, file: string, issue
     const p = typeof overrides.name === 'string' ? nameProblem(overrides.name) : 'expected a name (a string)';
     if (p) issues.push(issueAt(file, null, 'overrides.name', `${p}, got ${describe(overrides.name)}`));
   }
-  if (overrides?.envs === undefined) return {};
-  if (!isPlainMap(overrides.envs)) {
-    issues.push(issueAt(file, null, 'overrides.envs', `expected a map of NAME: value, got ${describe(overrides.envs)}`));
+  return readEnvMap(overrides?.envs, 'overrides.envs', file, issues);
+}
+
+/** An override map of NAME: value (`overrides.envs`, `overrides.secrets`): the valid entries (all of them, or none). */
+function readEnvMap(map: unknown, at: string, file: string, issues: SpecIssue[]): Record<string, string> {
+  if (map === undefined) return {};
+  if (!isPlainMap(map)) {
+    issues.push(issueAt(file, null, at, `expected a map of NAME: value, got ${describe(map)}`));
     return {};
   }
-  if (Object.keys(overrides.envs).length > SPEC_LIMITS.maxEnvCount) {
-    issues.push(issueAt(file, null, 'overrides.envs', `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(overrides.envs).length}`));
+  if (Object.keys(map).length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, null, at, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars, got ${Object.keys(map).length}`));
     return {};
   }
   const ok: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(overrides.envs)) {
-    const path = formatPath('overrides.envs', [k]);
+  for (const [k, v] of Object.entries(map)) {
+    const path = formatPath(at, [k]);
     const kp = envNameProblem(k);
     if (kp) issues.push(issueAt(file, null, path, kp));
     else if (typeof v !== 'string') issues.push(issueAt(file, null, path, `expected a string value, got ${describe(v)}`));
@@ -300,6 +425,55 @@ function checkQueue(queue: string, drafts: DraftTask[] | null, queues: readonly 
 }
 
 /**
+ * A relative workdir would start from wherever the executor happens to run: refused at submit
+ * (the rule the executor applies, lib/executors resolveWorkdir) unless a folder was uploaded.
+ */
+function checkWorkdirs(drafts: DraftTask[], file: string, issues: SpecIssue[]): void {
+  for (const d of drafts) {
+    if (d.workdir !== null && isRelativeWorkdir(d.workdir)) issues.push(issueAt(file, d.doc.locate(['workdir'], 'value'), `${d.label}.workdir`, `${RELATIVE_WORKDIR_REFUSED}, got ${describe(d.workdir)}`));
+  }
+}
+
+/**
+ * `file_mounts` (docs/spec.md "file_mounts"): every local source's content must come with the
+ * job (the launching machine's paths mean nothing here); an absolute target only under the
+ * operator's JOBDECK_FILE_MOUNT_ROOT, so a job cannot write anywhere the server's user can.
+ */
+function checkFileMounts(drafts: DraftTask[], uploads: SpecUploads, file: string, issues: SpecIssue[]): void {
+  const uploaded = new Set(uploads.fileMountTargets ?? []);
+  const root = uploads.fileMountRoot ? uploads.fileMountRoot.replace(/\/+$/, '') : null;
+  for (const d of drafts) {
+    for (const target of Object.keys(d.fileMounts ?? {})) {
+      const at = d.doc.locate(['file_mounts', target], 'key');
+      const label = formatPath(d.label, ['file_mounts', target]);
+      if (target.startsWith('/') && (root === null || (target !== root && !target.startsWith(`${root}/`)))) {
+        issues.push(issueAt(file, at, label, root === null ? FILE_MOUNT_ABSOLUTE_REFUSED : `${FILE_MOUNT_ABSOLUTE_REFUSED} (allowed here: under ${root})`));
+      } else if (!uploaded.has(target)) {
+        issues.push(issueAt(file, at, label, FILE_MOUNT_NOT_UPLOADED));
+      }
+    }
+  }
+}
+
+/**
+ * `resources.accelerators` (docs/spec.md "accelerators"): one type and a whole count; on the local
+ * executor no more than the machine has (`localGpus`), so a job that could never start is refused
+ * at submit instead of waiting for GPUs that do not exist.
+ */
+function checkAccelerators(drafts: DraftTask[], executor: SpecExecutor | null, localGpus: number | undefined, file: string, issues: SpecIssue[]): void {
+  for (const d of drafts) {
+    const g = parseAccelerators(d.resources.other.accelerators);
+    if (g === null) continue;
+    const at = d.doc.locate(['resources', 'accelerators'], 'value');
+    const label = formatPath(d.label, ['resources', 'accelerators']);
+    if (typeof g === 'string') issues.push(issueAt(file, at, label, `accelerators: ${g}`));
+    else if (executor === 'local' && localGpus !== undefined && g.count > localGpus) {
+      issues.push(issueAt(file, at, label, `accelerators: asks for ${g.count} GPU${g.count === 1 ? '' : 's'} (${g.type}:${g.count}); the local executor has ${localGpus} (nvidia-smi -L, or JOBDECK_LOCAL_GPUS): no resource can run it — use infra: slurm`));
+    }
+  }
+}
+
+/**
  * `num_nodes` > 1 needs an executor that runs a gang of nodes: the local executor runs a task on
  * this one machine, so there it is refused at the key (docs/spec.md "num_nodes").
  */
@@ -319,30 +493,42 @@ function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: st
 }
 
 /**
- * A draft's final envs: the file's, overrides winning, sorted by name. A value left empty must
- * come from an override (SkyPilot's rule for required env vars); the limits count overrides.
+ * A draft's final envs and secrets: the file's, overrides winning, sorted by name. A value left
+ * empty must come from an override (SkyPilot's "required at launch"): an issue, also listed in
+ * `required`. A name in both envs and secrets is an issue. The limits count both, with overrides.
  */
-function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, file: string, issues: SpecIssue[]): TaskSpec {
-  const envs: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(d.envs)) {
-    if (Object.hasOwn(overrideEnvs, k)) continue;
-    if (v === null) {
-      issues.push(issueAt(file, d.doc.locate(['envs', k], 'key'), formatPath(d.label, ['envs', k]), `has no value: give it in the spec or as an override (--env ${k}=…)`));
-      continue;
+function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSecrets: Record<string, string>, file: string, issues: SpecIssue[], required: SpecIssue[]): TaskSpec {
+  const merge = (own: Record<string, string | null>, over: Record<string, string>, key: 'envs' | 'secrets', flag: string) => {
+    const out: Array<[string, string]> = [];
+    for (const [k, v] of Object.entries(own)) {
+      if (Object.hasOwn(over, k)) continue;
+      if (v === null) {
+        const issue = issueAt(file, d.doc.locate([key, k], 'key'), formatPath(d.label, [key, k]), `has no value: required at launch — give it in the spec or at launch (${flag} ${k}, or ${flag} ${k}=…)`);
+        issues.push(issue);
+        required.push(issue);
+        continue;
+      }
+      out.push([k, v]);
     }
-    envs.push([k, v]);
+    out.push(...Object.entries(over));
+    return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  };
+  const envs = merge(d.envs, overrideEnvs, 'envs', '--env');
+  const secrets = merge(d.secrets, overrideSecrets, 'secrets', '--secret');
+  const secretNames = new Set(secrets.map(([k]) => k));
+  for (const [k] of envs) {
+    if (secretNames.has(k)) issues.push(issueAt(file, d.doc.locate(['secrets', k], 'key'), formatPath(d.label, ['secrets', k]), `${k} is given both as an env and as a secret: keep one`));
   }
-  envs.push(...Object.entries(overrideEnvs));
-  envs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (envs.length > SPEC_LIMITS.maxEnvCount) {
-    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars (with overrides), got ${envs.length}`));
+  const all = [...envs, ...secrets];
+  if (all.length > SPEC_LIMITS.maxEnvCount) {
+    issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected at most ${SPEC_LIMITS.maxEnvCount} env vars (with overrides), got ${all.length}`));
   }
-  const total = envs.reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+  const total = all.reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, ...rest } = d;
-  return { ...rest, envs: Object.fromEntries(envs) };
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, warnings: _warnings, secrets: _secrets, ...rest } = d;
+  return { ...rest, envs: Object.fromEntries(envs), ...(secrets.length ? { secrets: Object.fromEntries(secrets) } : {}) };
 }
 
 /** The part of `path` that exists in `root` (shorthand forms are widened by the schema). */

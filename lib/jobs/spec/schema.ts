@@ -5,6 +5,8 @@
  * docs/spec.md ("Task keys"); the limits in docs/spec.md ("Limits"). Pure: no node:* import.
  */
 import { z } from 'zod';
+import { MAX_FILE_MOUNTS, STORAGE_URL } from './mounts';
+import { NotifySchema } from './notify';
 import { describe, KiB, type PathSeg } from './messages';
 import { invisibleIn, textProblem } from './text';
 
@@ -22,6 +24,11 @@ export interface Resources {
    * for compatibility, recorded, not used by the local executor. Keys sorted.
    */
   other: Record<string, unknown>;
+  /**
+   * The alternative of `any_of` / `ordered` the task runs with (its `index` of `of`, 0-based),
+   * merged over the other resources above; absent when the task lists none.
+   */
+  alternative?: { key: 'any_of' | 'ordered'; index: number; of: number };
 }
 
 /** When a failed attempt is restarted (SkyPilot's `job_recovery`; docs/spec.md "job_recovery"). */
@@ -43,7 +50,19 @@ export interface TaskSpec {
   run: string | null;
   /** Environment for setup and run (overrides merged in). */
   envs: Record<string, string>;
+  /**
+   * SkyPilot's `secrets`: environment like `envs`, but always masked when shown (the YAML, the
+   * task's envs, the launch values) and never logged (docs/spec.md "secrets"). Absent when none,
+   * so a spec without secrets keeps its specHash.
+   */
+  secrets?: Record<string, string>;
   workdir: string | null;
+  /**
+   * SkyPilot's `file_mounts` with local sources: target → source as written (docs/spec.md
+   * "file_mounts"); each source's content is uploaded with the job and placed at its target in
+   * every attempt. Absent when none, so a spec without it keeps its specHash.
+   */
+  fileMounts?: Record<string, string>;
   resources: Resources;
   jobRecovery: JobRecovery;
   /**
@@ -126,6 +145,26 @@ export interface SpecOptions {
    * another is refused at that key, listing them. Without it, only the name's form is checked.
    */
   queues?: readonly string[];
+  /** What was uploaded with the job (docs/spec.md "workdir", "file_mounts"). */
+  uploads?: SpecUploads;
+  /**
+   * GPUs the local executor has (lib/executors/gpus.ts): a task on it asking for more is refused
+   * at `resources.accelerators`. Without it, only the form is checked.
+   */
+  localGpus?: number;
+}
+
+/** The uploads a submit carries, as the spec's rules need them. */
+export interface SpecUploads {
+  /**
+   * A folder was uploaded for the workdir (its content hash, lib/executors/upload.ts): a relative
+   * `workdir` then runs in each attempt's copy of it. Without it, one is refused.
+   */
+  workdir?: string;
+  /** The `file_mounts` targets whose source content was uploaded; a target without one is refused. */
+  fileMountTargets?: readonly string[];
+  /** JOBDECK_FILE_MOUNT_ROOT: the folder absolute `file_mounts` targets must be under; none allowed without it. */
+  fileMountRoot?: string | null;
 }
 
 /** What a submitter may override (CLI `--name`, `--env K=V`; docs/spec.md "Overrides"). */
@@ -134,6 +173,8 @@ export interface SpecOverrides {
   name?: string;
   /** Merged into every task's envs; an override wins over the file. */
   envs?: Record<string, string>;
+  /** Merged into every task's secrets (CLI `--secret`); an override wins over the file. */
+  secrets?: Record<string, string>;
   /**
    * Replaces the pipeline's `queue` (same name rule; with the server's queues known, it must be
    * one of them — issue path `overrides.queue`).
@@ -180,7 +221,7 @@ export const SPEC_EXAMPLE_NAMES = [
   'hostile-output',
 ] as const;
 
-/** SkyPilot resource keys accepted and recorded in `resources.other`, not used (docs/spec.md "SkyPilot keys"). */
+/** SkyPilot resource keys accepted and recorded in `resources.other` (docs/spec.md "SkyPilot keys"). */
 export const SKYPILOT_RESOURCE_KEYS = [
   'accelerator_args',
   'accelerators',
@@ -198,6 +239,40 @@ export const SKYPILOT_RESOURCE_KEYS = [
   'use_spot',
   'zone',
 ] as const;
+
+/** One of {@link SKYPILOT_RESOURCE_KEYS}. */
+export type SkyPilotResourceKey = (typeof SKYPILOT_RESOURCE_KEYS)[number];
+
+/**
+ * What jobdeck does instead, for each recorded SkyPilot resource key it does not act on: the
+ * warning given when the key has a value (docs/spec.md "SkyPilot keys"). The one owner of these
+ * texts; `infra` and `cloud` (where the task runs) and `accelerators` (GPUs) are honoured, so they have none. A value of
+ * `false` for `use_spot` asks for what jobdeck does anyway and warns nothing.
+ */
+export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud' | 'accelerators'>, string>> = Object.freeze({
+  accelerator_args: 'not used by jobdeck: accelerator arguments (TPU runtime versions and the like) are for cloud provisioning; recorded only',
+  autostop: 'not used by jobdeck: there is no cluster to stop; the job\'s processes end with the job',
+  disk_size: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
+  disk_tier: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
+  image_id: 'not used by jobdeck: the job runs on the machine\'s own operating system, not a cloud image',
+  instance_type: 'not used by jobdeck: there are no instance types; resources.cpus and resources.memory say what the task needs',
+  labels: 'not used by jobdeck: labels are for cloud instances or pods; recorded only',
+  network_tier: 'not managed by jobdeck; the job uses the network of the machine it runs on',
+  ports: 'not managed by jobdeck; the job binds ports directly',
+  region: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud region',
+  use_spot: 'not used by jobdeck: there are no spot instances; failed attempts restart as job_recovery says',
+  zone: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud zone',
+});
+
+/** The warning for `resources.memory`: checked and shown, not reserved or limited by either executor. */
+export const MEMORY_WARNING = 'recorded and shown, not enforced: jobdeck neither reserves nor limits memory for the task';
+
+/** The warning for `job_recovery.strategy` (SkyPilot's failover across clouds): recorded, restarts happen in place. */
+export const STRATEGY_WARNING = 'recorded only: jobdeck restarts a failed attempt where the job runs (no failover to other regions or clouds)';
+
+/** The refusal of a container image (`image_id: docker:…`): nothing here runs containers. */
+export const DOCKER_IMAGE_REFUSED =
+  'image_id "docker:…" needs a container runtime, and none is configured for jobdeck: the task would run on the host without the image; install what the task needs on the machine and remove image_id';
 
 /** UTF-8 length without allocating (the limits count bytes). */
 export function utf8Bytes(s: string): number {
@@ -252,9 +327,43 @@ const WorkdirSchema = z.string({ error: 'expected a directory path (a string)' }
   if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'expected a non-empty directory path' });
   else if (v.length > SPEC_LIMITS.maxWorkdirLength) ctx.addIssue({ code: 'custom', message: `expected a path of at most ${SPEC_LIMITS.maxWorkdirLength} characters`, params: { full: true } });
   else if (/\p{Cc}/u.test(v)) ctx.addIssue({ code: 'custom', message: 'expected a path without control characters' });
-  // A relative path would start from wherever the executor happens to run: refused here, at the
-  // rule the executor applies (lib/executors resolveWorkdir), so it never fails a launch.
-  else if (!v.startsWith('/') && v !== '~' && !v.startsWith('~/')) ctx.addIssue({ code: 'custom', message: 'expected an absolute path or one starting with ~/' });
+  // A relative path is checked in normalize.ts (checkWorkdirs): only an uploaded folder gives it a meaning.
+});
+
+/** True for a workdir that names an uploaded folder's place, not a path on the machine. */
+export function isRelativeWorkdir(v: string): boolean {
+  return !v.startsWith('/') && v !== '~' && !v.startsWith('~/');
+}
+
+/** The refusal of a relative workdir without an upload (docs/spec.md "workdir"). */
+export const RELATIVE_WORKDIR_REFUSED =
+  'expected an absolute path or one starting with ~/ (a relative workdir needs its folder uploaded with the job: jobdeck launch does it, the API takes workdirUpload)';
+
+/**
+ * `file_mounts`: target → local source path. Bucket URLs and storage objects (`source`/`store`/
+ * `mode`) are refused at their target, naming the alternative (docs/spec.md "file_mounts").
+ */
+const FileMountsSchema = z.unknown().transform((v, ctx): Record<string, string> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a map of target: local source path' });
+    return z.NEVER;
+  }
+  const out: Record<string, string> = {};
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > MAX_FILE_MOUNTS) ctx.addIssue({ code: 'custom', message: `expected at most ${MAX_FILE_MOUNTS} file_mounts, got ${entries.length}`, params: { full: true } });
+  for (const [target, source] of entries) {
+    const at = { path: [target], params: { full: true } };
+    if (target.trim() === '' || target.length > SPEC_LIMITS.maxWorkdirLength || /\p{Cc}/u.test(target) || target.split('/').includes('..')) {
+      ctx.addIssue({ code: 'custom', message: `target ${JSON.stringify(target.slice(0, 80))}: expected a path (relative, ~/…, or absolute) of at most ${SPEC_LIMITS.maxWorkdirLength} characters, without control characters or ..`, ...at });
+    } else if (source !== null && typeof source === 'object') {
+      ctx.addIssue({ code: 'custom', message: `storage objects (source/store/mode) are not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)`, ...at });
+    } else if (typeof source !== 'string' || source.trim() === '' || source.length > SPEC_LIMITS.maxWorkdirLength || /\p{Cc}/u.test(source)) {
+      ctx.addIssue({ code: 'custom', message: `expected a local source path (a string of at most ${SPEC_LIMITS.maxWorkdirLength} characters)`, ...at });
+    } else if (STORAGE_URL.test(source.trim())) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(source)} is a bucket or cloud-storage source, not supported: jobdeck does not manage cloud storage; copy the data in setup (e.g. aws s3 cp, gsutil cp) or give a local path as the source (uploaded with the job)`, ...at });
+    } else out[target] = source;
+  }
+  return out;
 });
 
 /** envs: parsed by hand (keys checked one by one, `__proto__` kept as an own key). */
@@ -387,41 +496,62 @@ const unsupported = (message: string) =>
 const recorded = z.unknown().optional();
 
 const INFRA_EXPECTED = 'expected where to run: "local" or "slurm"';
-/** `resources.infra`: validated here, normalized in validateTask (kept as written in `other`). */
-const InfraSchema = z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
-  const n = v.trim().toLowerCase();
-  if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
-  const shown = describe(v);
-  const message = n.startsWith('slurm/')
-    ? `infra ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write infra: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
-    : `infra ${shown} is not available: jobdeck runs tasks on this machine (infra: local) or on Slurm (infra: slurm)`;
-  ctx.addIssue({ code: 'custom', message, params: { full: true } });
+/** `resources.infra` (or `cloud`, named by `key`): validated here, normalized in validateTask (kept as written in `other`). */
+const infraSchema = (key: 'infra' | 'cloud') =>
+  z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
+    const n = v.trim().toLowerCase();
+    if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
+    const shown = describe(v);
+    const message = n.startsWith('slurm/')
+      ? `${key} ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write ${key}: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
+      : `${key} ${shown} is not available: jobdeck runs tasks on this machine (${key}: local) or on Slurm (${key}: slurm)`;
+    ctx.addIssue({ code: 'custom', message, params: { full: true } });
+  });
+
+/** `image_id`: any SkyPilot form (a string, or a map region → image); a docker image is refused. */
+const ImageIdSchema = z.unknown().superRefine((v, ctx) => {
+  const images = typeof v === 'string' ? [v] : v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.values(v) : [];
+  if (images.some((i) => typeof i === 'string' && i.trim().toLowerCase().startsWith('docker:'))) ctx.addIssue({ code: 'custom', message: DOCKER_IMAGE_REFUSED, params: { full: true } });
 });
 
-const ResourcesSchema = z.strictObject(
-  {
-    cpus: CpusSchema.nullish(),
-    memory: MemorySchema.nullish(),
-    job_recovery: JobRecoverySchema.nullish(),
-    ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
-    infra: InfraSchema.nullish(),
-    any_of: unsupported('any_of (a list of alternative resources) is not supported: give one set of resources'),
-    ordered: unsupported('ordered (a list of alternative resources) is not supported: give one set of resources'),
-  },
+/** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
+const resourceShape = {
+  cpus: CpusSchema.nullish(),
+  memory: MemorySchema.nullish(),
+  job_recovery: JobRecoverySchema.nullish(),
+  ...Object.fromEntries(SKYPILOT_RESOURCE_KEYS.map((k) => [k, recorded])),
+  // SkyPilot's older name of `infra`: the same values, the same rule (validateTask reads both).
+  infra: infraSchema('infra').nullish(),
+  cloud: infraSchema('cloud').nullish(),
+  image_id: ImageIdSchema.optional(),
+};
+
+/** Most alternatives `any_of` / `ordered` may list. */
+export const MAX_RESOURCE_ALTERNATIVES = 16;
+
+/** `any_of` / `ordered`: a list of resource maps, each over the task's other resources (docs/spec.md "any_of and ordered"). */
+const alternativesSchema = (key: 'any_of' | 'ordered') =>
+  z
+    .array(z.strictObject(resourceShape, { error: `expected a map of resources (one alternative of ${key})` }), { error: `expected a list of resource maps (${key}: the alternatives)` })
+    .min(1, { error: `expected at least one alternative in ${key}` })
+    .max(MAX_RESOURCE_ALTERNATIVES, { error: `expected at most ${MAX_RESOURCE_ALTERNATIVES} alternatives in ${key}` })
+    .nullish();
+
+/** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
+export const ResourcesSchema = z.strictObject(
+  { ...resourceShape, any_of: alternativesSchema('any_of'), ordered: alternativesSchema('ordered') },
   { error: 'expected a map of resources (cpus, memory, job_recovery, …)' },
 );
 
 const NUM_NODES_EXPECTED = 'expected a node count (an integer ≥ 1)';
 
-/** Most webhook names one job's `notify` may list. */
-export const MAX_NOTIFY = 10;
-const NOTIFY_EXPECTED = 'expected a webhook name (1–63 characters: a–z, 0–9, - and _, starting with a letter or digit)';
 
 /** One task document (docs/spec.md "Task keys"); unknown keys are `unrecognized_keys` issues. */
 export const TaskSchema = z.strictObject(
   {
     name: NameSchema.nullish(),
     envs: EnvsSchema.nullish(),
+    secrets: EnvsSchema.nullish(),
     workdir: WorkdirSchema.nullish(),
     setup: scriptSchema('setup').nullish(),
     run: scriptSchema('run').nullish(),
@@ -438,25 +568,21 @@ export const TaskSchema = z.strictObject(
       .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
       .nullish(),
     queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
-    notify: z
-      .array(z.string({ error: NOTIFY_EXPECTED }).regex(QUEUE_NAME, { error: NOTIFY_EXPECTED }), { error: `expected a list of webhook names, e.g. [ops-alerts]` })
-      .min(1, { error: 'expected at least one webhook name' })
-      .max(MAX_NOTIFY, { error: `expected at most ${MAX_NOTIFY} webhook names` })
-      .nullish(),
-    file_mounts: unsupported('file_mounts is not supported: jobdeck runs tasks on this machine; refer to files by path or set workdir'),
+    notify: NotifySchema.nullish(),
+    file_mounts: FileMountsSchema.nullish(),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
     experimental: unsupported('experimental (SkyPilot config overrides) is not supported'),
-    secrets: unsupported('secrets is not supported: use envs (values whose names look secret are masked when shown)'),
     volumes: unsupported('volumes is not supported: jobdeck runs tasks on this machine; refer to files by path'),
     inputs: unsupported('inputs (a SkyPilot optimizer hint) is not supported'),
     outputs: unsupported('outputs (a SkyPilot optimizer hint) is not supported'),
-    event_callback: unsupported('event_callback is not supported'),
+    event_callback: unsupported('event_callback is not supported: name a webhook with notify: [NAME] to hear of job events'),
+    pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
-  { error: 'expected a map of task keys (name, envs, workdir, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)' },
+  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'workdir', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify'];
+const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 
