@@ -182,7 +182,8 @@ describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
   it('validates YAML for the editor without saving', async () => {
     const before = (await (await api('/api/jobs?limit=200')).json()).jobs.length;
     const ok = await (await api('/api/validate', { method: 'POST', headers: { 'content-type': 'text/yaml' }, body: 'run: echo\n' })).json();
-    expect(ok).toEqual({ ok: true, issues: [] });
+    conforms('ValidateResult', ok);
+    expect(ok).toEqual({ ok: true, issues: [], warnings: [], required: [] });
     const bad = await (await api('/api/validate', { method: 'POST', headers: { 'content-type': 'text/yaml' }, body: 'run: echo\nnum_nodes: 4\n' })).json();
     conforms('ValidateResult', bad);
     expect(bad.ok).toBe(false);
