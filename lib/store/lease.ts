@@ -143,7 +143,7 @@ export async function hostCpus(store: StoreScope, hostId: string, executors: rea
 }
 
 /**
- * Runs `fn` while this session holds the admission lock of host `hostId`
+ * Runs `fn` while its database connection holds the admission lock of host `hostId`
  * (`pg_advisory_xact_lock(hashtext(hostId))`, in a transaction of its own that `fn` does not
  * use): the admission passes of the servers of one host run one at a time, each seeing what the
  * one before it committed (docs/design.md "Replicas"). The lock goes with the transaction:
