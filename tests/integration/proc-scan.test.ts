@@ -50,9 +50,10 @@ describe('createProcScanner', () => {
     expect(scans).toBe(1);
     expect(scanner.scans).toBe(1);
     for (const s of snaps) expect(s.members(pid).map((p) => p.pid)).toEqual([pid]);
-    // The index answers exactly what the uncached full-table filter answers.
-    // (Compared without `state`: a live process may be R in one read and S in the next.)
-    const stable = (ps: Array<{ state: string }>) => ps.map(({ state: _state, ...rest }) => rest);
+    // The index answers exactly what the uncached full-table filter answers. Compared by identity
+    // only: between two reads a live process may change its state (R/S), its CPU times and RSS, and
+    // — caught between fork and exec — its name.
+    const stable = (ps: ProcStat[]) => ps.map(({ pid, ppid, pgrp, session, startTime }) => ({ pid, ppid, pgrp, session, startTime }));
     expect(stable(snaps[0].members(pid))).toEqual(stable(liveMembers(pid, 0)));
     expect(snaps[0].members(process.pid)).toEqual(snaps[0].list.filter((p) => (p.pgrp === process.pid || p.session === process.pid) && p.state !== 'Z'));
   });
