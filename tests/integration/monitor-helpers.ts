@@ -132,8 +132,16 @@ export class Fixture {
         }
       }
     }
-    // A killed group's last writes can land while the folder is removed (ENOTEMPTY): node tries again.
-    for (const h of this.homes) rmSync(h, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    // A killed group's last writes can land while the folder is removed (ENOTEMPTY): node tries
+    // again; a folder still not empty after that is left in the OS temp folder, said on stderr,
+    // and does not fail the test that used it (the test's own assertions ran before).
+    for (const h of this.homes) {
+      try {
+        rmSync(h, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch (err) {
+        console.warn(`monitor fixture: could not remove ${h}: ${(err as Error).message}`);
+      }
+    }
   }
 }
 
