@@ -141,14 +141,16 @@ export class LeaseSystem {
 
   private async renewAndClaim(): Promise<void> {
     try {
-      const still = new Set(await renewLeases(this.store, this.serverId, this.opts.leaseMs));
-      const lost = [...this.owned].filter((id) => !still.has(id));
+      const { still, takenOver } = await renewLeases(this.store, this.serverId, this.opts.leaseMs, [...this.owned]);
+      const kept = new Set(still);
+      // Finished or deleted here: just no longer watched. Taken over: worth a warning.
+      const gone = [...this.owned].filter((id) => !kept.has(id));
       this.owned.clear();
-      for (const id of still) this.owned.add(id);
-      if (lost.length) {
-        this.res.log.warn({ serverId: this.serverId, jobs: lost }, `server ${this.serverId} lost the lease of ${lost.length} job(s) (taken over by another server): ${lost.join(', ')}; dropping them`);
-        this.hooks.lost(lost);
+      for (const id of kept) this.owned.add(id);
+      if (takenOver.length) {
+        this.res.log.warn({ serverId: this.serverId, jobs: takenOver }, `server ${this.serverId} lost the lease of ${takenOver.length} job(s) (taken over by another server): ${takenOver.join(', ')}; dropping them`);
       }
+      if (gone.length) this.hooks.lost(gone);
     } catch (err) {
       this.res.log.warn({ err: errMessage(err) }, 'lease renewal failed; retrying next round');
       return;

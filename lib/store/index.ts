@@ -27,7 +27,7 @@ export {
   type TransitionOutcome,
 } from './transition';
 export { startAttempt } from './attempt';
-export { claimJobs, expireServers, hostCpus, hostServers, liveServers, withHostLock, registerServer, releaseLeases, renewLeases, type Claimed, type LiveServer, type ServerInfo } from './lease';
+export { claimJobs, expireServers, hostCpus, hostServers, liveServers, withHostLock, registerServer, releaseLeases, renewLeases, type Claimed, type Renewal, type LiveServer, type ServerInfo } from './lease';
 export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
 export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';

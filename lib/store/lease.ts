@@ -54,20 +54,32 @@ export async function registerServer(store: StoreScope, s: ServerInfo): Promise<
   );
 }
 
+/** What one renewal round found (renewLeases). */
+export interface Renewal {
+  /** Non-terminal jobs this server still owns, lease extended. */
+  still: number[];
+  /** Of the jobs the caller thought it owned: those another server owns now (taken over). */
+  takenOver: number[];
+}
+
 /**
  * One renewal round: the server's heartbeat and every lease it holds, extended to now + leaseMs,
- * in ONE statement. Answers the ids of the non-terminal jobs it still owns; a job the caller
- * thought it owned and that is not among them was taken over (its lease had expired).
+ * in ONE statement. `owned`: the jobs the caller thinks it owns. A job of `owned` missing from
+ * `still` either finished or was deleted here (nothing to report), or is owned by another server
+ * now: only those are `takenOver` (its lease had expired while this server was paused).
  */
-export async function renewLeases(store: StoreScope, serverId: string, leaseMs: number): Promise<number[]> {
-  const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number }>>(
-    `WITH s AS (UPDATE "Server" SET "heartbeatAt" = now(), "stoppedAt" = NULL WHERE "id" = $1 RETURNING 1)` +
-      ` UPDATE "Job" SET "leaseExpiresAt" = now() + ($2::int * interval '1 millisecond')` +
-      ` WHERE "ownerId" = $1 AND ${LIVE} AND EXISTS (SELECT FROM s) RETURNING "id"`,
+export async function renewLeases(store: StoreScope, serverId: string, leaseMs: number, owned: readonly number[] = []): Promise<Renewal> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number; mine: boolean }>>(
+    `WITH s AS (UPDATE "Server" SET "heartbeatAt" = now(), "stoppedAt" = NULL WHERE "id" = $1 RETURNING 1),` +
+      ` r AS (UPDATE "Job" SET "leaseExpiresAt" = now() + ($2::int * interval '1 millisecond')` +
+      ` WHERE "ownerId" = $1 AND ${LIVE} AND EXISTS (SELECT FROM s) RETURNING "id")` +
+      ` SELECT "id", true AS mine FROM r` +
+      ` UNION ALL SELECT "id", false AS mine FROM "Job" WHERE "id" = ANY($3::int[]) AND "ownerId" IS DISTINCT FROM $1`,
     serverId,
     leaseMs,
+    [...owned],
   );
-  return rows.map((r) => r.id);
+  return { still: rows.filter((r) => r.mine).map((r) => Number(r.id)), takenOver: rows.filter((r) => !r.mine).map((r) => Number(r.id)) };
 }
 
 /**

@@ -39,8 +39,14 @@ describe.each(DB_KINDS)('lease fence on %s', (kind) => {
     expect(await prisma.jobEvent.count({ where: { jobId: job.id } })).toBe(events);
     expect(await prisma.attempt.count({ where: { jobId: job.id } })).toBe(0);
     // The owner's renewal keeps its lease; the loser's renews nothing.
-    expect(await renewLeases(store, 'srv-a', 60_000)).toEqual([]);
+    // The loser learns the job was taken over; the owner renews it.
+    expect(await renewLeases(store, 'srv-a', 60_000, [job.id])).toEqual({ still: [], takenOver: [job.id] });
+    await registerServer(store, server('srv-b'));
+    expect(await renewLeases(store, 'srv-b', 60_000, [job.id])).toEqual({ still: [job.id], takenOver: [] });
     expect((await transitionMany(store, tr, { jobId: job.id, ownerId: 'srv-b', epoch: 2 })).outcome).toBe('applied');
+    // A job that finished under its owner is no longer renewed, and is not reported taken over.
+    await prisma.$executeRawUnsafe(`UPDATE "Job" SET "status" = 'SUCCEEDED' WHERE "id" = $1`, job.id);
+    expect(await renewLeases(store, 'srv-b', 60_000, [job.id])).toEqual({ still: [], takenOver: [] });
   });
 });
 
