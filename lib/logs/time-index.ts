@@ -103,6 +103,8 @@ export interface TimeIndexerOptions {
  */
 export class LogTimeIndexer {
   private readonly logs = new Map<string, Tracked>();
+  /** finish() calls whose last look is still being written. */
+  private readonly finishing = new Set<Promise<void>>();
   private readonly pollMs: number;
   private readonly onError: (err: unknown, file: string) => void;
 
@@ -136,16 +138,26 @@ export class LogTimeIndexer {
     const t = this.logs.get(file);
     if (!t) return;
     this.stop(t);
-    await t.loaded;
-    await t.busy;
-    await this.sample(t, true);
+    // Kept until written: close() waits for it, so no index write outlives the server's stop
+    // (a caller may remove the attempt's folder right after).
+    const last = (async () => {
+      await t.loaded;
+      await t.busy;
+      await this.sample(t, true);
+    })();
+    this.finishing.add(last);
+    try {
+      await last;
+    } finally {
+      this.finishing.delete(last);
+    }
   }
 
-  /** Stops every log (the server stops; running attempts are tracked again on the next start). */
+  /** Stops every log (the server stops; running attempts are tracked again on the next start) and waits for the last looks in flight. */
   async close(): Promise<void> {
     const all = [...this.logs.values()];
     for (const t of all) this.stop(t);
-    await Promise.all(all.map((t) => t.busy ?? Promise.resolve()));
+    await Promise.all([...all.map((t) => t.busy ?? Promise.resolve()), ...this.finishing]);
   }
 
   private stop(t: Tracked): void {

@@ -154,7 +154,7 @@ class MonitorLoop implements Monitor {
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
     await this.sys.usage.stop();
-    this.res.watches.clear();
+    const indexes = this.res.watches.clear();
     this.res.scheduler.clearTimers();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -166,6 +166,8 @@ class MonitorLoop implements Monitor {
     ]);
     clearTimeout(timer);
     await webhooks;
+    // No time-index write outlives the stop (an attempt's folder may be removed right after).
+    await indexes;
     // After the steps: another server adopts the released jobs on its next round.
     await this.lease?.stop();
     this.res.log.info('monitor stopped (running attempts keep running)');

@@ -185,13 +185,13 @@ export class WatchTable {
     }
   }
 
-  /** Ends every subscription (the monitor stops). */
-  clear(): void {
+  /** Ends every subscription (the monitor stops). Resolves when the time indexes' last writes are done. */
+  clear(): Promise<void> {
     for (const w of this.byAttempt.values()) w.unsubscribe();
     this.byAttempt.clear();
     this.indexed.clear();
     this.everIndexed.clear();
-    void this.times?.close();
+    return this.times?.close() ?? Promise.resolve();
   }
 
   /** Attempts watched (MonitorState.attemptsWatched). */

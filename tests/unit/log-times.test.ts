@@ -212,6 +212,20 @@ describe('LogTimeIndexer on a real file', () => {
     // No index at all: a reader answers nothing, no error.
     expect(await new TimesReader(path.join(dir, 'none.times'), 0).read()).toEqual([]);
   });
+
+  it('close() waits for a last look in flight: no index write outlives the stop', async () => {
+    dir ||= await mkdtemp(path.join(tmpdir(), 'jobdeck-times-'));
+    const log = path.join(dir, 'ended.log');
+    await writeFile(log, 'the last line\n');
+    const ix = new LogTimeIndexer({ pollMs: 60_000 });
+    // Adopted without an index: the last look writes an entry whatever the gap.
+    ix.track(log, false);
+    // The attempt ended (its finish is not awaited, as the monitor does), then the server stops.
+    const finished = ix.finish(log);
+    await ix.close();
+    expect(parseTimes(await readFile(timesPath(log), 'utf8').catch(() => '')).entries).toEqual([[14, 0]]);
+    await finished;
+  });
 });
 
 async function waitFor(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
