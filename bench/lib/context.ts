@@ -27,6 +27,8 @@ export interface BenchContext {
   profile: boolean;
   /** Admin URL of the PostgreSQL server (a role that may CREATE DATABASE). */
   pgUrl: string;
+  /** `--scale-jobs=N`: jobs the scale measure seeds (default 100,000; 10,000 with --quick). */
+  scaleJobs?: number;
   /** Progress line on stderr. */
   log(msg: string): void;
 }

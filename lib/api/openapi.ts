@@ -20,9 +20,7 @@ import { QUEUE_NAME } from '../jobs/spec';
 import {
   apiRegistry,
   CancelRequestSchema,
-  CountsQuerySchema,
   DEFAULT_LIST_LIMIT,
-  ListQuerySchema,
   MAX_LIST_LIMIT,
   PatchJobSchema,
   PutQueueSchema,
@@ -31,6 +29,7 @@ import {
   ValidateJsonSchema,
   YAML_CONTENT_TYPES,
 } from './schemas';
+import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
 
 type Json = Record<string, unknown>;
 
