@@ -43,6 +43,26 @@ export interface MonitorState {
    * of lib/store submitJob: jobs ÷ statements is the mean batch under load).
    */
   submits: SubmitStatementStats;
+  /**
+   * The retention policy (JOBDECK_RETAIN_*, null: not set) and what its passes removed since
+   * start; `logBytes`: all logs under the jobs folder at the last pass (disk usage).
+   */
+  retention: RetentionStats & { logsDays: number | null; logsBytesLimit: number | null; jobsDays: number | null; intervalMs: number };
+}
+
+/** What the retention passes (lib/monitor/retention.ts) did since this monitor started. */
+export interface RetentionStats {
+  passes: number;
+  /** Jobs whose logs were removed, log files removed and their bytes. */
+  logsRemovedJobs: number;
+  filesRemoved: number;
+  bytesFreed: number;
+  /** Finished jobs deleted (rows and folder). */
+  jobsDeleted: number;
+  /** Bytes of all logs under the jobs folder at the last pass that measured them (size limit), null: not measured. */
+  logBytes: number | null;
+  /** Duration of the last pass (ms), null before the first. */
+  lastPassMs: number | null;
 }
 
 /**
