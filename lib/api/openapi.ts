@@ -30,6 +30,7 @@ import {
   YAML_CONTENT_TYPES,
 } from './schemas';
 import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
+import { GrepQuerySchema } from './grep';
 
 type Json = Record<string, unknown>;
 
@@ -101,6 +102,22 @@ const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_
  */
 function logPaths(): Record<string, Json> {
   return {
+    '/api/logs/grep': {
+      get: {
+        operationId: 'grepLogs',
+        summary: 'Search the logs of the jobs a filter selects; matches streamed as NDJSON',
+        tags: ['jobs'],
+        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true } }),
+        responses: {
+          200: {
+            description:
+              'application/x-ndjson, one object per line as found: {type:"match", jobId, task, attempt, line (1-based), text (≤ 2000 characters), cut}; last {type:"end", matches, jobs, files, reason: done|limit|time, engine: rg|node, elapsedMs} (or {type:"error", message}). Disconnecting stops the search.',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+          400: ERRORS[400],
+        },
+      },
+    },
     '/api/jobs/{id}/logs': {
       get: {
         operationId: 'readLogRange',

@@ -22,7 +22,7 @@ const timeBound = (field: string, description: string) =>
     .transform((v) => new Date(/T/.test(v) ? v : `${v}T00:00:00Z`));
 
 /** The filter fields the list and the counts share (besides status). */
-const searchShape = {
+export const searchShape = {
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
   queue: QueueFilterSchema.optional(),
   submittedAfter: timeBound('submittedAfter', 'Only jobs submitted at or after this time (ISO-8601, or a date: midnight UTC).').optional(),
@@ -30,7 +30,7 @@ const searchShape = {
 };
 
 /** submittedBefore must come after submittedAfter (an empty range is a mistake, not a search). */
-function rangeOrdered(v: { submittedAfter?: Date; submittedBefore?: Date }, ctx: z.RefinementCtx): void {
+export function rangeOrdered(v: { submittedAfter?: Date; submittedBefore?: Date }, ctx: z.RefinementCtx): void {
   if (v.submittedAfter && v.submittedBefore && v.submittedBefore <= v.submittedAfter) {
     ctx.addIssue({ code: 'custom', path: ['submittedBefore'], message: `submittedBefore (${v.submittedBefore.toISOString()}) must be later than submittedAfter (${v.submittedAfter.toISOString()})` });
   }
