@@ -34,11 +34,11 @@ export const LogText = memo(function LogText({ text, query }: { text: string; qu
   if (long && all) {
     return (
       <>
-        <span data-testid="log-line-whole">{text}</span>
+        {/* First: at the end of a 10 MB line the control would be out of reach. */}
         <button type="button" className="log-trunc btn-link" onClick={() => setAll(false)}>
-          {' '}
           show less
-        </button>
+        </button>{' '}
+        <span data-testid="log-line-whole">{text}</span>
       </>
     );
   }

@@ -49,11 +49,11 @@ export function LogSearch({ status, q, queue }: { status: readonly string[]; q: 
   };
 
   return (
-    <section className="card log-search" aria-label="Search logs" data-testid="log-search">
+    <section className="card log-search" aria-label="Search logs" data-testid="logs-grep">
       <form onSubmit={(e) => void search(e)} className="toolbar">
         <label className="search" style={{ flex: 1 }}>
           <span className="visually-hidden">Search the logs of these jobs</span>
-          <input className="input" type="search" placeholder="Search the logs of these jobs…" value={pattern} maxLength={200} onChange={(e) => setPattern(e.target.value)} style={{ width: '100%' }} data-testid="log-search-input" />
+          <input className="input" type="search" placeholder="Search the logs of these jobs…" value={pattern} maxLength={200} onChange={(e) => setPattern(e.target.value)} style={{ width: '100%' }} data-testid="logs-grep-input" />
         </label>
         <label className="muted" style={{ fontSize: 12.5 }}>
           <input type="checkbox" checked={ignoreCase} onChange={(e) => setIgnoreCase(e.target.checked)} /> any case
@@ -69,7 +69,7 @@ export function LogSearch({ status, q, queue }: { status: readonly string[]; q: 
       </form>
       {error && <div className="alert alert-error">{error}</div>}
       {(matches.length > 0 || end) && (
-        <ol className="log-search-results" data-testid="log-search-results">
+        <ol className="log-search-results" data-testid="logs-grep-results">
           {matches.map((m, i) => (
             <li key={i}>
               <Link href={`/jobs/${m.jobId}`}>
@@ -82,7 +82,7 @@ export function LogSearch({ status, q, queue }: { status: readonly string[]; q: 
         </ol>
       )}
       {end && (
-        <p className="muted" role="status" data-testid="log-search-summary">
+        <p className="muted" role="status" data-testid="logs-grep-summary">
           {end.matches} match{end.matches === 1 ? '' : 'es'} in the logs of {end.jobs} job{end.jobs === 1 ? '' : 's'} ({end.elapsedMs} ms){end.reason === 'limit' ? ' — the first ones only' : end.reason === 'time' ? ' — stopped: out of time' : ''}
         </p>
       )}
