@@ -157,8 +157,8 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
-    await this.sys.usage.stop();
     await this.sys.retention.stop();
+    await this.sys.usage.stop();
     this.res.watches.clear();
     this.res.scheduler.clearTimers();
     let timer: NodeJS.Timeout | undefined;
