@@ -11,16 +11,22 @@
  * submitted-time range in the middle of the history; and, for information, the status counts
  * of the 10-row search. Each: 5 warm-ups, then 50 timed runs.
  *
+ * Then the same queries through a server (GET /api/jobs, `/api/jobs/counts`) on the same
+ * database: request sent → body read at the client, 5 warm-ups + 50 timed.
+ *
  * Size: 100,000 jobs (10,000 with --quick); `--scale-jobs=1000000` for the issue's million.
  */
 import path from 'node:path';
 import { openDatabase, type Database } from '../lib/db/client';
+import { encodeCursor } from '../lib/api/cursor';
 import { createStore, jobStatusCounts, listJobRows, type ListJobsOptions } from '../lib/store';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { tempDir } from './lib/cleanup';
 import { createPgDatabase } from './lib/pg';
 import { seedSql } from './list';
 import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
+import { startBenchServer } from './lib/server';
+import type { JobList } from '../lib/api/types';
 
 /** Seconds between two seeded jobs' submissions (bench/list.ts seedSql). */
 const SPACING_S = 10;
@@ -60,8 +66,31 @@ async function queries(db: Database, n: number, reps: number): Promise<QueryResu
   return out;
 }
 
+/** The same queries as GET /api/jobs (and the counts) through a server on the seeded database. */
+async function httpQueries(ctx: BenchContext, label: string, home: string, env: Record<string, string>, n: number, reps: number): Promise<QueryResult[]> {
+  const s = await startBenchServer({ label, home, env, profile: ctx.profile });
+  try {
+    const end = new Date(Date.now() - (n / 2) * SPACING_S * 1000);
+    const start = new Date(end.getTime() - 86_400_000);
+    const get = (url: string) => async () => ((await s.json<JobList & { total?: number }>(url)) as JobList).jobs?.length ?? 0;
+    const counts = (url: string) => async () => (await s.json<{ total: number }>(url)).total;
+    const range = `status=FAILED&submittedAfter=${start.toISOString()}&submittedBefore=${end.toISOString()}`;
+    return [
+      await timeQuery('HTTP first page', reps, get('/api/jobs')),
+      await timeQuery('HTTP deep page (cursor near the oldest)', reps, get(`/api/jobs?cursor=${encodeCursor(60)}`)),
+      await timeQuery('HTTP q=nomatch', reps, get('/api/jobs?q=nomatch')),
+      await timeQuery('HTTP q=rare-needle (10)', reps, get('/api/jobs?q=rare-needle')),
+      await timeQuery('HTTP status=FAILED + one-day range', reps, get(`/api/jobs?${range}`)),
+      await timeQuery('HTTP counts of q=nomatch', reps, counts('/api/jobs/counts?q=nomatch'), true),
+    ];
+  } finally {
+    await s.stop();
+  }
+}
+
 async function measureOne(ctx: BenchContext, kind: 'pglite' | 'postgresql', n: number, reps: number) {
-  const opts = kind === 'postgresql' ? { databaseUrl: (await createPgDatabase(ctx.pgUrl, `scale${n}`)).url } : { pgliteDir: path.join(tempDir(`scale-${n}`), 'db') };
+  const home = tempDir(`scale-${n}`);
+  const opts = kind === 'postgresql' ? { databaseUrl: (await createPgDatabase(ctx.pgUrl, `scale${n}`)).url } : { pgliteDir: path.join(home, 'db') };
   const t0 = nowMs();
   let db = await openDatabase(opts);
   for (const sql of seedSql(n, 10)) await db.prisma.$executeRawUnsafe(sql);
@@ -74,9 +103,12 @@ async function measureOne(ctx: BenchContext, kind: 'pglite' | 'postgresql', n: n
     const results = await queries(db, n, reps);
     const wrong = results.find((r) => r.query.includes('matches 10') && r.rows !== 10);
     if (wrong) throw new Error(`scale: ${wrong.query} found ${wrong.rows} jobs`);
+    await db.close();
+    const env: Record<string, string> = opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {};
+    results.push(...(await httpQueries(ctx, `scale-${kind}-${n}`, home, env, n, reps)));
     return { kind, n, seedMs: round(seedMs), results };
   } finally {
-    await db.close();
+    await db.close().catch(() => undefined);
   }
 }
 
