@@ -45,7 +45,7 @@ export interface MonitorState {
   submits: SubmitStatementStats;
   /**
    * The retention policy (JOBDECK_RETAIN_*, null: not set) and what its passes removed since
-   * start; `logBytes`: all logs under the jobs folder at the last pass (disk usage).
+   * start; `logBytes`: all logs under the jobs folder when last measured (disk usage: every pass with a size limit, else at most hourly).
    */
   retention: RetentionStats & { logsDays: number | null; logsBytesLimit: number | null; jobsDays: number | null; intervalMs: number };
 }
@@ -59,7 +59,7 @@ export interface RetentionStats {
   bytesFreed: number;
   /** Finished jobs deleted (rows and folder). */
   jobsDeleted: number;
-  /** Bytes of all logs under the jobs folder at the last pass that measured them (size limit), null: not measured. */
+  /** Bytes of all logs under the jobs folder when last measured, null: not yet. */
   logBytes: number | null;
   /** Duration of the last pass (ms), null before the first. */
   lastPassMs: number | null;

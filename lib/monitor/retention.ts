@@ -24,6 +24,9 @@ import type { RetentionStats } from './handle';
  */
 
 
+/** Without a size limit, how often a pass walks the jobs folder for the disk usage (ms). */
+const MEASURE_EVERY_MS = 3_600_000;
+
 /** Most batches one step of a pass handles (the rest waits for the next pass: a pass stays short). */
 const MAX_BATCHES = 20;
 
@@ -53,6 +56,8 @@ export async function logBytesUnder(dir: string): Promise<number> {
 export class RetentionSystem {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** When a pass last walked the jobs folder without a size limit (clock ms), null: never. */
+  private measuredAt: number | null = null;
   readonly stats: RetentionStats = { passes: 0, logsRemovedJobs: 0, filesRemoved: 0, bytesFreed: 0, jobsDeleted: 0, logBytes: null, lastPassMs: null };
 
   constructor(private readonly res: MonitorResources) {}
@@ -92,7 +97,11 @@ export class RetentionSystem {
       await this.removeLogs(jobs);
     }
     if (policy.logsBytes !== null) await this.trimToSize(policy.logsBytes);
-    else this.stats.logBytes = await logBytesUnder(jobsRoot(this.res.home));
+    else if (this.measuredAt === null || t0 - this.measuredAt >= MEASURE_EVERY_MS) {
+      // Without a size limit the walk is only for the disk usage shown: at most hourly.
+      this.measuredAt = t0;
+      this.stats.logBytes = await logBytesUnder(jobsRoot(this.res.home));
+    }
     for (let i = 0; i < MAX_BATCHES && !this.res.life.stopped; i++) {
       const ids = await st.pastRetention({ now: new Date(this.res.clock.now()), jobsDays: policy.jobsDays, limit: policy.batch });
       if (ids.length === 0) break;
