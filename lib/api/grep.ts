@@ -74,17 +74,27 @@ export async function grepResponse(store: StoreScope, q: GrepQuery, signal: Abor
   signal.addEventListener('abort', () => ac.abort());
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const line = (v: unknown) => controller.enqueue(enc.encode(JSON.stringify(v) + '\n'));
+      // After the client went away the stream is cancelled: nothing more may be queued or closed.
+      const line = (v: unknown) => {
+        if (!ac.signal.aborted) controller.enqueue(enc.encode(JSON.stringify(v) + '\n'));
+      };
+      const close = () => {
+        try {
+          controller.close();
+        } catch {
+          // already cancelled
+        }
+      };
       void grepLogs(files, { pattern: q.pattern, regex: q.regex, ignoreCase: q.ignoreCase, maxResults: q.limit, maxMs: q.timeoutMs, signal: ac.signal }, (m) =>
         line({ type: 'match', jobId: m.key.jobId, task: m.key.task, attempt: m.key.attempt, line: m.line, text: m.text, cut: m.cut }),
       ).then(
         (s: GrepSummary) => {
           if (s.reason !== 'aborted') line({ type: 'end', matches: s.matches, jobs, files: files.length, reason: s.reason, engine: s.engine, elapsedMs: Date.now() - t0 });
-          controller.close();
+          close();
         },
         (err: unknown) => {
           line({ type: 'error', message: (err as Error).message });
-          controller.close();
+          close();
         },
       );
     },

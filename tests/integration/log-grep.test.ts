@@ -102,6 +102,18 @@ describe.each(DB_KINDS)('log search (%s)', (kind) => {
     expect(named[1]).toMatchObject({ matches: 1, jobs: 1, reason: 'limit' });
   });
 
+  it('a client that goes away stops the search without an error', async () => {
+    const ac = new AbortController();
+    const res = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL('http://x/api/logs/grep?pattern=line&limit=1000')), ac.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    ac.abort();
+    await reader.cancel();
+    // The search ended: a new one on the same store answers in full.
+    const again = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL('http://x/api/logs/grep?pattern=disk%20full')), new AbortController().signal);
+    expect((await again.text()).trim().split('\n').length).toBe(4);
+  });
+
   it('refuses a missing or long pattern and bad bounds, naming the field', () => {
     const bad = (q: string) => {
       try {
