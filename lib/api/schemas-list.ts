@@ -31,8 +31,11 @@ export const searchShape = {
 
 /** submittedBefore must come after submittedAfter (an empty range is a mistake, not a search). */
 export function rangeOrdered(v: { submittedAfter?: Date; submittedBefore?: Date }, ctx: z.RefinementCtx): void {
-  if (v.submittedAfter && v.submittedBefore && v.submittedBefore <= v.submittedAfter) {
-    ctx.addIssue({ code: 'custom', path: ['submittedBefore'], message: `submittedBefore (${v.submittedBefore.toISOString()}) must be later than submittedAfter (${v.submittedAfter.toISOString()})` });
+  // A bound that failed its own check is still the string given (its transform did not run).
+  const { submittedAfter: a, submittedBefore: b } = v as { submittedAfter?: unknown; submittedBefore?: unknown };
+  if (!(a instanceof Date) || !(b instanceof Date)) return;
+  if (b <= a) {
+    ctx.addIssue({ code: 'custom', path: ['submittedBefore'], message: `submittedBefore (${b.toISOString()}) must be later than submittedAfter (${a.toISOString()})` });
   }
 }
 

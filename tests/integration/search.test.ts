@@ -86,6 +86,9 @@ describe.each(DB_KINDS)('job search on %s', (kind) => {
     const empty = badRequest(() => q('submittedAfter=2026-11-05&submittedBefore=2026-11-05'));
     expect(empty.detail).toContain('submittedBefore (2026-11-05T00:00:00.000Z) must be later than submittedAfter (2026-11-05T00:00:00.000Z)');
     expect(badRequest(() => parseCountsQuery(new URL('http://x/api/jobs/counts?submittedAfter=x'))).detail).toContain('submittedAfter');
+    // Both malformed (equal strings): each refused, not compared (the API fuzz found a 500 here).
+    const both = badRequest(() => q('submittedAfter=true&submittedBefore=true'));
+    expect([both.status, both.detail]).toEqual([400, expect.stringMatching(/submittedAfter must be .*submittedBefore must be /s)]);
   });
 
   it('can answer a name substring from the trigram index and a status + time range from (status, submittedAt)', async () => {
