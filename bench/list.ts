@@ -22,8 +22,12 @@ import { startBenchServer, type BenchServer } from './lib/server';
 import { cpuTimeMs } from './lib/proc';
 import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
 
-/** SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each. */
-export function seedSql(n: number): string[] {
+/**
+ * SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each, submitted 10 s
+ * apart (job n now). With `needles`, that many jobs spread evenly over the ids are named
+ * `bench-rare-needle-<id>` (a name search that matches exactly `needles` rows).
+ */
+export function seedSql(n: number, needles = 0): string[] {
   const task = {
     name: null,
     setup: null,
@@ -38,7 +42,9 @@ export function seedSql(n: number): string[] {
   const jobSpec = JSON.stringify({ name: 'bench', tasks: [task] }).replace(/'/g, "''");
   const specYaml = 'name: bench\nenvs:\n  STAGE: bench\nresources:\n  cpus: 1\njob_recovery:\n  max_restarts_on_errors: 1\nrun: python train.py --epochs 3\n';
   const status = `(CASE WHEN g % 10 < 7 THEN 'SUCCEEDED' WHEN g % 10 < 9 THEN 'FAILED' ELSE 'CANCELLED' END)`;
-  const name = `('bench-' || (ARRAY['train','eval','nightly','etl','report'])[1 + g % 5] || '-' || g)`;
+  const every = needles > 0 ? Math.max(1, Math.floor(n / needles)) : 0;
+  const base = `(ARRAY['train','eval','nightly','etl','report'])[1 + g % 5]`;
+  const name = `('bench-' || ${every ? `CASE WHEN g % ${every} = 0 AND g / ${every} <= ${needles} THEN 'rare-needle' ELSE ${base} END` : base} || '-' || g)`;
   return [
     `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
      SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1,

@@ -9,11 +9,13 @@
  *   npm run bench -- --full-build          plain `next build` (with Next's type check) when rebuilding
  *   npm run bench -- --keep-logs           copy each server's log to bench/results/<server>.log
  *   npm run bench -- --max-minutes=20      give up (cleaning up) after this long
+ *   npm run bench -- --scale-jobs=1000000  jobs the scale measure seeds (default 100,000)
+ *   npm run bench -- --grep-bytes=2000000000  bytes of logs the grep measure searches (default 200 MB)
  *   npm run bench -- --pg-url=postgresql://…  PostgreSQL admin URL (default JOBDECK_TEST_PG_URL or the local one)
  *   npm run bench -- --server-env=JOBDECK_PGLITE_WORKER=0   extra environment for every server (repeatable;
  *                                          the servers otherwise get no JOBDECK_* of this shell)
  *
- * Measures: latency, concurrent, logs, submit, list, recovery, admission, webhooks, replicas (see bench/README.md). Each prints
+ * Measures: latency, concurrent, logs, submit, list, scale, grep, recovery, admission, webhooks, replicas (see bench/README.md). Each prints
  * its table rows and writes bench/results/<name>.json; a summary table and
  * bench/results/summary.json come last. Every server, temp folder and database the run creates
  * is removed at the end (also on an error or Ctrl-C). Exit code 1 when a measure could not run;
@@ -29,6 +31,8 @@ import { admission } from './admission';
 import { concurrent } from './concurrent';
 import { latency } from './latency';
 import { replicas } from './replicas';
+import { scale } from './scale';
+import { grep } from './grep';
 import { list } from './list';
 import { logs } from './logs';
 import { recovery } from './recovery';
@@ -39,7 +43,7 @@ import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { RESULTS_DIR, ROOT, setKeepLogs, setServerEnv } from './lib/server';
 
-const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, recovery, admission, webhooks, replicas];
+const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, scale, grep, recovery, admission, webhooks, replicas];
 
 interface Args {
   only: string[] | null;
@@ -50,12 +54,16 @@ interface Args {
   keepLogs: boolean;
   maxMinutes: number;
   pgUrl: string;
+  /** `--scale-jobs=N`: jobs the scale measure seeds. */
+  scaleJobs?: number;
+  /** `--grep-bytes=N`: bytes of logs the grep measure writes. */
+  grepBytes?: number;
   /** `--server-env=NAME=VALUE`: extra environment of every bench server. */
   serverEnv: Record<string, string>;
 }
 
 function usage(): string {
-  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--max-minutes=20] [--pg-url=URL] [--server-env=NAME=VALUE ...]`;
+  return `usage: npm run bench -- [--quick] [--only=${MEASURES.map((m) => m.name).join(',')}] [--profile] [--no-build] [--full-build] [--keep-logs] [--max-minutes=20] [--pg-url=URL] [--scale-jobs=N] [--grep-bytes=N] [--server-env=NAME=VALUE ...]`;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -79,6 +87,13 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--keep-logs') a.keepLogs = true;
     else if (k === '--max-minutes' && v && Number(v) > 0) a.maxMinutes = Number(v);
     else if (k === '--pg-url' && v) a.pgUrl = v;
+    else if (k === '--scale-jobs') {
+      if (!v || !/^[0-9]+$/.test(v) || Number(v) < 100 || Number(v) > 10_000_000) throw new Error(`--scale-jobs: expected a number of jobs from 100 to 10000000, got "${arg}"\n${usage()}`);
+      a.scaleJobs = Number(v);
+    } else if (k === '--grep-bytes') {
+      if (!v || !/^[0-9]+$/.test(v) || Number(v) < 1e6 || Number(v) > 1e11) throw new Error(`--grep-bytes: expected bytes from 1000000 to 100000000000, got "${arg}"\n${usage()}`);
+      a.grepBytes = Number(v);
+    }
     else if (k === '--server-env') {
       if (!v || !/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new Error(`--server-env: expected NAME=VALUE (e.g. --server-env=JOBDECK_PGLITE_WORKER=1), got "${arg}"\n${usage()}`);
       a.serverEnv[v.slice(0, v.indexOf('='))] = v.slice(v.indexOf('=') + 1);
@@ -131,7 +146,7 @@ function printRows(title: string, rows: Row[]): void {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const log = (msg: string) => process.stderr.write(`${pc.dim(new Date().toISOString().slice(11, 19))} ${msg}\n`);
-  const ctx: BenchContext = { quick: args.quick, profile: args.profile, pgUrl: args.pgUrl, log };
+  const ctx: BenchContext = { quick: args.quick, profile: args.profile, pgUrl: args.pgUrl, scaleJobs: args.scaleJobs, grepBytes: args.grepBytes, log };
   setKeepLogs(args.keepLogs);
   setServerEnv(args.serverEnv);
   // The bench stops by itself whatever happens: past the budget, clean up and exit 1.

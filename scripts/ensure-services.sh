@@ -64,6 +64,12 @@ if ! command -v prometheus >/dev/null 2>&1; then
     echo "ensure-services: prometheus is missing and could not be installed (apt-get install -y --no-install-recommends prometheus); the Prometheus test will skip" >&2
 fi
 command -v prometheus >/dev/null 2>&1 && echo "ensure-services: prometheus ready"
+if ! command -v rg >/dev/null 2>&1; then
+  echo "ensure-services: installing Debian's ripgrep for the cross-job log search"
+  apt_install --no-install-recommends ripgrep || \
+    echo "ensure-services: ripgrep is missing and could not be installed (apt-get install -y --no-install-recommends ripgrep); the log search uses its Node scan" >&2
+fi
+command -v rg >/dev/null 2>&1 && echo "ensure-services: ripgrep ready"
 
 # A one-node Slurm cluster for the Slurm executor's tests, and an emulated three-node one (its own
 # controller, one slurmd per network namespace) for its multi-node tests (both idempotent and

@@ -27,6 +27,10 @@ export interface BenchContext {
   profile: boolean;
   /** Admin URL of the PostgreSQL server (a role that may CREATE DATABASE). */
   pgUrl: string;
+  /** `--scale-jobs=N`: jobs the scale measure seeds (default 100,000; 10,000 with --quick). */
+  scaleJobs?: number;
+  /** `--grep-bytes=N`: bytes of logs the grep measure writes (default 200 MB; 50 MB with --quick). */
+  grepBytes?: number;
   /** Progress line on stderr. */
   log(msg: string): void;
 }

@@ -16,6 +16,8 @@ import { useState } from 'react';
 import type { JobDetail } from '@/lib/api/types';
 import { canCancel, canDelete, formatDuration, elapsedMs } from '@/lib/ui/format';
 import { waitingText } from '@/lib/jobs/waiting';
+import { formatBytes } from '@/lib/jobs/usage';
+import { logsRemovedText } from '@/lib/logs/protocol';
 import { useCancelJob, useDeleteJob, useRerunJob, useSetPriority } from '@/lib/ui/hooks';
 import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
@@ -193,6 +195,10 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
         <div>
           <dt>Queue</dt>
           <dd>{job.queue}</dd>
+        </div>
+        <div>
+          <dt>Logs</dt>
+          <dd data-testid="job-log-usage">{job.logsRemovedAt ? <span className="muted">{logsRemovedText(job.logsRemovedAt)}</span> : `${formatBytes(job.logBytesTotal)} on disk`}</dd>
         </div>
       </dl>
     </section>

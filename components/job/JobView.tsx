@@ -16,6 +16,7 @@ import type { SectionHeader } from '@/lib/ui/log-view';
 import { JobFacts, JobHeader } from './JobHeader';
 import type { SectionInfo } from './LogRows';
 import { LogViewer } from './LogViewer';
+import { logsRemovedText } from '@/lib/logs/protocol';
 import { Pipeline, taskDisplayName, type AttemptRef } from './Pipeline';
 import { SpecPanel } from './SpecPanel';
 import { JobNotifications } from './JobNotifications';
@@ -127,6 +128,11 @@ export function JobView({ id }: { id: number }) {
         </div>
         <JobNotifications jobId={id} live={!data || !isTerminal('job', data.status)} />
       </div>
+      {data?.logsRemovedAt ? (
+        <div className="card log-removed" role="status" data-testid="logs-removed">
+          {logsRemovedText(data.logsRemovedAt)}
+        </div>
+      ) : null}
       <LogViewer
         jobId={id}
         buffer={buffer}

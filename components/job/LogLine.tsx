@@ -2,7 +2,7 @@
  * One log line as React text: ANSI colours become spans with classes/inline colours (anser via
  * lib/ui/ansi.ts); search hits become <mark>. Log text is only ever a text node — never HTML.
  */
-import { memo, type ReactNode } from 'react';
+import { memo, useState, type ReactNode } from 'react';
 import { ansiToSpans } from '@/lib/ui/ansi';
 
 /** Characters of one line drawn at most (the rest is in the raw download). */
@@ -24,8 +24,24 @@ function highlight(text: string, q: string | null, keyBase: string): ReactNode {
   return parts;
 }
 
+/**
+ * A line longer than MAX_LINE_CHARS is drawn cut, with a "show all" control; shown whole it is one
+ * plain text node (no colours, no search marks: a 10 MB line as one node stays cheap to draw).
+ */
 export const LogText = memo(function LogText({ text, query }: { text: string; query: string | null }) {
+  const [all, setAll] = useState(false);
   const long = text.length > MAX_LINE_CHARS;
+  if (long && all) {
+    return (
+      <>
+        {/* First: at the end of a 10 MB line the control would be out of reach. */}
+        <button type="button" className="log-trunc btn-link" onClick={() => setAll(false)}>
+          show less
+        </button>{' '}
+        <span data-testid="log-line-whole">{text}</span>
+      </>
+    );
+  }
   const shown = long ? text.slice(0, MAX_LINE_CHARS) : text;
   const spans = ansiToSpans(shown);
   const q = query ? query.toLowerCase() : null;
@@ -40,7 +56,16 @@ export const LogText = memo(function LogText({ text, query }: { text: string; qu
           <span key={i}>{highlight(s.text, q, String(i))}</span>
         ),
       )}
-      {long && <span className="log-trunc"> … {(text.length - MAX_LINE_CHARS).toLocaleString('en-US')} more characters (download the raw log)</span>}
+      {long && (
+        <span className="log-trunc">
+          {' '}
+          … {(text.length - MAX_LINE_CHARS).toLocaleString('en-US')} more characters{' '}
+          <button type="button" className="btn-link" onClick={() => setAll(true)} data-testid="log-line-show-all">
+            show all
+          </button>{' '}
+          (or download the raw log)
+        </span>
+      )}
     </>
   );
 });

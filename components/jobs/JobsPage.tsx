@@ -19,6 +19,7 @@ import { useShortcuts } from '../useShortcuts';
 import { EmptyState } from './EmptyState';
 import { JobsTable, type TableNote } from './JobsTable';
 import { ListToolbar } from './ListToolbar';
+import { LogSearch } from './LogSearch';
 import { SelectionBar } from './SelectionBar';
 import { useJobActions } from './useJobActions';
 import { useListUrl } from './useListUrl';
@@ -96,6 +97,7 @@ export function JobsPage() {
       ) : (
         <>
           <ListToolbar url={url} counts={counts.data} searchBox={searchBox} />
+          <LogSearch status={filter.status} q={q} queue={queue} />
           {queue && (
             <p className="queue-filter" data-testid="queue-filter">
               Jobs of queue <strong>{queue}</strong>{' '}

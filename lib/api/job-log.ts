@@ -3,6 +3,7 @@ import { rankLogPath } from '../jobs/paths';
 import { logSize } from '../logs/reader';
 import { readJobLogs, type StoreScope } from '../store';
 import { notFound } from './errors';
+import { assertLogsKept } from './logs';
 
 /**
  * `GET /api/jobs/:id/logs/all`: the whole job's logs as one text file — every task in order,
@@ -56,6 +57,7 @@ export async function jobLogSections(store: StoreScope, jobId: number): Promise<
 /** The streamed response of GET /api/jobs/:id/logs/all (see the module comment). */
 export async function jobLogResponse(store: StoreScope, jobId: number): Promise<Response> {
   const { name, sections } = await jobLogSections(store, jobId);
+  await assertLogsKept(store, jobId);
   const enc = new TextEncoder();
   let i = 0;
   let fh: FileHandle | null = null;

@@ -119,12 +119,12 @@ export async function upload(req: Request): Promise<UploadManifest> {
 
 /** A page of jobs (lib/api/views.ts listJobs). */
 export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
-export function counts(store: Store, p: { q?: string; queue?: string }): Promise<JobCounts> {
-  return jobStatusCounts(store, p);
+export function counts(store: Store, p: Omit<JobFilter, 'status'>): Promise<JobCounts> {
+  return jobStatusCounts(store, { q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore });
 }
 
 /**

@@ -10,6 +10,7 @@ import { MAX_PG_INT } from './schemas';
 import { rankLogPath } from '../jobs/paths';
 import { isTerminal } from '../jobs/status';
 import { logSize, OffsetPastEndError, readLogRange } from '../logs/reader';
+import { logsRemovedText } from '../logs/protocol';
 
 /**
  * The REST side of attempt logs:
@@ -88,12 +89,24 @@ export async function resolveLogAttempt(store: StoreScope, jobId: number, target
 }
 
 /**
+ * Refuses a read of the logs of a job whose logs the retention policy removed (docs/design.md
+ * "Retention"): 410 Gone with `logs removed on <date> by the retention policy` and `logsRemovedAt`.
+ * An unknown job passes (the caller's own read answers 404).
+ */
+export async function assertLogsKept(store: StoreScope, jobId: number): Promise<void> {
+  const job = await store.prisma.job.findUnique({ where: { id: jobId }, select: { logsRemovedAt: true } });
+  if (job?.logsRemovedAt) throw new ApiError(410, 'Gone', `job ${jobId}: ${logsRemovedText(job.logsRemovedAt)}`, { logsRemovedAt: job.logsRemovedAt.toISOString() });
+}
+
+/**
  * One bounded byte range of an attempt's log (see LogRange). An offset equal to the size
  * answers an empty range (poll again later).
- * @throws ApiError 404 (unknown job/task/attempt), 416 when offset is past the end (with `size`).
+ * @throws ApiError 404 (unknown job/task/attempt), 416 when offset is past the end (with `size`),
+ *   410 when the retention policy removed the job's logs.
  */
 export async function getLogRange(store: StoreScope, jobId: number, q: RankTarget & { offset: number; limit: number }): Promise<LogRange> {
   const { task, attempt } = await resolveLogAttempt(store, jobId, q);
+  await assertLogsKept(store, jobId);
   const ended = isTerminal('attempt', attempt.status);
   const file = rankFile(jobId, task, attempt, q.rank);
   try {
@@ -126,10 +139,12 @@ export function logFileName(jobId: number, task: number, attempt: number, rank =
 /**
  * The whole log of an attempt as a streamed response (the bytes that exist when asked; a
  * missing file is an empty log). Read in 256 KiB pieces as the client takes them, never buffered
- * whole. @throws ApiError 404 for an unknown job, task or attempt.
+ * whole. @throws ApiError 404 for an unknown job, task or attempt; 410 when the retention policy
+ * removed the job's logs.
  */
 export async function logDownloadResponse(store: StoreScope, jobId: number, target: RankTarget): Promise<Response> {
   const { task, attempt } = await resolveLogAttempt(store, jobId, target);
+  await assertLogsKept(store, jobId);
   const file = rankFile(jobId, task, attempt, target.rank);
   const size = await logSize(file);
   const headers = {

@@ -20,9 +20,7 @@ import { QUEUE_NAME } from '../jobs/spec';
 import {
   apiRegistry,
   CancelRequestSchema,
-  CountsQuerySchema,
   DEFAULT_LIST_LIMIT,
-  ListQuerySchema,
   MAX_LIST_LIMIT,
   PatchJobSchema,
   PutQueueSchema,
@@ -31,6 +29,8 @@ import {
   ValidateJsonSchema,
   YAML_CONTENT_TYPES,
 } from './schemas';
+import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
+import { GrepQuerySchema } from './grep';
 
 type Json = Record<string, unknown>;
 
@@ -102,6 +102,22 @@ const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_
  */
 function logPaths(): Record<string, Json> {
   return {
+    '/api/logs/grep': {
+      get: {
+        operationId: 'grepLogs',
+        summary: 'Search the logs of the jobs a filter selects; matches streamed as NDJSON',
+        tags: ['jobs'],
+        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true } }),
+        responses: {
+          200: {
+            description:
+              'application/x-ndjson, one object per line as found: {type:"match", jobId, task, attempt, line (1-based), text (≤ 2000 characters), cut}; last {type:"end", matches, jobs, files, reason: done|limit|time, engine: rg|node, elapsedMs} (or {type:"error", message}). Disconnecting stops the search.',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+          400: ERRORS[400],
+        },
+      },
+    },
     '/api/jobs/{id}/logs': {
       get: {
         operationId: 'readLogRange',
@@ -486,7 +502,7 @@ function metaPaths(): Record<string, Json> {
         responses: {
           200: {
             description:
-              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch).',
+              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted (since start), logBytes (all logs on disk at the last pass), lastPassMs }.',
             content: { 'application/json': { schema: { type: 'object' } } },
           },
           401: ERRORS[401],

@@ -12,7 +12,8 @@ import type { ListSort } from '../store';
 import { decodeCursor, decodeNameCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import type { SubmitOrigin } from '../jobs/origin';
-import { CancelRequestSchema, CountsQuerySchema, JobIdSchema, ListQuerySchema, PatchJobSchema, PutQueueSchema, QueueNameSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { CancelRequestSchema, JobIdSchema, PatchJobSchema, PutQueueSchema, QueueNameSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
 export interface RequestIssue {
@@ -207,6 +208,9 @@ export interface ListParams {
   q?: string;
   /** Only the jobs of this operator queue. */
   queue?: string;
+  /** Submitted at or after / before (lib/store JobFilter). */
+  submittedAfter?: Date;
+  submittedBefore?: Date;
   limit: number;
   sort: ListSort;
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
@@ -236,7 +240,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), queue: single(sp, 'queue'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), ...searchParams(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -246,13 +250,21 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, limit: parsed.limit, sort, beforeId, afterName };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, limit: parsed.limit, sort, beforeId, afterName };
 }
 
-/** Parses the query of GET /api/jobs/counts (`q`, `queue`). @throws ApiError 400 for a q over 200 characters or a malformed queue name. */
-export function parseCountsQuery(url: URL): { q?: string; queue?: string } {
-  const parsed = validate(CountsQuerySchema, { q: single(url.searchParams, 'q'), queue: single(url.searchParams, 'queue') }, 'query');
-  return { q: parsed.q?.trim() || undefined, queue: parsed.queue };
+/** The search parameters the list and the counts share, as given (validated by their schema). */
+function searchParams(sp: URLSearchParams) {
+  return { q: single(sp, 'q'), queue: single(sp, 'queue'), submittedAfter: single(sp, 'submittedAfter'), submittedBefore: single(sp, 'submittedBefore') };
+}
+
+/**
+ * Parses the query of GET /api/jobs/counts (`q`, `queue`, `submittedAfter`, `submittedBefore`).
+ * @throws ApiError 400 for a q over 200 characters, a malformed queue name or time, or an empty time range.
+ */
+export function parseCountsQuery(url: URL): Omit<ListParams, 'status' | 'limit' | 'sort' | 'beforeId' | 'afterName'> {
+  const parsed = validate(CountsQuerySchema, searchParams(url.searchParams), 'query');
+  return { q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore };
 }
 
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */

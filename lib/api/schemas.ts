@@ -8,7 +8,6 @@
  */
 import { z } from 'zod';
 import { SUBMIT_ORIGINS } from '../jobs/origin';
-import { LIST_SORTS as LIST_SORT_VALUES } from '../store/list';
 import { ATTEMPT_STATUSES, JOB_STATUSES, TASK_STATUSES } from '../jobs/status';
 import type {
   AttemptView,
@@ -51,7 +50,7 @@ export function named<T extends z.ZodType>(schema: T, id: string, description: s
  * A string a user sends, `min`–`max` characters, refused when the database cannot store it
  * (NUL, lone surrogates: lib/jobs/spec textProblem, the rule the spec applies too).
  */
-const userText = (min: number, max?: number) =>
+export const userText = (min: number, max?: number) =>
   (max === undefined ? z.string().min(min) : z.string().min(min).max(max)).superRefine((v, ctx) => {
       const p = textProblem(v);
       if (p) ctx.addIssue({ code: 'custom', message: p });
@@ -137,7 +136,7 @@ const PriorityQuerySchema = z
   .meta({ description: PrioritySchema.description });
 
 /** The `queue` filter of GET /api/jobs and /api/jobs/counts: a queue name (whether it is defined or not). */
-const QueueFilterSchema = z
+export const QueueFilterSchema = z
   .string()
   .regex(QUEUE_NAME, { error: (iss) => `queue ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
   .meta({ description: 'Only the jobs of this operator queue ("default": those that name none).' });
@@ -216,17 +215,6 @@ export const RerunRequestSchema = named(
   'POST /api/jobs/{id}/rerun body: what asks for the re-run (the new job\'s origin).',
 );
 
-/** The order of GET /api/jobs. */
-export const ListSortSchema = z
-  .enum(LIST_SORT_VALUES, { error: (iss) => `sort must be one of ${LIST_SORT_VALUES.join(', ')}, got ${JSON.stringify(iss.input)}` })
-  .meta({ description: 'newest first (id descending; the default), oldest first, or by name (A→Z, then id).' });
-
-/** Query parameters of GET /api/jobs/counts. */
-export const CountsQuerySchema = z.object({
-  q: userText(1, 200).meta({ description: 'Count only the jobs this search finds (as GET /api/jobs `q`).' }).optional(),
-  queue: QueueFilterSchema.optional(),
-});
-
 /** Body of PATCH /api/jobs/{id}: what may change on a job (its priority, while PENDING). */
 export const PatchJobSchema = named(
   z.strictObject({ priority: PrioritySchema }),
@@ -267,23 +255,6 @@ export const PutQueueSchema = named(
   'PutQueueRequest',
   `PUT /api/queues/{name} JSON body (a field left out is null). The "${DEFAULT_QUEUE}" queue has no settings.`,
 );
-
-/** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
-export const ListQuerySchema = z.object({
-  status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
-  q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
-  queue: QueueFilterSchema.optional(),
-  sort: ListSortSchema.optional(),
-  limit: z.coerce
-    .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
-    .int({ error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
-    .min(1, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
-    .max(MAX_LIST_LIMIT, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
-    .default(DEFAULT_LIST_LIMIT)
-    .meta({ description: 'Page size.' }),
-  cursor: userText(1, 400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
-});
-export type ListQuery = z.infer<typeof ListQuerySchema>;
 
 /**
  * Body of POST /api/jobs/cancel: `ids`, or a filter (`status`, `q`, or `all: true`). A filter
@@ -502,6 +473,8 @@ export const JobDetailSchema = named(
     executor: z.string(),
     warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
     upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
+    logsRemovedAt: isoTime().nullable().meta({ description: 'When the retention policy removed the logs (its logs then answer 410), or null.' }),
+    logBytesTotal: count().meta({ description: "Disk usage of the job's logs now (bytes): the attempts' logBytes summed." }),
   }),
   'JobDetail',
   'GET /api/jobs/{id}: the job with tasks, attempts and events.',

@@ -156,6 +156,10 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   warnings: SpecIssue[];
   /** The folder uploaded for the workdir (size, file list), or null. */
   upload: UploadManifestView | null;
+  /** When the retention policy removed the job's logs (ISO 8601), or null: they are kept. */
+  logsRemovedAt: string | null;
+  /** Disk usage of the job's logs now: the attempts' logBytes summed (bytes). */
+  logBytesTotal: number;
 }
 
 /** POST /api/uploads answer; JobDetail.upload (lib/executors/upload.ts UploadManifest). */

@@ -61,6 +61,8 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     // Jobs from before warnings were stored have none (SQL NULL).
     warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
     upload: uploadOf(job.launch),
+    logsRemovedAt: job.logsRemovedAt?.toISOString() ?? null,
+    logBytesTotal: tasks.reduce((n, t) => n + t.attemptList.reduce((m, a) => m + a.logBytes, 0), 0),
   };
 }
 

@@ -52,6 +52,9 @@ export interface SubmitRequest {
 export interface ListParams {
   status?: string[];
   q?: string;
+  /** ISO-8601 times or dates, as GET /api/jobs takes them (the server validates them). */
+  submittedAfter?: string;
+  submittedBefore?: string;
   limit?: number;
   cursor?: string;
 }
@@ -321,6 +324,8 @@ export class JobdeckClient {
     const q = new URLSearchParams();
     for (const s of p.status ?? []) q.append('status', s);
     if (p.q) q.set('q', p.q);
+    if (p.submittedAfter) q.set('submittedAfter', p.submittedAfter);
+    if (p.submittedBefore) q.set('submittedBefore', p.submittedBefore);
     if (p.limit) q.set('limit', String(p.limit));
     if (p.cursor) q.set('cursor', p.cursor);
     return this.request<JobList>('GET', '/api/jobs', { query: q, what: 'list jobs' });

@@ -17,7 +17,7 @@
 import WebSocket from 'ws';
 import { isTerminal } from '../jobs/status';
 import type { StreamMessage } from '../api/types';
-import { decodeLogChunk } from '../logs/protocol';
+import { CLOSE, decodeLogChunk } from '../logs/protocol';
 import { tokenRefusedHint, type Connection } from './config';
 import { CliError } from './errors';
 import { EXIT, exitCodeForStatus } from './exit-codes';
@@ -263,6 +263,8 @@ function closeVerdict(code: number, reason: string, told: Told, opts: FollowOpti
   if (code === 4404) return { kind: 'fatal', error: new CliError(said || `job ${opts.jobId} not found`, EXIT.NOT_FOUND) };
   if (code === 4401) return { kind: 'fatal', error: unauthorized(opts, `close ${code}${said ? `: ${said}` : ''}`) };
   if (code === 4400) return { kind: 'fatal', error: new CliError(`the server refused the stream request: ${said || 'bad request'}`, EXIT.INTERNAL) };
+  // The retention policy removed the job's logs (docs/design.md "Retention"): say so, not an empty log.
+  if (code === CLOSE.LOGS_REMOVED) return { kind: 'fatal', error: new CliError(said || `job ${opts.jobId}: logs removed by the retention policy`, EXIT.NOT_FOUND) };
   const restarting = told.goingAway || RESTART_CLOSE_CODES.includes(code);
   return { kind: 'dropped', reason: told.error || reason || `closed with code ${code}`, progressed: false, opened: true, refused: false, restarting };
 }

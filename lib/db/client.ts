@@ -131,7 +131,9 @@ async function openPgliteHere(
   optimize: boolean,
 ): Promise<PgliteEngine> {
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
-  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams }));
+  // A dynamic import: the list is an ES module (the worker thread loads it too), this file may run as CommonJS (tsx).
+  const extensions = await (await import('./pglite-extensions.mjs')).pgliteExtensions();
+  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams, extensions }));
   return {
     adapter: new PrismaPGlite(pglite),
     raw: {

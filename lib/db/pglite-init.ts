@@ -46,22 +46,31 @@ export function hasCluster(dir: string): boolean {
   return existsSync(path.join(dir, 'PG_VERSION'));
 }
 
-function resolvePglite(): string {
+function resolveModule(id: string): string {
   // import.meta.url is a file URL under tsx and vitest; in a bundle it is not (use the cwd).
   const base = import.meta.url?.startsWith('file:') ? import.meta.url : path.join(process.cwd(), 'package.json');
-  return createRequire(base).resolve('@electric-sql/pglite');
+  return createRequire(base).resolve(id);
+}
+
+/** The extensions' CommonJS files (name → path), for the child (lib/db/pglite-extensions.mjs). */
+async function resolveExtensions(): Promise<Record<string, string>> {
+  // A dynamic import: the list is an ES module (the worker thread loads it too), this file may run as CommonJS (tsx).
+  const { PGLITE_EXTENSION_MODULES } = await import('./pglite-extensions.mjs');
+  return Object.fromEntries(Object.entries(PGLITE_EXTENSION_MODULES).map(([name, mod]) => [name, resolveModule(mod)]));
 }
 
 // The child: CommonJS through `node -e`; argv[1] = PGlite module, argv[2] = folder, argv[3] =
-// JSON start params. PostgreSQL's own messages ("invalid value for parameter …") and any failure
+// JSON start params, argv[4] = JSON extension name → module path (the same set as every PGlite). PostgreSQL's own messages ("invalid value for parameter …") and any failure
 // go to stderr, a failure with exit code 1.
 const CHILD = `
-const [mod, dir, params] = process.argv.slice(1);
+const [mod, dir, params, exts] = process.argv.slice(1);
 const { PGlite } = require(mod);
 (async () => {
   const startParams = JSON.parse(params);
+  const extensions = {};
+  for (const [name, file] of Object.entries(JSON.parse(exts))) extensions[name] = require(file)[name];
   const onStderr = (text) => (process.stderr.write(text + '\\n'), false);
-  const db = await PGlite.create(dir, startParams.length ? { startParams, onStderr } : { onStderr });
+  const db = await PGlite.create(dir, startParams.length ? { startParams, onStderr, extensions } : { onStderr, extensions });
   await db.query('SELECT 1');
   await db.close();
 })().then(
@@ -118,7 +127,7 @@ export async function initPgliteFolder(dir: string, opts: PgliteInitOptions = {}
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   try {
-    await runChild(dir, [opts.pgliteModule ?? resolvePglite(), tmp, JSON.stringify(opts.startParams ?? [])], opts.timeoutMs ?? 300_000);
+    await runChild(dir, [opts.pgliteModule ?? resolveModule('@electric-sql/pglite'), tmp, JSON.stringify(opts.startParams ?? []), JSON.stringify(await resolveExtensions())], opts.timeoutMs ?? 300_000);
     if (!existsSync(path.join(tmp, 'PG_VERSION'))) throw new PgliteInitError(dir, `the initdb process succeeded but left no PG_VERSION in ${tmp}`);
     const entries = readdirSync(tmp).filter((e) => e !== 'PG_VERSION');
     for (const e of [...entries, 'PG_VERSION']) {

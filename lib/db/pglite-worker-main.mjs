@@ -7,7 +7,8 @@
 // blocked the one event loop for each query (bench/README.md: PGlite + wasm ~53 % of the main
 // thread while 1,000 jobs start), delaying every WebSocket message and launch behind it.
 //
-// Plain JavaScript importing only Node and the two packages: it never loads the server's code.
+// Plain JavaScript importing only Node, the two packages and the extension list beside it
+// (pglite-extensions.mjs): it never loads the server's code.
 // Every message is `{id, op, a, tx}` (a: the operation's argument, tx: a transaction id) and gets
 // exactly one answer `{id, ok: true, v}` or `{id, ok: false, e}`, e = {driver: <DriverAdapterError
 // cause>} | {name, message, stack, props}; answers travel as arrays of one or more (see flush()).
@@ -15,6 +16,7 @@
 import { parentPort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { pgliteExtensions } from './pglite-extensions.mjs';
 
 if (!parentPort) throw new Error('pglite-worker-main.mjs runs as a worker thread (lib/db/pglite-worker.ts)');
 const port = parentPort;
@@ -103,7 +105,7 @@ async function run(m) {
       return [PGlite.defaultStartParams];
     case 'open': {
       if (pglite) throw new Error('PGlite worker: already open');
-      const db = await PGlite.create(m.a.dataDir ?? undefined, { startParams: m.a.startParams });
+      const db = await PGlite.create(m.a.dataDir ?? undefined, { startParams: m.a.startParams, extensions: await pgliteExtensions() });
       const factory = new PrismaPGlite(db);
       pglite = db;
       adapter = await factory.connect();

@@ -137,9 +137,10 @@ export function decodeLogChunk(frame: ArrayBuffer | Uint8Array): LogChunk {
  * `code` values of `error` messages: bad_request (4400), not_found (4404), deleted (the job was
  * deleted while streaming; 4404), slow_consumer (4408, with `resume`), going_away (server
  * stopping; 1001, with `resume`), log_truncated (an attempt's log shrank under the reader; 1011),
- * internal (1011).
+ * logs_removed (the retention policy removed the job's logs, before or while streaming; 4410,
+ * the message is {@link logsRemovedText}), internal (1011).
  */
-export const STREAM_ERROR_CODES = ['bad_request', 'not_found', 'deleted', 'slow_consumer', 'going_away', 'log_truncated', 'internal'] as const;
+export const STREAM_ERROR_CODES = ['bad_request', 'not_found', 'deleted', 'slow_consumer', 'going_away', 'log_truncated', 'internal', 'logs_removed'] as const;
 export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number];
 
 /** WebSocket close codes used by jobdeck (4000–4999 are application codes). */
@@ -158,7 +159,18 @@ export const CLOSE = {
   TOO_BIG: 1009,
   /** The server failed (e.g. a log shrank under the reader); see the `error` message. */
   INTERNAL_ERROR: 1011,
+  /** The retention policy removed the job's logs (error `logs_removed`): nothing more to stream. */
+  LOGS_REMOVED: 4410,
 } as const;
+
+/**
+ * What the dashboard, the CLI and the API say in place of a log the retention policy removed
+ * (docs/design.md "Retention"): `logs removed on 2026-12-02 15:47 UTC by the retention policy`.
+ */
+export function logsRemovedText(at: Date | string): string {
+  const iso = new Date(at).toISOString();
+  return `logs removed on ${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC by the retention policy`;
+}
 
 /** One time index entry: [end offset (bytes), unix time (ms)] (see "Line times" above). */
 export type TimeEntry = [number, number];

@@ -1,4 +1,5 @@
 import { leftoverGraceMsFromEnv } from '../config';
+import { retentionPolicyFromEnv, type RetentionPolicy } from './retention-config';
 
 /**
  * The monitor's settings, from the environment (read at start; every value has a default).
@@ -42,6 +43,8 @@ export interface MonitorSettings {
   maxStepErrors: number;
   /** Resource-usage sampling interval (ms); 0: off. */
   usageIntervalMs: number;
+  /** The retention policy (lib/monitor/retention-config.ts). */
+  retention: RetentionPolicy;
 }
 
 /** Environment variables by name (process.env or a plain object in tests). */
@@ -92,6 +95,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     exitWatch: flag(env, 'JOBDECK_EXIT_WATCH', true),
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
     usageIntervalMs: usageInterval(env),
+    retention: retentionPolicyFromEnv(env),
   };
 }
 

@@ -43,6 +43,26 @@ export interface MonitorState {
    * of lib/store submitJob: jobs ÷ statements is the mean batch under load).
    */
   submits: SubmitStatementStats;
+  /**
+   * The retention policy (JOBDECK_RETAIN_*, null: not set) and what its passes removed since
+   * start; `logBytes`: all logs under the jobs folder when last measured (disk usage: every pass with a size limit, else at most hourly).
+   */
+  retention: RetentionStats & { logsDays: number | null; logsBytesLimit: number | null; jobsDays: number | null; intervalMs: number };
+}
+
+/** What the retention passes (lib/monitor/retention.ts) did since this monitor started. */
+export interface RetentionStats {
+  passes: number;
+  /** Jobs whose logs were removed, log files removed and their bytes. */
+  logsRemovedJobs: number;
+  filesRemoved: number;
+  bytesFreed: number;
+  /** Finished jobs deleted (rows and folder). */
+  jobsDeleted: number;
+  /** Bytes of all logs under the jobs folder when last measured, null: not yet. */
+  logBytes: number | null;
+  /** Duration of the last pass (ms), null before the first. */
+  lastPassMs: number | null;
 }
 
 /**

@@ -14,8 +14,9 @@ import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
-import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, UsageStats } from './types';
+import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, RetentionStats, UsageStats } from './types';
 import { UsageSystem } from './usage';
+import { RetentionSystem } from './retention';
 import { Writes } from './writes';
 import { webhookSettingsFromEnv } from './webhook-config';
 import { WebhookSystem } from './webhooks';
@@ -31,7 +32,7 @@ import { WebhookSystem } from './webhooks';
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
-export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, StepPhase, UsageStats, WriteContext } from './types';
+export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, RetentionStats, StepPhase, UsageStats, WriteContext } from './types';
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
@@ -53,6 +54,7 @@ interface Systems {
   exception: ExceptionPath;
   held: HeldSystem;
   usage: UsageSystem;
+  retention: RetentionSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -67,7 +69,8 @@ function buildSystems(res: MonitorResources): Systems {
   const exception = new ExceptionPath(res, writes);
   const held = new HeldSystem(res, admission);
   const usage = new UsageSystem(res);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage };
+  const retention = new RetentionSystem(res);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage, retention };
 }
 
 /**
@@ -143,6 +146,7 @@ class MonitorLoop implements Monitor {
     this.scheduleTick(0);
     this.webhooks.start();
     this.sys.usage.start();
+    this.sys.retention.start();
   }
 
   async stop(): Promise<void> {
@@ -153,6 +157,7 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
+    await this.sys.retention.stop();
     await this.sys.usage.stop();
     const indexes = this.res.watches.clear();
     this.res.scheduler.clearTimers();
@@ -189,6 +194,7 @@ class MonitorLoop implements Monitor {
       capacity: this.sys.admission.capacity,
       memory: processMemory(),
       submits: this.res.store.submitStats(),
+      retention: { ...this.sys.retention.stats, logsDays: this.res.settings.retention.logsDays, logsBytesLimit: this.res.settings.retention.logsBytes, jobsDays: this.res.settings.retention.jobsDays, intervalMs: this.res.settings.retention.intervalMs },
     };
   }
 
@@ -230,6 +236,14 @@ class MonitorLoop implements Monitor {
 
   usageStats(): UsageStats {
     return { ...this.sys.usage.stats };
+  }
+
+  retainNow(): Promise<void> {
+    return this.sys.retention.round();
+  }
+
+  retentionStats(): RetentionStats {
+    return { ...this.sys.retention.stats };
   }
 
   async admitNow(): Promise<void> {

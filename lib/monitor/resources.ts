@@ -60,6 +60,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     exitWatch: opts.exitWatch ?? env.exitWatch,
     maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
     usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
+    retention: opts.retention ?? env.retention,
   };
 }
 

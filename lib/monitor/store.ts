@@ -3,6 +3,13 @@ import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import type { UsagePoint } from '../jobs/usage';
 import {
+  deleteTerminalJobs,
+  jobsPastRetention,
+  jobsWithExpiredLogs,
+  oldestJobsWithLogs,
+  recordLogsRemoved,
+  type LogsRemoved,
+  type RetentionJob,
   claimDeliveries,
   nextDeliveryDue,
   recordDelivered,
@@ -182,6 +189,8 @@ export interface MonitorStore {
   submitStats(): SubmitStatementStats;
   /** The webhook dispatcher's statements (lib/store webhook-deliveries.ts, webhook-subscriptions.ts). */
   readonly webhooks: WebhookStatements;
+  /** The retention pass's statements (lib/store retention.ts, deleteTerminalJobs). */
+  readonly retention: RetentionStatements;
 }
 
 /**
@@ -193,6 +202,15 @@ export interface HostAdmission {
   lock<T>(fn: () => Promise<T>): Promise<T>;
   /** CPUs held on this host by the active jobs of `executors`, by executor. */
   cpus(executors: readonly string[]): Promise<Record<string, number>>;
+}
+
+/** The statements of the retention system (lib/monitor/retention.ts), as lib/store has them. */
+export interface RetentionStatements {
+  expiredLogs(o: { now: Date; logsDays: number | null; limit: number }): Promise<RetentionJob[]>;
+  oldestWithLogs(o: { limit: number; after?: { endedAt: Date; id: number } }): Promise<RetentionJob[]>;
+  pastRetention(o: { now: Date; jobsDays: number | null; limit: number }): Promise<number[]>;
+  recordLogsRemoved(removed: readonly LogsRemoved[], at: Date): Promise<number[]>;
+  deleteJobs(ids: number[]): Promise<number[]>;
 }
 
 /** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
@@ -333,6 +351,13 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     recordUsage: (rows, at) => recordUsage(store, rows, at),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
+    retention: {
+      expiredLogs: (o) => jobsWithExpiredLogs(store, o),
+      oldestWithLogs: (o) => oldestJobsWithLogs(store, o),
+      pastRetention: (o) => jobsPastRetention(store, o),
+      recordLogsRemoved: (r, at) => recordLogsRemoved(store, r, at),
+      deleteJobs: async (ids) => (await deleteTerminalJobs(store, ids)).deleted,
+    },
     webhooks: {
       claim: (o) => claimDeliveries(store, o),
       nextDue: () => nextDeliveryDue(store),

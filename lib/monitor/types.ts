@@ -3,7 +3,7 @@ import type { ServerInfo, Store } from '../store';
 import type { WebhookSettings } from './webhook-config';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
-import type { MonitorHandle } from './handle';
+import type { MonitorHandle, RetentionStats } from './handle';
 
 /**
  * The monitor's public types (re-exported by lib/monitor/monitor.ts) and the row shapes its
@@ -96,6 +96,8 @@ export interface LeaseOptions {
   claimBatch?: number;
 }
 
+export type { RetentionStats } from './handle';
+
 /** Counters of the resource-usage sampler (lib/monitor/usage.ts). */
 export interface UsageStats {
   rounds: number;
@@ -126,6 +128,10 @@ export interface Monitor extends MonitorHandle {
   sampleUsageNow(): Promise<void>;
   /** The sampler's counters (rounds, attempts sampled and duration of the last round). */
   usageStats(): UsageStats;
+  /** Runs one retention pass now (lib/monitor/retention.ts; joins one in progress). */
+  retainNow(): Promise<void>;
+  /** What the retention passes removed since start, and the logs' size at the last measure. */
+  retentionStats(): RetentionStats;
   /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
   failNextRead(site?: FaultSite, err?: Error): void;
 }

@@ -24,7 +24,7 @@ type Kind = StoreEvent['type'];
  * Every kind of the bus, by its index in the payload (append only: servers of two versions may
  * share the channel during an upgrade). `outbox` wakes the other servers' webhook dispatchers.
  */
-const KINDS = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox'] as const satisfies readonly Kind[];
+const KINDS = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox', 'logs-removed'] as const satisfies readonly Kind[];
 // A bus kind missing from KINDS would encode as -1 and make the whole notification unreadable.
 const EVERY_KIND: Exclude<Kind, (typeof KINDS)[number]> extends never ? true : never = true;
 void EVERY_KIND;

@@ -9,9 +9,10 @@ export interface StoreEvent {
    * `cancel-requested`: a durable cancel request written without a status change
    * (recordCancelRequest) — the job's monitor must act on it now; `updated`: a field of a job
    * that is not its status changed (see `changed`); `queues`: the operator queues changed (jobId 0);
-   * `outbox`: webhook deliveries became due (jobId 0; the dispatcher listens).
+   * `outbox`: webhook deliveries became due (jobId 0; the dispatcher listens); `logs-removed`:
+   * the retention policy removed a finished job's logs (open log streams of it are told and closed).
    */
-  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues' | 'outbox';
+  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues' | 'outbox' | 'logs-removed';
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;

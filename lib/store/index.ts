@@ -34,6 +34,8 @@ export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './de
 export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
+export { logSearchTargets, type LogSearchTarget } from './log-search';
+export { jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, type LogsRemoved, type RetentionJob } from './retention';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';

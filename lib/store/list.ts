@@ -22,6 +22,10 @@ export interface JobFilter {
   q?: string;
   /** Only the jobs of this operator queue (Job.queue, exact). */
   queue?: string;
+  /** Only jobs submitted at or after this time (Job.submittedAt ≥). */
+  submittedAfter?: Date;
+  /** Only jobs submitted before this time (Job.submittedAt <). */
+  submittedBefore?: Date;
 }
 
 /**
@@ -35,11 +39,17 @@ export function likeLiteral(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** The Prisma `where` for a JobFilter (`q` matched literally: {@link likeLiteral}). */
+/**
+ * The Prisma `where` for a JobFilter (`q` matched literally: {@link likeLiteral}). Every part is
+ * answered from an index (docs/design.md "Search"): `q` from the trigram GIN index on the name
+ * (`ILIKE '%…%'`; a q under 3 characters has no trigram and scans), the status and the
+ * submitted-time range from (status, submittedAt) / (submittedAt), the id from the primary key.
+ */
 export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
   if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
   if (f.queue !== undefined) and.push({ queue: f.queue });
+  if (f.submittedAfter || f.submittedBefore) and.push({ submittedAt: { ...(f.submittedAfter ? { gte: f.submittedAfter } : {}), ...(f.submittedBefore ? { lt: f.submittedBefore } : {}) } });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };
@@ -109,9 +119,9 @@ export interface StatusCounts {
   byStatus: Partial<Record<JobStatus, number>>;
 }
 
-/** How many jobs a search (`q`, `queue`, as in JobFilter) finds in each status: one grouped query. */
-export async function jobStatusCounts(store: StoreScope, f: Pick<JobFilter, 'q' | 'queue'>): Promise<StatusCounts> {
-  const rows = await store.prisma.job.groupBy({ by: ['status'], where: jobFilterWhere({ q: f.q, queue: f.queue }), _count: { _all: true } });
+/** How many jobs a search (JobFilter but its status) finds in each status: one grouped query. */
+export async function jobStatusCounts(store: StoreScope, f: Omit<JobFilter, 'status'>): Promise<StatusCounts> {
+  const rows = await store.prisma.job.groupBy({ by: ['status'], where: jobFilterWhere({ ...f, status: undefined }), _count: { _all: true } });
   const byStatus: StatusCounts['byStatus'] = {};
   let total = 0;
   for (const r of rows) {
@@ -148,7 +158,7 @@ export async function activeJobIds(store: StoreScope, f: JobFilter): Promise<num
   const active = JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s));
   const status = f.status && f.status.length ? f.status.filter((s) => !JOB_TERMINAL.has(s)) : active;
   if (status.length === 0) return [];
-  const rows = await store.prisma.job.findMany({ where: jobFilterWhere({ status, q: f.q }), select: { id: true }, orderBy: { id: 'desc' } });
+  const rows = await store.prisma.job.findMany({ where: jobFilterWhere({ ...f, status }), select: { id: true }, orderBy: { id: 'desc' } });
   return rows.map((r) => r.id);
 }
 

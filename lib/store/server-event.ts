@@ -6,8 +6,8 @@
  */
 import type { StoreScope } from './store';
 
-/** What the server did: stopped with the job unfinished, started and re-adopted it, or took it over from a server whose lease expired (docs/design.md "Replicas"). */
-export const SERVER_EVENTS = ['STOPPED', 'READOPTED', 'TAKEN_OVER'] as const;
+/** What the server did: stopped with the job unfinished, started and re-adopted it, took it over from a server whose lease expired (docs/design.md "Replicas"), or removed its logs by the retention policy ("Retention"). */
+export const SERVER_EVENTS = ['STOPPED', 'READOPTED', 'TAKEN_OVER', 'LOGS_REMOVED'] as const;
 /** One of SERVER_EVENTS. */
 export type ServerEvent = (typeof SERVER_EVENTS)[number];
 

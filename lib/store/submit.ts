@@ -77,6 +77,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     ownerId: null,
     leaseEpoch: 0,
     leaseExpiresAt: null,
+    logsRemovedAt: null,
     updatedAt: now,
     cancelRequestedAt: null,
     restartCount: 0,

@@ -5,7 +5,7 @@ import { isTerminal, type AttemptStatus, type JobStatus, type TaskStatus } from 
 import type { Store, StoreEvent } from '../store';
 import { logger } from '../log';
 import { LogTruncatedError } from '../logs/reader';
-import { CLOSE, LOG_HEADER_BYTES, PROTOCOL_VERSION } from '../logs/protocol';
+import { CLOSE, LOG_HEADER_BYTES, logsRemovedText, PROTOCOL_VERSION } from '../logs/protocol';
 import { AttemptLogs } from './attempt-logs';
 import type { StreamLimits } from './config';
 import { JobEventFeed } from './event-feed';
@@ -150,6 +150,10 @@ export class JobStream {
       this.sock.fail('deleted', `job ${this.jobId} was deleted`, CLOSE.NOT_FOUND);
       return;
     }
+    if (e.type === 'logs-removed') {
+      this.sock.fail('logs_removed', `job ${this.jobId}: ${logsRemovedText(new Date())}`, CLOSE.LOGS_REMOVED);
+      return;
+    }
     if (!this.start.follow) return;
     const ev = e.event;
     // The bus carries the committed row: take it as is (no query on the latency path). The
@@ -211,6 +215,11 @@ export class JobStream {
     // The history so far (for follow=0 the only read: nothing later is looked at). Changes the
     // bus brought meanwhile are merged in id order.
     await this.events.fetch();
+    if (job.logsRemovedAt && !this.closed) {
+      // The history stays; the logs are gone: say so rather than stream an empty log.
+      this.sock.fail('logs_removed', `job ${this.jobId}: ${logsRemovedText(job.logsRemovedAt)}`, CLOSE.LOGS_REMOVED);
+      return false;
+    }
     return true;
   }
 

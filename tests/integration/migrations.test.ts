@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, MigrationError, readMigrations, type RawSql } from '../../lib/db/migrate';
 import { openDatabase } from '../../lib/db/client';
+import { pgliteExtensions } from '../../lib/db/pglite-extensions.mjs';
 import { createEmptyPgDatabase } from '../helpers/db';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -25,7 +26,7 @@ interface SchemaField {
 interface SchemaModel {
   name: string;
   fields: SchemaField[];
-  indexes: { columns: string[]; unique: boolean }[];
+  indexes: { columns: string[]; unique: boolean; using?: string }[];
 }
 
 /**
@@ -58,9 +59,12 @@ function parseSchema(text: string): { models: SchemaModel[]; enums: Map<string, 
     for (i++; i < lines.length && lines[i] !== '}'; i++) {
       const line = lines[i];
       if (!line) continue;
-      const idx = /^@@(index|unique)\(\[([^\]]+)\]/.exec(line);
+      const idx = /^@@(index|unique)\(\[((?:[^\]"]|"[^"]*")+)\]/.exec(line);
       if (idx) {
-        models[mi].indexes.push({ unique: idx[1] === 'unique', columns: idx[2].split(',').map((s) => s.trim().replace(/\(sort:\s*Desc\)$/, ' DESC')) });
+        // `name(ops: raw("gin_trgm_ops"))` is `name gin_trgm_ops` in pg_indexes' definition.
+        const columns = idx[2].split(',').map((s) => s.trim().replace(/\(sort:\s*Desc\)$/, ' DESC').replace(/\(ops:\s*raw\("(\w+)"\)\)$/, ' $1'));
+        const using = /type:\s*(\w+)/.exec(line)?.[1]?.toLowerCase() ?? 'btree';
+        models[mi].indexes.push({ unique: idx[1] === 'unique', columns, using });
         continue;
       }
       if (line.startsWith('@@')) continue;
@@ -130,7 +134,8 @@ async function drift(sql: RawSql, schemaText: string): Promise<string[]> {
     ];
     for (const w of wanted) {
       const colsSql = `(${w.columns.join(', ')})`;
-      const ok = defs.some((d) => d.endsWith(colsSql) && /UNIQUE/.test(d) === w.unique);
+      const using = 'using' in w && w.using ? w.using : 'btree';
+      const ok = defs.some((d) => d.endsWith(colsSql) && /UNIQUE/.test(d) === w.unique && d.includes(` USING ${using} `));
       if (!ok) problems.push(`${model.name}: missing ${w.unique ? 'unique ' : ''}index on ${colsSql}`);
     }
   }
@@ -152,7 +157,7 @@ describe('migrations', () => {
   });
 
   it('migrates an empty PGlite database to exactly the Prisma schema (drift check)', async () => {
-    const db = new PGlite();
+    const db = new PGlite({ extensions: await pgliteExtensions() });
     const r = await migrate(pgliteRaw(db));
     expect(r.applied).toEqual(readMigrations().map((m) => m.name));
     expect(await drift(pgliteRaw(db), readFileSync(SCHEMA, 'utf8'))).toEqual([]);
@@ -173,7 +178,7 @@ describe('migrations', () => {
   });
 
   it('detects a field added to the schema without a migration', async () => {
-    const db = new PGlite();
+    const db = new PGlite({ extensions: await pgliteExtensions() });
     await migrate(pgliteRaw(db));
     const schema = readFileSync(SCHEMA, 'utf8').replace(/(model Job \{\n)/, '$1  weight Int @default(0)\n');
     expect(await drift(pgliteRaw(db), schema)).toContain('Job.weight: no column');
@@ -185,7 +190,7 @@ describe('migrations', () => {
   });
 
   it('is idempotent and records Prisma-compatible rows with sha256 checksums', async () => {
-    const db = new PGlite();
+    const db = new PGlite({ extensions: await pgliteExtensions() });
     const raw = pgliteRaw(db);
     const first = await migrate(raw);
     const second = await migrate(raw);
@@ -207,7 +212,7 @@ describe('migrations', () => {
   });
 
   it('refuses a migration file changed after it was applied, and rolls back a failing one', async () => {
-    const db = new PGlite();
+    const db = new PGlite({ extensions: await pgliteExtensions() });
     const raw = pgliteRaw(db);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jd-mig-'));
     cpSync(path.join(ROOT, 'prisma', 'migrations'), dir, { recursive: true });

@@ -143,7 +143,7 @@ describe('the exact error format', () => {
   it('points an unknown key at the key, with a hint or the allowed keys', () => {
     expect(issuesOf('run: x\nresources:\n  cpu: 2\n')).toEqual(['3 task[0].resources.cpu: unknown key "cpu"; did you mean "cpus"?']);
     expect(issuesOf('run: x\nbanana: 1\n')).toEqual([
-      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)',
+      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention)',
     ]);
     expect(issuesOf('run: x\njob_recovery:\n  max_restart_on_errors: 1\n')).toEqual([
       '3 task[0].job_recovery.max_restart_on_errors: unknown key "max_restart_on_errors"; did you mean "max_restarts_on_errors"?',
@@ -242,7 +242,7 @@ describe('documents and pipelines', () => {
 
   it('refuses a document that is not a map', () => {
     expect(issuesOf('- run: x\n')).toEqual([
-      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify), got a list of 1',
+      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention), got a list of 1',
     ]);
     expect(issuesOf('echo hello\n')[0]).toMatch(/^1 task\[0\]: expected a map of task keys .*, got "echo hello"$/);
   });

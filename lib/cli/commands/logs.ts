@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import type { JobDetail } from '../../api/types';
 import { isTerminal } from '../../jobs/status';
 import type { CliContext } from '../context';
+import { grepAction, type GrepOptions } from './log-grep';
 import { notFoundError, usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
@@ -24,6 +25,9 @@ export interface LogsOptions {
   timestamps?: boolean;
   all?: boolean;
 }
+
+/** `logs` with its search options (`--grep`: lib/cli/commands/log-grep.ts). */
+export type LogsCommandOptions = LogsOptions & GrepOptions;
 
 /**
  * The task index a TASK argument names: an index (`0`, `1`…, 0-based as everywhere in jobdeck and
@@ -45,7 +49,11 @@ export function resolveTask(job: Pick<JobDetail, 'id' | 'tasks'>, raw: string): 
 }
 
 /** The action of `logs`. Answers the exit code. */
-export async function logsAction(ctx: CliContext, idArg: string | undefined, taskArg: string | undefined, opts: LogsOptions): Promise<number> {
+export async function logsAction(ctx: CliContext, idArg: string | undefined, taskArg: string | undefined, opts: LogsCommandOptions): Promise<number> {
+  if (opts.grep !== undefined) {
+    if (idArg !== undefined || taskArg !== undefined || opts.name !== undefined || opts.all) throw usageError('--grep searches the logs of many jobs: give no job id, TASK, -n or --all with it (select jobs with -s, --jobs-named, --since, --until)');
+    return grepAction(ctx, opts);
+  }
   const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
   const client = await ctx.client();
   let jobId: number;
@@ -117,5 +125,14 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('-t, --timestamps', 'prefix each line with the time it was written (ISO 8601, ms)')
     .option('--all', 'print the whole job as one file: every task, attempt and rank under a header line, then exit')
     .option(...RECONNECT_TIMEOUT_OPTION)
-    .action(async (id: string | undefined, task: string | undefined, opts: LogsOptions) => run(() => logsAction(ctx(), id, task, opts)));
+    .option('--grep <pattern>', 'search the logs of many jobs for PATTERN (a literal string; exit 1 when nothing matches)')
+    .option('-i, --ignore-case', 'with --grep: match in any case')
+    .option('--regex', 'with --grep: PATTERN is a regular expression')
+    .option('-s, --status <status>', 'with --grep: only jobs in this status (repeatable or comma-separated)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--jobs-named <text>', 'with --grep: only jobs whose name contains TEXT')
+    .option('--since <time>', 'with --grep: only jobs submitted at or after this ISO-8601 time or date')
+    .option('--until <time>', 'with --grep: only jobs submitted before this ISO-8601 time or date')
+    .option('--limit <n>', 'with --grep: at most N matches (default 100, at most 1000)')
+    .option('--jobs <n>', 'with --grep: search the newest N jobs of the selection (default 200, at most 1000)')
+    .action(async (id: string | undefined, task: string | undefined, opts: LogsCommandOptions) => run(() => logsAction(ctx(), id, task, opts)));
 }

@@ -1,8 +1,10 @@
 /**
- * `jobdeck queue [-a] [-s STATUS]… [--json] [--limit N]`: the job table (SkyPilot
- * `sky jobs queue`). Default view: every job not yet terminal plus the jobs that ended in the
- * last 24 hours (so a job that just failed is still there); `-a` shows every job; `-s` shows
- * only the given statuses (implies -a for those).
+ * `jobdeck queue [-a] [-s STATUS]… [--name TEXT] [--since T] [--until T] [--json] [--limit N]`:
+ * the job table (SkyPilot `sky jobs queue`). Default view: every job not yet terminal plus the
+ * jobs that ended in the last 24 hours (so a job that just failed is still there); `-a` shows
+ * every job; `-s` shows only the given statuses, `--name` / `--since` / `--until` only the jobs
+ * of that search (each implies -a). The search is GET /api/jobs's (`q`, `submittedAfter`,
+ * `submittedBefore`): the dashboard list's query path, answered from indexes.
  */
 import type { Command } from 'commander';
 import type { JobSummary } from '../../api/types';
@@ -24,6 +26,9 @@ export interface QueueOptions {
   status: string[];
   json?: boolean;
   limit?: string;
+  name?: string;
+  since?: string;
+  until?: string;
 }
 
 /**
@@ -56,11 +61,13 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   let more = false;
   /** What the list holds, for the footer ("Showing 3 jobs: …") and the empty case. */
   let view: string;
-  if (statuses.length || opts.all) {
-    const r = await client.listAll({ status: statuses.length ? statuses : undefined }, limit);
+  const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until };
+  const searching = !!(opts.name || opts.since || opts.until);
+  if (statuses.length || opts.all || searching) {
+    const r = await client.listAll({ status: statuses.length ? statuses : undefined, ...search }, limit);
     jobs = r.jobs;
     more = r.more;
-    view = statuses.length ? `with status ${statuses.join(', ')}` : 'all';
+    view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : ''].filter(Boolean).join(', ') || 'all';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
     const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, limit);
@@ -98,6 +105,9 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     )
     .option('-a, --all', 'show every job, finished ones included')
     .option('-s, --status <status>', `only jobs in this status (repeatable or comma-separated): ${JOB_STATUSES.join(', ')}`, (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--name <text>', 'only jobs whose name contains this text (case-insensitive; a number also matches that job id)')
+    .option('--since <time>', 'only jobs submitted at or after this ISO-8601 time or date (2026-12-01, 2026-12-01T08:00:00Z)')
+    .option('--until <time>', 'only jobs submitted before this ISO-8601 time or date')
     .option('--json', 'print the jobs as JSON (an array of the API JobSummary: id, name, status, tasks[index, name, status, attempts, …])')
     .option('--limit <n>', `show at most N jobs, newest first (default ${DEFAULT_QUEUE_LIMIT})`)
     .action(async (opts: QueueOptions) => run(() => queueAction(ctx(), opts)));

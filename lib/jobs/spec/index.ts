@@ -45,6 +45,7 @@ export {
   type SpecOverrides,
   type TaskSpec,
 } from './schema';
+export { MAX_RETENTION_DAYS, type RetentionPeriod, type SpecRetention } from './retention';
 export { canonicalJson, specHash } from './hash';
 export { invisibleIn, textProblem, unstorableAt } from './text';
 export { checkJsonValue as checkPlainValue, type ValueProblem } from './positions';

@@ -35,6 +35,7 @@ import {
   type SpecOverrides,
   type TaskSpec,
 } from './schema';
+import type { SpecRetention } from './retention';
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -52,6 +53,8 @@ interface DraftTask extends Omit<TaskSpec, 'envs' | 'secrets'> {
   queue: string | null;
   /** `notify`; null when not given. */
   notify: string[] | null;
+  /** `retention`; null when not given. */
+  retention: SpecRetention | null;
   doc: RawDoc;
   label: string;
   /** What the task's keys are accepted with, not acted on (docs/spec.md "SkyPilot keys"). */
@@ -113,6 +116,8 @@ export function finish(
   if (overrideQueue !== null) checkQueue(overrideQueue, null, queues, file, issues);
   else if (queue !== null) checkQueue(queue, drafts, queues, file, issues);
   const notify = pipelineValue(drafts, (d) => (d.notify ? [...new Set(d.notify)].join(', ') : null), ['notify'], 'notify', 'notify the same webhooks', file, issues);
+  const retentionKey = pipelineValue(drafts, (d) => (d.retention ? JSON.stringify({ logs: d.retention.logs, job: d.retention.job }) : null), ['retention'], 'retention', 'have one retention', file, issues);
+  const retention = retentionKey === null ? null : (JSON.parse(retentionKey) as SpecRetention);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   checkAccelerators(drafts, executor ?? defaultExecutor ?? null, localGpus, file, issues);
   if (!uploads.workdir) checkWorkdirs(drafts, file, issues);
@@ -123,7 +128,7 @@ export function finish(
   const warnings = sortIssues(drafts.flatMap((d) => d.warnings));
   if (issues.length) return { spec: null, issues: sortIssues(issues), warnings, required: sortIssues(required) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}) }, issues: [], warnings, required };
+  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}), ...(retention !== null ? { retention } : {}) }, issues: [], warnings, required };
 }
 
 /**
@@ -262,6 +267,7 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
     priority: t.priority ?? null,
     queue: t.queue ?? null,
     notify: t.notify ?? null,
+    retention: t.retention ?? null,
     doc,
     label,
     warnings: draftWarnings(other, res?.memory != null, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
@@ -527,7 +533,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSe
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, warnings: _warnings, secrets: _secrets, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, retention: _retention, warnings: _warnings, secrets: _secrets, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs), ...(secrets.length ? { secrets: Object.fromEntries(secrets) } : {}) };
 }
 

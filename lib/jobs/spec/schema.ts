@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { MAX_FILE_MOUNTS, STORAGE_URL } from './mounts';
 import { NotifySchema } from './notify';
+import { RETENTION_KEYS, RetentionSchema, type SpecRetention } from './retention';
 import { describe, KiB, type PathSeg } from './messages';
 import { invisibleIn, textProblem } from './text';
 
@@ -94,6 +95,8 @@ export interface PipelineSpec {
    * "notify"), whatever their own filters; absent when no task names any.
    */
   notify?: string[];
+  /** How long the logs and the record are kept after the end (`retention`); absent: the operator's policy. */
+  retention?: SpecRetention;
 }
 
 /** The queue of a job that names none; it has no limits of its own (docs/design.md §6 "Admission"). */
@@ -545,7 +548,6 @@ export const ResourcesSchema = z.strictObject(
 
 const NUM_NODES_EXPECTED = 'expected a node count (an integer ≥ 1)';
 
-
 /** One task document (docs/spec.md "Task keys"); unknown keys are `unrecognized_keys` issues. */
 export const TaskSchema = z.strictObject(
   {
@@ -569,6 +571,7 @@ export const TaskSchema = z.strictObject(
       .nullish(),
     queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
     notify: NotifySchema.nullish(),
+    retention: RetentionSchema.nullish(),
     file_mounts: FileMountsSchema.nullish(),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
@@ -579,10 +582,10 @@ export const TaskSchema = z.strictObject(
     event_callback: unsupported('event_callback is not supported: name a webhook with notify: [NAME] to hear of job events'),
     pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
-  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify)' },
+  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify'];
+const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify', 'retention'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
 const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
 
@@ -590,8 +593,7 @@ const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 's
 export function allowedKeysAt(path: readonly PathSeg[]): string[] {
   const last = path[path.length - 1];
   if (path.length === 0) return TASK_KEYS;
-  if (last === 'resources') return RESOURCE_KEYS;
-  if (last === 'job_recovery') return JOB_RECOVERY_KEYS;
-  return [];
+  const nested: Record<string, string[]> = { resources: RESOURCE_KEYS, job_recovery: JOB_RECOVERY_KEYS, retention: RETENTION_KEYS };
+  return typeof last === 'string' && Object.hasOwn(nested, last) ? nested[last] : [];
 }
 

@@ -1,0 +1,64 @@
+/**
+ * The query parameters of the job list and its counts (GET /api/jobs, /api/jobs/counts): one
+ * filter shape, the store's JobFilter (lib/store/list.ts), which every part answers from an index.
+ */
+import { z } from 'zod';
+import { LIST_SORTS as LIST_SORT_VALUES } from '../store/list';
+import { DEFAULT_LIST_LIMIT, JobStatusFilterSchema, MAX_LIST_LIMIT, QueueFilterSchema, userText } from './schemas';
+
+/**
+ * A submitted-time bound of a list filter: an ISO-8601 time with a zone (`2026-12-01T00:00:00Z`,
+ * `…+01:00`) or a date (`2026-12-01`, midnight UTC). The message names the field.
+ */
+const timeBound = (field: string, description: string) =>
+  z
+    .string()
+    .max(40, { error: `${field} must be an ISO-8601 time (2026-12-01T08:00:00Z) or date (2026-12-01), at most 40 characters` })
+    .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) || z.iso.datetime({ offset: true }).safeParse(v).success, {
+      error: (iss) => `${field} must be an ISO-8601 time with a zone (2026-12-01T08:00:00Z) or a date (2026-12-01), got ${JSON.stringify(String(iss.input).slice(0, 40))}`,
+    })
+    .refine((v) => Number.isFinite(Date.parse(/T/.test(v) ? v : `${v}T00:00:00Z`)), { error: `${field} is not a calendar date` })
+    .meta({ format: 'date-time', description })
+    .transform((v) => new Date(/T/.test(v) ? v : `${v}T00:00:00Z`));
+
+/** The filter fields the list and the counts share (besides status). */
+export const searchShape = {
+  q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
+  queue: QueueFilterSchema.optional(),
+  submittedAfter: timeBound('submittedAfter', 'Only jobs submitted at or after this time (ISO-8601, or a date: midnight UTC).').optional(),
+  submittedBefore: timeBound('submittedBefore', 'Only jobs submitted before this time (ISO-8601, or a date: midnight UTC).').optional(),
+};
+
+/** submittedBefore must come after submittedAfter (an empty range is a mistake, not a search). */
+export function rangeOrdered(v: { submittedAfter?: Date; submittedBefore?: Date }, ctx: z.RefinementCtx): void {
+  // A bound that failed its own check is still the string given (its transform did not run).
+  const { submittedAfter: a, submittedBefore: b } = v as { submittedAfter?: unknown; submittedBefore?: unknown };
+  if (!(a instanceof Date) || !(b instanceof Date)) return;
+  if (b <= a) {
+    ctx.addIssue({ code: 'custom', path: ['submittedBefore'], message: `submittedBefore (${b.toISOString()}) must be later than submittedAfter (${a.toISOString()})` });
+  }
+}
+
+/** The order of GET /api/jobs. */
+export const ListSortSchema = z
+  .enum(LIST_SORT_VALUES, { error: (iss) => `sort must be one of ${LIST_SORT_VALUES.join(', ')}, got ${JSON.stringify(iss.input)}` })
+  .meta({ description: 'newest first (id descending; the default), oldest first, or by name (A→Z, then id).' });
+
+/** Query parameters of GET /api/jobs/counts. */
+export const CountsQuerySchema = z.object(searchShape).superRefine(rangeOrdered);
+
+/** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
+export const ListQuerySchema = z.object({
+  status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
+  ...searchShape,
+  sort: ListSortSchema.optional(),
+  limit: z.coerce
+    .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
+    .int({ error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .min(1, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .max(MAX_LIST_LIMIT, { error: `limit must be an integer between 1 and ${MAX_LIST_LIMIT}` })
+    .default(DEFAULT_LIST_LIMIT)
+    .meta({ description: 'Page size.' }),
+  cursor: userText(1, 400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
+}).superRefine(rangeOrdered);
+export type ListQuery = z.infer<typeof ListQuerySchema>;

@@ -1,0 +1,182 @@
+import { readdir, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { jobDir, jobsRoot } from '../jobs/paths';
+import { noteError, type MonitorResources } from './resources';
+import type { RetentionJob } from '../store';
+import type { RetentionStats } from './handle';
+
+/**
+ * The retention system (docs/design.md "Retention"): every `JOBDECK_RETENTION_INTERVAL_MS` a
+ * pass removes, in batches of `JOBDECK_RETENTION_BATCH` jobs,
+ *
+ * 1. the logs of finished jobs older than their period (the job's `retention: logs`, else
+ *    JOBDECK_RETAIN_LOGS_DAYS), oldest first;
+ * 2. while all logs under `$JOBDECK_HOME/jobs` take more than JOBDECK_RETAIN_LOGS_BYTES, the
+ *    logs of the oldest finished jobs (not those kept forever);
+ * 3. finished jobs older than their record's period (`retention: job`, else
+ *    JOBDECK_RETAIN_JOBS_DAYS): rows (tasks, attempts, events by cascade) and folder.
+ *
+ * Only terminal jobs are selected and written (the store's guarded statements), and a terminal
+ * job never runs again, so its files may go first and the write after: a pass that dies between
+ * the two leaves the job selected, and the next pass removes nothing more and writes it. Each
+ * removal is recorded (Job.logsRemovedAt and a `LOGS_REMOVED` history entry with the files and
+ * bytes) and announced, so a client following the job's log is told and closed (lib/ws).
+ */
+
+
+/** Without a size limit, how often a pass walks the jobs folder for the disk usage (ms). */
+const MEASURE_EVERY_MS = 3_600_000;
+
+/** Most batches one step of a pass handles (the rest waits for the next pass: a pass stays short). */
+const MAX_BATCHES = 20;
+
+/** A log's files: the log, its rank logs and their time indexes (lib/jobs/paths.ts). */
+function isLogFileOf(logPath: string, name: string): boolean {
+  const base = path.basename(logPath).replace(/\.[^.]*$/, '');
+  return name.startsWith(`${base}.`) && /^(\.rank-[0-9]+)?\.(log|times)$/.test(name.slice(base.length));
+}
+
+/** Sums the sizes of the log files (`*.log`, `*.times`) under `dir`. */
+export async function logBytesUnder(dir: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await logBytesUnder(p);
+    else if (e.isFile() && /\.(log|times)$/.test(e.name)) total += (await stat(p).catch(() => null))?.size ?? 0;
+  }
+  return total;
+}
+
+export class RetentionSystem {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  /** When a pass last walked the jobs folder without a size limit (clock ms), null: never. */
+  private measuredAt: number | null = null;
+  readonly stats: RetentionStats = { passes: 0, logsRemovedJobs: 0, filesRemoved: 0, bytesFreed: 0, jobsDeleted: 0, logBytes: null, lastPassMs: null };
+
+  constructor(private readonly res: MonitorResources) {}
+
+  /** Starts the passes. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.round(), this.res.settings.retention.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the passes and waits for one in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass (joined when one runs). Never throws: failures are logged, the next pass retries. */
+  round(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.pass()
+      .catch((err: unknown) => noteError(this.res, err, 'retention pass'))
+      .finally(() => {
+        this.running = null;
+      });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const t0 = this.res.clock.now();
+    const policy = this.res.settings.retention;
+    const st = this.res.store.retention;
+    for (let i = 0; i < MAX_BATCHES && !this.res.life.stopped; i++) {
+      const jobs = await st.expiredLogs({ now: new Date(this.res.clock.now()), logsDays: policy.logsDays, limit: policy.batch });
+      if (jobs.length === 0) break;
+      await this.removeLogs(jobs);
+    }
+    if (policy.logsBytes !== null) await this.trimToSize(policy.logsBytes);
+    else if (this.measuredAt === null || t0 - this.measuredAt >= MEASURE_EVERY_MS) {
+      // Without a size limit the walk is only for the disk usage shown: at most hourly.
+      this.measuredAt = t0;
+      this.stats.logBytes = await logBytesUnder(jobsRoot(this.res.home));
+    }
+    for (let i = 0; i < MAX_BATCHES && !this.res.life.stopped; i++) {
+      const ids = await st.pastRetention({ now: new Date(this.res.clock.now()), jobsDays: policy.jobsDays, limit: policy.batch });
+      if (ids.length === 0) break;
+      const deleted = await st.deleteJobs(ids);
+      for (const id of deleted) await rm(jobDir(id, this.res.home), { recursive: true, force: true }).catch((err: unknown) => noteError(this.res, err, `retention: job ${id}'s folder`));
+      this.stats.jobsDeleted += deleted.length;
+      if (deleted.length) this.res.log.info({ jobs: deleted.length }, `retention: deleted ${deleted.length} finished job(s) past their retention`);
+      if (deleted.length < ids.length) break;
+    }
+    this.stats.passes++;
+    this.stats.lastPassMs = this.res.clock.now() - t0;
+  }
+
+  /** Removes the oldest finished jobs' logs while all logs take more than `limit` bytes. */
+  private async trimToSize(limit: number): Promise<void> {
+    let total = await logBytesUnder(jobsRoot(this.res.home));
+    let after: { endedAt: Date; id: number } | undefined;
+    for (let i = 0; i < MAX_BATCHES && total > limit && !this.res.life.stopped; i++) {
+      const jobs = await this.res.store.retention.oldestWithLogs({ limit: this.res.settings.retention.batch, after });
+      if (jobs.length === 0) break;
+      const take: RetentionJob[] = [];
+      let freed = 0;
+      for (const j of jobs) {
+        if (total - freed <= limit) break;
+        take.push(j);
+        freed += await this.sizeOf(j);
+      }
+      total -= await this.removeLogs(take);
+      after = { endedAt: jobs[jobs.length - 1].endedAt, id: jobs[jobs.length - 1].id };
+    }
+    this.stats.logBytes = total;
+  }
+
+  private async sizeOf(job: RetentionJob): Promise<number> {
+    let n = 0;
+    for (const f of await this.filesOf(job)) n += (await stat(f).catch(() => null))?.size ?? 0;
+    return n;
+  }
+
+  private async filesOf(job: RetentionJob): Promise<string[]> {
+    const out: string[] = [];
+    for (const logPath of job.logPaths) {
+      const dir = path.dirname(logPath);
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) if (isLogFileOf(logPath, name)) out.push(path.join(dir, name));
+    }
+    return out;
+  }
+
+  /** Unlinks the jobs' log files, then records the removals (guarded). @returns the bytes freed. */
+  private async removeLogs(jobs: readonly RetentionJob[]): Promise<number> {
+    if (jobs.length === 0) return 0;
+    const removed = [];
+    let bytes = 0;
+    for (const job of jobs) {
+      let files = 0;
+      let size = 0;
+      for (const f of await this.filesOf(job)) {
+        const s = (await stat(f).catch(() => null))?.size ?? 0;
+        if (await unlink(f).then(() => true, () => false)) {
+          files++;
+          size += s;
+        }
+      }
+      removed.push({ jobId: job.id, files, bytes: size });
+      bytes += size;
+    }
+    const written = await this.res.store.retention.recordLogsRemoved(removed, new Date(this.res.clock.now()));
+    const w = new Set(written);
+    for (const r of removed.filter((x) => w.has(x.jobId))) {
+      this.stats.logsRemovedJobs++;
+      this.stats.filesRemoved += r.files;
+      this.stats.bytesFreed += r.bytes;
+    }
+    this.res.log.info({ jobs: written.length, bytes }, `retention: removed the logs of ${written.length} finished job(s), ${bytes} bytes`);
+    return bytes;
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The cross-job log search (lib/logs/grep.ts, lib/api/grep.ts GET /api/logs/grep) over real log
+ * files and both databases: ripgrep and the Node scan find the same lines with the same line
+ * numbers and text (a literal pattern with regex characters, any case, a 3 MB line cut), the
+ * list's filter picks the jobs, results and time are bounded, an aborted search stops, bad
+ * parameters are refused naming the field.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../lib/api/errors';
+import { grepResponse, parseGrepQuery } from '../../lib/api/grep';
+import { grepLogs, hasRipgrep, MAX_MATCH_TEXT, type GrepMatch } from '../../lib/logs/grep';
+import { DB_KINDS } from '../helpers/db';
+import { storeOf } from '../helpers/store';
+import { useDatabase } from '../helpers/use-database';
+import { JobDriver } from './ws-fixtures';
+
+const LONG = 'y'.repeat(3_000_000) + ' Disk Full at the end';
+
+describe.each(DB_KINDS)('log search (%s)', (kind) => {
+  // One set of jobs for the whole file (the default empties the tables before each test).
+  const tdb = useDatabase(kind, `log-grep-${kind}`, { isolation: 'file' });
+  let dir: string;
+  const jobs: Record<string, JobDriver> = {};
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-grep-'));
+    const make = async (name: string, log: string, status: 'SUCCEEDED' | 'FAILED') => {
+      const d = await JobDriver.create(tdb.db.prisma, dir, { name });
+      const a = await d.startAttempt(0, 1);
+      mkdirSync(path.dirname(d.logPath(0, 1)), { recursive: true });
+      writeFileSync(d.logPath(0, 1), log);
+      await d.endAttempt(a, status, status === 'FAILED' ? 1 : 0);
+      await d.endTask(0, status, status === 'FAILED' ? 1 : 0);
+      await d.endJob(status);
+      jobs[name] = d;
+    };
+    await make('alpha', 'starting\nloading a.b(1)\nERROR: disk full\nretrying\r\nerror: DISK FULL again\n', 'SUCCEEDED');
+    await make('beta', 'disk full at line 1\n' + Array.from({ length: 9998 }, (_, i) => `line ${i + 2}`).join('\n') + '\nlast: disk full, no newline', 'FAILED');
+    await make('gamma', `one\n${LONG}\nthree\n`, 'FAILED');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const files = () => Object.values(jobs).map((d) => ({ path: d.logPath(0, 1), key: d.jobId }));
+  const run = async (engine: 'rg' | 'node', pattern: string, o: { regex?: boolean; ignoreCase?: boolean; maxResults?: number } = {}) => {
+    const out: GrepMatch<number>[] = [];
+    const s = await grepLogs(files(), { pattern, maxResults: 1000, maxMs: 20_000, engine, ...o }, (m) => out.push(m));
+    return { s, out: out.sort((a, b) => a.key - b.key || a.line - b.line) };
+  };
+  const engines = hasRipgrep() ? (['rg', 'node'] as const) : (['node'] as const);
+
+  it('finds the same lines, numbers and text with ripgrep and the Node scan', async () => {
+    for (const engine of engines) {
+      const { s, out } = await run(engine, 'disk full', { ignoreCase: true });
+      expect(s).toEqual({ engine, matches: 5, reason: 'done' });
+      const short = out.map((m) => [m.key, m.line, m.cut ? `${m.text.length}…` : m.text]);
+      expect(short).toEqual([
+        [jobs.alpha.jobId, 3, 'ERROR: disk full'],
+        [jobs.alpha.jobId, 5, 'error: DISK FULL again'],
+        [jobs.beta.jobId, 1, 'disk full at line 1'],
+        [jobs.beta.jobId, 10_000, 'last: disk full, no newline'],
+        [jobs.gamma.jobId, 2, `${MAX_MATCH_TEXT}…`],
+      ]);
+      // Case matters without ignoreCase; the pattern is literal (a.b( is no regex).
+      expect((await run(engine, 'disk full')).out.map((m) => [m.key, m.line])).toEqual([[jobs.alpha.jobId, 3], [jobs.beta.jobId, 1], [jobs.beta.jobId, 10_000]]);
+      expect((await run(engine, 'a.b(1)')).out.map((m) => m.line)).toEqual([2]);
+      expect((await run(engine, 'a.b', { regex: false })).out.length).toBe(1);
+      expect((await run(engine, '^line 99+$', { regex: true })).out.map((m) => m.line)).toEqual([99, 999, 9999]);
+      // A \r before the newline is not part of the text.
+      expect((await run(engine, 'retrying')).out.map((m) => m.text)).toEqual(['retrying']);
+    }
+  });
+
+  it('stops at the result limit and when aborted', async () => {
+    for (const engine of engines) {
+      const limited = await run(engine, 'line', { maxResults: 3 });
+      expect([limited.s.reason, limited.out.length]).toEqual(['limit', 3]);
+      const ac = new AbortController();
+      ac.abort();
+      const s = await grepLogs(files(), { pattern: 'line', maxResults: 1000, maxMs: 20_000, engine, signal: ac.signal }, () => undefined);
+      expect(s).toEqual({ engine, matches: 0, reason: 'aborted' });
+    }
+  });
+
+  it('GET /api/logs/grep streams NDJSON matches of the filtered jobs, then the summary', async () => {
+    const call = async (query: string) => {
+      const res = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL(`http://x/api/logs/grep?${query}`)), new AbortController().signal);
+      expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+      return (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    const all = await call('pattern=disk%20full&ignoreCase=1');
+    expect(all.filter((m) => m.type === 'match').length).toBe(5);
+    expect(all[all.length - 1]).toMatchObject({ type: 'end', matches: 5, jobs: 3, files: 3, reason: 'done' });
+    const failed = await call('pattern=disk%20full&status=FAILED');
+    expect(failed.filter((m) => m.type === 'match').map((m) => [m.jobId, m.task, m.attempt, m.line, m.text])).toEqual([
+      [jobs.beta.jobId, 0, 1, 1, 'disk full at line 1'],
+      [jobs.beta.jobId, 0, 1, 10_000, 'last: disk full, no newline'],
+    ]);
+    const named = await call('pattern=disk&ignoreCase=1&q=alp&limit=1');
+    expect(named.map((m) => m.type)).toEqual(['match', 'end']);
+    expect(named[1]).toMatchObject({ matches: 1, jobs: 1, reason: 'limit' });
+  });
+
+  it('a client that goes away stops the search without an error', async () => {
+    const ac = new AbortController();
+    const res = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL('http://x/api/logs/grep?pattern=line&limit=1000')), ac.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    ac.abort();
+    await reader.cancel();
+    // The search ended: a new one on the same store answers in full.
+    const again = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL('http://x/api/logs/grep?pattern=disk%20full')), new AbortController().signal);
+    expect((await again.text()).trim().split('\n').length).toBe(4);
+  });
+
+  it('refuses a missing or long pattern and bad bounds, naming the field', () => {
+    const bad = (q: string) => {
+      try {
+        parseGrepQuery(new URL(`http://x/api/logs/grep?${q}`));
+      } catch (err) {
+        if (err instanceof ApiError) return `${err.status} ${err.detail}`;
+        throw err;
+      }
+      throw new Error('accepted');
+    };
+    expect(bad('')).toMatch(/^400 query: pattern: /);
+    expect(bad(`pattern=${'x'.repeat(201)}`)).toMatch(/^400 query: pattern: /);
+    expect(bad('pattern=x&limit=0')).toContain('limit must be an integer from 1 to 1000');
+    expect(bad('pattern=x&jobs=5000')).toContain('jobs must be an integer from 1 to 1000');
+    expect(bad('pattern=x&timeoutMs=1')).toContain('timeoutMs must be an integer from 100 to 30000');
+    expect(bad('pattern=x&regex=yes')).toContain('regex must be 0 or 1');
+    expect(bad('pattern=x&status=DONE')).toContain('status');
+  });
+});
