@@ -539,6 +539,7 @@ export const CancelResultSchema = named(
     cancelling: z.array(z.number().int()).meta({ description: 'Asked to stop; the monitor ends them.' }),
     alreadyTerminal: z.array(z.object({ id: z.number().int(), status: z.string() })),
     notFound: z.array(z.number().int()),
+    forbidden: z.array(z.number().int()).optional().meta({ description: "Another user's jobs a member may not cancel (nothing written); present only when some were named." }),
   }),
   'CancelResult',
   'What a cancel did to each job.',

@@ -212,6 +212,8 @@ export interface CancelResult {
   cancelling: number[];
   alreadyTerminal: { id: number; status: string }[];
   notFound: number[];
+  /** Another user's jobs the caller may not cancel (nothing written); only when some were named. */
+  forbidden?: number[];
 }
 
 // The WebSocket messages (JSON text frames) of the job stream and the list stream; the protocol

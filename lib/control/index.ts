@@ -9,3 +9,4 @@ export { requestCancel, type CancelOutcome } from './cancel';
 export { changePriority, type PriorityOutcome } from './priority';
 export { deleteJobs, type DeleteOptions, type DeleteOutcome } from './delete';
 export { readManifest, storeUpload, UploadError, uploadMaxBytes, UPLOAD_HASH, type UploadManifest } from '../executors/upload';
+export { assertMayChange, ForbiddenJobError, splitByOwnership } from './ownership';

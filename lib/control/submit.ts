@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
+import type { Actor } from '../jobs/roles';
 import { localGpuCount } from '../executors/gpus';
 import { readManifest, type FileMountUpload } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
@@ -44,6 +45,8 @@ export interface SubmitInput {
   metadata?: Record<string, unknown> | null;
   /** What submits it (Job.origin; default "api"). */
   origin?: SubmitOrigin;
+  /** Who submits it (Job.userId, Job.tokenId); none: no submitter recorded. */
+  actor?: Actor;
   /** Admission priority (0–1000, checked by the caller); wins over the spec's `priority`. */
   priority?: number;
   /** The operator queue; wins over the spec's `queue` (checked like it: an unknown one is a SpecError). */
@@ -254,6 +257,8 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
       launch: (launchOf(input) ?? undefined) as never,
       warnings: warnings.length ? (warnings as never) : undefined,
       origin: input.origin ?? 'api',
+      userId: input.actor?.userId ?? null,
+      tokenId: input.actor?.tokenId ?? null,
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });
     return { created: true, result: resultOf(job) };

@@ -33,7 +33,7 @@ export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './canc
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
 export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
-export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
+export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters } from './lookup';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
@@ -57,3 +57,5 @@ export {
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
 export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
 export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';
+export { countLiveTokens, createToken, createUser, directoryRows, FIRST_ADMIN_ID, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, touchToken, updateUser, userRow, type NewToken, type UserFields } from './users';
+export { appendAudit, AUDIT_ACTIONS, listAudit, type AuditAction, type AuditEntry, type AuditFilter } from './audit';

@@ -22,6 +22,8 @@ export interface JobFilter {
   q?: string;
   /** Only the jobs of this operator queue (Job.queue, exact). */
   queue?: string;
+  /** Only the jobs this user submitted (Job.userId). */
+  userId?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
   if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
   if (f.queue !== undefined) and.push({ queue: f.queue });
+  if (f.userId !== undefined) and.push({ userId: f.userId });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };

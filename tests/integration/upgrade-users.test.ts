@@ -1,11 +1,17 @@
 /**
  * Upgrade to users and roles: a database as the release before users left it (one admin token,
  * jobs, a queue, a webhook) migrates; its jobs, queue and webhook belong to the first admin
- * (user 1); the audit log refuses edits.
+ * (user 1), and the admin token still authenticates — as that admin; the audit log refuses edits.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { authenticate } from '../../lib/auth/guard';
+import { loadAuth } from '../../lib/auth/state';
+import { generateToken } from '../../lib/auth/tokens';
 import { migrate, readMigrations, type RawSql } from '../../lib/db/migrate';
 import { createEmptyPgDatabase, DB_KINDS } from '../helpers/db';
 
@@ -77,5 +83,16 @@ describe.each(DB_KINDS)('upgrade to users (%s)', (kind) => {
     await expect(sql.exec(`UPDATE "AuditEvent" SET "action" = 'x'`)).rejects.toThrow(/append-only/);
     await expect(sql.exec(`DELETE FROM "AuditEvent"`)).rejects.toThrow(/append-only/);
     expect(await sql.query(`SELECT "action" FROM "AuditEvent"`)).toEqual([{ action: 'login' }]);
+  });
+});
+
+describe('the admin token after the upgrade', () => {
+  it('authenticates as the first admin (user 1, role admin)', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'jd-upgrade-'));
+    const token = generateToken();
+    writeFileSync(path.join(home, 'token'), `${token}\n`, { mode: 0o600 });
+    const { state } = loadAuth({ home, env: {} });
+    const { identity } = authenticate((n) => (n === 'authorization' ? `Bearer ${token}` : undefined), state);
+    expect(identity).toMatchObject({ user: { id: 1, name: 'admin', role: 'admin' }, via: 'bearer', tokenId: null });
   });
 });

@@ -9,9 +9,9 @@ export const dynamic = 'force-dynamic';
  * `{ yaml | spec | cmd, name?, envs?, submissionId?, metadata? }` → 201 SubmitResult, or 200 when
  * a repeated submissionId matched the same spec (409 for a different one).
  */
-export const POST = route(async (req) => {
+export const POST = route(async (req, _params, { actor }) => {
   const input = await parseSubmitRequest(req);
-  const out = await submit(services().store, input);
+  const out = await submit(services().store, { ...input, actor: actor ?? undefined });
   return Response.json(out.result, { status: out.created ? 201 : 200, headers: { location: `/api/jobs/${out.result.id}` } });
 });
 
