@@ -1,0 +1,138 @@
+/**
+ * Teams against a real server on each database: a member cannot change another member's job by
+ * any path (REST one by one, bulk cancel by ids and by filter, the CLI) and a member's bulk
+ * cancel touches only its own; revoking a token closes its open log stream (within a second of
+ * the revoke's answer); every audited action leaves exactly one audit row with user, token
+ * prefix, IP and time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { DB_KINDS } from '../helpers/db';
+import { tryUpgrade, wsUrl } from '../helpers/security';
+import type { ServerProcess } from '../helpers/server';
+import { useServerDatabase } from '../helpers/use-database';
+import { runCli } from './cli-run';
+
+interface AuditRow {
+  action: string;
+  userName: string | null;
+  tokenPrefix: string | null;
+  ip: string | null;
+  at: string;
+  target: string | null;
+}
+
+describe.each(DB_KINDS)('teams (%s)', (kind) => {
+  const fixture = useServerDatabase(kind, 'teams');
+  let server: ServerProcess;
+  const tok: Record<'mia' | 'max', { id: number; token: string }> = {} as never;
+  const ids: Record<'mia' | 'max', number> = { mia: 0, max: 0 };
+
+  const as = (token: string, p: string, init: RequestInit = {}) =>
+    fetch(new URL(p, server.url), { ...init, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
+  const admin = (p: string, init: RequestInit = {}) => as(server.token, p, init);
+  const json = async <T,>(r: Promise<Response> | Response, status?: number): Promise<T> => {
+    const res = await r;
+    const text = await res.text();
+    if (status !== undefined) expect(res.status, text).toBe(status);
+    return JSON.parse(text) as T;
+  };
+  const submit = async (token: string, name: string, cmd = 'sleep 300') => (await json<{ id: number }>(as(token, '/api/jobs', { method: 'POST', body: JSON.stringify({ cmd, name }) }), 201)).id;
+  const status = async (id: number) => (await json<{ status: string }>(admin(`/api/jobs/${id}`), 200)).status;
+  const audit = async () => (await json<{ events: AuditRow[] }>(admin('/api/audit?limit=500'), 200)).events;
+
+  beforeAll(async () => {
+    server = await fixture.start();
+    for (const name of ['mia', 'max'] as const) {
+      ids[name] = (await json<{ id: number }>(admin('/api/users', { method: 'POST', body: JSON.stringify({ name, role: 'member', password: `${name}-password-1` }) }), 201)).id;
+      tok[name] = await json(admin('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'cli', userId: ids[name] }) }), 201);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await admin('/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ all: true }) }).catch(() => undefined);
+  });
+
+  it("a member cannot cancel, delete, re-run or re-prioritise another member's job; bulk cancel touches only its own", async () => {
+    const miaJob = await submit(tok.mia.token, 'mia-job');
+    const maxJob = await submit(tok.max.token, 'max-job');
+    for (const [method, p, body] of [
+      ['POST', `/api/jobs/${miaJob}/cancel`, undefined],
+      ['DELETE', `/api/jobs/${miaJob}`, undefined],
+      ['POST', `/api/jobs/${miaJob}/rerun`, '{}'],
+      ['PATCH', `/api/jobs/${miaJob}`, '{"priority": 900}'],
+    ] as const) {
+      const r = await as(tok.max.token, p, { method, body });
+      expect(r.status, `${method} ${p}`).toBe(403);
+      expect((await r.json()).detail).toMatch(/submitted by another user/);
+    }
+    // By ids: another's id is named as forbidden and left alone.
+    const byIds = await json<{ cancelled: number[]; cancelling: number[]; forbidden?: number[] }>(as(tok.max.token, '/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ ids: [miaJob] }) }), 200);
+    expect(byIds).toMatchObject({ cancelled: [], cancelling: [], forbidden: [miaJob] });
+    // By filter (every live job): only max's own.
+    const byFilter = await json<{ cancelled: number[]; cancelling: number[] }>(as(tok.max.token, '/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ all: true }) }), 200);
+    expect([...byFilter.cancelled, ...byFilter.cancelling]).toEqual([maxJob]);
+    expect(await status(miaJob)).not.toMatch(/CANCEL/);
+    // The CLI goes through the same API: refused with the server's reason.
+    const cli = await runCli(server, ['cancel', String(miaJob)], { env: { JOBDECK_TOKEN: tok.max.token } });
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toMatch(/submitted by another user/);
+    expect(await status(miaJob)).not.toMatch(/CANCEL/);
+    // Its own job: allowed.
+    expect((await as(tok.mia.token, `/api/jobs/${miaJob}/cancel`, { method: 'POST' })).status).toBe(200);
+  }, 120_000);
+
+  it("revoking a token closes its open log stream within a second of the revoke's answer", async () => {
+    const job = await submit(tok.mia.token, 'streamed');
+    const extra = await json<{ id: number; token: string }>(as(tok.mia.token, '/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'stream' }) }), 201);
+    const o = await tryUpgrade(wsUrl(server.url, `/ws/jobs/${job}`), { authorization: `Bearer ${extra.token}` });
+    expect(o.status).toBe(101);
+    const ws = o.ws as WebSocket;
+    const closed = new Promise<{ code: number; at: number }>((resolve) => ws.once('close', (code) => resolve({ code, at: Date.now() })));
+    const revoke = await as(tok.mia.token, `/api/tokens/${extra.id}`, { method: 'DELETE' });
+    const answered = Date.now();
+    expect(revoke.status).toBe(204);
+    const { code, at } = await closed;
+    expect(code).toBe(4401);
+    expect(at - answered).toBeLessThan(1000);
+    // And the token fails from the next request on.
+    expect((await as(extra.token, '/api/jobs')).status).toBe(401);
+    // Its CPU back for the next test (the machine may have two).
+    expect((await as(tok.mia.token, `/api/jobs/${job}/cancel`, { method: 'POST' })).status).toBe(200);
+  }, 60_000);
+
+  it('writes exactly one audit row per audited action, with user, token prefix, IP and time', async () => {
+    const before = (await audit()).length;
+    const job = await submit(tok.mia.token, 'audited', 'true');
+    for (let i = 0; (await status(job)) !== 'SUCCEEDED'; i++) {
+      if (i > 300) throw new Error(`job ${job} is ${await status(job)}: ${JSON.stringify(await json(admin(`/api/jobs/${job}`)))}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await json(as(tok.mia.token, `/api/jobs/${job}/rerun`, { method: 'POST', body: '{}' }), 201);
+    const sleeper = await submit(tok.mia.token, 'to-cancel');
+    await json(as(tok.mia.token, `/api/jobs/${sleeper}/cancel`, { method: 'POST' }), 200);
+    expect((await as(tok.mia.token, `/api/jobs/${job}`, { method: 'DELETE' })).status).toBe(204);
+    const t = await json<{ id: number; prefix: string }>(as(tok.mia.token, '/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'audit' }) }), 201);
+    expect((await as(tok.mia.token, `/api/tokens/${t.id}`, { method: 'DELETE' })).status).toBe(204);
+    const v = await json<{ id: number }>(admin('/api/users', { method: 'POST', body: JSON.stringify({ name: 'vic', role: 'viewer' }) }), 201);
+    await json(admin(`/api/users/${v.id}`, { method: 'PATCH', body: JSON.stringify({ role: 'member' }) }), 200);
+    const login = (password: string) => fetch(new URL('/api/auth/login', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'max', password }) });
+    expect((await login('max-password-1')).status).toBe(200);
+    expect((await login('wrong-password')).status).toBe(401);
+
+    const all = await audit();
+    const rows = all.slice(0, all.length - before).reverse();
+    expect(rows.map((r) => r.action)).toEqual(['job.submit', 'job.rerun', 'job.submit', 'job.cancel', 'job.delete', 'token.create', 'token.revoke', 'user.create', 'user.update', 'login', 'login.failed']);
+    for (const r of rows) {
+      expect(r.ip, r.action).toMatch(/127\.0\.0\.1/);
+      expect(Date.parse(r.at), r.action).toBeGreaterThan(Date.now() - 600_000);
+    }
+    const byMia = rows.filter((r) => r.action.startsWith('job.') || r.action.startsWith('token.'));
+    for (const r of byMia) expect([r.action, r.userName, r.tokenPrefix]).toEqual([r.action, 'mia', tok.mia.token.slice(0, 12)]);
+    expect(rows.find((r) => r.action === 'user.update')).toMatchObject({ userName: 'admin', tokenPrefix: server.token.slice(0, 12), target: `user:${v.id}` });
+    expect(rows.find((r) => r.action === 'login')).toMatchObject({ userName: 'max', tokenPrefix: null });
+    // The log is read-only through the API: no route writes or deletes it.
+    expect((await admin('/api/audit', { method: 'DELETE' })).status).toBe(405);
+    expect((await as(tok.mia.token, '/api/audit')).status).toBe(403);
+  }, 120_000);
+});
