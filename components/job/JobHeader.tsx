@@ -194,6 +194,10 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
           <dt>Queue</dt>
           <dd>{job.queue}</dd>
         </div>
+        <div>
+          <dt>Submitted by</dt>
+          <dd data-testid="job-owner">{job.owner ?? '-'}</dd>
+        </div>
       </dl>
     </section>
   );

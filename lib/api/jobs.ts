@@ -9,7 +9,7 @@ import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobErr
 import type { SubmitOrigin } from '../jobs/origin';
 import type { Actor } from '../jobs/roles';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, type JobFilter, type Store } from '../store';
+import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, userRow, type JobFilter, type Store } from '../store';
 import { badRequest, ApiError, conflict, forbidden, notFound, payloadTooLarge } from './errors';
 import { record } from './audit';
 import { readBytes } from './body';
@@ -125,9 +125,19 @@ export async function upload(req: Request): Promise<UploadManifest> {
   }
 }
 
-/** A page of jobs (lib/api/views.ts listJobs). */
-export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+/**
+ * A page of jobs (lib/api/views.ts listJobs); `owner` "me" is the caller.
+ * @throws ApiError 400 when `owner` names no user.
+ */
+export async function list(store: Store, p: ListParams, actor?: Actor): Promise<JobList> {
+  let userId: number | undefined;
+  if (p.owner === 'me' && actor) userId = actor.userId;
+  else if (p.owner) {
+    const u = await userRow(store, { name: p.owner });
+    if (!u) throw badRequest(`owner: no user is named "${p.owner}"`, { issues: [{ path: 'owner', message: 'no such user' }] });
+    userId = u.id;
+  }
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, userId, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */

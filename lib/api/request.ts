@@ -207,6 +207,8 @@ export interface ListParams {
   q?: string;
   /** Only the jobs of this operator queue. */
   queue?: string;
+  /** Only the jobs of this submitter: "me" or a user name. */
+  owner?: string;
   limit: number;
   sort: ListSort;
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
@@ -236,7 +238,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), queue: single(sp, 'queue'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), q: single(sp, 'q'), queue: single(sp, 'queue'), owner: single(sp, 'owner'), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -246,7 +248,7 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, limit: parsed.limit, sort, beforeId, afterName };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, owner: parsed.owner, limit: parsed.limit, sort, beforeId, afterName };
 }
 
 /** Parses the query of GET /api/jobs/counts (`q`, `queue`). @throws ApiError 400 for a q over 200 characters or a malformed queue name. */

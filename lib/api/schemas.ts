@@ -273,6 +273,7 @@ export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
   queue: QueueFilterSchema.optional(),
+  owner: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { error: 'owner must be "me" or a user name (a–z, 0–9, ., - and _, 1–63 characters)' }).meta({ description: 'Only the jobs this user submitted: "me" (the caller) or a user name.' }).optional(),
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })
@@ -430,13 +431,11 @@ const jobSummaryBase = {
   cancelRequested: z.boolean(),
   priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
   queue: z.string().meta({ description: 'The operator queue ("default": no limits of its own).' }),
+  owner: z.string().nullable().meta({ description: 'Who submitted it (the user name); null when no submitter is recorded.' }),
   pendingReason: z
     .string()
     .nullable()
-    .meta({
-      description:
-        'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.',
-    }),
+    .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
@@ -539,7 +538,7 @@ export const CancelResultSchema = named(
     cancelling: z.array(z.number().int()).meta({ description: 'Asked to stop; the monitor ends them.' }),
     alreadyTerminal: z.array(z.object({ id: z.number().int(), status: z.string() })),
     notFound: z.array(z.number().int()),
-    forbidden: z.array(z.number().int()).optional().meta({ description: "Another user's jobs a member may not cancel (nothing written); present only when some were named." }),
+    forbidden: z.array(z.number().int()).optional().meta({ description: "Another user's jobs a member may not cancel (none written); only when some were named." }),
   }),
   'CancelResult',
   'What a cancel did to each job.',

@@ -97,6 +97,8 @@ export interface JobSummary {
   priority: number;
   /** The operator queue ("default" when the spec names none). */
   queue: string;
+  /** Who submitted it (the user's name); null when no submitter is recorded. */
+  owner: string | null;
   /**
    * While PENDING: why it waits, with its place in line ("needs 4 CPUs, 2 of 8 free", "3 jobs
    * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"), null before an

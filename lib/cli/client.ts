@@ -52,6 +52,8 @@ export interface SubmitRequest {
 export interface ListParams {
   status?: string[];
   q?: string;
+  /** Only this submitter's jobs: "me" or a user name. */
+  owner?: string;
   limit?: number;
   cursor?: string;
 }
@@ -321,6 +323,7 @@ export class JobdeckClient {
     const q = new URLSearchParams();
     for (const s of p.status ?? []) q.append('status', s);
     if (p.q) q.set('q', p.q);
+    if (p.owner) q.set('owner', p.owner);
     if (p.limit) q.set('limit', String(p.limit));
     if (p.cursor) q.set('cursor', p.cursor);
     return this.request<JobList>('GET', '/api/jobs', { query: q, what: 'list jobs' });

@@ -1,5 +1,6 @@
 /**
- * Teams against a real server on each database: a member cannot change another member's job by
+ * Teams against a real server on each database: jobs record and list their submitter (`owner`,
+ * REST and `jobdeck queue --owner`); a member cannot change another member's job by
  * any path (REST one by one, bulk cancel by ids and by filter, the CLI) and a member's bulk
  * cancel touches only its own; revoking a token closes its open log stream (within a second of
  * the revoke's answer); every audited action leaves exactly one audit row with user, token
@@ -56,6 +57,15 @@ describe.each(DB_KINDS)('teams (%s)', (kind) => {
   it("a member cannot cancel, delete, re-run or re-prioritise another member's job; bulk cancel touches only its own", async () => {
     const miaJob = await submit(tok.mia.token, 'mia-job');
     const maxJob = await submit(tok.max.token, 'max-job');
+    // Every job records its submitter; the list filters by it.
+    expect((await json<{ owner: string }>(admin(`/api/jobs/${miaJob}`), 200)).owner).toBe('mia');
+    const mine = await json<{ jobs: Array<{ id: number; owner: string }> }>(as(tok.max.token, '/api/jobs?owner=me'), 200);
+    expect(mine.jobs.map((j) => [j.id, j.owner])).toEqual([[maxJob, 'max']]);
+    expect((await json<{ jobs: Array<{ id: number }> }>(admin('/api/jobs?owner=mia'), 200)).jobs.map((j) => j.id)).toEqual([miaJob]);
+    const bad = await admin('/api/jobs?owner=nobody');
+    expect([bad.status, (await bad.json()).detail]).toEqual([400, 'owner: no user is named "nobody"']);
+    const cliQueue = await runCli(server, ['queue', '--owner', 'me', '--json'], { env: { JOBDECK_TOKEN: tok.mia.token } });
+    expect((JSON.parse(cliQueue.stdout) as Array<{ id: number }>).map((j) => j.id)).toEqual([miaJob]);
     for (const [method, p, body] of [
       ['POST', `/api/jobs/${miaJob}/cancel`, undefined],
       ['DELETE', `/api/jobs/${miaJob}`, undefined],

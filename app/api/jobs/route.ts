@@ -15,8 +15,8 @@ export const POST = route(async (req, _params, { actor }) => {
   return Response.json(out.result, { status: out.created ? 201 : 200, headers: { location: `/api/jobs/${out.result.id}` } });
 });
 
-/** GET /api/jobs?status=&q=&limit=&cursor= — JobList, newest first (keyset pages). */
-export const GET = route(async (req) => {
+/** GET /api/jobs?status=&q=&queue=&owner=&limit=&cursor= — JobList, newest first (keyset pages); owner "me" or a user name. */
+export const GET = route(async (req, _params, { actor }) => {
   const params = parseListQuery(new URL(req.url));
-  return Response.json(await list(services().store, params), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await list(services().store, params, actor ?? undefined), { headers: { 'cache-control': 'no-store' } });
 });
