@@ -5,7 +5,7 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobError, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobError, PendingQuotaError, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { Actor } from '../jobs/roles';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
@@ -46,8 +46,14 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
     if (err instanceof UnknownUploadError) throw badRequest(err.message, { field: err.field });
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
     if (err instanceof QueueGoneError) throw conflict(err.message, { queue: err.queue });
-    throw err;
+    throw quotaProblem(err);
   }
+}
+
+/** A PendingQuotaError as 429 with the numbers; any other error as it is. */
+function quotaProblem(err: unknown): unknown {
+  if (!(err instanceof PendingQuotaError)) return err;
+  return new ApiError(429, 'Too Many Requests', err.message, { pending: err.pending, maxPendingJobs: err.maxPendingJobs });
 }
 
 /**
@@ -64,7 +70,7 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin, acto
     if (err instanceof ForbiddenJobError) throw forbidden(err.message, { jobId: id });
     if (err instanceof JobNotFoundError) throw notFound(err.message);
     if (err instanceof SpecError) throw specProblem(err.issues);
-    throw err;
+    throw quotaProblem(err);
   }
 }
 

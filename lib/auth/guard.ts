@@ -36,7 +36,8 @@ export const TOKEN_PREFIX_CHARS = 12;
 
 /** The Actor (lib/jobs/roles.ts) of an identity, with the client's address. */
 export function actorOf(identity: Identity, ip: string | null): Actor {
-  return { userId: identity.user.id, name: identity.user.name, role: identity.user.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip };
+  const u = identity.user;
+  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, maxPendingJobs: u.maxPendingJobs };
 }
 
 /** The outcome of checkRequest(). */

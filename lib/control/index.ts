@@ -3,7 +3,7 @@
  * (cancel.ts), priority (priority.ts), delete (delete.ts). They decide with lib/jobs and write through lib/store; the monitor hears their
  * writes on the store's bus (no call into lib/monitor).
  */
-export { buildSpec, defaultExecutorOrNone, localGpusOrNone, launchOf, storedWarnings, SubmissionConflictError, UnknownUploadError, submitJobSpec, type BuiltSpec, type LaunchOverrides, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
+export { buildSpec, defaultExecutorOrNone, localGpusOrNone, launchOf, PendingQuotaError, storedWarnings, SubmissionConflictError, UnknownUploadError, submitJobSpec, type BuiltSpec, type LaunchOverrides, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
 export { JobNotFoundError, rerunJob } from './rerun';
 export { requestCancel, type CancelOutcome } from './cancel';
 export { changePriority, type PriorityOutcome } from './priority';

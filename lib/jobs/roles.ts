@@ -34,6 +34,8 @@ export interface Actor {
   tokenPrefix: string | null;
   /** The client's address, as the server saw it (for the audit log); null when unknown. */
   ip: string | null;
+  /** Jobs it may have PENDING at once (User.maxPendingJobs); null or absent: no quota. */
+  maxPendingJobs?: number | null;
 }
 
 /**

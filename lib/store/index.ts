@@ -33,7 +33,7 @@ export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './canc
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
 export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
-export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters } from './lookup';
+export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters, pendingJobsOf } from './lookup';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';

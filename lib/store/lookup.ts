@@ -20,6 +20,11 @@ export function jobSubmission(store: StoreScope, id: number): Promise<Pick<Job, 
   return store.prisma.job.findUnique({ where: { id }, select: { id: true, specYaml: true, launch: true, metadata: true } });
 }
 
+/** PENDING jobs of one submitter without a cancel request (what its pending quota counts). */
+export function pendingJobsOf(store: StoreScope, userId: number): Promise<number> {
+  return store.prisma.job.count({ where: { userId, status: 'PENDING', cancelRequestedAt: null } });
+}
+
 /** The submitter (Job.userId) of each of `ids` that exists (null: none recorded). */
 export async function jobSubmitters(store: StoreScope, ids: readonly number[]): Promise<Map<number, number | null>> {
   if (ids.length === 0) return new Map();

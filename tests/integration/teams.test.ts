@@ -111,6 +111,22 @@ describe.each(DB_KINDS)('teams (%s)', (kind) => {
     expect((await as(tok.mia.token, `/api/jobs/${job}/cancel`, { method: 'POST' })).status).toBe(200);
   }, 60_000);
 
+  it('refuses a submit over the pending quota, with the numbers', async () => {
+    await json(admin('/api/queues/one-at-a-time', { method: 'PUT', body: JSON.stringify({ maxRunning: 1 }) }), 200);
+    await json(admin(`/api/users/${ids.max}`, { method: 'PATCH', body: JSON.stringify({ maxPendingJobs: 1 }) }), 200);
+    const yaml = (name: string) => JSON.stringify({ yaml: `name: ${name}\nqueue: one-at-a-time\nrun: sleep 300\n` });
+    const first = (await json<{ id: number }>(as(tok.max.token, '/api/jobs', { method: 'POST', body: yaml('first') }), 201)).id;
+    while ((await status(first)) === 'PENDING') await new Promise((r) => setTimeout(r, 100));
+    const second = (await json<{ id: number }>(as(tok.max.token, '/api/jobs', { method: 'POST', body: yaml('second') }), 201)).id;
+    expect(await status(second)).toBe('PENDING');
+    const over = await as(tok.max.token, '/api/jobs', { method: 'POST', body: yaml('third') });
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ pending: 1, maxPendingJobs: 1, detail: 'user max has 1 job pending and may have 1 at once: wait for one to start, or cancel one' });
+    // Another user is not limited by max's quota.
+    const other = (await json<{ id: number }>(as(tok.mia.token, '/api/jobs', { method: 'POST', body: yaml('mia-third') }), 201)).id;
+    await json(admin('/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ ids: [first, second, other] }) }), 200);
+  }, 60_000);
+
   it('writes exactly one audit row per audited action, with user, token prefix, IP and time', async () => {
     const before = (await audit()).length;
     const job = await submit(tok.mia.token, 'audited', 'true');
