@@ -1,10 +1,10 @@
 /**
  * Teams against a real server on each database: jobs record and list their submitter (`owner`,
- * REST and `jobdeck queue --owner`); a member cannot change another member's job by
- * any path (REST one by one, bulk cancel by ids and by filter, the CLI) and a member's bulk
- * cancel touches only its own; revoking a token closes its open log stream (within a second of
- * the revoke's answer); every audited action leaves exactly one audit row with user, token
- * prefix, IP and time.
+ * REST and `jobdeck queue --owner`); a member cannot change another member's job by any path
+ * (REST one by one, bulk cancel by ids and by filter, the CLI) and a member's bulk cancel touches
+ * only its own; revoking a token closes its open log stream (within a second of the revoke's
+ * answer); the pending and running-CPU quotas hold, with their numbers; every audited action
+ * leaves exactly one audit row with user, token prefix, IP and time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
@@ -125,6 +125,19 @@ describe.each(DB_KINDS)('teams (%s)', (kind) => {
     // Another user is not limited by max's quota.
     const other = (await json<{ id: number }>(as(tok.mia.token, '/api/jobs', { method: 'POST', body: yaml('mia-third') }), 201)).id;
     await json(admin('/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ ids: [first, second, other] }) }), 200);
+  }, 60_000);
+
+  it("holds a job over its user's running-CPU quota with the numbers in its pending reason", async () => {
+    await json(admin(`/api/users/${ids.mia}`, { method: 'PATCH', body: JSON.stringify({ maxRunningCpus: 1 }) }), 200);
+    const running = await submit(tok.mia.token, 'quota-running');
+    while ((await status(running)) === 'PENDING') await new Promise((r) => setTimeout(r, 100));
+    const held = await submit(tok.mia.token, 'quota-held');
+    let reason: string | null = null;
+    while (!reason) reason = (await json<{ pendingReason: string | null }>(admin(`/api/jobs/${held}`), 200)).pendingReason;
+    expect(reason).toMatch(/^user mia at its CPU quota \(1 of 1 CPUs running; needs 1\)/);
+    expect(await status(held)).toBe('PENDING');
+    await json(admin(`/api/users/${ids.mia}`, { method: 'PATCH', body: JSON.stringify({ maxRunningCpus: null }) }), 200);
+    await json(admin('/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ ids: [running, held] }) }), 200);
   }, 60_000);
 
   it('writes exactly one audit row per audited action, with user, token prefix, IP and time', async () => {
