@@ -1,6 +1,6 @@
 import type { ApiToken, User } from '../generated/prisma/client';
 import { isRole, type Role } from '../jobs/roles';
-import { directoryRows, FIRST_ADMIN_ID, type StoreScope } from '../store';
+import { directoryRows, FIRST_ADMIN_ID, touchToken, type StoreScope } from '../store';
 
 /**
  * What authentication knows of users and personal tokens, in memory: every request and
@@ -14,6 +14,8 @@ import { directoryRows, FIRST_ADMIN_ID, type StoreScope } from '../store';
 
 /** How often the directory is read again from the database (ms). */
 export const DIRECTORY_RELOAD_MS = 1000;
+/** A token's lastUsedAt is written at most this often (ms). */
+export const TOKEN_USE_WRITE_MS = 60_000;
 
 /** A user as authentication sees it. */
 export interface DirectoryUser {
@@ -61,6 +63,9 @@ export class AuthDirectory {
   /** Live tokens by the hex sha256 of the token. */
   private tokens = new Map<string, DirectoryToken>();
   private timer: NodeJS.Timeout | null = null;
+  /** Token id → last use (ms) not yet written, and when each was last written. */
+  private readonly uses = new Map<number, number>();
+  private readonly written = new Map<number, number>();
   /** Called with a token's id when it stops authenticating (revoked, deleted, its user disabled). */
   readonly onTokenRevoke = new Set<(tokenId: number) => void>();
   /** Called with a user's id when it is disabled (its sessions' sockets close). */
@@ -81,6 +86,11 @@ export class AuthDirectory {
   token(hashHex: string): { token: DirectoryToken; user: DirectoryUser | undefined } | undefined {
     const token = this.tokens.get(hashHex);
     return token ? { token, user: this.users.get(token.userId) } : undefined;
+  }
+
+  /** Notes that a token authenticated a request at `now` (written by the next reload, at most once a TOKEN_USE_WRITE_MS). */
+  noteUse(tokenId: number, now: number): void {
+    if (now - (this.written.get(tokenId) ?? 0) >= TOKEN_USE_WRITE_MS) this.uses.set(tokenId, now);
   }
 
   /** True when any personal token is live. */
@@ -110,6 +120,11 @@ export class AuthDirectory {
 
   /** Reads every user and live token again; tokens gone since the last read are announced. */
   async reload(store: StoreScope): Promise<void> {
+    for (const [id, at] of [...this.uses]) {
+      this.uses.delete(id);
+      this.written.set(id, at);
+      await touchToken(store, id, new Date(at));
+    }
     const { users, tokens } = await directoryRows(store);
     const nextUsers = new Map(users.map((u) => [u.id, directoryUser(u)]));
     if (!nextUsers.has(FIRST_ADMIN_ID)) nextUsers.set(FIRST_ADMIN_ID, FIRST_ADMIN);

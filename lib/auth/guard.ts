@@ -82,6 +82,7 @@ function bearerIdentity(bearer: string, state: AuthState, now: number): { identi
   if (!found) return fail(state.tokenHash || state.directory.hasTokens() ? 'the token is not valid (unknown or revoked)' : 'no token is configured on this server');
   if (found.token.expiresAt !== null && found.token.expiresAt <= now) return fail(`the token ${found.token.prefix}… expired at ${new Date(found.token.expiresAt).toISOString()}`);
   if (!found.user || found.user.disabled) return fail(`the token's user is disabled`);
+  state.directory.noteUse(found.token.id, now);
   return { identity: { user: found.user, via: 'bearer', tokenId: found.token.id, tokenPrefix: found.token.prefix } };
 }
 

@@ -105,6 +105,12 @@ describe.each(DB_KINDS)('teams (%s)', (kind) => {
     const { code, at } = await closed;
     expect(code).toBe(4401);
     expect(at - answered).toBeLessThan(1000);
+    // The list shows a token's last use (written with the next reload of the directory).
+    const lastUsed = async () => (await json<{ tokens: Array<{ id: number; lastUsedAt: string | null }> }>(as(tok.mia.token, '/api/tokens'), 200)).tokens.find((t) => t.id === tok.mia.id)?.lastUsedAt;
+    for (let i = 0; !(await lastUsed()); i++) {
+      expect(i).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     // And the token fails from the next request on.
     expect((await as(extra.token, '/api/jobs')).status).toBe(401);
     // Its CPU back for the next test (the machine may have two).
