@@ -104,8 +104,10 @@ export class LoginLimiter {
   }
 
   fail(key: string, now = Date.now()): void {
+    const list = [...(this.failures.get(key) ?? []), now].slice(-LOGIN_FAILURES_MAX);
+    // Re-inserted, so the map's order is by last failure (the oldest key is dropped first).
     this.failures.delete(key);
-    this.failures.set(key, [...(this.failures.get(key) ?? []), now].slice(-LOGIN_FAILURES_MAX));
+    this.failures.set(key, list);
     if (this.failures.size > 10_000) this.failures.delete(this.failures.keys().next().value!);
   }
 }
@@ -113,9 +115,15 @@ export class LoginLimiter {
 /** The process's limiter (one server per process). */
 const limiter = new LoginLimiter();
 
+/**
+ * A password login: a password given and no token (the login form's hidden `username` field,
+ * there for password managers, comes with a token login too).
+ */
+const byPassword = (creds: Credentials) => !creds.token && creds.password !== '';
+
 /** Who logs in with these credentials, or null (wrong token, unknown user, wrong password, disabled). */
 async function checkCredentials(creds: Credentials, token: string, state: AuthState): Promise<DirectoryUser | null> {
-  if (creds.username || creds.password) {
+  if (byPassword(creds)) {
     const user = state.directory.userByName(creds.username);
     // A missing user costs a hash too, so timing does not tell which names exist.
     const ok = await verifyPassword(creds.password, user?.passwordHash ?? 'scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
@@ -134,7 +142,7 @@ const asActor = (u: DirectoryUser, ip: string | null, tokenPrefix: string | null
  * `state`: the server's AuthState (the token hash checked, the session key signing the cookie).
  *
  * With `username` and `password` instead of a token, the user's password (scrypt) is checked;
- * LOGIN_FAILURES_MAX failures per address or name in LOGIN_WINDOW_MS → 429. Every login and
+ * LOGIN_FAILURES_MAX failed password logins per address or name in LOGIN_WINDOW_MS → 429. Every login and
  * failed login is audited (`store`, `ip`: the client's address).
  *
  * @throws ApiError 400 (malformed body), 413 (body over 16 KiB), 415 (other content types), 429.
@@ -146,24 +154,27 @@ export async function loginResponse(req: Request, state: AuthState, store?: Stor
   const token = creds.token || (bearerToken(req.headers.get('authorization')) ?? '');
   const rawNext = creds.next;
   const next = safeNextPath(rawNext, requestOrigin(req));
-  const keys = [`ip:${ip ?? '?'}`, ...(creds.username ? [`user:${creds.username}`] : [])];
+  const password = byPassword(creds);
+  // Passwords only: a token is 256 random bits, and a wrong one must not lock out the right one.
+  const keys = password ? [`ip:${ip ?? '?'}`, `user:${creds.username}`] : [];
   if (keys.some((k) => limiter.blocked(k))) {
     throw new ApiError(429, 'Too Many Requests', `too many failed logins; wait up to ${LOGIN_WINDOW_MS / 60_000} minutes`);
   }
   const user = await checkCredentials(creds, token, state);
   if (!user) {
     for (const k of keys) limiter.fail(k);
-    if (store) await record(store, { userId: null, name: creds.username || '(token)', role: 'viewer', tokenId: null, tokenPrefix: null, ip }, 'login.failed', null, creds.username ? { username: creds.username } : null);
-    logger().warn(creds.username ? 'login with a wrong user name or password' : 'login with a wrong token');
+    const name = password ? creds.username : '(token)';
+    if (store) await record(store, { userId: null, name, role: 'viewer', tokenId: null, tokenPrefix: null, ip }, 'login.failed', null, password ? { username: creds.username } : null);
+    logger().warn(password ? 'login with a wrong user name or password' : 'login with a wrong token');
     if (form) {
       const q = new URLSearchParams({ error: 'invalid' });
       if (next !== '/') q.set('next', next);
       return new Response(null, { status: 303, headers: { location: `${LOGIN_PATH}?${q}`, 'cache-control': 'no-store' } });
     }
-    throw new ApiError(401, 'Unauthorized', creds.username || creds.password ? 'the user name or password is not valid' : token ? 'the token is not valid' : 'no token given');
+    throw new ApiError(401, 'Unauthorized', password ? 'the user name or password is not valid' : token ? 'the token is not valid' : 'no token given');
   }
   const { value, session } = issueSession(state, Date.now(), user.id);
-  if (store) await record(store, asActor(user, ip, creds.username ? null : token.slice(0, 12)), 'login', null, { via: creds.username ? 'password' : 'token' });
+  if (store) await record(store, asActor(user, ip, password ? null : token.slice(0, 12)), 'login', null, { via: password ? 'password' : 'token' });
   const cookie = sessionSetCookie(state, value, { secure: viaHttps(req.headers.get('x-forwarded-proto')) });
   logger().info('logged in');
   if (form) return new Response(null, { status: 303, headers: { location: next, 'set-cookie': cookie, 'cache-control': 'no-store' } });

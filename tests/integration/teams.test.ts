@@ -180,4 +180,18 @@ describe.each(DB_KINDS)('teams (%s)', (kind) => {
     expect((await admin('/api/audit', { method: 'DELETE' })).status).toBe(405);
     expect((await as(tok.mia.token, '/api/audit')).status).toBe(403);
   }, 120_000);
+
+  it('rate-limits failed password logins (429 once ten failed), not the token login', async () => {
+    const login = (body: Record<string, string>) => fetch(new URL('/api/auth/login', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // Failed password logins from this address so far count too (the audit log has them all).
+    const prior = (await audit()).filter((r) => r.action === 'login.failed' && r.userName !== '(token)').length;
+    expect(prior).toBeLessThan(10);
+    const statuses: number[] = [];
+    for (let i = prior; i < 10; i++) statuses.push((await login({ username: 'mia', password: `guess-${i}-xxxx` })).status);
+    expect(statuses).toEqual(Array(10 - prior).fill(401));
+    const blocked = await login({ username: 'mia', password: 'mia-password-1' });
+    expect(blocked.status).toBe(429);
+    expect((await blocked.json()).detail).toMatch(/too many failed logins/);
+    expect((await login({ token: server.token })).status).toBe(200);
+  }, 120_000);
 });
