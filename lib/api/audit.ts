@@ -8,6 +8,9 @@ import type { Actor } from '../jobs/roles';
 import { logger } from '../log';
 import { appendAudit, AUDIT_ACTIONS, listAudit, type AuditAction, type StoreScope } from '../store';
 import { validate } from './request';
+import type { AuditRow } from './types';
+
+export type { AuditRow } from './types';
 
 /**
  * Appends the row of an action `actor` did. A failed append is logged, never undoes the action
@@ -27,19 +30,6 @@ export async function record(store: StoreScope, actor: (Omit<Actor, 'userId'> & 
   } catch (err) {
     logger().error({ err, action, target, user: actor?.name }, 'audit row not written');
   }
-}
-
-/** One audit row as the API answers it. */
-export interface AuditRow {
-  id: number;
-  at: string;
-  action: string;
-  userId: number | null;
-  userName: string | null;
-  tokenPrefix: string | null;
-  ip: string | null;
-  target: string | null;
-  detail: unknown;
 }
 
 const AuditQuerySchema = z

@@ -16,32 +16,9 @@ import { countLiveTokens, createToken, createUser, listTokens, listUsers, MAX_TO
 import { record } from './audit';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { readJson, validate } from './request';
+import type { TokenView, UserView } from './types';
 
-/** A token as listed (never the token itself). */
-export interface TokenView {
-  id: number;
-  userId: number;
-  userName?: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
-
-/** A user as listed (never the password hash). */
-export interface UserView {
-  id: number;
-  name: string;
-  role: string;
-  hasPassword: boolean;
-  sso: boolean;
-  maxRunningCpus: number | null;
-  maxPendingJobs: number | null;
-  disabled: boolean;
-  createdAt: string;
-}
+export type { TokenView, UserView } from './types';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

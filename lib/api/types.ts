@@ -392,3 +392,44 @@ export interface ServerListItem {
 export interface MonitorServers {
   servers?: ServerListItem[];
 }
+
+// Users, personal tokens and the audit log (lib/api/team.ts, lib/api/audit.ts).
+
+/** A token as listed (never the token itself). */
+export interface TokenView {
+  id: number;
+  userId: number;
+  userName?: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A user as listed (never the password hash). */
+export interface UserView {
+  id: number;
+  name: string;
+  role: string;
+  hasPassword: boolean;
+  sso: boolean;
+  maxRunningCpus: number | null;
+  maxPendingJobs: number | null;
+  disabled: boolean;
+  createdAt: string;
+}
+
+/** One audit row as the API answers it. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  action: string;
+  userId: number | null;
+  userName: string | null;
+  tokenPrefix: string | null;
+  ip: string | null;
+  target: string | null;
+  detail: unknown;
+}

@@ -6,8 +6,7 @@
  */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import type { AuditRow } from '../../api/audit';
-import type { TokenView, UserView } from '../../api/team';
+import type { AuditRow, TokenView, UserView } from '../../api/types';
 import { usageError } from '../errors';
 import type { CliContext } from '../context';
 import { EXIT } from '../exit-codes';
