@@ -1,7 +1,8 @@
 /**
  * Upgrade to users and roles: a database as the release before users left it (one admin token,
  * jobs, a queue, a webhook) migrates; its jobs, queue and webhook belong to the first admin
- * (user 1), and the admin token still authenticates — as that admin; the audit log refuses edits.
+ * (user 1), and the admin token still authenticates — as that admin, also through a real server
+ * started on such a PostgreSQL database (it migrates it at start); the audit log refuses edits.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import { loadAuth } from '../../lib/auth/state';
 import { generateToken } from '../../lib/auth/tokens';
 import { migrate, readMigrations, type RawSql } from '../../lib/db/migrate';
 import { createEmptyPgDatabase, DB_KINDS } from '../helpers/db';
+import { startServerProcess } from '../helpers/server';
 
 /** The first migration of users: everything before it is the release being upgraded from. */
 const FIRST_USERS_MIGRATION = '20261222000000_users';
@@ -95,4 +97,31 @@ describe('the admin token after the upgrade', () => {
     const { identity } = authenticate((n) => (n === 'authorization' ? `Bearer ${token}` : undefined), state);
     expect(identity).toMatchObject({ user: { id: 1, name: 'admin', role: 'admin' }, via: 'bearer', tokenId: null });
   });
+});
+
+describe('a server started on a database of the release before users', () => {
+  it('migrates it; the old admin token still works, as the admin, and its jobs are the admin\'s', async () => {
+    const { url, drop } = await createEmptyPgDatabase('upgrade-server');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const token = generateToken();
+    try {
+      await migrate(pgRaw(client), readMigrations().filter((m) => m.name < FIRST_USERS_MIGRATION));
+      await seedOldRelease(pgRaw(client));
+    } finally {
+      await client.end();
+    }
+    const server = await startServerProcess({ token, env: { DATABASE_URL: url } });
+    try {
+      const me = await server.api('/api/users/me');
+      expect(await me.json()).toMatchObject({ id: 1, name: 'admin', role: 'admin' });
+      const list = (await (await server.api('/api/jobs?status=PENDING,CANCELLED,SUCCEEDED,FAILED&limit=10')).json()) as { jobs: Array<{ name: string; owner: string }> };
+      expect(list.jobs.map((j) => [j.name, j.owner]).sort()).toEqual([['one', 'admin'], ['two', 'admin']]);
+      const mine = (await (await server.api('/api/jobs?owner=me')).json()) as { jobs: unknown[] };
+      expect(mine.jobs).toHaveLength(2);
+    } finally {
+      await server.dispose();
+      await drop();
+    }
+  }, 120_000);
 });
