@@ -1,4 +1,5 @@
 import { actorOf, checkRequest, type Identity } from '../auth/guard';
+import { PEER_HEADER } from '../auth/policy';
 import type { RouteRule } from '../auth/rules';
 import type { Actor } from '../jobs/roles';
 import type { AuthState } from '../auth/state';
@@ -12,11 +13,7 @@ export interface RouteContext<P> {
   params: Promise<P>;
 }
 
-/**
- * Header the custom server's API router sets to the client's address (dropping any the client
- * sent): the audit log's IP.
- */
-export const PEER_HEADER = 'x-jobdeck-peer';
+export { PEER_HEADER };
 
 /** Who called a route handler, as apiRoute() found it. */
 export interface Caller {

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { logger } from '../log';
 import { type HeaderGetter, bearerToken, checkRequest } from './guard';
 import { safeNextPath } from './origin';
-import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
+import { LOGIN_PATH, PEER_HEADER, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
 import type { AuthState } from './state';
 import { verifyToken } from './tokens';
@@ -150,6 +150,8 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
   const maxBody = opts.maxBodyBytes;
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    // The client's address is the server's to say (the API router sets it).
+    delete req.headers[PEER_HEADER];
     const method = (req.method ?? 'GET').toUpperCase();
     const targetProblem = requestTargetProblem(method, req.url ?? '/');
     if (targetProblem) {
