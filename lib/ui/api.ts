@@ -94,6 +94,7 @@ export function listQuery(f: ListFilter): string {
   for (const s of f.status) p.append('status', s);
   if (f.q) p.set('q', f.q);
   if (f.queue) p.set('queue', f.queue);
+  if (f.owner) p.set('owner', f.owner);
   if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));
