@@ -1,7 +1,8 @@
 /**
  * Teams in the dashboard (Chromium, the run's server): a member an admin gave a password logs in
  * with it on /login, sees its role on the Tokens page, creates a token (shown once, then listed by
- * prefix) and revokes it; the Audit page is an admin's only; the job page shows who submitted it.
+ * prefix) and revokes it; the Audit page is an admin's only; the job page shows who submitted it;
+ * the job list shows a member its own jobs by default, everyone's after the toggle.
  */
 import { expect, test } from '@playwright/test';
 import { e2eServer } from './fixtures';
@@ -54,4 +55,14 @@ test('a member logs in with a password, manages its tokens, is refused the audit
   });
   await page.goto(`${url}/jobs/${id}`);
   await expect(page.getByTestId('job-owner')).toHaveText(name);
+
+  // The list shows a member its own jobs by default; the toggle shows everyone's.
+  const other = (await (await admin('/api/jobs', { method: 'POST', body: JSON.stringify({ cmd: 'true', name: `admins-${name}` }) })).json()) as { id: number };
+  await page.goto(`${url}/`);
+  await expect(page.getByTestId('owner-filter')).toContainText('Your jobs');
+  await expect(page.locator(`a[href="/jobs/${id}"]`).first()).toBeVisible();
+  await expect(page.locator(`a[href="/jobs/${other.id}"]`)).toHaveCount(0);
+  await page.getByTestId('owner-toggle').click();
+  await expect(page).toHaveURL(/owner=all/);
+  await expect(page.locator(`a[href="/jobs/${other.id}"]`).first()).toBeVisible();
 });
