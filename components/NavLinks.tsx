@@ -23,6 +23,12 @@ export function NavLinks() {
       <Link href="/webhooks" aria-current={path.startsWith('/webhooks') ? 'page' : undefined}>
         Webhooks
       </Link>
+      <Link href="/tokens" aria-current={path.startsWith('/tokens') ? 'page' : undefined}>
+        Tokens
+      </Link>
+      <Link href="/audit" aria-current={path.startsWith('/audit') ? 'page' : undefined}>
+        Audit
+      </Link>
     </nav>
   );
 }

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { LoginForm } from '@/components/auth/LoginForm';
+import { PasswordLoginForm } from '@/components/auth/PasswordLoginForm';
 import styles from '@/components/auth/auth.module.css';
 import { safeNextPath } from '@/lib/auth/origin';
 
@@ -31,6 +32,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         </div>
         <p className={styles.lead}>This server runs commands for whoever holds its token. Paste it to continue.</p>
         <LoginForm next={next} initialError={error} />
+        <details className={styles.help} data-testid="password-login">
+          <summary>Log in with a user name and password</summary>
+          <PasswordLoginForm next={next} />
+        </details>
         <div className={styles.help}>
           Where is the token?
           <ul>

@@ -200,6 +200,10 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
           <dt>Logs</dt>
           <dd data-testid="job-log-usage">{job.logsRemovedAt ? <span className="muted">{logsRemovedText(job.logsRemovedAt)}</span> : `${formatBytes(job.logBytesTotal)} on disk`}</dd>
         </div>
+        <div>
+          <dt>Submitted by</dt>
+          <dd data-testid="job-owner">{job.owner ?? '-'}</dd>
+        </div>
       </dl>
     </section>
   );

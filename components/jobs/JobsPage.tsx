@@ -7,9 +7,11 @@
  * `Enter` open, `x` select, `?` the list of them. Shows how to launch a first job when there is
  * none.
  */
+import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { teamApi } from '@/lib/ui/api';
 import { useJobCounts, useJobList, useNow } from '@/lib/ui/hooks';
 import type { ListFilter } from '@/lib/ui/list-cache';
 import { groupStatuses } from '@/lib/ui/list-url';
@@ -46,7 +48,11 @@ function useListKeys(ids: number[], active: number | null, setActive: (id: numbe
 export function JobsPage() {
   const url = useListUrl();
   const { group, q, queue, sort, cursors } = url.state;
-  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, queue, sort, cursors]);
+  // Whose jobs: a member sees its own unless it asks for everyone's (docs/design.md §15).
+  const me = useQuery({ queryKey: ['me'], queryFn: ({ signal }) => teamApi.me(signal), staleTime: 60_000 });
+  const mine = url.state.owner === 'me' || (url.state.owner === '' && me.data?.role === 'member');
+  const owner = mine ? me.data?.name : undefined;
+  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, owner, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, queue, owner, sort, cursors]);
   const list = useJobList(filter);
   const counts = useJobCounts(q, queue);
   const jobs = useMemo(() => list.data?.jobs ?? [], [list.data]);
@@ -58,7 +64,7 @@ export function JobsPage() {
   const acts = useJobActions(selected, jobs, clear);
 
   // New filters → selection cleared, row cursor back to the top.
-  const filterKey = `${group}|${q}|${queue}|${sort}`;
+  const filterKey = `${group}|${q}|${queue}|${owner ?? ''}|${sort}`;
   const lastKey = useRef(filterKey);
   useEffect(() => {
     if (lastKey.current === filterKey) return;
@@ -97,6 +103,14 @@ export function JobsPage() {
       ) : (
         <>
           <ListToolbar url={url} counts={counts.data} searchBox={searchBox} />
+          {me.data?.role === 'member' && (
+            <p className="queue-filter" data-testid="owner-filter">
+              {mine ? 'Your jobs' : 'Everyone\u2019s jobs'}{' '}
+              <button type="button" className="btn btn-ghost btn-sm" onClick={() => url.setOwner(mine ? 'all' : 'me')} data-testid="owner-toggle">
+                {mine ? 'Show everyone\u2019s' : 'Show only mine'}
+              </button>
+            </p>
+          )}
           <LogSearch status={filter.status} q={q} queue={queue} />
           {queue && (
             <p className="queue-filter" data-testid="queue-filter">

@@ -39,6 +39,7 @@ export function useListUrl() {
     setGroup: (group: ListUrlState['group']) => go({ ...state, group, cursors: [] }, 'push'),
     setSort: (sort: ListUrlState['sort']) => go({ ...state, sort, cursors: [] }, 'push'),
     setQueue: (queue: string) => go({ ...state, queue, cursors: [] }, 'push'),
+    setOwner: (owner: ListUrlState['owner']) => go({ ...state, owner, cursors: [] }, 'push'),
     older: (cursor: string) => go({ ...state, cursors: [...state.cursors, cursor] }, 'push'),
     newer: () => go({ ...state, cursors: state.cursors.slice(0, -1) }, 'push'),
   };

@@ -31,3 +31,4 @@ export const notFound = (detail: string) => new ApiError(404, 'Not Found', detai
 export const conflict = (detail: string, extra?: Record<string, unknown>) => new ApiError(409, 'Conflict', detail, extra);
 export const payloadTooLarge = (detail: string) => new ApiError(413, 'Payload Too Large', detail);
 export const unprocessable = (detail: string, extra?: Record<string, unknown>) => new ApiError(422, 'Unprocessable Content', detail, extra);
+export const forbidden = (detail: string, extra?: Record<string, unknown>) => new ApiError(403, 'Forbidden', detail, extra);

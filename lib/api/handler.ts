@@ -1,4 +1,7 @@
-import { checkRequest } from '../auth/guard';
+import { actorOf, checkRequest, type Identity } from '../auth/guard';
+import { PEER_HEADER } from '../auth/policy';
+import type { RouteRule } from '../auth/rules';
+import type { Actor } from '../jobs/roles';
 import type { AuthState } from '../auth/state';
 import { logger } from '../log';
 import { MAX_BODY_BYTES } from './body';
@@ -8,6 +11,20 @@ import { limitRequestBody } from './limits';
 /** Context Next.js passes to a route handler; `params` is a promise in Next 15+. */
 export interface RouteContext<P> {
   params: Promise<P>;
+}
+
+export { PEER_HEADER };
+
+/** Who called a route handler, as apiRoute() found it. */
+export interface Caller {
+  /** Null only on a public route called without credentials. */
+  identity: Identity | null;
+  /** The identity as an Actor (lib/jobs/roles.ts), with the client's address; null like identity. */
+  actor: Actor | null;
+  /** The route's rule (lib/auth/rules.ts). */
+  rule: RouteRule | null;
+  /** The client's address, or null when unknown. */
+  ip: string | null;
 }
 
 /** Options of apiRoute(). */
@@ -28,7 +45,7 @@ export interface ApiRouteOptions {
  * problem+json answers, and that enforces, before the handler runs:
  * - authentication (lib/auth/guard.ts checkRequest): a bearer token or session cookie, else 401;
  *   wrong Host or cross-origin state-changing request → 403 (skipped credentials only with
- *   `public: true`);
+ *   `public: true`); then the route's rule (lib/auth/rules.ts): a role below it → 403;
  * - the body cap: the handler receives a request whose body refuses more than the cap (413) and
  *   JSON nested deeper than 64 levels (400), however it reads it (req.json(), readBody()…).
  * Route handlers stay thin: parse, call lib/, answer. The request the handler gets is a plain
@@ -36,7 +53,7 @@ export interface ApiRouteOptions {
  * route(), which supplies the server's auth state.
  */
 export function apiRoute<P = Record<string, never>>(
-  handler: (req: Request, params: P) => Promise<Response>,
+  handler: (req: Request, params: P, caller: Caller) => Promise<Response>,
   opts: ApiRouteOptions,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   const limit = Math.min(opts.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
@@ -50,7 +67,7 @@ export function apiRoute<P = Record<string, never>>(
       return res;
     };
     try {
-      const verdict = checkRequest({ method: req.method, headers: (n) => req.headers.get(n) }, { public: opts.public }, opts.auth());
+      const verdict = checkRequest({ method: req.method, headers: (n) => req.headers.get(n) }, { public: opts.public, path: new URL(req.url).pathname }, opts.auth());
       if (!verdict.ok) {
         const res = problem(new ApiError(verdict.status, verdict.title, verdict.detail));
         if (verdict.status === 401) res.headers.set('www-authenticate', 'Bearer realm="jobdeck"');
@@ -59,7 +76,9 @@ export function apiRoute<P = Record<string, never>>(
       const limited = limitRequestBody(req, limit);
       tripped = limited.tripped;
       const params = ctx?.params !== undefined ? await ctx.params : ({} as P);
-      const res = await handler(limited.request, params);
+      const ip = req.headers.get(PEER_HEADER);
+      const identity = verdict.identity;
+      const res = await handler(limited.request, params, { identity, actor: identity ? actorOf(identity, ip) : null, rule: verdict.rule ?? null, ip });
       const hit = tripped();
       return hit ? refuse(hit) : res;
     } catch (err) {

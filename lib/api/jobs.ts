@@ -5,11 +5,13 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { changePriority, defaultExecutorOrNone, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobError, PendingQuotaError, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
+import type { Actor } from '../jobs/roles';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, type JobFilter, type Store } from '../store';
-import { badRequest, ApiError, conflict, notFound, payloadTooLarge } from './errors';
+import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, userRow, type JobFilter, type Store } from '../store';
+import { badRequest, ApiError, conflict, forbidden, notFound, payloadTooLarge } from './errors';
+import { record } from './audit';
 import { readBytes } from './body';
 import type { ListParams } from './request';
 import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
@@ -36,27 +38,39 @@ export function specProblem(issues: SpecIssue[]): ApiError {
  */
 export async function submit(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   try {
-    return await submitJobSpec(store, input);
+    const out = await submitJobSpec(store, input);
+    if (out.created) await record(store, input.actor ?? null, 'job.submit', `job:${out.result.id}`);
+    return out;
   } catch (err) {
     if (err instanceof SpecError) throw specProblem(err.issues);
     if (err instanceof UnknownUploadError) throw badRequest(err.message, { field: err.field });
     if (err instanceof SubmissionConflictError) throw conflict(err.message, { jobId: err.jobId, submissionId: err.submissionId });
     if (err instanceof QueueGoneError) throw conflict(err.message, { queue: err.queue });
-    throw err;
+    throw quotaProblem(err);
   }
+}
+
+/** A PendingQuotaError as 429 with the numbers; any other error as it is. */
+function quotaProblem(err: unknown): unknown {
+  if (!(err instanceof PendingQuotaError)) return err;
+  return new ApiError(429, 'Too Many Requests', err.message, { pending: err.pending, maxPendingJobs: err.maxPendingJobs });
 }
 
 /**
  * Re-runs a job: what it was submitted with, submitted again as a new job (lib/control/rerun.ts).
  * @throws ApiError 404 "job 12 not found"; 400 with `issues` when its spec no longer validates.
  */
-export async function rerun(store: Store, id: number, origin: SubmitOrigin): Promise<SubmitOutcome> {
+export async function rerun(store: Store, id: number, origin: SubmitOrigin, actor?: Actor): Promise<SubmitOutcome> {
   try {
-    return await rerunJob(store, id, origin);
+    await assertMayChange(store, actor, id);
+    const out = await rerunJob(store, id, origin, actor);
+    await record(store, actor ?? null, 'job.rerun', `job:${id}`, { newJobId: out.result.id });
+    return out;
   } catch (err) {
+    if (err instanceof ForbiddenJobError) throw forbidden(err.message, { jobId: id });
     if (err instanceof JobNotFoundError) throw notFound(err.message);
     if (err instanceof SpecError) throw specProblem(err.issues);
-    throw err;
+    throw quotaProblem(err);
   }
 }
 
@@ -117,9 +131,19 @@ export async function upload(req: Request): Promise<UploadManifest> {
   }
 }
 
-/** A page of jobs (lib/api/views.ts listJobs). */
-export function list(store: Store, p: ListParams): Promise<JobList> {
-  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+/**
+ * A page of jobs (lib/api/views.ts listJobs); `owner` "me" is the caller.
+ * @throws ApiError 400 when `owner` names no user.
+ */
+export async function list(store: Store, p: ListParams, actor?: Actor): Promise<JobList> {
+  let userId: number | undefined;
+  if (p.owner === 'me' && actor) userId = actor.userId;
+  else if (p.owner) {
+    const u = await userRow(store, { name: p.owner });
+    if (!u) throw badRequest(`owner: no user is named "${p.owner}"`, { issues: [{ path: 'owner', message: 'no such user' }] });
+    userId = u.id;
+  }
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, userId, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
@@ -141,10 +165,12 @@ export async function detail(store: Store, id: number): Promise<JobDetail> {
  * Changes a PENDING job's priority (lib/control/priority.ts) and answers its summary.
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: only a PENDING job's priority can change".
  */
-export async function patchOne(store: Store, id: number, patch: { priority: number }): Promise<JobSummary> {
+export async function patchOne(store: Store, id: number, patch: { priority: number }, actor?: Actor): Promise<JobSummary> {
+  await mayChange(store, actor, id);
   const r = await changePriority(store, id, patch.priority);
   if (r.kind === 'notFound') throw notFound(`job ${id} not found`);
   if (r.kind === 'notPending') throw conflict(`job ${id} is ${r.status}: only a PENDING job's priority can change`, { jobId: id, jobStatus: r.status });
+  await record(store, actor ?? null, 'job.priority', `job:${id}`, { priority: patch.priority });
   const job = await getJobSummary(store, id);
   if (!job) throw notFound(`job ${id} not found`);
   return job;
@@ -155,22 +181,40 @@ export async function patchOne(store: Store, id: number, patch: { priority: numb
  * job → CANCELLING (the monitor stops it).
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is already SUCCEEDED".
  */
-export async function cancelOne(store: Store, id: number): Promise<CancelResult> {
-  const r = await requestCancel(store, [id]);
+export async function cancelOne(store: Store, id: number, actor?: Actor): Promise<CancelResult> {
+  await mayChange(store, actor, id);
+  const r = await requestCancel(store, [id], actor);
   if (r.notFound.includes(id)) throw notFound(`job ${id} not found`);
   const ended = r.alreadyTerminal.find((x) => x.id === id);
   if (ended) throw conflict(`job ${id} is already ${ended.status}`, { jobId: id, jobStatus: ended.status });
+  await record(store, actor ?? null, 'job.cancel', `job:${id}`);
   return r;
 }
 
 /**
  * Cancels the jobs named by `ids`, or the jobs a filter selects that are not terminal yet.
  * Each id lands in exactly one list of the CancelResult. An empty selection cancels nothing.
+ * A member's filter selects only its own jobs; another's named ids land in `forbidden`.
  */
-export async function cancelMany(store: Store, sel: { ids: number[] } | { filter: JobFilter }): Promise<CancelResult> {
+export async function cancelMany(store: Store, sel: { ids: number[] } | { filter: JobFilter }, actor?: Actor): Promise<CancelResult> {
+  if (actor && actor.role !== 'admin' && 'filter' in sel) sel = { filter: { ...sel.filter, userId: actor.userId } };
   const ids = 'ids' in sel ? sel.ids : await activeJobIds(store, sel.filter);
   if (ids.length === 0) return { cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] };
-  return requestCancel(store, ids);
+  const r = await requestCancel(store, ids, actor);
+  const done = [...r.cancelled, ...r.cancelling];
+  // One row for the one request, naming the jobs it stopped (at most the first 1000).
+  if (done.length) await record(store, actor ?? null, 'job.cancel', null, { jobs: done.length, ids: done.slice(0, 1000), ...('filter' in sel ? { filter: sel.filter } : {}) } as Record<string, unknown>);
+  return r;
+}
+
+/** @throws ApiError 403 when `actor` may not change job `id` (lib/control/ownership.ts). */
+async function mayChange(store: Store, actor: Actor | undefined, id: number): Promise<void> {
+  try {
+    await assertMayChange(store, actor, id);
+  } catch (err) {
+    if (err instanceof ForbiddenJobError) throw forbidden(err.message, { jobId: id });
+    throw err;
+  }
 }
 
 /** What deleteOne() needs besides the database (it removes the job's folder and stops leftovers). */
@@ -187,9 +231,10 @@ export interface DeleteDeps {
  * Deletes a terminal job: rows and its folder (attempt logs) — lib/control/delete.ts deleteJobs.
  * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: cancel it first".
  */
-export async function deleteOne(store: Store, id: number, deps: DeleteDeps): Promise<void> {
+export async function deleteOne(store: Store, id: number, deps: DeleteDeps, actor?: Actor): Promise<void> {
+  await mayChange(store, actor, id);
   const r = await deleteJobs(store, [id], { home: deps.home, executor: deps.executor, leftoverGraceMs: deps.leftoverGraceMs });
-  if (r.deleted.includes(id)) return;
+  if (r.deleted.includes(id)) return record(store, actor ?? null, 'job.delete', `job:${id}`);
   const refused = r.refused.find((x) => x.id === id);
   if (!refused || refused.status === null) throw notFound(`job ${id} not found`);
   const advice = refused.status === 'CANCELLING' ? 'it is being cancelled; delete it once it is CANCELLED' : 'cancel it first';

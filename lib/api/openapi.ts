@@ -11,6 +11,7 @@
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
+import { teamPaths } from './openapi-team';
 import { InsightsQuerySchema } from './insights';
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
@@ -87,7 +88,7 @@ const json = (id: string, description: string): Json => ({ description, content:
 
 const ERRORS = {
   400: problem('Bad input: what and where (detail); a spec error lists every issue with file, line, column and key path (issues).'),
-  401: problem('Missing or wrong token (Authorization: Bearer …).'),
+  401: problem('Missing, wrong, revoked or expired token (Authorization: Bearer …).'),
   404: problem('No such job: "job 123 not found".'),
   409: problem('Conflict with the job as it is (already terminal, not terminal yet, submissionId reused with another spec).'),
   413: problem('Body larger than 1 MiB.'),
@@ -541,8 +542,9 @@ export function buildOpenApiDocument(): Json {
       { name: 'logs', description: "Attempt logs (bounded reads, download)." },
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
+      { name: 'users', description: 'Users, roles, personal tokens, the audit log (docs/design.md §15).' },
     ],
-    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...teamPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },

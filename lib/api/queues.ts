@@ -36,9 +36,9 @@ const refuseDefault = (name: string, what: string) => {
 };
 
 /** Creates or replaces a queue (the admission pass applies the new limits at once). @throws ApiError 400 for the default queue. */
-export async function setQueue(store: Store, name: string, body: Partial<QueueSettings>): Promise<QueueView> {
+export async function setQueue(store: Store, name: string, body: Partial<QueueSettings>, userId: number | null = null): Promise<QueueView> {
   refuseDefault(name, 'define');
-  const row = await putQueue(store, name, { ...NONE, ...body });
+  const row = await putQueue(store, name, { ...NONE, ...body }, userId);
   return view(name, row, await queueUse(store));
 }
 

@@ -211,6 +211,8 @@ export interface ListParams {
   /** Submitted at or after / before (lib/store JobFilter). */
   submittedAfter?: Date;
   submittedBefore?: Date;
+  /** Only the jobs of this submitter: "me" or a user name. */
+  owner?: string;
   limit: number;
   sort: ListSort;
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
@@ -240,7 +242,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), ...searchParams(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), ...searchParams(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), owner: single(sp, 'owner'), cursor: single(sp, 'cursor') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -250,7 +252,7 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, limit: parsed.limit, sort, beforeId, afterName };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, owner: parsed.owner, limit: parsed.limit, sort, beforeId, afterName };
 }
 
 /** The search parameters the list and the counts share, as given (validated by their schema). */

@@ -51,6 +51,7 @@ export const CountsQuerySchema = z.object(searchShape).superRefine(rangeOrdered)
 export const ListQuerySchema = z.object({
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   ...searchShape,
+  owner: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { error: 'owner must be "me" or a user name (a–z, 0–9, ., - and _, 1–63 characters)' }).meta({ description: 'Only the jobs this user submitted: "me" (the caller) or a user name.' }).optional(),
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })

@@ -401,13 +401,11 @@ const jobSummaryBase = {
   cancelRequested: z.boolean(),
   priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
   queue: z.string().meta({ description: 'The operator queue ("default": no limits of its own).' }),
+  owner: z.string().nullable().meta({ description: 'Who submitted it (the user name); null when no submitter is recorded.' }),
   pendingReason: z
     .string()
     .nullable()
-    .meta({
-      description:
-        'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.',
-    }),
+    .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
@@ -512,6 +510,7 @@ export const CancelResultSchema = named(
     cancelling: z.array(z.number().int()).meta({ description: 'Asked to stop; the monitor ends them.' }),
     alreadyTerminal: z.array(z.object({ id: z.number().int(), status: z.string() })),
     notFound: z.array(z.number().int()),
+    forbidden: z.array(z.number().int()).optional().meta({ description: "Another user's jobs a member may not cancel (none written); only when some were named." }),
   }),
   'CancelResult',
   'What a cancel did to each job.',

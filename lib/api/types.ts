@@ -97,6 +97,8 @@ export interface JobSummary {
   priority: number;
   /** The operator queue ("default" when the spec names none). */
   queue: string;
+  /** Who submitted it (the user's name); null when no submitter is recorded. */
+  owner: string | null;
   /**
    * While PENDING: why it waits, with its place in line ("needs 4 CPUs, 2 of 8 free", "3 jobs
    * ahead at priority ≥ 500", "queue gpu at its limit (2 of 2 running)"), null before an
@@ -216,6 +218,8 @@ export interface CancelResult {
   cancelling: number[];
   alreadyTerminal: { id: number; status: string }[];
   notFound: number[];
+  /** Another user's jobs the caller may not cancel (nothing written); only when some were named. */
+  forbidden?: number[];
 }
 
 // The WebSocket messages (JSON text frames) of the job stream and the list stream; the protocol
@@ -391,4 +395,45 @@ export interface ServerListItem {
 /** The part of GET /api/monitor the dashboard reads: `servers` is absent on one server (PGlite, no leases). */
 export interface MonitorServers {
   servers?: ServerListItem[];
+}
+
+// Users, personal tokens and the audit log (lib/api/team.ts, lib/api/audit.ts).
+
+/** A token as listed (never the token itself). */
+export interface TokenView {
+  id: number;
+  userId: number;
+  userName?: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A user as listed (never the password hash). */
+export interface UserView {
+  id: number;
+  name: string;
+  role: string;
+  hasPassword: boolean;
+  sso: boolean;
+  maxRunningCpus: number | null;
+  maxPendingJobs: number | null;
+  disabled: boolean;
+  createdAt: string;
+}
+
+/** One audit row as the API answers it. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  action: string;
+  userId: number | null;
+  userName: string | null;
+  tokenPrefix: string | null;
+  ip: string | null;
+  target: string | null;
+  detail: unknown;
 }

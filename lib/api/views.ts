@@ -9,7 +9,7 @@ import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
-import { jobListRows, jobTree, listJobRows, usageSeriesOf, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
+import { jobListRows, jobTree, listJobRows, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
 import { readManifest } from '../control';
@@ -50,8 +50,9 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
   if (!job) return null;
   const series = await usageSeriesOf(store, job.tasks.flatMap((t) => t.attempts.filter((a) => a.cpuMs !== null).map((a) => a.id)));
   const tasks = await Promise.all(job.tasks.map((t) => toTaskView(t, series, now)));
+  const owner = job.userId === null ? null : ((await userNames(store, [job.userId])).get(job.userId) ?? null);
   return {
-    ...toJobSummary(job, tasks, now),
+    ...toJobSummary(job, tasks, now, owner),
     events: job.events.map(toJobEventView),
     specYaml: maskSpecYaml(job.specYaml),
     launch: launchView(job.launch),
@@ -90,6 +91,7 @@ function summaryOf(r: JobListRow, now: Date): JobSummary {
     r.job,
     r.tasks.map((t) => toTaskSummary(t.task, t.attempts)),
     now,
+    r.owner,
   );
 }
 
@@ -148,7 +150,7 @@ function nodesOf(spec: unknown): { nodes?: number } {
  * Maps a Job row and its task summaries (pipeline order) to a JobSummary. Durations run to
  * `now` while the job has not ended (SkyPilot's TOT. DURATION and JOB DURATION).
  */
-export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T[], now: Date = new Date()): Omit<JobSummary, 'tasks'> & { tasks: T[] } {
+export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T[], now: Date = new Date(), owner: string | null = null): Omit<JobSummary, 'tasks'> & { tasks: T[] } {
   const end = job.endedAt ?? now;
   return {
     id: job.id,
@@ -169,6 +171,7 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     cancelRequested: job.cancelRequestedAt !== null,
     priority: job.priority,
     queue: job.queue,
+    owner,
     // PENDING: admission's reason; STARTING / RUNNING: the executor's scheduler's (lib/monitor/held.ts).
     pendingReason: job.status === 'PENDING' || job.status === 'STARTING' || job.status === 'RUNNING' ? job.pendingReason : null,
     tasks,

@@ -102,7 +102,7 @@ export async function getWebhook(store: Store, name: string): Promise<WebhookVie
  * Creates a subscription with a new secret, answered this once.
  * @throws ApiError 400 for a refused URL or when MAX_WEBHOOKS exist; 409 when the name is taken.
  */
-export async function createWebhook(c: WebhookContext, body: z.output<typeof CreateWebhookSchema>): Promise<{ webhook: WebhookView; secret: string }> {
+export async function createWebhook(c: WebhookContext, body: z.output<typeof CreateWebhookSchema>, userId: number | null = null): Promise<{ webhook: WebhookView; secret: string }> {
   await checkUrl(body.url);
   if ((await countSubscriptions(c.store)) >= MAX_WEBHOOKS) throw badRequest(`at most ${MAX_WEBHOOKS} webhooks: delete one first`);
   if (await subscriptionRow(c.store, body.name)) throw conflict(`webhook ${body.name} exists`);
@@ -117,6 +117,7 @@ export async function createWebhook(c: WebhookContext, body: z.output<typeof Cre
     namedOnly: body.namedOnly ?? false,
     enabled: body.enabled ?? true,
     secretEnc: sealSecret(webhookKey(c.home), secret),
+    userId,
   }).catch((err: unknown) => {
     if ((err as { code?: string }).code === 'P2002') throw conflict(`webhook ${body.name} exists`);
     throw err;

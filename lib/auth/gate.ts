@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { logger } from '../log';
 import { type HeaderGetter, bearerToken, checkRequest } from './guard';
 import { safeNextPath } from './origin';
-import { LOGIN_PATH, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
+import { LOGIN_PATH, PEER_HEADER, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
 import type { AuthState } from './state';
 import { verifyToken } from './tokens';
@@ -150,6 +150,8 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
   const maxBody = opts.maxBodyBytes;
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    // The client's address is the server's to say (the API router sets it).
+    delete req.headers[PEER_HEADER];
     const method = (req.method ?? 'GET').toUpperCase();
     const targetProblem = requestTargetProblem(method, req.url ?? '/');
     if (targetProblem) {
@@ -175,7 +177,8 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
     const pathname = url.pathname;
     const headers = nodeHeaders(req);
     const isPublic = isPublicRequest(method, pathname, opts);
-    const verdict = metricsVerdict(method, pathname, headers, opts.auth) ?? checkRequest({ method, headers }, { public: isPublic }, opts.auth);
+    const verdict =
+      metricsVerdict(method, pathname, headers, opts.auth) ?? checkRequest({ method, headers }, { public: isPublic, path: pathname === METRICS_PATH ? pathname : undefined }, opts.auth);
     if (verdict.ok && pathname === LOGIN_PATH && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
       loginWithUrlToken(opts.auth, req, res, url);
       return false;
@@ -214,6 +217,10 @@ export function refuseUpgrade(socket: Duplex, status: number, title: string, det
 /** Who opened a WebSocket: the browser session (null for a bearer token, which has none). */
 export interface UpgradeCaller {
   session: Session | null;
+  /** The personal token it came with (its revoke closes the socket); null otherwise. */
+  tokenId: number | null;
+  /** Its user (disabling the user closes the socket). */
+  userId: number | null;
 }
 
 /**
@@ -222,15 +229,23 @@ export interface UpgradeCaller {
  * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns who opened
  * it (the session, for a cookie: its sockets close at its logout or expiry) to let it through;
  * otherwise null, having answered 400/401/403 on the socket. `auth`: the server's AuthState.
+ * `known`: the path is a WebSocket endpoint, whose rule (lib/auth/rules.ts) is checked too.
  */
-export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex): UpgradeCaller | null {
+export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duplex, known = true): UpgradeCaller | null {
   const targetProblem = requestTargetProblem((req.method ?? 'GET').toUpperCase(), req.url ?? '/');
   if (targetProblem) {
     refuseUpgrade(socket, 400, 'Bad Request', targetProblem);
     return null;
   }
-  const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true }, auth);
-  if (verdict.ok) return { session: verdict.identity?.session ?? null };
+  let pathname = '/';
+  try {
+    pathname = new URL(req.url ?? '/', 'http://x').pathname;
+  } catch {
+    // The dispatcher refused a malformed target before.
+  }
+  // An endpoint that does not exist is authenticated only (the dispatcher answers 404 after).
+  const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true, path: known ? pathname : undefined }, auth);
+  if (verdict.ok) return { session: verdict.identity?.session ?? null, tokenId: verdict.identity?.tokenId ?? null, userId: verdict.identity?.user.id ?? null };
   logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);
   refuseUpgrade(socket, verdict.status, verdict.title, verdict.detail);
   return null;

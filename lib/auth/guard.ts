@@ -1,31 +1,48 @@
+import type { Actor } from '../jobs/roles';
+import type { DirectoryUser } from './directory';
 import { hostAllowed, isStateChanging, originMatches } from './origin';
+import { authorize, type RouteRule } from './rules';
 import { type Session, hasSessionCookie, sessionFromCookieHeader } from './session';
 import type { AuthState } from './state';
-import { verifyToken } from './tokens';
+import { hashToken, verifyToken } from './tokens';
 
 /**
  * The one decision every request and WebSocket upgrade goes through — called by the HTTP gate
  * and the upgrade gate in the custom server (lib/auth/gate.ts) and again by apiRoute()
  * (lib/api/handler.ts), so a route is protected even if the outer gate is bypassed.
  *
- * Order: Host (DNS rebinding) → Origin (CSRF / cross-site WebSocket) → credentials.
+ * Order: Host (DNS rebinding) → Origin (CSRF / cross-site WebSocket) → credentials → the
+ * route's rule (lib/auth/rules.ts), when the caller names the path.
  */
 
 /** Reads one request header (lower-case name); undefined when absent. */
 export type HeaderGetter = (name: string) => string | undefined | null;
 
-/** Who is calling. There is one identity today: the admin token's holder. */
+/** Who is calling: a user, and how they proved it. */
 export interface Identity {
-  subject: 'admin';
+  user: DirectoryUser;
   /** How they proved it. */
   via: 'bearer' | 'cookie';
   /** The browser session, when via is 'cookie'. */
   session?: Session;
+  /** The personal token's id (ApiToken.id); null for the admin token or a session. */
+  tokenId: number | null;
+  /** The token's first characters, for lists and the audit log; null for a session. */
+  tokenPrefix: string | null;
+}
+
+/** Characters of a token shown as its prefix (`jdp_` + 8, or the admin token's `jd_` + 9). */
+export const TOKEN_PREFIX_CHARS = 12;
+
+/** The Actor (lib/jobs/roles.ts) of an identity, with the client's address. */
+export function actorOf(identity: Identity, ip: string | null): Actor {
+  const u = identity.user;
+  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, maxPendingJobs: u.maxPendingJobs };
 }
 
 /** The outcome of checkRequest(). */
 export type Verdict =
-  | { ok: true; identity: Identity | null }
+  | { ok: true; identity: Identity | null; rule?: RouteRule }
   | { ok: false; status: 400 | 401 | 403; title: string; detail: string };
 
 /** What is being checked. */
@@ -37,6 +54,11 @@ export interface CheckOptions {
    * cancel and read everything). Default: POST/PUT/PATCH/DELETE and other non-safe methods.
    */
   stateChanging?: boolean;
+  /**
+   * The request's path (`new URL(…).pathname`): when given, the caller's role is checked against
+   * the path's rule (lib/auth/rules.ts authorize) → 403, also for a path with no rule.
+   */
+  path?: string;
 }
 
 /** `Authorization: Bearer <token>` → the token; null when absent; '' when malformed. */
@@ -46,24 +68,45 @@ export function bearerToken(header: string | undefined | null): string | null {
   return m ? m[1] : '';
 }
 
+/** A failure of authenticate(). */
+const fail = (failure: string) => ({ identity: null, failure });
+
+/** Who holds this bearer token: the admin token (the first admin), or a live personal token. */
+function bearerIdentity(bearer: string, state: AuthState, now: number): { identity: Identity | null; failure?: string } {
+  const prefix = bearer.slice(0, TOKEN_PREFIX_CHARS);
+  if (state.tokenHash && verifyToken(bearer, state.tokenHash)) {
+    const user = state.directory.user(1);
+    if (user) return { identity: { user, via: 'bearer', tokenId: null, tokenPrefix: prefix } };
+  }
+  const found = state.directory.token(hashToken(bearer).toString('hex'));
+  if (!found) return fail(state.tokenHash || state.directory.hasTokens() ? 'the token is not valid (unknown or revoked)' : 'no token is configured on this server');
+  if (found.token.expiresAt !== null && found.token.expiresAt <= now) return fail(`the token ${found.token.prefix}… expired at ${new Date(found.token.expiresAt).toISOString()}`);
+  if (!found.user || found.user.disabled) return fail(`the token's user is disabled`);
+  state.directory.noteUse(found.token.id, now);
+  return { identity: { user: found.user, via: 'bearer', tokenId: found.token.id, tokenPrefix: found.token.prefix } };
+}
+
 /**
  * Who sent these headers, if anyone. A bearer token, when present, decides alone (a wrong
- * bearer token is a failure even with a valid cookie); otherwise the session cookie. `state` is
- * the server's AuthState (lib/auth/state.ts).
+ * bearer token is a failure even with a valid cookie): the admin token authenticates as the
+ * first admin (user 1), a personal token as its user unless it is revoked, expired or its user
+ * disabled; otherwise the session cookie, as its user unless disabled. `state` is the server's
+ * AuthState (lib/auth/state.ts); its directory is read synchronously (lib/auth/directory.ts).
  */
-export function authenticate(headers: HeaderGetter, state: AuthState): { identity: Identity | null; failure?: string } {
+export function authenticate(headers: HeaderGetter, state: AuthState, now: number = Date.now()): { identity: Identity | null; failure?: string } {
   const bearer = bearerToken(headers('authorization'));
   if (bearer !== null) {
-    if (bearer === '') return { identity: null, failure: 'the Authorization header must be "Bearer <token>"' };
-    if (!state.tokenHash) return { identity: null, failure: 'no token is configured on this server' };
-    return verifyToken(bearer, state.tokenHash)
-      ? { identity: { subject: 'admin', via: 'bearer' } }
-      : { identity: null, failure: 'the token is not valid' };
+    if (bearer === '') return fail('the Authorization header must be "Bearer <token>"');
+    return bearerIdentity(bearer, state, now);
   }
   const cookie = headers('cookie');
-  const session = sessionFromCookieHeader(cookie, state);
-  if (session) return { identity: { subject: 'admin', via: 'cookie', session } };
-  if (hasSessionCookie(cookie, state)) return { identity: null, failure: 'the session has expired or was logged out; log in again' };
+  const session = sessionFromCookieHeader(cookie, state, now);
+  if (session) {
+    const user = state.directory.user(session.userId);
+    if (user && !user.disabled) return { identity: { user, via: 'cookie', session, tokenId: null, tokenPrefix: null } };
+    return fail(`the session's user is disabled; log in again`);
+  }
+  if (hasSessionCookie(cookie, state)) return fail('the session has expired or was logged out; log in again');
   return { identity: null };
 }
 
@@ -97,6 +140,11 @@ export function checkRequest(req: { method: string; headers: HeaderGetter }, opt
   const { identity, failure } = authenticate(req.headers, state);
   if (identity && identity.via === 'cookie' && changing && origin === undefined) {
     return { ok: false, status: 403, title: 'Forbidden', detail: 'a request authenticated by the session cookie must carry an Origin header (CSRF protection); scripts should send Authorization: Bearer <token>' };
+  }
+  if (identity && opts.path !== undefined) {
+    const a = authorize(identity.user.role, req.method, opts.path);
+    if (!a.ok) return { ok: false, status: 403, title: 'Forbidden', detail: a.detail };
+    return { ok: true, identity, rule: a.rule };
   }
   if (identity || opts.public) return { ok: true, identity };
   return {

@@ -7,6 +7,12 @@ import path from 'node:path';
  * here: the outer gate in the custom server refuses it otherwise.
  */
 
+/**
+ * Header the custom server's API router sets to the client's address, for the audit log; the HTTP
+ * gate drops any a client sent, so only the server says it.
+ */
+export const PEER_HEADER = 'x-jobdeck-peer';
+
 /** The login page. */
 export const LOGIN_PATH = '/login';
 

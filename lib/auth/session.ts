@@ -3,8 +3,9 @@ import { type AuthState, revokeSessionId } from './state';
 
 /**
  * Browser sessions: an HMAC-signed cookie, so sessions survive a server restart without a
- * session table. Value: `v1.<expiresAtMs base36>.<id>.<mac>` where `id` is 16 random bytes
- * (base64url) and `mac` = HMAC-SHA256(sessionKey, "v1.<exp>.<id>") (base64url). The key is
+ * session table. Value: `v1.<expiresAtMs base36>.<id>.<mac>` (the first admin, user 1) or
+ * `v2.<expiresAtMs base36>.<userId base36>.<id>.<mac>` (any user), where `id` is 16 random bytes
+ * (base64url) and `mac` = HMAC-SHA256(sessionKey, everything before it) (base64url). The key is
  * derived from `session.key` and the token hash (lib/auth/state.ts), so rotating the token or
  * deleting session.key ends every session. Logout adds the id to a revocation list kept until
  * the session would have expired.
@@ -19,6 +20,8 @@ export interface Session {
   id: string;
   /** ms since epoch. */
   expiresAt: number;
+  /** Whose session it is (User.id). */
+  userId: number;
 }
 
 /** Parses a Cookie header into name → values (a name may appear more than once). */
@@ -43,12 +46,12 @@ function mac(key: Buffer, payload: string): Buffer {
   return createHmac('sha256', key).update(payload).digest();
 }
 
-/** Signs a new session valid for the state's lifetime. `now` in ms (injectable for tests). */
-export function issueSession(state: AuthState, now: number = Date.now()): { value: string; session: Session } {
+/** Signs a new session of user `userId` (default: the first admin) valid for the state's lifetime. `now` in ms (injectable for tests). */
+export function issueSession(state: AuthState, now: number = Date.now(), userId = 1): { value: string; session: Session } {
   const expiresAt = now + state.sessionTtlMs;
   const id = randomBytes(16).toString('base64url');
-  const payload = `v1.${expiresAt.toString(36)}.${id}`;
-  return { value: `${payload}.${mac(state.sessionKey, payload).toString('base64url')}`, session: { id, expiresAt } };
+  const payload = userId === 1 ? `v1.${expiresAt.toString(36)}.${id}` : `v2.${expiresAt.toString(36)}.${userId.toString(36)}.${id}`;
+  return { value: `${payload}.${mac(state.sessionKey, payload).toString('base64url')}`, session: { id, expiresAt, userId } };
 }
 
 /**
@@ -58,16 +61,17 @@ export function issueSession(state: AuthState, now: number = Date.now()): { valu
 export function verifySession(value: string | null | undefined, state: AuthState, now: number = Date.now()): Session | null {
   if (!value || value.length > 200 || !state.tokenHash) return null;
   const parts = value.split('.');
-  if (parts.length !== 4 || parts[0] !== 'v1') return null;
-  const [, expB36, id, sig] = parts;
-  if (!/^[0-9a-z]{1,12}$/.test(expB36) || !/^[A-Za-z0-9_-]{22}$/.test(id) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
-  const expected = mac(state.sessionKey, `v1.${expB36}.${id}`);
+  const v1 = parts.length === 4 && parts[0] === 'v1';
+  if (!v1 && !(parts.length === 5 && parts[0] === 'v2')) return null;
+  const [, expB36, uidB36, id, sig] = v1 ? [parts[0], parts[1], '1', parts[2], parts[3]] : parts;
+  if (!/^[0-9a-z]{1,12}$/.test(expB36) || !/^[0-9a-z]{1,8}$/.test(uidB36) || !/^[A-Za-z0-9_-]{22}$/.test(id) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
+  const expected = mac(state.sessionKey, v1 ? `v1.${expB36}.${id}` : `v2.${expB36}.${uidB36}.${id}`);
   const given = Buffer.from(sig, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const expiresAt = parseInt(expB36, 36);
   if (!(expiresAt > now)) return null;
   if (state.revoked.has(id)) return null;
-  return { id, expiresAt };
+  return { id, expiresAt, userId: parseInt(uidB36, 36) };
 }
 
 /** The first valid session among the cookies of a Cookie header (duplicates are tried in turn). */

@@ -3,6 +3,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
 import { AuthConfigError, type Env } from './binding';
+import { AuthDirectory } from './directory';
 import {
   MIN_TOKEN_LENGTH,
   TOKEN_FILE,
@@ -47,6 +48,8 @@ export interface AuthState {
    * WebSocket hub closes that session's sockets (lib/ws/hub.ts). Absent: nobody listens.
    */
   onRevoke?: Set<(sessionId: string) => void>;
+  /** Users and live personal tokens, in memory (lib/auth/directory.ts). */
+  directory: AuthDirectory;
   /** Extra allowed browser origins (`scheme://host[:port]`, lower case) from JOBDECK_ORIGINS. */
   allowedOrigins: string[];
   /** The address the server listens on (for the Host check); null when not known. */
@@ -217,7 +220,7 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   const revoked = loadRevoked(path.join(/*turbopackIgnore: true*/ home, REVOKED_SESSIONS_FILE), Date.now());
 
   return {
-    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), allowedOrigins, bindHost: opts.host ?? null, metricsTokenHash },
+    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), directory: new AuthDirectory(), allowedOrigins, bindHost: opts.host ?? null, metricsTokenHash },
     generated,
     loginToken,
     warnings,
@@ -238,6 +241,7 @@ export function closedAuthState(): AuthState {
     sessionTtlMs: DEFAULT_SESSION_TTL_MS,
     home: '',
     revoked: new Map(),
+    directory: new AuthDirectory(),
     allowedOrigins: [],
     bindHost: null,
   };

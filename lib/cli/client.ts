@@ -55,6 +55,8 @@ export interface ListParams {
   /** ISO-8601 times or dates, as GET /api/jobs takes them (the server validates them). */
   submittedAfter?: string;
   submittedBefore?: string;
+  /** Only this submitter's jobs: "me" or a user name. */
+  owner?: string;
   limit?: number;
   cursor?: string;
 }
@@ -326,6 +328,7 @@ export class JobdeckClient {
     if (p.q) q.set('q', p.q);
     if (p.submittedAfter) q.set('submittedAfter', p.submittedAfter);
     if (p.submittedBefore) q.set('submittedBefore', p.submittedBefore);
+    if (p.owner) q.set('owner', p.owner);
     if (p.limit) q.set('limit', String(p.limit));
     if (p.cursor) q.set('cursor', p.cursor);
     return this.request<JobList>('GET', '/api/jobs', { query: q, what: 'list jobs' });

@@ -15,6 +15,7 @@ import { addServers } from './commands/servers';
 import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
 import { addWebhooks } from './commands/webhooks';
+import { addTeam } from './commands/team';
 import { CLI_ENV_HELP, type GlobalOptions } from './config';
 import { CliContext, type CliIO, processIO } from './context';
 import { CliError } from './errors';
@@ -81,6 +82,7 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   addScheduling(program, getCtx, run);
   addServers(program, getCtx, run);
   addWebhooks(program, getCtx, run);
+  addTeam(program, getCtx, run);
   addServer(program, getCtx, run);
   for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;

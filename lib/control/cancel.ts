@@ -7,7 +7,9 @@
  */
 import { logger } from '../log';
 import { isTerminal, type JobStatus } from '../jobs/status';
+import type { Actor } from '../jobs/roles';
 import { jobStatuses, recordCancelRequest, transitionJobsWhere, type Store } from '../store';
+import { splitByOwnership } from './ownership';
 
 /** What requestCancel() did, per id (each id appears in exactly one list, ids ascending). */
 export interface CancelOutcome {
@@ -18,6 +20,8 @@ export interface CancelOutcome {
   /** Already terminal: nothing written (the API answers an error that says so). */
   alreadyTerminal: { id: number; status: string }[];
   notFound: number[];
+  /** Another user's jobs the actor may not cancel (nothing written); present only when some were named. */
+  forbidden?: number[];
 }
 
 const RUNNING_STATES: JobStatus[] = ['STARTING', 'RUNNING', 'RECOVERING'];
@@ -47,11 +51,15 @@ function sorted(out: CancelOutcome): CancelOutcome {
  * A job whose status changed between the read and the write (lost race) is read again and
  * handled by its fresh status (a few rounds). Cost: two reads plus one write per status group and
  * chunk of 1000 ids — hundreds of ids in well under a second.
+ * With an `actor`, jobs it may not change (lib/control/ownership.ts) go to `forbidden` untouched.
  */
-export async function requestCancel(store: Store, ids: number[]): Promise<CancelOutcome> {
+export async function requestCancel(store: Store, ids: number[], actor?: Actor): Promise<CancelOutcome> {
   const out: CancelOutcome = { cancelled: [], cancelling: [], alreadyTerminal: [], notFound: [] };
-  let remaining = [...new Set(ids)].filter((id) => Number.isInteger(id) && id > 0);
+  const valid = [...new Set(ids)].filter((id) => Number.isInteger(id) && id > 0);
   out.notFound.push(...[...new Set(ids)].filter((id) => !(Number.isInteger(id) && id > 0)));
+  const split = await splitByOwnership(store, actor, valid);
+  if (split.forbidden.length) out.forbidden = split.forbidden.sort((a, b) => a - b);
+  let remaining = split.allowed;
   for (let round = 0; round < CANCEL_ROUNDS && remaining.length > 0; round++) {
     const found = await jobStatuses(store, remaining);
     const byStatus = new Map<JobStatus, number[]>();

@@ -3,9 +3,10 @@
  * (cancel.ts), priority (priority.ts), delete (delete.ts). They decide with lib/jobs and write through lib/store; the monitor hears their
  * writes on the store's bus (no call into lib/monitor).
  */
-export { buildSpec, defaultExecutorOrNone, localGpusOrNone, launchOf, storedWarnings, SubmissionConflictError, UnknownUploadError, submitJobSpec, type BuiltSpec, type LaunchOverrides, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
+export { buildSpec, defaultExecutorOrNone, localGpusOrNone, launchOf, PendingQuotaError, storedWarnings, SubmissionConflictError, UnknownUploadError, submitJobSpec, type BuiltSpec, type LaunchOverrides, type SpecSource, type SubmitInput, type SubmitOutcome, type SubmittedJob } from './submit';
 export { JobNotFoundError, rerunJob } from './rerun';
 export { requestCancel, type CancelOutcome } from './cancel';
 export { changePriority, type PriorityOutcome } from './priority';
 export { deleteJobs, type DeleteOptions, type DeleteOutcome } from './delete';
 export { readManifest, storeUpload, UploadError, uploadMaxBytes, UPLOAD_HASH, type UploadManifest } from '../executors/upload';
+export { assertMayChange, ForbiddenJobError, splitByOwnership } from './ownership';

@@ -6,6 +6,7 @@
  * the YAML does not hold).
  */
 import type { SubmitOrigin } from '../jobs/origin';
+import type { Actor } from '../jobs/roles';
 import { jobSubmission, type Store } from '../store';
 import { submitJobSpec, type LaunchOverrides, type SubmitOutcome } from './submit';
 
@@ -37,9 +38,10 @@ function storedLaunch(json: unknown): LaunchOverrides {
  * spec is the same as the old one's (same specHash) unless the server's rules changed between
  * the two submits (then it fails as any submit would).
  * @param origin what asks for the re-run (the new job's origin).
+ * @param actor who re-runs it (the new job's submitter); callers check it may (ownership.ts).
  * @throws JobNotFoundError; SpecError when the stored spec no longer validates.
  */
-export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): Promise<SubmitOutcome> {
+export async function rerunJob(store: Store, id: number, origin: SubmitOrigin, actor?: Actor): Promise<SubmitOutcome> {
   const job = await jobSubmission(store, id);
   if (!job) throw new JobNotFoundError(id);
   const launch = storedLaunch(job.launch);
@@ -56,5 +58,6 @@ export async function rerunJob(store: Store, id: number, origin: SubmitOrigin): 
     priority: launch.priority,
     metadata: job.metadata && typeof job.metadata === 'object' && !Array.isArray(job.metadata) ? (job.metadata as Record<string, unknown>) : null,
     origin,
+    actor,
   });
 }

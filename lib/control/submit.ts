@@ -11,10 +11,11 @@ import { stringify } from 'yaml';
 import type { Job } from '../generated/prisma/client';
 import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
 import type { SubmitOrigin } from '../jobs/origin';
+import type { Actor } from '../jobs/roles';
 import { localGpuCount } from '../executors/gpus';
 import { readManifest, type FileMountUpload } from '../executors/upload';
 import type { JobStatus } from '../jobs/status';
-import { cachedQueueRows, jobBySubmissionId, QueueGoneError, submitJob, type Store } from '../store';
+import { cachedQueueRows, jobBySubmissionId, pendingJobsOf, QueueGoneError, submitJob, type Store } from '../store';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -44,6 +45,8 @@ export interface SubmitInput {
   metadata?: Record<string, unknown> | null;
   /** What submits it (Job.origin; default "api"). */
   origin?: SubmitOrigin;
+  /** Who submits it (Job.userId, Job.tokenId); none: no submitter recorded. */
+  actor?: Actor;
   /** Admission priority (0–1000, checked by the caller); wins over the spec's `priority`. */
   priority?: number;
   /** The operator queue; wins over the spec's `queue` (checked like it: an unknown one is a SpecError). */
@@ -190,6 +193,29 @@ export function storedWarnings(v: unknown): SpecIssue[] {
   return Array.isArray(v) ? (v as SpecIssue[]) : [];
 }
 
+/** A submit over its user's pending quota (User.maxPendingJobs): nothing was written. */
+export class PendingQuotaError extends Error {
+  constructor(
+    readonly user: string,
+    readonly pending: number,
+    readonly maxPendingJobs: number,
+  ) {
+    super(`user ${user} has ${pending} job${pending === 1 ? '' : 's'} pending and may have ${maxPendingJobs} at once: wait for one to start, or cancel one`);
+    this.name = 'PendingQuotaError';
+  }
+}
+
+/**
+ * @throws PendingQuotaError when the actor's pending jobs are at its quota. Checked before the
+ *   write, not inside it: submits racing each other may pass it together (a quota, not a lock).
+ */
+async function checkPendingQuota(store: Store, actor: Actor | undefined): Promise<void> {
+  const max = actor?.maxPendingJobs;
+  if (max === null || max === undefined || !actor) return;
+  const pending = await pendingJobsOf(store, actor.userId);
+  if (pending >= max) throw new PendingQuotaError(actor.name, pending, max);
+}
+
 /**
  * Submits a job: validates it (its `queue` must be one of the server's), then creates it in
  * PENDING on its executor (the spec's `resources.infra`, else JOBDECK_EXECUTOR — lib/jobs/spec/
@@ -238,6 +264,7 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
 
   const before = await existing();
   if (before) return before;
+  await checkPendingQuota(store, input.actor);
   try {
     const job = await submitJob(store, {
       name: spec.name,
@@ -254,6 +281,8 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
       launch: (launchOf(input) ?? undefined) as never,
       warnings: warnings.length ? (warnings as never) : undefined,
       origin: input.origin ?? 'api',
+      userId: input.actor?.userId ?? null,
+      tokenId: input.actor?.tokenId ?? null,
       tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
     });
     return { created: true, result: resultOf(job) };

@@ -41,6 +41,14 @@ export interface WaitingJob {
   priority?: number;
   /** Job.queue; absent = DEFAULT_QUEUE. */
   queue?: string;
+  /** Job.userId (its submitter); absent or null: no user quota applies. */
+  userId?: number | null;
+}
+
+/** A user's running-CPU quota (User.maxRunningCpus) and its name, for the reason text. */
+export interface UserQuota {
+  name: string;
+  maxCpus: number;
 }
 
 /** An operator queue's limits (the Queue table); null = no limit of that kind. */
@@ -70,6 +78,10 @@ export interface AdmissionInput {
   queueLimits?: Readonly<Record<string, QueueLimits>>;
   /** What each queue's active jobs hold, over all executors (missing → nothing). */
   queueUsed?: Readonly<Record<string, QueueUse>>;
+  /** Running-CPU quotas by user id (missing → none). */
+  userQuotas?: Readonly<Record<number, UserQuota>>;
+  /** CPUs each user's active jobs hold now (missing → 0). */
+  userUsed?: Readonly<Record<number, number>>;
   /** Now, ms since the epoch. */
   nowMs: number;
   /** Waiting longer than this (ms) ends the job FAILED_NO_RESOURCE. */
@@ -204,12 +216,41 @@ class QueueBook {
   }
 }
 
+/**
+ * The users' running-CPU quotas while a plan is made. A job over its user's quota waits without
+ * holding up the executor's line (the CPUs are free for others) — like a queue at its limit.
+ */
+class UserBook {
+  private readonly use = new Map<number, number>();
+
+  constructor(
+    private readonly quotas: Readonly<Record<number, UserQuota>>,
+    used: Readonly<Record<number, number>>,
+  ) {
+    for (const [u, cpus] of Object.entries(used)) this.use.set(Number(u), cpus);
+  }
+
+  /** Why a job of `userId` needing `cpus` may not start within its user's quota; null when it fits. */
+  hold(userId: number | null | undefined, cpus: number): string | null {
+    if (userId === null || userId === undefined || !Object.hasOwn(this.quotas, userId)) return null;
+    const q = this.quotas[userId];
+    const used = this.use.get(userId) ?? 0;
+    if (used + cpus <= q.maxCpus + 1e-9) return null;
+    return `user ${q.name} at its CPU quota (${fmt(used)} of ${fmt(q.maxCpus)} CPUs running; needs ${fmt(cpus)})`;
+  }
+
+  start(userId: number | null | undefined, cpus: number): void {
+    if (userId !== null && userId !== undefined) this.use.set(userId, (this.use.get(userId) ?? 0) + cpus);
+  }
+}
+
 /** Plans admission (see the module comment). Pure: same input, same plan. */
 export function planAdmission(input: AdmissionInput): AdmissionPlan {
   const ordered = [...input.waiting].sort(planOrder);
   const used: Record<string, number> = { ...input.used };
   const plan: AdmissionPlan = { admit: [], noResource: [], waiting: [], used, blocked: [], blockedPriority: {}, fullQueues: [] };
   const queues = new QueueBook(input.queueLimits ?? {}, input.queueUsed ?? {});
+  const users = new UserBook(input.userQuotas ?? {}, input.userUsed ?? {});
   if (!input.enabled) {
     for (const j of ordered) {
       plan.admit.push(j.id);
@@ -240,7 +281,7 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
     const needs = `needs ${plural(j.cpus, 'CPU')}, ${fmt(Math.max(0, total - inUse))} of ${fmt(total)} free`;
     // Order matters for partial reads (planAdmissionReads): a job behind its line's block
     // changes nothing; a queue is held only by a job that would otherwise start.
-    let held = queues.limitReason(queue);
+    let held = queues.limitReason(queue) ?? users.hold(j.userId, j.cpus);
     let reason = held;
     if (reason === null && before !== undefined) reason = `${plural(before, 'job')} ahead at priority ≥ ${priorityOf(j)}`;
     if (reason === null && inUse + j.cpus > total + 1e-9) reason = needs;
@@ -249,6 +290,7 @@ export function planAdmission(input: AdmissionInput): AdmissionPlan {
       plan.admit.push(j.id);
       used[j.executor] = inUse + j.cpus;
       queues.start(queue, j.cpus);
+      users.start(j.userId, j.cpus);
       continue;
     }
     if (input.nowMs - j.submittedAtMs >= input.startTimeoutMs) {

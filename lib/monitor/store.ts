@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
-import { ACTIVE_JOB_STATUSES, type QueueLimits, type WaitingJob } from '../jobs/capacity';
+import { ACTIVE_JOB_STATUSES, type QueueLimits, type UserQuota, type WaitingJob } from '../jobs/capacity';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import type { UsagePoint } from '../jobs/usage';
 import {
@@ -143,6 +143,8 @@ export interface MonitorStore {
   queueGroups(): Promise<QueueGroup[]>;
   /** The operator queues' limits (the Queue table), by name. */
   queueLimits(): Promise<Record<string, QueueLimits>>;
+  /** The users' running-CPU quotas (User.maxRunningCpus) and the CPUs their active jobs hold; empty when no user has one. */
+  userQuotas(): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }>;
   /** lib/store setPendingReasons(): why each of these jobs (PENDING, or in `statuses`) waits (written where it changed). */
   setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>, statuses?: readonly JobStatus[]): Promise<number[]>;
   /**
@@ -227,7 +229,7 @@ const JOB_INCLUDE = {
   tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
 } satisfies Prisma.JobInclude;
 
-const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true, queue: true, pendingReason: true } as const;
+const WAITING_SELECT = { id: true, cpus: true, nodes: true, executor: true, submittedAt: true, priority: true, queue: true, pendingReason: true, userId: true } as const;
 
 /** Line order (lib/jobs/capacity lineOrder), as the index Job(status, executor, priority desc, id) reads it. */
 const LINE_ORDER = [{ priority: 'desc' }, { id: 'asc' }] satisfies Prisma.JobOrderByWithRelationInput[];
@@ -235,8 +237,19 @@ const LINE_ORDER = [{ priority: 'desc' }, { id: 'asc' }] satisfies Prisma.JobOrd
 /** A waiting job as admission reads it: what the plan takes, and the reason stored now. */
 export type WaitingRow = WaitingJob & { pendingReason: string | null };
 
-function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number; queue: string; pendingReason: string | null }): WaitingRow {
-  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority, queue: r.queue, pendingReason: r.pendingReason };
+function toWaiting(r: { id: number; cpus: number; nodes: number; executor: string; submittedAt: Date; priority: number; queue: string; pendingReason: string | null; userId: number | null }): WaitingRow {
+  return { id: r.id, cpus: r.cpus, ...(r.nodes > 1 ? { nodes: r.nodes } : {}), executor: r.executor, submittedAtMs: r.submittedAt.getTime(), priority: r.priority, queue: r.queue, pendingReason: r.pendingReason, ...(r.userId !== null ? { userId: r.userId } : {}) };
+}
+
+/** MonitorStore.userQuotas(): two queries, one when no user has a quota. */
+async function userQuotas(db: PrismaClient): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }> {
+  const rows = await db.user.findMany({ where: { maxRunningCpus: { not: null } }, select: { id: true, name: true, maxRunningCpus: true } });
+  if (rows.length === 0) return { quotas: {}, used: {} };
+  const groups = await db.job.groupBy({ by: ['userId'], where: { userId: { in: rows.map((r) => r.id) }, status: { in: [...ACTIVE_JOB_STATUSES] } }, _sum: { cpus: true } });
+  return {
+    quotas: Object.fromEntries(rows.map((r) => [r.id, { name: r.name, maxCpus: r.maxRunningCpus! }])),
+    used: Object.fromEntries(groups.filter((g) => g.userId !== null).map((g) => [g.userId!, g._sum.cpus ?? 0])),
+  };
 }
 
 function waitingWhere(executor: string) {
@@ -305,6 +318,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
       const rows = await db.queue.findMany({ select: { name: true, maxRunning: true, maxCpus: true } });
       return Object.fromEntries(rows.map((r) => [r.name, { maxRunning: r.maxRunning, maxCpus: r.maxCpus }]));
     },
+    userQuotas: () => userQuotas(db),
     inactiveCpus(jobIds) {
       return db.job.findMany({
         where: { id: { in: jobIds }, status: { notIn: [...ACTIVE_JOB_STATUSES] } },

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { attachBufferedBody, MAX_BODY_BYTES } from '../api/body';
 import { ApiError, problem } from '../api/errors';
+import { PEER_HEADER } from '../api/handler';
 import { LINGER_BYTES, LINGER_MS } from '../auth/gate';
 import { logger } from '../log';
 
@@ -161,6 +162,9 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  // The client's address for the audit log, set here only (a client's own header is dropped).
+  headers.delete(PEER_HEADER);
+  if (req.socket.remoteAddress) headers.set(PEER_HEADER, req.socket.remoteAddress);
   // The handler's signal ends when the client goes away before the answer is complete.
   const aborter = new AbortController();
   res.once('close', () => {

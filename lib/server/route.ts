@@ -1,8 +1,9 @@
-import { apiRoute, type ApiRouteOptions, type RouteContext } from '../api/handler';
+import { apiRoute, type ApiRouteOptions, type Caller, type RouteContext } from '../api/handler';
 import { closedAuthState } from '../auth/state';
 import { startedServices } from './services';
 
 export { services } from './services';
+export type { Caller } from '../api/handler';
 
 /**
  * A route handler of app/api: apiRoute() (authentication, body cap, problem+json) checked
@@ -11,7 +12,7 @@ export { services } from './services';
  * The handler takes what else it needs from services().
  */
 export function route<P = Record<string, never>>(
-  handler: (req: Request, params: P) => Promise<Response>,
+  handler: (req: Request, params: P, caller: Caller) => Promise<Response>,
   opts: Omit<ApiRouteOptions, 'auth'> = {},
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   return apiRoute(handler, { ...opts, auth: () => startedServices()?.auth ?? closedAuthState() });

@@ -65,6 +65,9 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   }
   // One store per database: its bus is how the monitor and the WebSocket hub hear the API's writes.
   const store = createStore(db.prisma);
+  // Users and personal tokens, before the first request is checked against them.
+  await auth.directory.reload(store);
+  auth.directory.start(store, (err) => log.warn({ err }, 'reading users and tokens failed; the last read holds'));
   let built: Partial<Pick<Services, 'monitor' | 'ws' | 'relay' | 'metrics'>> = {};
   try {
     const executors = createExecutors();
@@ -92,6 +95,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     await built.ws?.stop().catch(() => undefined);
     await built.monitor?.stop().catch(() => undefined);
     await built.relay?.stop().catch(() => undefined);
+    auth.directory.stop();
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -100,6 +104,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
 /** Stops what startServices() started, in reverse order (the database stays open). */
 async function stopServices(s: Services): Promise<void> {
   s.metrics.close();
+  s.auth.directory.stop();
   await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
   await s.monitor.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'monitor' }, 'stop failed'));
   await s.relay?.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'relay' }, 'stop failed'));
@@ -124,10 +129,10 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
     }
     if (pathname.startsWith('/_next/') && nextUpgrade) return nextUpgrade(req, socket, head);
     // Every WebSocket is authenticated and Origin-checked before any route sees it.
-    const caller = gateUpgrade(auth, req, socket);
-    if (!caller) return;
     const found = findUpgradeRoute(routes, pathname);
-    if (found) return found.route.handle(req, socket, head, found.params, { session: caller.session });
+    const caller = gateUpgrade(auth, req, socket, found !== null);
+    if (!caller) return;
+    if (found) return found.route.handle(req, socket, head, found.params, caller);
     refuseUpgrade(socket, 404, 'Not Found', `no WebSocket endpoint at ${pathname}`);
   });
   const origOn = server.on.bind(server);

@@ -31,9 +31,9 @@ export { claimJobs, expireServers, hostCpus, hostServers, liveServers, withHostL
 export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
 export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
-export { activeJobIds, jobFilterWhere, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
+export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
-export { jobBySubmissionId, jobStatuses, jobSubmission } from './lookup';
+export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters, pendingJobsOf } from './lookup';
 export { logSearchTargets, type LogSearchTarget } from './log-search';
 export { jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, type LogsRemoved, type RetentionJob } from './retention';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
@@ -59,3 +59,5 @@ export {
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
 export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
 export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';
+export { countLiveTokens, createToken, createUser, directoryRows, FIRST_ADMIN_ID, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, touchToken, updateUser, userRow, type NewToken, type UserFields } from './users';
+export { appendAudit, AUDIT_ACTIONS, listAudit, type AuditAction, type AuditEntry, type AuditFilter } from './audit';

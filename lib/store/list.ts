@@ -26,6 +26,8 @@ export interface JobFilter {
   submittedAfter?: Date;
   /** Only jobs submitted before this time (Job.submittedAt <). */
   submittedBefore?: Date;
+  /** Only the jobs this user submitted (Job.userId). */
+  userId?: number;
 }
 
 /**
@@ -50,6 +52,7 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   if (f.status && f.status.length) and.push({ status: { in: [...new Set(f.status)] } });
   if (f.queue !== undefined) and.push({ queue: f.queue });
   if (f.submittedAfter || f.submittedBefore) and.push({ submittedAt: { ...(f.submittedAfter ? { gte: f.submittedAfter } : {}), ...(f.submittedBefore ? { lt: f.submittedBefore } : {}) } });
+  if (f.userId !== undefined) and.push({ userId: f.userId });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };
@@ -83,6 +86,7 @@ const JOB_SUMMARY_COLUMNS = {
   priority: true,
   queue: true,
   pendingReason: true,
+  userId: true,
 } satisfies Prisma.JobSelect;
 
 /** A Job row as far as a list needs it (a whole Job row is one too). */
@@ -92,6 +96,8 @@ export type JobSummaryRow = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_CO
 export interface JobListRow {
   job: JobSummaryRow;
   tasks: Array<{ task: Task; attempts: number }>;
+  /** The submitter's name (User.name), or null when none is recorded (or the user is gone). */
+  owner: string | null;
 }
 
 /** The orders a list comes in: newest first (id descending, the default), oldest first, by name (A→Z, then id). */
@@ -170,13 +176,22 @@ export async function jobListRows(store: StoreScope, ids: readonly number[]): Pr
   return ids.map((id) => byId.get(id)).filter((r): r is JobListRow => !!r);
 }
 
-/** Tasks and attempt counts for a set of jobs: two queries. */
+/** The names of users by id (one query; none for an empty set). */
+export async function userNames(store: StoreScope, ids: ReadonlyArray<number | null>): Promise<Map<number, string>> {
+  const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows = await store.prisma.user.findMany({ where: { id: { in: wanted } }, select: { id: true, name: true } });
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** Tasks, attempt counts and submitter names for a set of jobs: three queries. */
 async function withTasks(store: StoreScope, jobs: JobSummaryRow[]): Promise<JobListRow[]> {
   if (jobs.length === 0) return [];
   const ids = jobs.map((j) => j.id);
-  const [tasks, counts] = await Promise.all([
+  const [tasks, counts, names] = await Promise.all([
     store.prisma.task.findMany({ where: { jobId: { in: ids } }, orderBy: [{ jobId: 'asc' }, { index: 'asc' }] }),
     store.prisma.attempt.groupBy({ by: ['taskId'], where: { jobId: { in: ids } }, _count: { _all: true } }),
+    userNames(store, jobs.map((j) => j.userId)),
   ]);
   const attemptsOf = new Map(counts.map((c) => [c.taskId, c._count._all]));
   const tasksOf = new Map<number, JobListRow['tasks']>();
@@ -186,5 +201,5 @@ async function withTasks(store: StoreScope, jobs: JobSummaryRow[]): Promise<JobL
     if (list) list.push(entry);
     else tasksOf.set(t.jobId, [entry]);
   }
-  return jobs.map((job) => ({ job, tasks: tasksOf.get(job.id) ?? [] }));
+  return jobs.map((job) => ({ job, tasks: tasksOf.get(job.id) ?? [], owner: job.userId === null ? null : (names.get(job.userId) ?? null) }));
 }

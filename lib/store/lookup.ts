@@ -19,3 +19,15 @@ export async function jobStatuses(store: StoreScope, ids: readonly number[]): Pr
 export function jobSubmission(store: StoreScope, id: number): Promise<Pick<Job, 'id' | 'specYaml' | 'launch' | 'metadata'> | null> {
   return store.prisma.job.findUnique({ where: { id }, select: { id: true, specYaml: true, launch: true, metadata: true } });
 }
+
+/** PENDING jobs of one submitter without a cancel request (what its pending quota counts). */
+export function pendingJobsOf(store: StoreScope, userId: number): Promise<number> {
+  return store.prisma.job.count({ where: { userId, status: 'PENDING', cancelRequestedAt: null } });
+}
+
+/** The submitter (Job.userId) of each of `ids` that exists (null: none recorded). */
+export async function jobSubmitters(store: StoreScope, ids: readonly number[]): Promise<Map<number, number | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: { id: true, userId: true } });
+  return new Map(rows.map((r) => [r.id, r.userId]));
+}

@@ -63,9 +63,9 @@ export async function queueUse(store: StoreScope): Promise<Map<string, { pending
   return out;
 }
 
-/** Creates or replaces queue `name` (validated by the caller), then announces `queues`. */
-export async function putQueue(store: Store, name: string, s: QueueSettings): Promise<Queue> {
-  const row = await store.prisma.queue.upsert({ where: { name }, create: { name, ...s }, update: { ...s } });
+/** Creates or replaces queue `name` (validated by the caller; `userId`: who created it, kept on a replace), then announces `queues`. */
+export async function putQueue(store: Store, name: string, s: QueueSettings, userId: number | null = null): Promise<Queue> {
+  const row = await store.prisma.queue.upsert({ where: { name }, create: { name, ...s, userId }, update: { ...s } });
   store.queueCache = null;
   store.bus.emit({ type: 'queues', jobId: 0 });
   return row;

@@ -34,6 +34,10 @@ export interface NewJob {
   /** What submitted it (Job.origin; default "api"). */
   origin?: string;
   executor?: string;
+  /** Who submitted it (Job.userId: User.id), or nobody known. */
+  userId?: number | null;
+  /** Through which personal token (Job.tokenId: ApiToken.id), or none. */
+  tokenId?: number | null;
   tasks: NewTask[];
 }
 
@@ -55,6 +59,8 @@ export interface JobEntry {
   origin: string;
   executor: string;
   submissionId: string | null;
+  userId: number | null;
+  tokenId: number | null;
 }
 
 /**
@@ -93,6 +99,8 @@ export function newJobEntry(job: NewJob): JobEntry {
     origin: job.origin ?? 'api',
     executor: job.executor ?? 'local',
     submissionId: job.submissionId ?? null,
+    userId: job.userId ?? null,
+    tokenId: job.tokenId ?? null,
   };
 }
 
@@ -108,9 +116,9 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
   const gate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
   const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
     WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor",
+      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor", "userId", "tokenId",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.origin}, ${e.executor},
+      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.origin}, ${e.executor}, ${e.userId}::int, ${e.tokenId}::int,
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
       FROM ${gate}
       RETURNING "id"
@@ -153,6 +161,8 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       ...(e.warningsJson === null ? {} : { warnings: JSON.parse(e.warningsJson) as unknown }),
       origin: e.origin,
       executor: e.executor,
+      userId: e.userId,
+      tokenId: e.tokenId,
       at: e.at,
       tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
     })),
@@ -167,9 +177,9 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), ${queueGate}, j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor", "userId", "tokenId",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->>'origin', v->>'executor',
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->>'origin', v->>'executor', (v->>'userId')::int, (v->>'tokenId')::int,
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME} OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
       RETURNING "id"

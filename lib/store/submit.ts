@@ -76,6 +76,8 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     endedAt: null,
     ownerId: null,
     leaseEpoch: 0,
+    userId: e.userId,
+    tokenId: e.tokenId,
     leaseExpiresAt: null,
     logsRemovedAt: null,
     updatedAt: now,

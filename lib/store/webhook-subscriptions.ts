@@ -20,6 +20,8 @@ export interface NewSubscription {
   enabled?: boolean;
   /** The job whose spec asked for it (`notify:`). */
   jobId?: number | null;
+  /** Who created it (User.id). */
+  userId?: number | null;
 }
 
 /** Fields of a subscription a change may set. */

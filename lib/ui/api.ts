@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView } from '../api/types';
+import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView, TokenView, AuditRow } from '../api/types';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -94,6 +94,7 @@ export function listQuery(f: ListFilter): string {
   for (const s of f.status) p.append('status', s);
   if (f.q) p.set('q', f.q);
   if (f.queue) p.set('queue', f.queue);
+  if (f.owner) p.set('owner', f.owner);
   if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));
@@ -152,3 +153,12 @@ export function downloadUrl(jobId: number, task: number, attempt: number, rank =
 export function jobLogUrl(jobId: number): string {
   return `/api/jobs/${jobId}/logs/all`;
 }
+
+/** Personal tokens, users and the audit log (/api/tokens, /api/users, /api/audit). */
+export const teamApi = {
+  me: (signal?: AbortSignal) => apiFetch<{ id: number; name: string; role: string; tokenPrefix: string | null }>('/api/users/me', { signal }),
+  tokens: (all: boolean, signal?: AbortSignal) => apiFetch<{ tokens: TokenView[] }>(`/api/tokens${all ? '?all=1' : ''}`, { signal }),
+  createToken: (body: { name: string; expiresInDays?: number }) => apiFetch<TokenView & { token: string }>('/api/tokens', json('POST', body)),
+  revokeToken: (id: number) => apiFetch<unknown>(`/api/tokens/${id}`, { method: 'DELETE' }),
+  audit: (q: string, signal?: AbortSignal) => apiFetch<{ events: AuditRow[]; next: number | null }>(`/api/audit${q ? `?${q}` : ''}`, { signal }),
+};

@@ -13,6 +13,8 @@ export interface ListFilter {
   q: string;
   /** Only this operator queue's jobs ('' or absent: every queue). */
   queue?: string;
+  /** Only the jobs of this submitter (its user name; absent: everyone's) — GET /api/jobs `owner`. */
+  owner?: string;
   /** The order (GET /api/jobs `sort`). */
   sort: 'newest' | 'oldest' | 'name';
   /** null for the first (newest) page. */
@@ -50,6 +52,7 @@ export function applyListMessage(page: JobList, filter: ListFilter, msg: ListMes
       if (page.jobs.some((j) => j.id === msg.job.id)) return applyListMessage(page, filter, { type: 'updated', job: msg.job });
       if (filter.status.length && !filter.status.includes(msg.job.status)) return page;
       if (filter.queue && msg.job.queue !== filter.queue) return page;
+      if (filter.owner && msg.job.owner !== filter.owner) return page;
       if (filter.q) return 'refetch';
       return { ...page, jobs: insertNewestFirst(page.jobs, msg.job) };
     }

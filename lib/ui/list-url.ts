@@ -34,6 +34,8 @@ export interface ListUrlState {
   q: string;
   /** Only this operator queue's jobs ('' for every queue). */
   queue: string;
+  /** Whose jobs: 'me', 'all', or '' for the caller's default (a member's own, everyone's for others). */
+  owner: '' | 'me' | 'all';
   sort: SortId;
   /** The cursors of the "Older →" steps taken from the newest page; empty on the first page. */
   cursors: string[];
@@ -53,12 +55,14 @@ export function parseListUrl(search: string | URLSearchParams): ListUrlState {
   // The queue name rule (lib/jobs/spec QUEUE_NAME); anything else is no filter.
   const rawQueue = p.get('queue') ?? '';
   const queue = /^[a-z0-9][a-z0-9_-]{0,62}$/.test(rawQueue) ? rawQueue : '';
+  const rawOwner = p.get('owner');
+  const owner = rawOwner === 'me' || rawOwner === 'all' ? rawOwner : '';
   const sort = (LIST_SORT_OPTIONS.find((o) => o.id === p.get('sort'))?.id ?? 'newest') as SortId;
   const cursors = p
     .getAll('cursor')
     .filter((c) => c.length > 0 && c.length <= 500)
     .slice(0, MAX_STEPS);
-  return { group, q, queue, sort, cursors };
+  return { group, q, queue, owner, sort, cursors };
 }
 
 /** The query string for a state (`?…`, or '' for the default view), defaults left out. */
@@ -67,6 +71,7 @@ export function listUrlQuery(s: ListUrlState): string {
   if (s.group !== 'all') p.set('status', s.group);
   if (s.q) p.set('q', s.q);
   if (s.queue) p.set('queue', s.queue);
+  if (s.owner) p.set('owner', s.owner);
   if (s.sort !== 'newest') p.set('sort', s.sort);
   for (const c of s.cursors) p.append('cursor', c);
   const out = p.toString();

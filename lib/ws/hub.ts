@@ -29,6 +29,10 @@ export interface WsHubOptions {
  */
 export interface SocketOwner {
   session: { id: string; expiresAt: number } | null;
+  /** The personal token it was opened with (ApiToken.id): its revoke closes the socket. */
+  tokenId?: number | null;
+  /** Its user (User.id): disabling the user closes the socket. */
+  userId?: number | null;
 }
 
 /** Longest timer Node keeps (ms); a later expiry is re-armed when it fires. */
@@ -62,7 +66,12 @@ export class WsHub {
   /** Open sockets by the session that opened them. */
   private readonly bySession = new Map<string, Set<WebSocket>>();
   private stopped = false;
+  /** Open sockets by the personal token, and by the user, that opened them. */
+  private readonly byToken = new Map<number, Set<WebSocket>>();
+  private readonly byUser = new Map<number, Set<WebSocket>>();
   private readonly onRevoke = (sessionId: string) => this.closeSession(sessionId, 'logged out');
+  private readonly onTokenRevoke = (tokenId: number) => this.closeAll(this.byToken.get(tokenId), 'the token was revoked');
+  private readonly onUserDisabled = (userId: number) => this.closeAll(this.byUser.get(userId), 'the user was disabled');
   private readonly onChange = (e: StoreEvent) => {
     try {
       const set = this.byJob.get(e.jobId);
@@ -92,6 +101,8 @@ export class WsHub {
     this.store.bus.on('change', this.onChange);
     this.auth = opts.auth;
     this.auth?.onRevoke?.add(this.onRevoke);
+    this.auth?.directory.onTokenRevoke.add(this.onTokenRevoke);
+    this.auth?.directory.onUserDisabled.add(this.onUserDisabled);
     this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -153,7 +164,24 @@ export class WsHub {
       ws.on('error', (err) => logger().debug({ err: err.message }, 'WebSocket error'));
       then(ws);
       if (owner?.session) this.own(ws, owner.session);
+      if (owner?.tokenId != null) this.index(this.byToken, owner.tokenId, ws);
+      if (owner?.userId != null) this.index(this.byUser, owner.userId, ws);
     });
+  }
+
+  /** Adds `ws` to `map`'s set for `key` until it closes. */
+  private index(map: Map<number, Set<WebSocket>>, key: number, ws: WebSocket): void {
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    set.add(ws);
+    ws.on('close', () => {
+      set.delete(ws);
+      if (set.size === 0 && map.get(key) === set) map.delete(key);
+    });
+  }
+
+  private closeAll(set: Set<WebSocket> | undefined, why: string): void {
+    for (const ws of [...(set ?? [])]) this.closeSocket(ws, why, why);
   }
 
   /**
@@ -184,9 +212,9 @@ export class WsHub {
     for (const ws of [...(this.bySession.get(sessionId) ?? [])]) this.closeSocket(ws, why);
   }
 
-  private closeSocket(ws: WebSocket, why: string): void {
+  private closeSocket(ws: WebSocket, why: string, message = `the session ${why}; log in again`): void {
     if (ws.readyState !== ws.OPEN) return;
-    const msg: StreamMessage = { type: 'error', code: 'unauthorized', message: `the session ${why}; log in again` };
+    const msg: StreamMessage = { type: 'error', code: 'unauthorized', message };
     try {
       ws.send(JSON.stringify(msg));
     } catch {
@@ -246,6 +274,8 @@ export class WsHub {
     this.stopped = true;
     this.store.bus.off('change', this.onChange);
     this.auth?.onRevoke?.delete(this.onRevoke);
+    this.auth?.directory.onTokenRevoke.delete(this.onTokenRevoke);
+    this.auth?.directory.onUserDisabled.delete(this.onUserDisabled);
     clearInterval(this.heartbeat);
     for (const set of this.byJob.values()) for (const s of [...set]) s.goAway();
     this.list.closeAll(CLOSE.GOING_AWAY, 'server stopping');

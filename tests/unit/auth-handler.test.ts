@@ -20,9 +20,10 @@ beforeAll(() => {
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const ctx = { params: Promise.resolve({}) };
-function req(method: string, headers: Record<string, string> = {}, body?: BodyInit): Request {
+// A path of the authorization table (lib/auth/rules.ts) with GET and POST rules.
+function req(method: string, headers: Record<string, string> = {}, body?: BodyInit, pathname = '/api/jobs'): Request {
   const init: RequestInit & { duplex?: 'half' } = { method, headers: { host: '127.0.0.1:3000', ...headers }, body, duplex: body ? 'half' : undefined };
-  return new Request('http://127.0.0.1:3000/api/x', init);
+  return new Request(`http://127.0.0.1:3000${pathname}`, init);
 }
 
 /** The auth state the routes check against (the server hands its own to apiRoute()). */
@@ -54,6 +55,14 @@ describe('apiRoute', () => {
     expect((await echo(req('POST', { cookie, origin: 'http://127.0.0.1:3000' }, 'abc'), ctx)).status).toBe(200);
     expect((await echo(req('POST', { cookie, origin: 'http://evil.example' }, 'abc'), ctx)).status).toBe(403);
     expect((await echo(req('GET', { host: 'evil.example', authorization: `Bearer ${TOKEN}` }), ctx)).status).toBe(403);
+  });
+
+  it('refuses, even to the admin, a path the authorization table has no rule for', async () => {
+    ran = 0;
+    const res = await echo(req('GET', { authorization: `Bearer ${TOKEN}` }, undefined, '/api/no-rule-here'), ctx);
+    expect(res.status).toBe(403);
+    expect((await res.json()).detail).toBe('no authorization rule for GET /api/no-rule-here');
+    expect(ran).toBe(0);
   });
 
   it('public routes need no token but still refuse cross-origin posts', async () => {

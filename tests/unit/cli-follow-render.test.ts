@@ -28,7 +28,7 @@ function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): 
     tasksSucceeded: 0,
     restartCount: 0,
     recoveryCount: 0,
-    cancelRequested: false, priority: 500, queue: 'default', pendingReason: null,
+    cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null,
     tasks,
     ...over,
   };

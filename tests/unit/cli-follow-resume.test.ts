@@ -24,7 +24,7 @@ function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
 function job(id: number, tasks: TaskSummary[], status: JobSummary['status'] = 'PENDING'): JobSummary {
   return {
     id, name: 'retry-each-task', status, statusReason: null, submissionId: null, submittedAt: AT, startedAt: null, endedAt: null, totalDurationMs: 0,
-    jobDurationMs: null, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', pendingReason: null, tasks,
+    jobDurationMs: null, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, tasks,
   };
 }
 

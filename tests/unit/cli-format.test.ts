@@ -23,7 +23,7 @@ function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
 function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): JobSummary {
   return {
     id, name: `job-${id}`, status: 'RUNNING', statusReason: null, submissionId: null, submittedAt: ago(600_000), startedAt: ago(540_000), endedAt: null,
-    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', pendingReason: null, tasks, ...over,
+    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, tasks, ...over,
   };
 }
 

@@ -21,7 +21,7 @@ const job = (over: Partial<JobSummary> = {}): JobSummary => ({
   tasksSucceeded: 0,
   restartCount: 0,
   recoveryCount: 0,
-  cancelRequested: false, priority: 500, queue: 'default', pendingReason: null,
+  cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null,
   tasks: [
     { index: 0, name: 'retry-each-task', status: 'RUNNING', attempts: 0, restarts: 0, maxRestarts: 1, recoveries: 0, startedAt: at, endedAt: null },
     { index: 1, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null },

@@ -4,11 +4,14 @@ import { isTypingTarget, matchShortcut, type Shortcut } from '../../lib/ui/short
 
 describe('the jobs list state in the URL', () => {
   it('round-trips filter, search, order and the paging cursors; the default view is a bare URL', () => {
-    const s = { group: 'failed' as const, q: 'train #4', queue: 'gpu-2', sort: 'name' as const, cursors: ['c1', 'c2'] };
-    expect(listUrlQuery(s)).toBe('?status=failed&q=train+%234&queue=gpu-2&sort=name&cursor=c1&cursor=c2');
+    const s = { group: 'failed' as const, q: 'train #4', queue: 'gpu-2', owner: 'me' as const, sort: 'name' as const, cursors: ['c1', 'c2'] };
+    expect(listUrlQuery(s)).toBe('?status=failed&q=train+%234&queue=gpu-2&owner=me&sort=name&cursor=c1&cursor=c2');
     expect(parseListUrl(listUrlQuery(s))).toEqual(s);
-    expect(listUrlQuery({ group: 'all', q: '', queue: '', sort: 'newest', cursors: [] })).toBe('');
-    expect(parseListUrl('')).toEqual({ group: 'all', q: '', queue: '', sort: 'newest', cursors: [] });
+    expect(listUrlQuery({ group: 'all', q: '', queue: '', owner: '', sort: 'newest', cursors: [] })).toBe('');
+    expect(parseListUrl('')).toEqual({ group: 'all', q: '', queue: '', owner: '', sort: 'newest', cursors: [] });
+    // Whose jobs: me or all; anything else is the caller's default.
+    expect(parseListUrl('?owner=all').owner).toBe('all');
+    expect(parseListUrl('?owner=mia').owner).toBe('');
   });
 
   it("sums a chip's count from the counts of its statuses", () => {
@@ -17,7 +20,7 @@ describe('the jobs list state in the URL', () => {
   });
 
   it('unknown or oversized values fall back to the defaults', () => {
-    expect(parseListUrl('?status=bogus&sort=size&cursor=&q=' + 'x'.repeat(500))).toEqual({ group: 'all', q: 'x'.repeat(200), queue: '', sort: 'newest', cursors: [] });
+    expect(parseListUrl('?status=bogus&sort=size&cursor=&q=' + 'x'.repeat(500))).toEqual({ group: 'all', q: 'x'.repeat(200), queue: '', owner: '', sort: 'newest', cursors: [] });
     // A queue name breaking the name rule is no filter (the API would refuse it).
     for (const bad of ['GPU', 'a%20b', '-x', 'x'.repeat(64)]) expect(parseListUrl(`?queue=${bad}`).queue).toBe('');
     expect(groupStatuses('active')).toEqual(['PENDING', 'STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING']);

@@ -9,14 +9,14 @@ export const dynamic = 'force-dynamic';
  * `{ yaml | spec | cmd, name?, envs?, submissionId?, metadata? }` → 201 SubmitResult, or 200 when
  * a repeated submissionId matched the same spec (409 for a different one).
  */
-export const POST = route(async (req) => {
+export const POST = route(async (req, _params, { actor }) => {
   const input = await parseSubmitRequest(req);
-  const out = await submit(services().store, input);
+  const out = await submit(services().store, { ...input, actor: actor ?? undefined });
   return Response.json(out.result, { status: out.created ? 201 : 200, headers: { location: `/api/jobs/${out.result.id}` } });
 });
 
-/** GET /api/jobs?status=&q=&limit=&cursor= — JobList, newest first (keyset pages). */
-export const GET = route(async (req) => {
+/** GET /api/jobs?status=&q=&queue=&owner=&limit=&cursor= — JobList, newest first (keyset pages); owner "me" or a user name. */
+export const GET = route(async (req, _params, { actor }) => {
   const params = parseListQuery(new URL(req.url));
-  return Response.json(await list(services().store, params), { headers: { 'cache-control': 'no-store' } });
+  return Response.json(await list(services().store, params, actor ?? undefined), { headers: { 'cache-control': 'no-store' } });
 });

@@ -34,8 +34,9 @@ export function reportCancel(ctx: CliContext, r: CancelResult): number {
   for (const id of r.cancelling) ctx.out(`Job ${id} is being cancelled (its running attempt is being stopped).`);
   for (const t of r.alreadyTerminal) ctx.err(`${c.red('error:')} job ${t.id} already finished (status: ${t.status}); nothing to cancel`);
   for (const id of r.notFound) ctx.err(`${c.red('error:')} job ${id} not found`);
+  for (const id of r.forbidden ?? []) ctx.err(`${c.red('error:')} job ${id} was submitted by another user: a member cancels only its own jobs`);
   if (r.notFound.length) return EXIT.NOT_FOUND;
-  if (r.alreadyTerminal.length) return EXIT.REFUSED;
+  if (r.alreadyTerminal.length || r.forbidden?.length) return EXIT.REFUSED;
   return EXIT.OK;
 }
 
@@ -131,7 +132,7 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
   if (job.status === 'PENDING') lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
   else if (job.pendingReason) lines.push(`  not running yet: ${job.pendingReason} (submitted to ${job.executor}, waiting in its queue)`);
   lines.push(
-    `  submitted ${formatAgo(job.submittedAt, now)}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
+    `  submitted ${formatAgo(job.submittedAt, now)}${job.owner ? ` by ${job.owner}` : ''}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,
   );
   const table = new Table({

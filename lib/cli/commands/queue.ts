@@ -29,6 +29,8 @@ export interface QueueOptions {
   name?: string;
   since?: string;
   until?: string;
+  /** Only this submitter's jobs ("me" or a user name). */
+  owner?: string;
 }
 
 /**
@@ -55,6 +57,8 @@ export function defaultView(jobs: readonly JobSummary[], now: Date): JobSummary[
 export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<number> {
   const limit = opts.limit !== undefined ? parseIntArg(opts.limit, '--limit', 1) : DEFAULT_QUEUE_LIMIT;
   const statuses = parseStatuses(opts.status);
+  if (opts.owner !== undefined && !/^[a-z0-9][a-z0-9._-]{0,62}$/.test(opts.owner)) throw usageError('--owner: expected "me" or a user name (a–z, 0–9, ., - and _)');
+  const owner = opts.owner;
   const client = await ctx.client();
   const now = ctx.io.now();
   let jobs: JobSummary[];
@@ -64,14 +68,14 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until };
   const searching = !!(opts.name || opts.since || opts.until);
   if (statuses.length || opts.all || searching) {
-    const r = await client.listAll({ status: statuses.length ? statuses : undefined, ...search }, limit);
+    const r = await client.listAll({ status: statuses.length ? statuses : undefined, ...search, owner }, limit);
     jobs = r.jobs;
     more = r.more;
     view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : ''].filter(Boolean).join(', ') || 'all';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
-    const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)) }, limit);
-    const done = await client.list({ status: [...JOB_TERMINAL], limit: Math.min(limit, 200) });
+    const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)), owner }, limit);
+    const done = await client.list({ status: [...JOB_TERMINAL], owner, limit: Math.min(limit, 200) });
     const byId = new Map<number, JobSummary>();
     for (const j of [...live.jobs, ...defaultView(done.jobs, now)]) byId.set(j.id, j);
     const merged = [...byId.values()].sort((a, b) => b.id - a.id);
@@ -110,5 +114,6 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     .option('--until <time>', 'only jobs submitted before this ISO-8601 time or date')
     .option('--json', 'print the jobs as JSON (an array of the API JobSummary: id, name, status, tasks[index, name, status, attempts, …])')
     .option('--limit <n>', `show at most N jobs, newest first (default ${DEFAULT_QUEUE_LIMIT})`)
+    .option('--owner <name>', 'only the jobs this user submitted ("me": yours)')
     .action(async (opts: QueueOptions) => run(() => queueAction(ctx(), opts)));
 }

@@ -11,19 +11,16 @@ export const GET = route<{ id: string }>(async (_req, { id }) => {
 });
 
 /** PATCH /api/jobs/:id {"priority": N} — the JobSummary; 409 when the job is not PENDING; 404 unknown. */
-export const PATCH = route<{ id: string }>(async (req, { id }) => {
+export const PATCH = route<{ id: string }>(async (req, { id }, { actor }) => {
   const jobId = parseJobId(id);
-  const job = await patchOne(services().store, jobId, await parsePatchRequest(req));
+  const job = await patchOne(services().store, jobId, await parsePatchRequest(req), actor ?? undefined);
   return Response.json(job, { headers: { 'cache-control': 'no-store' } });
 });
 
 /** DELETE /api/jobs/:id — 204 for a terminal job (rows and logs); 409 when not terminal; 404 unknown. */
-export const DELETE = route<{ id: string }>(async (_req, { id }) => {
+export const DELETE = route<{ id: string }>(async (_req, { id }, { actor }) => {
   const s = services();
-  await deleteOne(s.store, parseJobId(id), {
-    home: s.config.home,
-    executor: (name) => s.executors.get(name),
-    leftoverGraceMs: s.settings.leftoverGraceMs,
-  });
+  const deps = { home: s.config.home, executor: (name: string) => s.executors.get(name), leftoverGraceMs: s.settings.leftoverGraceMs };
+  await deleteOne(s.store, parseJobId(id), deps, actor ?? undefined);
   return new Response(null, { status: 204 });
 });

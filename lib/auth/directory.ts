@@ -1,0 +1,171 @@
+import type { ApiToken, User } from '../generated/prisma/client';
+import { isRole, type Role } from '../jobs/roles';
+import { directoryRows, FIRST_ADMIN_ID, touchToken, type StoreScope } from '../store';
+
+/**
+ * What authentication knows of users and personal tokens, in memory: every request and
+ * WebSocket upgrade is checked synchronously against it (the gates run before any await). It is
+ * loaded from the database at start (reload()), changed at once by this server's own writes
+ * (putUser, putToken, dropToken — a revoke holds from the next request), and reloaded every
+ * DIRECTORY_RELOAD_MS so another server's changes on one PostgreSQL hold within that time.
+ * A token that disappears or is revoked in a reload is announced to `onTokenRevoke` like a
+ * local revoke (its WebSockets close).
+ */
+
+/** How often the directory is read again from the database (ms). */
+export const DIRECTORY_RELOAD_MS = 1000;
+/** A token's lastUsedAt is written at most this often (ms). */
+export const TOKEN_USE_WRITE_MS = 60_000;
+
+/** A user as authentication sees it. */
+export interface DirectoryUser {
+  id: number;
+  name: string;
+  role: Role;
+  disabled: boolean;
+  passwordHash: string | null;
+  maxRunningCpus: number | null;
+  maxPendingJobs: number | null;
+}
+
+/** A personal token as authentication sees it. */
+export interface DirectoryToken {
+  id: number;
+  userId: number;
+  prefix: string;
+  /** ms since epoch; null: no expiry. */
+  expiresAt: number | null;
+}
+
+/** The first admin when its row cannot be read (a database not migrated yet in a unit test). */
+const FIRST_ADMIN: DirectoryUser = { id: FIRST_ADMIN_ID, name: 'admin', role: 'admin', disabled: false, passwordHash: null, maxRunningCpus: null, maxPendingJobs: null };
+
+/** A User row as a DirectoryUser (an unknown role reads as viewer: fail closed). */
+export function directoryUser(u: User): DirectoryUser {
+  return {
+    id: u.id,
+    name: u.name,
+    role: isRole(u.role) ? u.role : 'viewer',
+    disabled: u.disabledAt !== null,
+    passwordHash: u.passwordHash,
+    maxRunningCpus: u.maxRunningCpus,
+    maxPendingJobs: u.maxPendingJobs,
+  };
+}
+
+function directoryToken(t: ApiToken): DirectoryToken {
+  return { id: t.id, userId: t.userId, prefix: t.prefix, expiresAt: t.expiresAt ? t.expiresAt.getTime() : null };
+}
+
+/** Users and live tokens of one server (see the module comment). */
+export class AuthDirectory {
+  private users = new Map<number, DirectoryUser>([[FIRST_ADMIN_ID, FIRST_ADMIN]]);
+  /** Live tokens by the hex sha256 of the token. */
+  private tokens = new Map<string, DirectoryToken>();
+  private timer: NodeJS.Timeout | null = null;
+  /** Token id → last use (ms) not yet written, and when each was last written. */
+  private readonly uses = new Map<number, number>();
+  private readonly written = new Map<number, number>();
+  /** Called with a token's id when it stops authenticating (revoked, deleted, its user disabled). */
+  readonly onTokenRevoke = new Set<(tokenId: number) => void>();
+  /** Called with a user's id when it is disabled (its sessions' sockets close). */
+  readonly onUserDisabled = new Set<(userId: number) => void>();
+
+  /** A user by id (the first admin even before the first load). */
+  user(id: number): DirectoryUser | undefined {
+    return this.users.get(id);
+  }
+
+  /** A user by name. */
+  userByName(name: string): DirectoryUser | undefined {
+    for (const u of this.users.values()) if (u.name === name) return u;
+    return undefined;
+  }
+
+  /** The live token whose sha256 is `hashHex`, with its user; undefined when none. */
+  token(hashHex: string): { token: DirectoryToken; user: DirectoryUser | undefined } | undefined {
+    const token = this.tokens.get(hashHex);
+    return token ? { token, user: this.users.get(token.userId) } : undefined;
+  }
+
+  /** Notes that a token authenticated a request at `now` (written by the next reload, at most once a TOKEN_USE_WRITE_MS). */
+  noteUse(tokenId: number, now: number): void {
+    if (now - (this.written.get(tokenId) ?? 0) >= TOKEN_USE_WRITE_MS) this.uses.set(tokenId, now);
+  }
+
+  /** True when any personal token is live. */
+  hasTokens(): boolean {
+    return this.tokens.size > 0;
+  }
+
+  /** Records a user's row as written (this server's own write). */
+  putUser(u: User): void {
+    const was = this.users.get(u.id);
+    const now = directoryUser(u);
+    this.users.set(u.id, now);
+    if (now.disabled && !was?.disabled) this.announceDisabled(u.id);
+  }
+
+  /** Records a new token (this server's own write). */
+  putToken(t: ApiToken): void {
+    if (t.revokedAt) this.dropToken(t.id);
+    else this.tokens.set(t.hash, directoryToken(t));
+  }
+
+  /** Forgets a token at once (revoked) and announces it. */
+  dropToken(id: number): void {
+    for (const [h, t] of this.tokens) if (t.id === id) this.tokens.delete(h);
+    this.announceRevoked(id);
+  }
+
+  /** Reads every user and live token again; tokens gone since the last read are announced. */
+  async reload(store: StoreScope): Promise<void> {
+    for (const [id, at] of [...this.uses]) {
+      this.uses.delete(id);
+      this.written.set(id, at);
+      await touchToken(store, id, new Date(at));
+    }
+    const { users, tokens } = await directoryRows(store);
+    const nextUsers = new Map(users.map((u) => [u.id, directoryUser(u)]));
+    if (!nextUsers.has(FIRST_ADMIN_ID)) nextUsers.set(FIRST_ADMIN_ID, FIRST_ADMIN);
+    const nextTokens = new Map(tokens.map((t) => [t.hash, directoryToken(t)]));
+    const goneTokens = [...this.tokens.entries()].filter(([h]) => !nextTokens.has(h)).map(([, t]) => t.id);
+    const newlyDisabled = [...nextUsers.values()].filter((u) => u.disabled && this.users.get(u.id)?.disabled === false).map((u) => u.id);
+    this.users = nextUsers;
+    this.tokens = nextTokens;
+    for (const id of goneTokens) this.announceRevoked(id);
+    for (const id of newlyDisabled) this.announceDisabled(id);
+  }
+
+  /** Reloads every DIRECTORY_RELOAD_MS until stop() (a failed read keeps the last one). */
+  start(store: StoreScope, onError: (err: unknown) => void): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.reload(store).catch(onError), DIRECTORY_RELOAD_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private announceRevoked(id: number): void {
+    for (const l of this.onTokenRevoke) {
+      try {
+        l(id);
+      } catch {
+        // A listener's failure must not undo the revoke.
+      }
+    }
+  }
+
+  private announceDisabled(id: number): void {
+    for (const l of this.onUserDisabled) {
+      try {
+        l(id);
+      } catch {
+        // Same as above.
+      }
+    }
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The audit log (docs/design.md §15 "Authorization"): one row per audited action, written with
+ * the change it records where that change is a single statement family here, and read back by
+ * admins. Append-only: the table refuses UPDATE and DELETE (its migration's trigger).
+ */
+import type { AuditEvent, Prisma } from '../generated/prisma/client';
+import type { StoreScope } from './store';
+
+/** The audited actions. */
+export const AUDIT_ACTIONS = [
+  'job.submit',
+  'job.cancel',
+  'job.delete',
+  'job.rerun',
+  'job.priority',
+  'token.create',
+  'token.revoke',
+  'user.create',
+  'user.update',
+  'login',
+  'login.failed',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** One row to append. */
+export interface AuditEntry {
+  action: AuditAction;
+  userId: number | null;
+  userName: string | null;
+  tokenPrefix: string | null;
+  ip: string | null;
+  target?: string | null;
+  detail?: Prisma.InputJsonValue | null;
+}
+
+/** Appends one row. */
+export async function appendAudit(store: StoreScope, e: AuditEntry): Promise<void> {
+  await store.prisma.auditEvent.create({ data: { ...e, target: e.target ?? null, detail: e.detail ?? undefined } });
+}
+
+/** What listAudit() selects. */
+export interface AuditFilter {
+  action?: string;
+  userId?: number;
+  /** Only rows before this id (the next page). */
+  beforeId?: number;
+  since?: Date;
+  until?: Date;
+  /** Page size, 1–500. */
+  limit: number;
+}
+
+/** A page of rows, newest first. */
+export function listAudit(store: StoreScope, f: AuditFilter): Promise<AuditEvent[]> {
+  const where: Prisma.AuditEventWhereInput = {};
+  if (f.action) where.action = f.action;
+  if (f.userId !== undefined) where.userId = f.userId;
+  if (f.beforeId !== undefined) where.id = { lt: f.beforeId };
+  if (f.since || f.until) where.at = { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lt: f.until } : {}) };
+  return store.prisma.auditEvent.findMany({ where, orderBy: { id: 'desc' }, take: f.limit });
+}
