@@ -50,6 +50,8 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'GET /api/jobs/[id]/logs/all': V,
   'GET /api/jobs/[id]/logs/download': V,
   'GET /api/jobs/[id]/notifications': V,
+  // Searches everyone's logs, as a viewer reads them (secrets are never in logs jobdeck writes).
+  'GET /api/logs/grep': V,
   'GET /api/queues': V,
   'GET /api/queues/[name]': V,
   'PUT /api/queues/[name]': A,
