@@ -50,7 +50,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'GET /api/jobs/[id]/logs/all': V,
   'GET /api/jobs/[id]/logs/download': V,
   'GET /api/jobs/[id]/notifications': V,
-  // Searches everyone's logs, as a viewer reads them (secrets are never in logs jobdeck writes).
+  // Reads the logs the list selects: whoever may read one job's logs may search them.
   'GET /api/logs/grep': V,
   'GET /api/queues': V,
   'GET /api/queues/[name]': V,
