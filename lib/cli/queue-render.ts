@@ -11,10 +11,10 @@ import { waitingText } from '../jobs/waiting';
 import { colorStatus, type Colors, colors as makeColors, formatAgo, formatDuration } from './format';
 
 /** The column headers, in order. */
-export const QUEUE_COLUMNS = ['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING'] as const;
+export const QUEUE_COLUMNS = ['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING', 'OWNER'] as const;
 
 /** One table row as strings (STATUS possibly coloured). */
-export type QueueRow = [string, string, string, string, string, string, string, string, string, string];
+export type QueueRow = [string, string, string, string, string, string, string, string, string, string, string];
 
 function ms(from: string | null, to: string | null, now: Date): number | null {
   if (!from) return null;
@@ -41,6 +41,7 @@ function taskRow(job: JobSummary, t: TaskSummary, now: Date, c: Colors): QueueRo
     '',
     colorStatus(t.status, c),
     '',
+    '',
   ];
 }
 
@@ -60,6 +61,7 @@ export function queueRows(jobs: readonly JobSummary[], now: Date = new Date(), c
       String(j.priority),
       colorStatus(j.status, c),
       j.status === 'PENDING' || j.pendingReason ? waitingText(j.pendingReason, true) : '',
+      j.owner ?? '-',
     ]);
     if (pipeline) for (const t of [...j.tasks].sort((a, b) => a.index - b.index)) rows.push(taskRow(j, t, now, c));
   }

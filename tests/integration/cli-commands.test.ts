@@ -157,13 +157,13 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     const q = await runCli(server, ['queue', '-a']);
     expect(q.code, show(q)).toBe(EXIT.OK);
     const lines = q.stdout.trimEnd().split('\n');
-    expect(lines[0].split(/\s{2,}/)).toEqual(['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING']);
+    expect(lines[0].split(/\s{2,}/)).toEqual(['ID', 'TASK', 'NAME', 'SUBMITTED', 'TOT. DURATION', 'JOB DURATION', '#RESTARTS', 'PRIORITY', 'STATUS', 'WAITING', 'OWNER']);
     const pipelineRow = lines.findIndex((l) => /^\d+\s+two-step\s/.test(l));
     expect(pipelineRow, q.stdout).toBeGreaterThan(0);
     expect(lines[pipelineRow + 1]).toMatch(/^ ↳\s+0\s+first\s.*SUCCEEDED$/);
     expect(lines[pipelineRow + 2]).toMatch(/^ ↳\s+1\s+second\s.*SUCCEEDED$/);
-    expect(q.stdout).toMatch(/^\d+\s+-\s+hello-cli\s.*SUCCEEDED$/m);
-    expect(q.stdout).toMatch(/^\d+\s+\s*retry-each-task\s.*\s1\s+500\s+FAILED$/m);
+    expect(q.stdout).toMatch(/^\d+\s+-\s+hello-cli\s.*SUCCEEDED\s+admin$/m);
+    expect(q.stdout).toMatch(/^\d+\s+\s*retry-each-task\s.*\s1\s+500\s+FAILED\s+admin$/m);
 
     const j = await runCli(server, ['queue', '-a', '--json']);
     expect(j.code, show(j)).toBe(EXIT.OK);
@@ -227,7 +227,7 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
       q = (await runCli(server, ['queue'])).stdout;
       if (!q.includes(reason)) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(q).toMatch(new RegExp(`^${waiter}\\s+-\\s+hold-waiter\\s.*\\s42\\s+PENDING\\s+queue hold at its limit \\(1 of 1 running\\)$`, 'm'));
+    expect(q).toMatch(new RegExp(`^${waiter}\\s+-\\s+hold-waiter\\s.*\\s42\\s+PENDING\\s+queue hold at its limit \\(1 of 1 running\\)\\s+admin$`, 'm'));
     const st = await runCli(server, ['status', String(waiter)]);
     expect(st.stdout.split('\n')[1]).toBe(`  waiting: ${reason} · start timeout in 60 min (priority 42, queue hold)`);
     const list = await runCli(server, ['queues']);

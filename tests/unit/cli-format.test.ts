@@ -64,17 +64,17 @@ describe('queue table', () => {
     task(2, { name: 'report' }),
   ], { restartCount: 1 });
   const single = job(3, [task(0, { status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, startedAt: ago(500_000), endedAt: ago(400_000) })], {
-    name: 'one', status: 'FAILED', endedAt: ago(400_000), totalDurationMs: 200_000, jobDurationMs: 100_000, restartCount: 1, recoveryCount: 2,
+    name: 'one', owner: 'mia', status: 'FAILED', endedAt: ago(400_000), totalDurationMs: 200_000, jobDurationMs: 100_000, restartCount: 1, recoveryCount: 2,
   });
 
   it('a job row, then one indented row per task of a pipeline; a one-task job is one row', () => {
     const rows = queueRows([pipeline, single], NOW);
     expect(rows).toEqual([
-      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1', '500', 'RUNNING', ''],
-      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', '', 'SUCCEEDED', ''],
-      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1', '', 'RUNNING', ''],
-      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', '', 'PENDING', ''],
-      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', '500', 'FAILED', ''],
+      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1', '500', 'RUNNING', '', '-'],
+      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', '', 'SUCCEEDED', '', ''],
+      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1', '', 'RUNNING', '', ''],
+      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', '', 'PENDING', '', ''],
+      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', '500', 'FAILED', '', 'mia'],
     ]);
   });
 
@@ -103,7 +103,7 @@ describe('queue table', () => {
     expect(lines).toHaveLength(6);
     // STATUS starts at the same column in every line.
     const col = lines[0].indexOf('STATUS');
-    for (const l of lines.slice(1)) expect(l.slice(col)).toMatch(/^[A-Z_]+\s*$/);
+    for (const l of lines.slice(1)) expect(l.slice(col)).toMatch(/^[A-Z_]+(\s|$)/);
     expect(text).not.toContain('\u001b[');
     expect(renderQueueTable([single], NOW, colors(true))).toContain('\u001b[31mFAILED');
   });

@@ -104,7 +104,7 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     .summary('list jobs with their tasks (like `sky jobs queue`)')
     .description(
       'Columns: ID, TASK, NAME, SUBMITTED, TOT. DURATION (submitted → end), JOB DURATION\n' +
-        '(started → end), #RESTARTS, STATUS; a pipeline shows one indented row per task.\n' +
+        '(started → end), #RESTARTS, PRIORITY, STATUS, WAITING, OWNER; a pipeline shows one indented row per task.\n' +
         'By default: the jobs that have not finished, plus those that finished in the last 24 h.',
     )
     .option('-a, --all', 'show every job, finished ones included')
