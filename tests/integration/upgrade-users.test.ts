@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pgliteExtensions } from '../../lib/db/pglite-extensions.mjs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../lib/auth/guard';
@@ -45,7 +46,7 @@ describe.each(DB_KINDS)('upgrade to users (%s)', (kind) => {
 
   async function open(): Promise<RawSql> {
     if (kind === 'pglite') {
-      const db = new PGlite();
+      const db = new PGlite({ extensions: await pgliteExtensions() });
       cleanups.push(() => db.close());
       return pgliteRaw(db);
     }
