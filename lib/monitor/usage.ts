@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { AttemptHandle, UsageSample } from '../executors/types';
 import { appendSample, mergePoints, placeSample, USAGE_MAX_POINTS, type SeriesShape, type UsagePoint } from '../jobs/usage';
 import type { UsageTarget, UsageWrite } from '../store';
+import { PeriodicRound } from './periodic';
 import { noteError, type MonitorResources } from './resources';
 import type { UsageStats } from './types';
 
@@ -23,8 +24,7 @@ interface Known extends SeriesShape {
 }
 
 export class UsageSystem {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly rounds: PeriodicRound;
   private readonly known = new Map<number, Known>();
   readonly stats: UsageStats = { rounds: 0, lastSampled: 0, lastRoundMs: null };
 
@@ -32,32 +32,23 @@ export class UsageSystem {
     private readonly res: MonitorResources,
     /** Most points a series holds (tests lower it). */
     private readonly maxPoints = USAGE_MAX_POINTS,
-  ) {}
+  ) {
+    this.rounds = new PeriodicRound(res, 'usage sampling', () => this.sampleAll());
+  }
 
   /** Starts the rounds (no-op when sampling is off: JOBDECK_USAGE_INTERVAL_MS=0). */
   start(): void {
-    const ms = this.res.settings.usageIntervalMs;
-    if (ms <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.round(), ms);
-    this.timer.unref();
+    this.rounds.start(this.res.settings.usageIntervalMs);
   }
 
   /** Stops the rounds and waits for one in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One round (a round already running is joined, never doubled). Never throws: failures are logged. */
   round(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.sampleAll()
-      .catch((err: unknown) => noteError(this.res, err, 'usage sampling'))
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.rounds.run();
   }
 
   private async sampleAll(): Promise<void> {
