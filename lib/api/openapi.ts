@@ -275,6 +275,7 @@ function jobPaths(): Record<string, Json> {
         tags: ['jobs'],
         parameters: queryParams(ListQuerySchema, {
           status: { style: 'form', explode: true },
+          metadata: { style: 'form', explode: true },
         }),
         responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
       },
@@ -284,7 +285,7 @@ function jobPaths(): Record<string, Json> {
         operationId: 'countJobs',
         summary: 'How many jobs are in each status (among those a search finds)',
         tags: ['jobs'],
-        parameters: queryParams(CountsQuerySchema),
+        parameters: queryParams(CountsQuerySchema, { metadata: { style: 'form', explode: true } }),
         responses: { 200: json('JobCounts', 'Jobs per status.'), 400: ERRORS[400] },
       },
     },
