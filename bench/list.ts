@@ -25,7 +25,8 @@ import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
 /**
  * SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each, submitted 10 s
  * apart (job n now). With `needles`, that many jobs spread evenly over the ids are named
- * `bench-rare-needle-<id>` (a name search that matches exactly `needles` rows).
+ * `bench-rare-needle-<id>` (a name search that matches exactly `needles` rows). Each job's
+ * metadata is `{team: vision|nlp|infra|rl (id mod 4), run: "r<id>"}`.
  */
 export function seedSql(n: number, needles = 0): string[] {
   const task = {
@@ -44,10 +45,12 @@ export function seedSql(n: number, needles = 0): string[] {
   const status = `(CASE WHEN g % 10 < 7 THEN 'SUCCEEDED' WHEN g % 10 < 9 THEN 'FAILED' ELSE 'CANCELLED' END)`;
   const every = needles > 0 ? Math.max(1, Math.floor(n / needles)) : 0;
   const base = `(ARRAY['train','eval','nightly','etl','report'])[1 + g % 5]`;
+  // Client metadata as Ray's clients send it: a team (one of four) and a run id of its own.
+  const metadata = `jsonb_build_object('team', (ARRAY['vision','nlp','infra','rl'])[1 + g % 4], 'run', 'r' || g)`;
   const name = `('bench-' || ${every ? `CASE WHEN g % ${every} = 0 AND g / ${every} <= ${needles} THEN 'rare-needle' ELSE ${base} END` : base} || '-' || g)`;
   return [
-    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
-     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1,
+    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","metadata","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
+     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1, ${metadata},
             now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
             now() - (${n} - g) * interval '10 seconds' + interval '9 seconds', now(), 1, 0
      FROM generate_series(1, ${n}) AS g`,

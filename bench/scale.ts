@@ -8,8 +8,10 @@
  *
  * Queries (page size 50): the first page; a deep page (keyset cursor near the oldest job); a
  * name search that matches nothing; one that matches exactly 10 jobs; a status + one-day
- * submitted-time range in the middle of the history; and, for information, the status counts
- * of the 10-row search. Each: 5 warm-ups, then 50 timed runs.
+ * submitted-time range in the middle of the history; metadata filters (jsonb `@>` from the GIN
+ * index) matching nothing, one job, a quarter of the jobs, and two pairs matching nothing; and,
+ * for information, the status counts of the 10-row search and of the one-job metadata filter.
+ * Each: 5 warm-ups, then 50 timed runs.
  *
  * Then the same queries through a server (GET /api/jobs, `/api/jobs/counts`) on the same
  * database: request sent → body read at the client, 5 warm-ups + 50 timed.
@@ -62,7 +64,13 @@ async function queries(db: Database, n: number, reps: number): Promise<QueryResu
   out.push(await timeQuery('q=nomatch (matches nothing)', reps, () => page({ q: 'nomatch' })));
   out.push(await timeQuery('q=rare-needle (matches 10)', reps, () => page({ q: 'rare-needle' })));
   out.push(await timeQuery('status=FAILED + a one-day submitted range', reps, () => page({ status: ['FAILED'], submittedAfter: start, submittedBefore: end })));
+  // Seeded metadata (bench/list.ts seedSql): team one of four, run "r<id>" one job each.
+  out.push(await timeQuery('metadata team:nomatch (matches nothing)', reps, () => page({ metadata: [['team', 'nomatch']] })));
+  out.push(await timeQuery('metadata run:r<n/2> (matches 1)', reps, () => page({ metadata: [['run', `r${n / 2}`]] })));
+  out.push(await timeQuery('metadata team:vision (a quarter of the jobs)', reps, () => page({ metadata: [['team', 'vision']] })));
+  out.push(await timeQuery('metadata team:nlp + run:r<n/2> (matches nothing)', reps, () => page({ metadata: [['team', 'nlp'], ['run', `r${n / 2}`]] })));
   out.push(await timeQuery('counts of q=rare-needle', reps, async () => (await jobStatusCounts(store, { q: 'rare-needle' })).total, true));
+  out.push(await timeQuery('counts of metadata run:r<n/2>', reps, async () => (await jobStatusCounts(store, { metadata: [['run', `r${n / 2}`]] })).total, true));
   return out;
 }
 
@@ -81,6 +89,8 @@ async function httpQueries(ctx: BenchContext, label: string, home: string, env: 
       await timeQuery('HTTP q=nomatch', reps, get('/api/jobs?q=nomatch')),
       await timeQuery('HTTP q=rare-needle (10)', reps, get('/api/jobs?q=rare-needle')),
       await timeQuery('HTTP status=FAILED + one-day range', reps, get(`/api/jobs?${range}`)),
+      await timeQuery('HTTP metadata=team:nomatch', reps, get('/api/jobs?metadata=team:nomatch')),
+      await timeQuery('HTTP metadata=run:r<n/2> (1)', reps, get(`/api/jobs?metadata=run:r${n / 2}`)),
       await timeQuery('HTTP counts of q=nomatch', reps, counts('/api/jobs/counts?q=nomatch'), true),
     ];
   } finally {
@@ -101,7 +111,7 @@ async function measureOne(ctx: BenchContext, kind: 'pglite' | 'postgresql', n: n
   ctx.log(`scale: ${kind} ${n.toLocaleString('en-US')} jobs seeded in ${fmtMs(seedMs)}; timing queries…`);
   try {
     const results = await queries(db, n, reps);
-    const wrong = results.find((r) => r.query.includes('matches 10') && r.rows !== 10);
+    const wrong = results.find((r) => (r.query.includes('matches 10') && r.rows !== 10) || (r.query.includes('matches 1)') && r.rows !== 1) || (r.query.includes('matches nothing') && r.rows !== 0));
     if (wrong) throw new Error(`scale: ${wrong.query} found ${wrong.rows} jobs`);
     await db.close();
     const env: Record<string, string> = opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {};

@@ -141,6 +141,7 @@ export function JobView({ id }: { id: number }) {
         restarting={restarting}
         ended={ended}
         jobTerminal={!!data && isTerminal('job', data.status)}
+        removed={data?.logsRemovedAt ? logsRemovedText(data.logsRemovedAt) : null}
         selected={selected}
         onShowAll={showAll}
         onViewing={setViewing}

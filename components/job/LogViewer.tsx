@@ -75,7 +75,7 @@ function useShowRow(view: LogView, count: number, virtualizer: Virtualizer<HTMLD
   return show;
 }
 
-export const LogViewer = memo(function LogViewer({ jobId, buffer, version, streamState, restarting, ended, jobTerminal, selected, onShowAll, onViewing, describe, sections }: { jobId: number; buffer: LogBuffer; version: number; streamState: ConnectionState | 'idle'; restarting: boolean; ended: boolean; jobTerminal: boolean; selected: AttemptKey | null; onShowAll: () => void; onViewing: (r: AttemptKey | null) => void; describe: (r: AttemptKey) => string; sections: SectionInfo & { taskSections: boolean } }) {
+export const LogViewer = memo(function LogViewer({ jobId, buffer, version, streamState, restarting, ended, jobTerminal, removed, selected, onShowAll, onViewing, describe, sections }: { jobId: number; buffer: LogBuffer; version: number; streamState: ConnectionState | 'idle'; restarting: boolean; ended: boolean; jobTerminal: boolean; removed: string | null; selected: AttemptKey | null; onShowAll: () => void; onViewing: (r: AttemptKey | null) => void; describe: (r: AttemptKey) => string; sections: SectionInfo & { taskSections: boolean } }) {
   const rows = buffer.rows;
   const scroller = useRef<HTMLDivElement>(null);
   const [folded, setFolded] = useState<ReadonlySet<string>>(() => new Set());
@@ -167,7 +167,8 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
       <div className="logs-wrap">
         <div ref={scroller} className={`log-scroller${wrap ? ' wrapping' : ''}`} onScroll={follow.onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Job log" data-testid="log-scroller">
           {count === 0 ? (
-            <div className="log-empty">{selected ? 'Nothing from this attempt yet.' : jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…'}</div>
+            // Logs the retention policy removed are not an empty log, nor one still to come.
+            <div className="log-empty">{removed ?? (selected ? 'Nothing from this attempt yet.' : jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…')}</div>
           ) : (
             <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} timeOf={showTimes ? timeOf : null} info={sections} onToggle={onToggle} />
           )}

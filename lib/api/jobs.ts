@@ -143,12 +143,12 @@ export async function list(store: Store, p: ListParams, actor?: Actor): Promise<
     if (!u) throw badRequest(`owner: no user is named "${p.owner}"`, { issues: [{ path: 'owner', message: 'no such user' }] });
     userId = u.id;
   }
-  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, userId, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, userId, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
 export function counts(store: Store, p: Omit<JobFilter, 'status'>): Promise<JobCounts> {
-  return jobStatusCounts(store, { q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore });
+  return jobStatusCounts(store, { q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata });
 }
 
 /**

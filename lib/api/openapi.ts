@@ -275,6 +275,7 @@ function jobPaths(): Record<string, Json> {
         tags: ['jobs'],
         parameters: queryParams(ListQuerySchema, {
           status: { style: 'form', explode: true },
+          metadata: { style: 'form', explode: true },
         }),
         responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
       },
@@ -284,7 +285,7 @@ function jobPaths(): Record<string, Json> {
         operationId: 'countJobs',
         summary: 'How many jobs are in each status (among those a search finds)',
         tags: ['jobs'],
-        parameters: queryParams(CountsQuerySchema),
+        parameters: queryParams(CountsQuerySchema, { metadata: { style: 'form', explode: true } }),
         responses: { 200: json('JobCounts', 'Jobs per status.'), 400: ERRORS[400] },
       },
     },
@@ -503,7 +504,7 @@ function metaPaths(): Record<string, Json> {
         responses: {
           200: {
             description:
-              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted (since start), logBytes (all logs on disk at the last pass), lastPassMs }.',
+              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted, uploadsRemoved, uploadBytesFreed (stored uploads no job names; since start), logBytes (all logs on disk at the last pass), lastPassMs }.',
             content: { 'application/json': { schema: { type: 'object' } } },
           },
           401: ERRORS[401],

@@ -211,6 +211,8 @@ export interface ListParams {
   /** Submitted at or after / before (lib/store JobFilter). */
   submittedAfter?: Date;
   submittedBefore?: Date;
+  /** Metadata pairs all of which a job's metadata holds (lib/store JobFilter). */
+  metadata?: Array<[string, string]>;
   /** Only the jobs of this submitter: "me" or a user name. */
   owner?: string;
   limit: number;
@@ -252,21 +254,22 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, owner: parsed.owner, limit: parsed.limit, sort, beforeId, afterName };
+  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, metadata: parsed.metadata, owner: parsed.owner, limit: parsed.limit, sort, beforeId, afterName };
 }
 
 /** The search parameters the list and the counts share, as given (validated by their schema). */
 function searchParams(sp: URLSearchParams) {
-  return { q: single(sp, 'q'), queue: single(sp, 'queue'), submittedAfter: single(sp, 'submittedAfter'), submittedBefore: single(sp, 'submittedBefore') };
+  const metadata = sp.getAll('metadata');
+  return { q: single(sp, 'q'), queue: single(sp, 'queue'), submittedAfter: single(sp, 'submittedAfter'), submittedBefore: single(sp, 'submittedBefore'), metadata: metadata.length ? metadata : undefined };
 }
 
 /**
- * Parses the query of GET /api/jobs/counts (`q`, `queue`, `submittedAfter`, `submittedBefore`).
+ * Parses the query of GET /api/jobs/counts (`q`, `queue`, `submittedAfter`, `submittedBefore`, `metadata`).
  * @throws ApiError 400 for a q over 200 characters, a malformed queue name or time, or an empty time range.
  */
 export function parseCountsQuery(url: URL): Omit<ListParams, 'status' | 'limit' | 'sort' | 'beforeId' | 'afterName'> {
   const parsed = validate(CountsQuerySchema, searchParams(url.searchParams), 'query');
-  return { q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore };
+  return { q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, metadata: parsed.metadata };
 }
 
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */

@@ -21,12 +21,38 @@ const timeBound = (field: string, description: string) =>
     .meta({ format: 'date-time', description })
     .transform((v) => new Date(/T/.test(v) ? v : `${v}T00:00:00Z`));
 
+/** Bounds of the `metadata` filter: pairs, key and value lengths. */
+export const METADATA_FILTER_MAX_PAIRS = 8;
+export const METADATA_FILTER_MAX_KEY = 64;
+export const METADATA_FILTER_MAX_VALUE = 200;
+
+/**
+ * One `metadata=key:value` pair (split at the first `:`; the key 1–64 characters, the value ≤ 200,
+ * matched as that string), as `[key, value]`. The messages name the field.
+ */
+const metadataPair = userText(1, METADATA_FILTER_MAX_KEY + 1 + METADATA_FILTER_MAX_VALUE)
+  .superRefine((v, ctx) => {
+    const at = v.indexOf(':');
+    const key = at < 0 ? '' : v.slice(0, at);
+    if (at < 1) ctx.addIssue({ code: 'custom', message: `metadata must be key:value (a key of 1–${METADATA_FILTER_MAX_KEY} characters, a colon, the value), got ${JSON.stringify(v.slice(0, 80))}` });
+    else if (key.length > METADATA_FILTER_MAX_KEY) ctx.addIssue({ code: 'custom', message: `metadata key must be at most ${METADATA_FILTER_MAX_KEY} characters, got ${key.length}` });
+    else if (v.length - at - 1 > METADATA_FILTER_MAX_VALUE) ctx.addIssue({ code: 'custom', message: `metadata value must be at most ${METADATA_FILTER_MAX_VALUE} characters, got ${v.length - at - 1}` });
+  })
+  .transform((v): [string, string] => [v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1)]);
+
+/** The `metadata` filter: 1–8 pairs, all of which a job's metadata must hold. */
+export const MetadataFilterSchema = z
+  .array(z.string({ error: 'metadata must be key:value' }).max(METADATA_FILTER_MAX_KEY + 1 + METADATA_FILTER_MAX_VALUE, { error: `metadata must be key:value with a key ≤ ${METADATA_FILTER_MAX_KEY} and a value ≤ ${METADATA_FILTER_MAX_VALUE} characters` }).pipe(metadataPair))
+  .max(METADATA_FILTER_MAX_PAIRS, { error: `metadata: at most ${METADATA_FILTER_MAX_PAIRS} key:value pairs` })
+  .meta({ description: `Only jobs whose metadata holds this key with this string value (\`team:vision\`; repeatable, all must hold; at most ${METADATA_FILTER_MAX_PAIRS}, key ≤ ${METADATA_FILTER_MAX_KEY}, value ≤ ${METADATA_FILTER_MAX_VALUE} characters).` });
+
 /** The filter fields the list and the counts share (besides status). */
 export const searchShape = {
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
   queue: QueueFilterSchema.optional(),
   submittedAfter: timeBound('submittedAfter', 'Only jobs submitted at or after this time (ISO-8601, or a date: midnight UTC).').optional(),
   submittedBefore: timeBound('submittedBefore', 'Only jobs submitted before this time (ISO-8601, or a date: midnight UTC).').optional(),
+  metadata: MetadataFilterSchema.optional(),
 };
 
 /** submittedBefore must come after submittedAfter (an empty range is a mistake, not a search). */

@@ -55,6 +55,8 @@ export interface ListParams {
   /** ISO-8601 times or dates, as GET /api/jobs takes them (the server validates them). */
   submittedAfter?: string;
   submittedBefore?: string;
+  /** `key:value` pairs the job's metadata must all hold. */
+  metadata?: string[];
   /** Only this submitter's jobs: "me" or a user name. */
   owner?: string;
   limit?: number;
@@ -328,6 +330,7 @@ export class JobdeckClient {
     if (p.q) q.set('q', p.q);
     if (p.submittedAfter) q.set('submittedAfter', p.submittedAfter);
     if (p.submittedBefore) q.set('submittedBefore', p.submittedBefore);
+    for (const m of p.metadata ?? []) q.append('metadata', m);
     if (p.owner) q.set('owner', p.owner);
     if (p.limit) q.set('limit', String(p.limit));
     if (p.cursor) q.set('cursor', p.cursor);

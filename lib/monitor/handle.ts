@@ -59,6 +59,9 @@ export interface RetentionStats {
   bytesFreed: number;
   /** Finished jobs deleted (rows and folder). */
   jobsDeleted: number;
+  /** Stored uploads no job names any more, removed (archive + manifest), and their bytes. */
+  uploadsRemoved: number;
+  uploadBytesFreed: number;
   /** Bytes of all logs under the jobs folder when last measured, null: not yet. */
   logBytes: number | null;
   /** Duration of the last pass (ms), null before the first. */

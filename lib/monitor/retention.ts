@@ -1,5 +1,6 @@
 import { readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { uploadsDir, UPLOAD_HASH } from '../executors/upload';
 import { jobDir, jobsRoot } from '../jobs/paths';
 import { noteError, type MonitorResources } from './resources';
 import type { RetentionJob } from '../store';
@@ -14,7 +15,10 @@ import type { RetentionStats } from './handle';
  * 2. while all logs under `$JOBDECK_HOME/jobs` take more than JOBDECK_RETAIN_LOGS_BYTES, the
  *    logs of the oldest finished jobs (not those kept forever);
  * 3. finished jobs older than their record's period (`retention: job`, else
- *    JOBDECK_RETAIN_JOBS_DAYS): rows (tasks, attempts, events by cascade) and folder.
+ *    JOBDECK_RETAIN_JOBS_DAYS): rows (tasks, attempts, events by cascade) and folder;
+ * 4. at most hourly, stored uploads (`$JOBDECK_HOME/uploads`, POST /api/uploads) older than a
+ *    day that no job's launch names any more (a kept job's re-run reuses its uploads; a younger
+ *    one may belong to a submit still in flight).
  *
  * Only terminal jobs are selected and written (the store's guarded statements), and a terminal
  * job never runs again, so its files may go first and the write after: a pass that dies between
@@ -26,6 +30,10 @@ import type { RetentionStats } from './handle';
 
 /** Without a size limit, how often a pass walks the jobs folder for the disk usage (ms). */
 const MEASURE_EVERY_MS = 3_600_000;
+
+/** How often a pass looks for stored uploads no job names (ms), and how old one must be (ms). */
+const UPLOADS_EVERY_MS = 3_600_000;
+const UPLOAD_MIN_AGE_MS = 86_400_000;
 
 /** Most batches one step of a pass handles (the rest waits for the next pass: a pass stays short). */
 const MAX_BATCHES = 20;
@@ -58,7 +66,8 @@ export class RetentionSystem {
   private running: Promise<void> | null = null;
   /** When a pass last walked the jobs folder without a size limit (clock ms), null: never. */
   private measuredAt: number | null = null;
-  readonly stats: RetentionStats = { passes: 0, logsRemovedJobs: 0, filesRemoved: 0, bytesFreed: 0, jobsDeleted: 0, logBytes: null, lastPassMs: null };
+  readonly stats: RetentionStats = { passes: 0, logsRemovedJobs: 0, filesRemoved: 0, bytesFreed: 0, jobsDeleted: 0, uploadsRemoved: 0, uploadBytesFreed: 0, logBytes: null, lastPassMs: null };
+  private uploadsAt: number | null = null;
 
   constructor(private readonly res: MonitorResources) {}
 
@@ -111,8 +120,40 @@ export class RetentionSystem {
       if (deleted.length) this.res.log.info({ jobs: deleted.length }, `retention: deleted ${deleted.length} finished job(s) past their retention`);
       if (deleted.length < ids.length) break;
     }
+    if (!this.res.life.stopped && (this.uploadsAt === null || t0 - this.uploadsAt >= UPLOADS_EVERY_MS)) {
+      this.uploadsAt = t0;
+      await this.removeUnusedUploads(t0);
+    }
     this.stats.passes++;
     this.stats.lastPassMs = this.res.clock.now() - t0;
+  }
+
+  /** Removes stored uploads older than a day that no job's launch names (archive and manifest). */
+  private async removeUnusedUploads(now: number): Promise<void> {
+    const dir = uploadsDir(this.res.home);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const old: string[] = [];
+    for (const name of names) {
+      const hash = name.endsWith('.tar.gz') ? name.slice(0, -'.tar.gz'.length) : null;
+      if (!hash || !UPLOAD_HASH.test(hash)) continue;
+      const st = await stat(path.join(dir, name)).catch(() => null);
+      if (st && now - st.mtimeMs > UPLOAD_MIN_AGE_MS) old.push(hash);
+    }
+    if (old.length === 0) return;
+    const kept = await this.res.store.retention.referencedUploads(old);
+    let removed = 0;
+    let bytes = 0;
+    for (const hash of old.filter((h) => !kept.has(h))) {
+      for (const file of [`${hash}.tar.gz`, `${hash}.json`]) {
+        const p = path.join(dir, file);
+        const size = (await stat(p).catch(() => null))?.size ?? 0;
+        if (await unlink(p).then(() => true, () => false)) bytes += size;
+      }
+      removed++;
+    }
+    this.stats.uploadsRemoved += removed;
+    this.stats.uploadBytesFreed += bytes;
+    if (removed) this.res.log.info({ uploads: removed, bytes }, `retention: removed ${removed} stored upload(s) no job names (${bytes} bytes)`);
   }
 
   /** Removes the oldest finished jobs' logs while all logs take more than `limit` bytes. */

@@ -5,6 +5,7 @@ import type { UsagePoint } from '../jobs/usage';
 import {
   deleteTerminalJobs,
   jobsPastRetention,
+  referencedUploads,
   jobsWithExpiredLogs,
   oldestJobsWithLogs,
   recordLogsRemoved,
@@ -213,6 +214,8 @@ export interface RetentionStatements {
   pastRetention(o: { now: Date; jobsDays: number | null; limit: number }): Promise<number[]>;
   recordLogsRemoved(removed: readonly LogsRemoved[], at: Date): Promise<number[]>;
   deleteJobs(ids: number[]): Promise<number[]>;
+  /** Which of these upload hashes a job's launch still names (lib/store referencedUploads). */
+  referencedUploads(hashes: readonly string[]): Promise<Set<string>>;
 }
 
 /** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
@@ -365,13 +368,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     recordUsage: (rows, at) => recordUsage(store, rows, at),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
-    retention: {
-      expiredLogs: (o) => jobsWithExpiredLogs(store, o),
-      oldestWithLogs: (o) => oldestJobsWithLogs(store, o),
-      pastRetention: (o) => jobsPastRetention(store, o),
-      recordLogsRemoved: (r, at) => recordLogsRemoved(store, r, at),
-      deleteJobs: async (ids) => (await deleteTerminalJobs(store, ids)).deleted,
-    },
+    retention: retentionStatements(store),
     webhooks: {
       claim: (o) => claimDeliveries(store, o),
       nextDue: () => nextDeliveryDue(store),
@@ -380,5 +377,17 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
       retry: (id, token, r, next) => recordRetry(store, id, token, r, next),
       gaveUp: (id, token, r, reason) => recordGaveUp(store, id, token, r, reason),
     },
+  };
+}
+
+/** The retention system's statements on a store (lib/store retention.ts, deleteTerminalJobs). */
+function retentionStatements(store: Store): RetentionStatements {
+  return {
+    expiredLogs: (o) => jobsWithExpiredLogs(store, o),
+    oldestWithLogs: (o) => oldestJobsWithLogs(store, o),
+    pastRetention: (o) => jobsPastRetention(store, o),
+    recordLogsRemoved: (r, at) => recordLogsRemoved(store, r, at),
+    deleteJobs: async (ids) => (await deleteTerminalJobs(store, ids)).deleted,
+    referencedUploads: (hashes) => referencedUploads(store, hashes),
   };
 }

@@ -35,7 +35,7 @@ export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, 
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters, pendingJobsOf } from './lookup';
 export { logSearchTargets, type LogSearchTarget } from './log-search';
-export { jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, type LogsRemoved, type RetentionJob } from './retention';
+export { jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, referencedUploads, type LogsRemoved, type RetentionJob } from './retention';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';

@@ -28,6 +28,11 @@ export interface JobFilter {
   submittedBefore?: Date;
   /** Only the jobs this user submitted (Job.userId). */
   userId?: number;
+  /**
+   * Only jobs whose metadata holds every one of these pairs (a key's value as this string:
+   * jsonb containment; the API bounds it to 8 pairs, keys ≤ 64 and values ≤ 200 characters).
+   */
+  metadata?: ReadonlyArray<readonly [key: string, value: string]>;
 }
 
 /**
@@ -45,7 +50,9 @@ export function likeLiteral(s: string): string {
  * The Prisma `where` for a JobFilter (`q` matched literally: {@link likeLiteral}). Every part is
  * answered from an index (docs/design.md "Search"): `q` from the trigram GIN index on the name
  * (`ILIKE '%…%'`; a q under 3 characters has no trigram and scans), the status and the
- * submitted-time range from (status, submittedAt) / (submittedAt), the id from the primary key.
+ * submitted-time range from (status, submittedAt) / (submittedAt), the id from the primary key,
+ * the metadata pairs from the GIN index on `metadataSet` (`[metadata] @> [{k: v}, …]`: one object
+ * a pair, so a key given twice with two values matches nothing, as AND says).
  */
 export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
@@ -53,6 +60,7 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   if (f.queue !== undefined) and.push({ queue: f.queue });
   if (f.submittedAfter || f.submittedBefore) and.push({ submittedAt: { ...(f.submittedAfter ? { gte: f.submittedAfter } : {}), ...(f.submittedBefore ? { lt: f.submittedBefore } : {}) } });
   if (f.userId !== undefined) and.push({ userId: f.userId });
+  if (f.metadata && f.metadata.length) and.push({ metadataSet: { array_contains: f.metadata.map(([k, v]) => ({ [k]: v })) } });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };

@@ -123,3 +123,19 @@ export async function recordLogsRemoved(store: Store, removed: readonly LogsRemo
   for (const jobId of ids) store.bus.emit({ type: 'logs-removed', jobId });
   return ids;
 }
+
+/**
+ * Which of `hashes` (upload content hashes, 64 hex digits) a job still names in its launch
+ * (`Job.launch`: `workdirUpload`, `fileMountUploads.*.hash`), so a re-run can reuse them. A
+ * substring of the launch's text: a 64-hex-digit hash appears nowhere else by chance, and a false
+ * "referenced" only keeps a file. Each unreferenced hash reads every launch (no index): the
+ * retention system asks at most hourly, for uploads older than a day.
+ */
+export async function referencedUploads(store: Store, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ h: string }>>(
+    `SELECT h FROM unnest($1::text[]) AS h WHERE EXISTS (SELECT 1 FROM "Job" WHERE "launch" IS NOT NULL AND strpos("launch"::text, h) > 0)`,
+    [...hashes],
+  );
+  return new Set(rows.map((r) => r.h));
+}

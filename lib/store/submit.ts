@@ -67,6 +67,8 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     priority: job.priority ?? 500,
     queue: job.queue ?? 'default',
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
+    // What the database generates for the row (never written: docs/design.md "Search").
+    metadataSet: e.metadataJson === null ? null : [JSON.parse(e.metadataJson)],
     launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
     warnings: e.warningsJson === null ? null : JSON.parse(e.warningsJson),
     origin: e.origin,

@@ -7,7 +7,9 @@ import { e2eServer, expect, submitSpec, test, waitForStatus } from './fixtures';
  */
 test('chips count, "#ID" finds the job, the order lives in the URL, task segments show each task', async ({ app: page }) => {
   const { url } = e2eServer();
-  const stamp = Date.now();
+  // Letters only (each digit of the time as a letter): the bare-number search below must find
+  // its job by id, not these names by a digit in them.
+  const stamp = String(Date.now()).replace(/[0-9]/g, (d) => 'abcdefghij'[Number(d)]);
   const pipeline = await submitSpec(`name: segs-${stamp}-c\n---\nname: first\nrun: echo one\n---\nname: second\nrun: exit 4\n---\nname: third\nrun: echo never\n`);
   const ok = await submitSpec(`name: segs-${stamp}-a\nrun: echo fine\n`);
   const slow = await submitSpec(`name: segs-${stamp}-b\nrun: sleep 60\n`);

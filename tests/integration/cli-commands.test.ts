@@ -180,6 +180,29 @@ describe.each(DB_KINDS)('jobdeck CLI against a server (%s)', (kind) => {
     expect(bad.stderr).toContain('unknown status "nope"');
   });
 
+  it('queue --metadata key=value: only jobs whose metadata holds every pair; a malformed or an unbounded one exits 2', async () => {
+    for (const [name, metadata] of [['meta-a', { team: 'vision', stage: 'train' }], ['meta-b', { team: 'vision', stage: 'eval=x' }], ['meta-c', { team: 'nlp' }]] as const) {
+      const res = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmd: 'true', name, metadata }) });
+      expect(res.status, await res.clone().text()).toBe(201);
+    }
+    const names = async (...args: string[]) => {
+      const r = await runCli(server, ['queue', ...args, '--json']);
+      expect(r.code, show(r)).toBe(EXIT.OK);
+      return (JSON.parse(r.stdout) as JobSummary[]).map((j) => j.name).sort();
+    };
+    expect(await names('--metadata', 'team=vision')).toEqual(['meta-a', 'meta-b']);
+    expect(await names('--metadata', 'team=vision', '--metadata', 'stage=train')).toEqual(['meta-a']);
+    // Split at the first "=": the value may hold more.
+    expect(await names('--metadata', 'stage=eval=x')).toEqual(['meta-b']);
+    expect(await names('--metadata', 'team=nlp', '--name', 'meta')).toEqual(['meta-c']);
+    const bad = await runCli(server, ['queue', '--metadata', 'team']);
+    expect(bad.code).toBe(EXIT.USAGE);
+    expect(bad.stderr).toContain('--metadata: expected key=value, got "team"');
+    const many = await runCli(server, ['queue', ...Array.from({ length: 9 }, (_, i) => ['--metadata', `k${i}=v`]).flat()]);
+    expect(many.code, show(many)).toBe(EXIT.USAGE);
+    expect(many.stderr).toContain('metadata: at most 8 key:value pairs');
+  });
+
   it('cancel of a finished job, unknown ids, delete, names matching several jobs', async () => {
     const jobs = JSON.parse((await runCli(server, ['queue', '-a', '--json'])).stdout) as JobSummary[];
     const done = jobs.find((x) => x.name === 'hello-cli')!;

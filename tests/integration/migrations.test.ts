@@ -61,8 +61,8 @@ function parseSchema(text: string): { models: SchemaModel[]; enums: Map<string, 
       if (!line) continue;
       const idx = /^@@(index|unique)\(\[((?:[^\]"]|"[^"]*")+)\]/.exec(line);
       if (idx) {
-        // `name(ops: raw("gin_trgm_ops"))` is `name gin_trgm_ops` in pg_indexes' definition.
-        const columns = idx[2].split(',').map((s) => s.trim().replace(/\(sort:\s*Desc\)$/, ' DESC').replace(/\(ops:\s*raw\("(\w+)"\)\)$/, ' $1'));
+        // `name(ops: raw("gin_trgm_ops"))` is `name gin_trgm_ops` in pg_indexes' definition, `x(ops: JsonbPathOps)` `x jsonb_path_ops`.
+        const columns = idx[2].split(',').map((s) => s.trim().replace(/\(sort:\s*Desc\)$/, ' DESC').replace(/\(ops:\s*raw\("(\w+)"\)\)$/, ' $1').replace(/\(ops:\s*JsonbPathOps\)$/, ' jsonb_path_ops'));
         const using = /type:\s*(\w+)/.exec(line)?.[1]?.toLowerCase() ?? 'btree';
         models[mi].indexes.push({ unique: idx[1] === 'unique', columns, using });
         continue;

@@ -4,9 +4,10 @@
  * exactly the logs and jobs the policy and the jobs' own `retention:` say, never those of a job
  * that is not terminal, frees the bytes on disk, records each removal (Job.logsRemovedAt and a
  * LOGS_REMOVED entry) and answers 410 with "logs removed on … by the retention policy" for them;
- * a client following a log that is removed is told so and the stream closes.
+ * a client following a log that is removed is told so and the stream closes; stored uploads no
+ * job names any more (and older than a day) are removed, those a kept job names stay.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { ApiError } from '../../lib/api/errors';
 import { getLogRange } from '../../lib/api/logs';
 import { getJobDetail } from '../../lib/api/views';
 import { createLocalExecutor } from '../../lib/executors/local';
+import { uploadsDir } from '../../lib/executors/upload';
 import { jobsRoot } from '../../lib/jobs/paths';
 import { CLOSE } from '../../lib/logs/protocol';
 import { createMonitor, type Monitor } from '../../lib/monitor/monitor';
@@ -142,5 +144,39 @@ describe.each(DB_KINDS)('retention (%s)', (kind) => {
     const late = await StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}?follow=1`, new ByteLedger());
     expect((await late.closed).code).toBe(CLOSE.LOGS_REMOVED);
     expect(late.messages.some((m) => m.type === 'hello')).toBe(true);
+  });
+
+  it('removes stored uploads older than a day that no job names, keeps those a kept job names and young ones, and frees the disk', async () => {
+    const dir = uploadsDir(home);
+    mkdirSync(dir, { recursive: true });
+    const hash = (c: string) => c.repeat(64);
+    /** An upload's archive (`bytes` bytes) and manifest, last written `daysAgo` days ago. */
+    const upload = (h: string, bytes: number, daysAgo: number) => {
+      const when = new Date(Date.now() - daysAgo * DAY);
+      for (const [file, text] of [[`${h}.tar.gz`, 'z'.repeat(bytes)], [`${h}.json`, JSON.stringify({ hash: h, size: bytes })]] as const) {
+        writeFileSync(path.join(dir, file), text);
+        utimesSync(path.join(dir, file), when, when);
+      }
+    };
+    const onDisk = () => readdirSync(dir).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0);
+    upload(hash('a'), 50_000, 10); // a kept job's workdir
+    upload(hash('b'), 50_000, 10); // a kept job's file_mounts
+    upload(hash('c'), 50_000, 10); // no job names it
+    upload(hash('d'), 50_000, 0.5); // no job names it yet: its submit may be in flight
+    upload(hash('e'), 50_000, 10); // only a job this pass deletes names it
+    const kept = await job('uses-uploads', 100, { daysAgo: 1 });
+    await tdb.db.prisma.job.update({ where: { id: kept.jobId }, data: { launch: { workdirUpload: hash('a'), fileMountUploads: { '/data': { hash: hash('b'), kind: 'dir' } } } } });
+    const gone = await job('deleted-with-upload', 100, { daysAgo: 60 });
+    await tdb.db.prisma.job.update({ where: { id: gone.jobId }, data: { launch: { workdirUpload: hash('e') } } });
+    const before = onDisk();
+
+    const m = monitor({ jobsDays: 30 });
+    await m.retainNow();
+    expect(await tdb.db.prisma.job.findUnique({ where: { id: gone.jobId } })).toBeNull();
+    const left = readdirSync(dir).sort();
+    expect(left).toEqual([hash('a'), hash('b'), hash('d')].flatMap((h) => [`${h}.json`, `${h}.tar.gz`]));
+    const freed = before - onDisk();
+    expect(freed).toBeGreaterThanOrEqual(2 * 50_000);
+    expect(m.state().retention).toMatchObject({ uploadsRemoved: 2, uploadBytesFreed: freed });
   });
 });

@@ -1,10 +1,11 @@
 /**
- * `jobdeck queue [-a] [-s STATUS]… [--name TEXT] [--since T] [--until T] [--json] [--limit N]`:
+ * `jobdeck queue [-a] [-s STATUS]… [--name TEXT] [--since T] [--until T] [--metadata K=V]… [--json] [--limit N]`:
  * the job table (SkyPilot `sky jobs queue`). Default view: every job not yet terminal plus the
  * jobs that ended in the last 24 hours (so a job that just failed is still there); `-a` shows
- * every job; `-s` shows only the given statuses, `--name` / `--since` / `--until` only the jobs
- * of that search (each implies -a). The search is GET /api/jobs's (`q`, `submittedAfter`,
- * `submittedBefore`): the dashboard list's query path, answered from indexes.
+ * every job; `-s` shows only the given statuses, `--name` / `--since` / `--until` / `--metadata`
+ * only the jobs of that search (each implies -a). The search is GET /api/jobs's (`q`,
+ * `submittedAfter`, `submittedBefore`, `metadata=key:value`): the dashboard list's query path,
+ * answered from indexes.
  */
 import type { Command } from 'commander';
 import type { JobSummary } from '../../api/types';
@@ -31,6 +32,21 @@ export interface QueueOptions {
   until?: string;
   /** Only this submitter's jobs ("me" or a user name). */
   owner?: string;
+  /** `key=value` pairs the job's metadata must all hold (repeatable). */
+  metadata: string[];
+}
+
+/**
+ * `--metadata key=value` values as GET /api/jobs's `metadata=key:value` (split at the first `=`;
+ * the server bounds the count and the lengths).
+ * @throws CliError USAGE for a value without `=` or without a key.
+ */
+export function parseMetadataPairs(values: readonly string[]): string[] {
+  return values.map((v) => {
+    const at = v.indexOf('=');
+    if (at < 1) throw usageError(`--metadata: expected key=value, got "${v.slice(0, 80)}"`);
+    return `${v.slice(0, at)}:${v.slice(at + 1)}`;
+  });
 }
 
 /**
@@ -65,13 +81,14 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   let more = false;
   /** What the list holds, for the footer ("Showing 3 jobs: …") and the empty case. */
   let view: string;
-  const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until };
-  const searching = !!(opts.name || opts.since || opts.until);
+  const metadata = parseMetadataPairs(opts.metadata ?? []);
+  const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until, metadata: metadata.length ? metadata : undefined };
+  const searching = !!(opts.name || opts.since || opts.until || metadata.length);
   if (statuses.length || opts.all || searching) {
     const r = await client.listAll({ status: statuses.length ? statuses : undefined, ...search, owner }, limit);
     jobs = r.jobs;
     more = r.more;
-    view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : ''].filter(Boolean).join(', ') || 'all';
+    view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : '', metadata.length ? `with metadata ${(opts.metadata ?? []).join(', ')}` : ''].filter(Boolean).join(', ') || 'all';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
     const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)), owner }, limit);
@@ -112,6 +129,7 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     .option('--name <text>', 'only jobs whose name contains this text (case-insensitive; a number also matches that job id)')
     .option('--since <time>', 'only jobs submitted at or after this ISO-8601 time or date (2026-12-01, 2026-12-01T08:00:00Z)')
     .option('--until <time>', 'only jobs submitted before this ISO-8601 time or date')
+    .option('--metadata <key=value>', "only jobs whose metadata has this key with this (string) value (repeatable: all must hold; at most 8)", (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--json', 'print the jobs as JSON (an array of the API JobSummary: id, name, status, tasks[index, name, status, attempts, …])')
     .option('--limit <n>', `show at most N jobs, newest first (default ${DEFAULT_QUEUE_LIMIT})`)
     .option('--owner <name>', 'only the jobs this user submitted ("me": yours)')
