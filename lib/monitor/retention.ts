@@ -3,6 +3,7 @@ import path from 'node:path';
 import { uploadsDir, UPLOAD_HASH } from '../executors/upload';
 import { jobDir, jobsRoot } from '../jobs/paths';
 import { noteError, type MonitorResources } from './resources';
+import { PeriodicRound } from './periodic';
 import type { RetentionJob } from '../store';
 import type { RetentionStats } from './handle';
 
@@ -62,38 +63,29 @@ export async function logBytesUnder(dir: string): Promise<number> {
 }
 
 export class RetentionSystem {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly rounds: PeriodicRound;
   /** When a pass last walked the jobs folder without a size limit (clock ms), null: never. */
   private measuredAt: number | null = null;
   readonly stats: RetentionStats = { passes: 0, logsRemovedJobs: 0, filesRemoved: 0, bytesFreed: 0, jobsDeleted: 0, uploadsRemoved: 0, uploadBytesFreed: 0, logBytes: null, lastPassMs: null };
   private uploadsAt: number | null = null;
 
-  constructor(private readonly res: MonitorResources) {}
+  constructor(private readonly res: MonitorResources) {
+    this.rounds = new PeriodicRound(res, 'retention pass', () => this.pass());
+  }
 
   /** Starts the passes. */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.round(), this.res.settings.retention.intervalMs);
-    this.timer.unref();
+    this.rounds.start(this.res.settings.retention.intervalMs);
   }
 
   /** Stops the passes and waits for one in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One pass (joined when one runs). Never throws: failures are logged, the next pass retries. */
   round(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.pass()
-      .catch((err: unknown) => noteError(this.res, err, 'retention pass'))
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.rounds.run();
   }
 
   private async pass(): Promise<void> {
