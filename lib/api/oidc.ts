@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors';
 import { logger } from '../log';
 import { safeNextPath } from '../auth/origin';
@@ -62,6 +63,21 @@ function nameFrom(claims: Record<string, unknown>): string {
 
 class LoginRefused extends Error {}
 
+/** Constant-time string equality. */
+function sameString(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The library's error in words: its message, the provider's error code and description when it sent one. */
+function describeError(err: unknown): string {
+  const e = err as { message?: string; error?: string; error_description?: string; cause?: { message?: string; error?: string; error_description?: string } };
+  const provider = e.error ?? e.cause?.error;
+  const said = e.error_description ?? e.cause?.error_description;
+  return [e.message ?? String(err), provider && `provider said ${provider}${said ? `: ${said}` : ''}`].filter(Boolean).join('; ').slice(0, 500);
+}
+
 /**
  * The user the checked claims log in as: the one linked to `<issuer> <sub>` (role updated to the
  * mapping), or a new one. A local user of the same name is never taken over.
@@ -108,13 +124,15 @@ export async function oidcCallbackResponse(req: Request, state: AuthState, store
   if (providerError) return fail(401, `the identity provider refused the login: ${providerError.slice(0, 200)}`);
   const flow = readFlow(state, parseCookies(req.headers.get('cookie')).get(flowCookieName(state))?.[0]);
   if (!flow) return fail(400, 'no login in progress (its cookie is missing, expired or altered); start again at /login');
+  // Checked here too (the library checks it again) so the refusal can say what was wrong.
+  if (!sameString(url.searchParams.get('state') ?? '', flow.state)) return fail(401, 'the state does not match the login this browser started (a forged or crossed callback)');
   // The redirect URI the code was issued for: the configured base, not what a proxy calls us.
   const callbackUrl = new URL(`${baseOf(s, req)}${OIDC_CALLBACK_PATH}${url.search}`);
   let claims: Record<string, unknown>;
   try {
     claims = await finishFlow(s, callbackUrl, flow);
   } catch (err) {
-    return fail(401, `the sign-in could not be verified: ${(err as Error).message}`);
+    return fail(401, `the sign-in could not be verified: ${describeError(err)}`);
   }
   if (typeof claims.sub !== 'string' || !claims.sub || claims.sub.length > MAX_CLAIM) return fail(401, 'the id token has no usable "sub"');
   let user;
