@@ -8,6 +8,11 @@ import { ROLES, isRole, roleAtLeast, type Role } from '../jobs/roles';
  * variable.
  */
 
+/** Path of the callback route (the redirect URI registered at the provider is base + this). */
+export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
+/** Path of the route that starts a login. */
+export const OIDC_START_PATH = '/api/auth/oidc/start';
+
 /** One `group=role` item of JOBDECK_OIDC_ROLES; group `*` matches everyone. */
 export interface RoleRule {
   group: string;

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import type { AuthState } from './state';
-import type { OidcSettings } from './oidc-config';
+import { OIDC_CALLBACK_PATH, type OidcSettings } from './oidc-config';
+
+export { OIDC_CALLBACK_PATH, OIDC_START_PATH } from './oidc-config';
 
 /**
  * The OIDC authorization-code flow with PKCE, state and nonce (docs/design.md §15 "Single
@@ -12,10 +14,6 @@ import type { OidcSettings } from './oidc-config';
  * pending login on the server.
  */
 
-/** Path of the callback route (the redirect URI registered at the provider is base + this). */
-export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
-/** Path of the route that starts a login. */
-export const OIDC_START_PATH = '/api/auth/oidc/start';
 /** How long a started login may take at the provider (ms). */
 export const OIDC_FLOW_TTL_MS = 10 * 60_000;
 
