@@ -19,6 +19,7 @@ const ACCOUNTS = {
   alice: { password: 'alice-pw', groups: ['devs'] },
   bob: { password: 'bob-pw', groups: ['admins', 'devs'] },
   carol: { password: 'carol-pw', groups: ['visitors'] },
+  erin: { password: 'erin-pw', groups: ['devs'] },
 };
 
 /** Fills the provider's login form; answers the jobdeck callback URL the provider redirects to. */
@@ -119,6 +120,29 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     expect(((await no.json()) as { detail: string }).detail).toMatch(/no role is mapped/);
     expect((await auditRows(server, 'login.failed')).length).toBe(before + 1);
     expect((await jar2.fetch(`${base}/api/users/me`)).status).toBe(401);
+  }, 60_000);
+
+  it('never takes over a local user of the same name, refuses a disabled user, and a provider error', async () => {
+    const before = (await auditRows(server, 'login.failed')).length;
+    expect((await server.api('/api/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'erin', role: 'admin', password: 'local-password-1' }) })).status).toBe(201);
+    const jar = new CookieJar();
+    const taken = await jar.fetch(await signInAtProvider(jar, provider, await start(jar, base), base, 'erin'));
+    expect(taken.status).toBe(401);
+    expect(((await taken.json()) as { detail: string }).detail).toMatch(/belongs to another jobdeck user/);
+
+    const users = (await (await server.api('/api/users')).json()) as Array<{ id: number; name: string }> | { users: Array<{ id: number; name: string }> };
+    const alice = (Array.isArray(users) ? users : users.users).find((u) => u.name === 'alice')!;
+    expect((await server.api(`/api/users/${alice.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ disabled: true }) })).status).toBe(200);
+    const jar2 = new CookieJar();
+    const disabled = await jar2.fetch(await signInAtProvider(jar2, provider, await start(jar2, base), base, 'alice'));
+    expect(disabled.status).toBe(401);
+    expect(((await disabled.json()) as { detail: string }).detail).toMatch(/disabled/);
+    expect((await server.api(`/api/users/${alice.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ disabled: false }) })).status).toBe(200);
+
+    const denied = await fetch(`${base}/api/auth/oidc/callback?error=access_denied&state=x`, { redirect: 'manual' });
+    expect(denied.status).toBe(401);
+    expect(((await denied.json()) as { detail: string }).detail).toMatch(/refused the login: access_denied/);
+    expect((await auditRows(server, 'login.failed')).length).toBe(before + 3);
   }, 60_000);
 
   it('refuses a wrong state, a code issued to another client, and a callback without a flow', async () => {
