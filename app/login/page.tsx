@@ -12,6 +12,7 @@ export const dynamic = 'force-dynamic';
 const ERRORS: Record<string, string> = {
   invalid: 'That token is not valid for this server.',
   expired: 'Your session has ended. Log in again.',
+  sso: 'Single sign-on did not complete. Try again; an admin finds the reason in the audit log.',
 };
 
 /**

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors';
 import { logger } from '../log';
 import { safeNextPath } from '../auth/origin';
+import { LOGIN_PATH } from '../auth/policy';
 import { parseCookies, issueSession, sessionSetCookie, viaHttps } from '../auth/session';
 import type { AuthState } from '../auth/state';
 import { mapRole, type OidcSettings } from '../auth/oidc-config';
@@ -63,6 +64,9 @@ function nameFrom(claims: Record<string, unknown>): string {
 
 class LoginRefused extends Error {}
 
+/** True for a browser's navigation (it accepts HTML), which is sent back to /login instead of shown problem+json. */
+const wantsHtml = (req: Request) => (req.headers.get('accept') ?? '').toLowerCase().includes('text/html');
+
 /** Constant-time string equality. */
 function sameString(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -108,7 +112,8 @@ function refused(state: AuthState, detail: string, secure: boolean): Response {
  * must match), links the user, audits `login` (or `login.failed`, one row either way) and sets
  * the session cookie. Answers 200 with a tiny page that moves on to `next`: the session cookie is
  * SameSite=Strict, and a browser does not send it on a redirect chain that began at the provider.
- * @throws ApiError 404 (no SSO configured). Refusals answer 400 (no flow) or 401.
+ * @throws ApiError 404 (no SSO configured). Refusals answer 400 (no flow) or 401 problem+json —
+ *   or, to a browser (Accept: text/html), 303 to /login?error=sso.
  */
 export async function oidcCallbackResponse(req: Request, state: AuthState, store: Store, ip: string | null): Promise<Response> {
   const s = settings(state);
@@ -117,6 +122,8 @@ export async function oidcCallbackResponse(req: Request, state: AuthState, store
   const fail = async (status: 400 | 401, detail: string, extra: Record<string, unknown> = {}) => {
     await record(store, { userId: null, name: '(sso)', role: 'viewer', tokenId: null, tokenPrefix: null, ip }, 'login.failed', null, { via: 'oidc', reason: detail, ...extra });
     logger().warn({ reason: detail }, 'OIDC login refused');
+    // A browser goes back to the login page (the reason is in the audit log and the server log).
+    if (wantsHtml(req)) return new Response(null, { status: 303, headers: { location: `${LOGIN_PATH}?error=sso`, 'set-cookie': flowClearCookie(state, secure), ...noStore } });
     if (status === 401) return refused(state, detail, secure);
     return Response.json({ type: 'about:blank', title: 'Bad Request', status, detail }, { status, headers: { 'content-type': 'application/problem+json', ...noStore } });
   };

@@ -49,3 +49,10 @@ test('a provider user signs in with one click and lands on the dashboard as a me
   const me = await page.evaluate(async () => (await fetch('/api/users/me')).json());
   expect(me).toMatchObject({ name: 'dana', role: 'member' });
 });
+
+test('a refused single sign-on comes back to the login page with a message', async ({ page }) => {
+  await page.goto(`${server.url}/api/auth/oidc/callback?code=forged&state=forged`);
+  await expect(page).toHaveURL(`${server.url}/login?error=sso`);
+  await expect(page.getByText('Single sign-on did not complete.')).toBeVisible();
+  await expect(page.getByTestId('sso-login')).toHaveText('Sign in with Test IdP');
+});
