@@ -83,6 +83,10 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     await provider?.stop();
   });
 
+  it('says at start which redirect URI to register at the provider', () => {
+    expect(server.output()).toContain(`single sign-on with ${provider.issuer}; its redirect URI is ${base}/api/auth/oidc/callback`);
+  });
+
   it('logs a provider user in with the role its group maps to, once per code', async () => {
     const jar = new CookieJar();
     const callback = await signInAtProvider(jar, provider, await start(jar, base), base, 'alice');
