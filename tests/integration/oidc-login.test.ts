@@ -83,8 +83,9 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     await provider?.stop();
   });
 
-  it('says at start which redirect URI to register at the provider', () => {
-    expect(server.output()).toContain(`single sign-on with ${provider.issuer}; its redirect URI is ${base}/api/auth/oidc/callback`);
+  it('says at start which redirect URI to register at the provider', async () => {
+    // The JSON log is written asynchronously: wait for the line rather than race it.
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain(`single sign-on with ${provider.issuer}; its redirect URI is ${base}/api/auth/oidc/callback`);
   });
 
   it('logs a provider user in with the role its group maps to, once per code', async () => {
@@ -149,7 +150,7 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     expect((await auditRows(server, 'login.failed')).length).toBe(before + 3);
   }, 60_000);
 
-  it('refuses a wrong state, a code issued to another client, and a callback without a flow', async () => {
+  it('refuses a wrong state, a wrong issuer in the response, a code issued to another client, and a callback without a flow', async () => {
     const before = (await auditRows(server, 'login.failed')).length;
 
     const jar = new CookieJar();
@@ -158,6 +159,16 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     const wrongState = await jar.fetch(callback.href);
     expect(wrongState.status).toBe(401);
     expect(((await wrongState.json()) as { detail: string }).detail).toMatch(/state/i);
+
+    // The authorization response names another issuer (RFC 9207 `iss`): a mix-up, refused.
+    const jarIss = new CookieJar();
+    const crossed = new URL(await signInAtProvider(jarIss, provider, await start(jarIss, base), base, 'alice'));
+    expect(crossed.searchParams.get('iss')).toBe(provider.issuer);
+    crossed.searchParams.set('iss', 'https://idp.attacker.example');
+    const wrongIss = await jarIss.fetch(crossed.href);
+    expect(wrongIss.status).toBe(401);
+    expect(((await wrongIss.json()) as { detail: string }).detail).toMatch(/could not be verified/);
+    expect((await jarIss.fetch(`${base}/api/users/me`)).status).toBe(401);
 
     // The provider signs in for another client (audience "someone-else"): jobdeck's exchange is refused.
     const jar2 = new CookieJar();
@@ -173,8 +184,8 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     expect(((await noFlow.json()) as { detail: string }).detail).toMatch(/no login in progress/);
 
     const failed = await auditRows(server, 'login.failed');
-    expect(failed.length).toBe(before + 3);
-    expect(failed.slice(0, 3).every((r) => r.detail?.via === 'oidc')).toBe(true);
+    expect(failed.length).toBe(before + 4);
+    expect(failed.slice(0, 4).every((r) => r.detail?.via === 'oidc')).toBe(true);
   }, 60_000);
 });
 
