@@ -3,6 +3,8 @@ import { LoginForm } from '@/components/auth/LoginForm';
 import { PasswordLoginForm } from '@/components/auth/PasswordLoginForm';
 import styles from '@/components/auth/auth.module.css';
 import { safeNextPath } from '@/lib/auth/origin';
+import { OIDC_START_PATH } from '@/lib/auth/oidc-config';
+import { startedServices } from '@/lib/server/services';
 
 export const metadata: Metadata = { title: 'Log in · jobdeck', referrer: 'no-referrer' };
 export const dynamic = 'force-dynamic';
@@ -10,17 +12,20 @@ export const dynamic = 'force-dynamic';
 const ERRORS: Record<string, string> = {
   invalid: 'That token is not valid for this server.',
   expired: 'Your session has ended. Log in again.',
+  sso: 'Single sign-on did not complete. Try again; an admin finds the reason in the audit log.',
 };
 
 /**
  * The login page: paste the admin token. (`/login?token=…` — the URL printed at start — never
- * renders this page: the server logs in and redirects first.)
+ * renders this page: the server logs in and redirects first.) With single sign-on configured
+ * (JOBDECK_OIDC_*), a "Sign in with <provider>" link starts it.
  */
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
   const next = safeNextPath(one(sp.next));
   const error = ERRORS[one(sp.error) ?? ''] ?? null;
+  const sso = startedServices()?.auth.oidc ?? null;
   return (
     <main className={styles.page}>
       <section className={styles.card} aria-labelledby="login-title">
@@ -31,6 +36,13 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
           </h1>
         </div>
         <p className={styles.lead}>This server runs commands for whoever holds its token. Paste it to continue.</p>
+        {sso && (
+          <p>
+            <a className={styles.sso} data-testid="sso-login" href={`${OIDC_START_PATH}?${new URLSearchParams({ next })}`}>
+              Sign in with {sso.label}
+            </a>
+          </p>
+        )}
         <LoginForm next={next} initialError={error} />
         <details className={styles.help} data-testid="password-login">
           <summary>Log in with a user name and password</summary>

@@ -6,7 +6,7 @@
  * Only the paths (which route, which schema, which status) are written here, in one table.
  * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`; `…/logs/all` takes none) take their query parameters from
  * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
- * lib/api/login.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
+ * lib/api/login.ts; `/api/auth/oidc/start|callback`, lib/api/oidc.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
  * described by hand below (AUTH_PATHS, '/api/monitor').
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
@@ -189,6 +189,39 @@ const AUTH_PATHS: Record<string, Json> = {
         403: problem('Cross-origin post refused.'),
         413: ERRORS[413],
         415: ERRORS[415],
+      },
+    },
+  },
+  '/api/auth/oidc/start': {
+    get: {
+      operationId: 'oidcStart',
+      summary: 'Begin a single sign-on: redirect to the identity provider (no token needed)',
+      tags: ['meta'],
+      security: [],
+      parameters: [{ name: 'next', in: 'query', required: false, schema: { type: 'string', maxLength: 2048 }, description: 'Path to go to after login.' }],
+      responses: {
+        302: { description: 'To the provider (authorization code + PKCE); a signed 10-minute flow cookie is set.' },
+        400: ERRORS[400],
+        404: problem('Single sign-on is not configured.'),
+        502: problem('The provider\'s metadata could not be read.'),
+      },
+    },
+  },
+  '/api/auth/oidc/callback': {
+    get: {
+      operationId: 'oidcCallback',
+      summary: 'Where the identity provider sends the browser back (no token needed)',
+      tags: ['meta'],
+      security: [],
+      parameters: [
+        { name: 'code', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'state', in: 'query', required: false, schema: { type: 'string' } },
+      ],
+      responses: {
+        200: { description: 'Signed in: a session cookie (HttpOnly, SameSite=Strict) and a page moving on to `next`.' },
+        400: problem('No login in progress (flow cookie missing, expired or altered).'),
+        401: problem('The code, state, issuer, audience or nonce did not verify, or no role is mapped.'),
+        404: problem('Single sign-on is not configured.'),
       },
     },
   },

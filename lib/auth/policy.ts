@@ -18,7 +18,8 @@ export const LOGIN_PATH = '/login';
 
 /** Public API endpoints: method → exact paths. */
 const PUBLIC_API: Record<string, readonly string[]> = {
-  GET: ['/api/health'],
+  // Single sign-on: the redirect to the provider, and its redirect back (checked by the flow).
+  GET: ['/api/health', '/api/auth/oidc/start', '/api/auth/oidc/callback'],
   HEAD: ['/api/health'],
   // Answers 401 itself unless the body carries the right token.
   POST: ['/api/auth/login'],
@@ -56,7 +57,8 @@ export function listPublicFiles(projectDir: string): Set<string> {
 }
 
 /**
- * True when `method pathname` needs no credentials: GET/HEAD /api/health, POST /api/auth/login,
+ * True when `method pathname` needs no credentials: GET/HEAD /api/health, GET
+ * /api/auth/oidc/start and /callback, POST /api/auth/login,
  * GET/HEAD /login, Next's build assets (/_next/static/…), favicon/robots and the files in
  * public/; in dev mode also Next's /_next/… and /__nextjs… endpoints. `pathname` must already be
  * normalised (`new URL(…).pathname`, which resolves `..` and `%2e%2e`).

@@ -31,6 +31,8 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'GET /api/health': { role: 'public' },
   'POST /api/auth/login': { role: 'public' },
   'POST /api/auth/logout': V,
+  'GET /api/auth/oidc/start': { role: 'public' },
+  'GET /api/auth/oidc/callback': { role: 'public' },
   'GET /api/insights': V,
   'GET /api/monitor': V,
   'GET /api/openapi.json': V,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type Env, assertSafeBinding } from './binding';
 import { LOGIN_PATH } from './policy';
+import { OIDC_CALLBACK_PATH } from './oidc-config';
 import { type LoadAuthResult, loadAuth } from './state';
 import { tokenPath } from './tokens';
 
@@ -47,6 +48,11 @@ export function prepareServerAuth(opts: { home: string; host: string; env?: Env 
     announce(log, port) {
       for (const w of result.warnings) log.warn(w);
       const s = result.state;
+      if (s.oidc) {
+        // What the operator registers at the provider (the callback under the public base URL).
+        const base = s.oidc.baseUrl ?? `http://${displayHost(opts.host)}:${port}`;
+        log.info({ issuer: s.oidc.issuer, redirectUri: `${base}${OIDC_CALLBACK_PATH}` }, `single sign-on with ${s.oidc.issuer}; its redirect URI is ${base}${OIDC_CALLBACK_PATH}`);
+      }
       if (!s.tokenHash) {
         const line = 'no token is configured: every API request and WebSocket will be refused';
         log.error(line);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../config';
 import { AuthConfigError, type Env } from './binding';
 import { AuthDirectory } from './directory';
+import { type OidcSettings, loadOidcSettings } from './oidc-config';
 import {
   MIN_TOKEN_LENGTH,
   TOKEN_FILE,
@@ -59,6 +60,8 @@ export interface AuthState {
    * admin token, and no other route (a Prometheus server holds it); null when unset.
    */
   metricsTokenHash?: Buffer | null;
+  /** OIDC single sign-on settings (JOBDECK_OIDC_*, lib/auth/oidc-config.ts); null/absent: no SSO. */
+  oidc?: OidcSettings | null;
 }
 
 /** Options of loadAuth(). */
@@ -162,6 +165,7 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   let loginToken: string | null = null;
   let generated = false;
 
+  const oidc = loadOidcSettings(env);
   const metricsToken = env.JOBDECK_METRICS_TOKEN?.trim();
   if (metricsToken) validateToken(metricsToken, 'JOBDECK_METRICS_TOKEN');
   const metricsTokenHash = metricsToken ? hashToken(metricsToken) : null;
@@ -220,7 +224,7 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   const revoked = loadRevoked(path.join(/*turbopackIgnore: true*/ home, REVOKED_SESSIONS_FILE), Date.now());
 
   return {
-    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), directory: new AuthDirectory(), allowedOrigins, bindHost: opts.host ?? null, metricsTokenHash },
+    state: { tokenHash, source, sessionKey, cookieName, sessionTtlMs, home, revoked, onRevoke: new Set(), directory: new AuthDirectory(), allowedOrigins, bindHost: opts.host ?? null, metricsTokenHash, oidc },
     generated,
     loginToken,
     warnings,

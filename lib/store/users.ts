@@ -35,6 +35,11 @@ export function userRow(store: StoreScope, by: { id: number } | { name: string }
   return store.prisma.user.findUnique({ where: by });
 }
 
+/** The user an OIDC login is linked to (`oidcSubject`: `<issuer> <sub>`), or null. */
+export function userByOidcSubject(store: StoreScope, oidcSubject: string): Promise<User | null> {
+  return store.prisma.user.findUnique({ where: { oidcSubject } });
+}
+
 /**
  * Creates a user.
  * @throws Prisma's P2002 when the name (or the OIDC subject) is taken.

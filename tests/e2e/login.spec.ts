@@ -81,6 +81,8 @@ test('an anonymous visitor is sent to the login page, and a wrong token is refus
   await page.goto(`${server.url}/jobs`);
   await expect(page).toHaveURL(`${server.url}/login?next=%2Fjobs`);
   await expect(page.getByRole('heading', { name: 'Log in to jobdeck' })).toBeVisible();
+  // No single sign-on configured on this server: no "Sign in with …" button.
+  await expect(page.getByTestId('sso-login')).toHaveCount(0);
   await page.getByTestId('login-token').fill('jd_not_the_right_token_0123456789');
   await page.getByTestId('login-submit').click();
   await expect(page.getByTestId('login-error')).toContainText('not valid');

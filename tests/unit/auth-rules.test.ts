@@ -28,8 +28,8 @@ describe('authorization table', () => {
     }
   });
 
-  it('has exactly two public rows', () => {
-    expect(keys.filter((k) => ROUTE_RULES[k].role === 'public').sort()).toEqual(['GET /api/health', 'POST /api/auth/login']);
+  it('has exactly the four public rows (health, login, and the single sign-on redirect and callback)', () => {
+    expect(keys.filter((k) => ROUTE_RULES[k].role === 'public').sort()).toEqual(['GET /api/auth/oidc/callback', 'GET /api/auth/oidc/start', 'GET /api/health', 'POST /api/auth/login']);
   });
 
   it('matches literal segments before dynamic ones and refuses a path without a row', () => {

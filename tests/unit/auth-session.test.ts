@@ -165,6 +165,10 @@ describe('public policy', () => {
     expect(isPublicRequest('POST', '/api/health')).toBe(false);
     expect(isPublicRequest('POST', '/api/auth/login')).toBe(true);
     expect(isPublicRequest('POST', '/api/auth/logout')).toBe(false);
+    expect(isPublicRequest('GET', '/api/auth/oidc/start')).toBe(true);
+    expect(isPublicRequest('GET', '/api/auth/oidc/callback')).toBe(true);
+    expect(isPublicRequest('POST', '/api/auth/oidc/callback')).toBe(false);
+    expect(isPublicRequest('GET', '/api/auth/oidc')).toBe(false);
     expect(isPublicRequest('GET', '/login')).toBe(true);
     expect(isPublicRequest('POST', '/login')).toBe(false);
     expect(isPublicRequest('GET', '/_next/static/chunks/x.js')).toBe(true);
