@@ -2,6 +2,7 @@
 
 import { type FormEvent, useState } from 'react';
 import styles from './auth.module.css';
+import { postLogin } from './post-login';
 
 /** Props of the login form. */
 export interface LoginFormProps {
@@ -30,21 +31,8 @@ export function LoginForm({ next, initialError = null }: LoginFormProps) {
     setBusy(true);
     setError(null);
     try {
-      const res = await fetch('/api/auth/login', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ token: token.trim(), next }),
-        credentials: 'same-origin',
-      });
-      if (res.ok) {
-        const body = (await res.json()) as { next?: string };
-        window.location.assign(body.next || '/');
-        return;
-      }
-      const problem = (await res.json().catch(() => null)) as { detail?: string } | null;
-      setError(res.status === 401 ? 'That token is not valid for this server.' : problem?.detail || `Login failed (HTTP ${res.status}).`);
-    } catch {
-      setError('Could not reach the server.');
+      const failed = await postLogin({ token: token.trim(), next }, 'That token is not valid for this server.');
+      if (failed) setError(failed);
     } finally {
       setBusy(false);
     }

@@ -2,6 +2,7 @@
 
 import { type FormEvent, useState } from 'react';
 import styles from './auth.module.css';
+import { postLogin } from './post-login';
 
 /**
  * User name + password login (users an admin gave a password: `jobdeck users create NAME --role
@@ -23,21 +24,8 @@ export function PasswordLoginForm({ next }: { next: string }) {
     setBusy(true);
     setError(null);
     try {
-      const res = await fetch('/api/auth/login', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ username: username.trim(), password, next }),
-        credentials: 'same-origin',
-      });
-      if (res.ok) {
-        const body = (await res.json()) as { next?: string };
-        window.location.assign(body.next || '/');
-        return;
-      }
-      const problem = (await res.json().catch(() => null)) as { detail?: string } | null;
-      setError(res.status === 401 ? 'That user name or password is not valid.' : problem?.detail || `Login failed (HTTP ${res.status}).`);
-    } catch {
-      setError('Could not reach the server.');
+      const failed = await postLogin({ username: username.trim(), password, next }, 'That user name or password is not valid.');
+      if (failed) setError(failed);
     } finally {
       setBusy(false);
     }
