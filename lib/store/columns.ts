@@ -22,6 +22,8 @@ export interface Column {
   cast: string;
   /** The column holds the entity's status (written only by a transition's `to`). */
   isStatus: boolean;
+  /** The database computes it (GENERATED ALWAYS … STORED): read, never written. */
+  generated: boolean;
 }
 
 /** A model's table and its scalar columns, in schema order. */
@@ -42,6 +44,16 @@ export type ColumnTable = Readonly<Record<Entity | 'event', ModelColumns>>;
 
 /** Which Prisma model each of the store's tables is. */
 const MODEL_OF: Readonly<Record<Entity | 'event', string>> = { job: 'Job', task: 'Task', attempt: 'Attempt', event: 'JobEvent' };
+
+/**
+ * Columns the database generates, per model. Prisma's schema cannot say so (it declares them as
+ * plain fields), so they are named here; tests/integration/store-columns.test.ts checks this list
+ * against the migrated tables.
+ */
+const GENERATED: Readonly<Record<string, readonly string[]>> = {
+  // `[metadata]`, for the search's jsonb `@>` filter (docs/design.md "Search").
+  Job: ['metadataSet'],
+};
 
 /** Prisma scalar types and the SQL type of their PostgreSQL column. */
 const SCALAR: Readonly<Record<string, { type: ColumnType; cast: string }>> = {
@@ -77,8 +89,9 @@ export function columnsOf(prisma: PrismaClient): ColumnTable {
       if (f.kind === 'object') continue;
       if (f.dbName && f.dbName !== f.name) throw new Error(`lib/store: ${model}.${f.name} is mapped to column "${f.dbName}"; the store names columns by field`);
       let col: Column;
-      if (f.kind === 'enum') col = { type: 'enum', cast: `"${f.type}"`, isStatus: f.name === 'status' };
-      else if (f.kind === 'scalar' && Object.hasOwn(SCALAR, f.type)) col = { ...SCALAR[f.type], isStatus: false };
+      const generated = GENERATED[model]?.includes(f.name) ?? false;
+      if (f.kind === 'enum') col = { type: 'enum', cast: `"${f.type}"`, isStatus: f.name === 'status', generated };
+      else if (f.kind === 'scalar' && Object.hasOwn(SCALAR, f.type)) col = { ...SCALAR[f.type], isStatus: false, generated };
       else throw new Error(`lib/store: ${model}.${f.name} has type ${f.type} (${f.kind}), which the store cannot write`);
       if (col.isStatus) statusCast = col.cast;
       columns.set(f.name, col);

@@ -71,12 +71,12 @@ const ARITHMETIC: Readonly<Record<string, string>> = { increment: '+', decrement
  * update operations (`set`; for Int / Float `increment`, `decrement`, `multiply`, `divide`).
  * Json values are always plain values. Undefined entries are skipped (Prisma's rule): null.
  * @throws Error when the column is not a writable column of the model (unknown, `id`, the
- *   status); TypeError for a value or operation the column cannot take.
+ *   status, a generated one); TypeError for a value or operation the column cannot take.
  */
 export function assignment(p: Params, m: ModelColumns, column: string, v: unknown): string | null {
   if (v === undefined) return null;
   const col = m.columns.get(column);
-  if (!col || column === 'id' || col.isStatus) throw new Error(`transition data: "${column}" is not a writable column of ${m.key}`);
+  if (!col || column === 'id' || col.isStatus || col.generated) throw new Error(`transition data: "${column}" is not a writable column of ${m.key}`);
   const q = `"${column}"`;
   if (col.type !== 'jsonb' && v !== null && typeof v === 'object' && !(v instanceof Date)) {
     const ops = Object.entries(v).filter(([, x]) => x !== undefined);

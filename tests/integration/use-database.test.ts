@@ -44,6 +44,7 @@ describe.each(DB_KINDS)('useDatabase on %s', (kind) => {
 
     it('a test writes a job, its tasks and its events', async () => {
       const j = await submitJob(t.store, job('first'));
+      await t.prisma.$executeRawUnsafe(`INSERT INTO "User" ("name", "role") VALUES ('left-by-a-test', 'member')`);
       const counts = await rowCounts(t.db);
       expect(counts.Job).toBe(1);
       expect(counts.Task).toBe(2);
@@ -51,10 +52,13 @@ describe.each(DB_KINDS)('useDatabase on %s', (kind) => {
       seen = { db: t.db, url: t.url, firstJob: j.id };
     });
 
-    it('the next test finds every table empty, and ids still grow', async () => {
+    it('the next test finds every table empty but the first admin, and ids still grow', async () => {
       const counts = await rowCounts(t.db);
-      expect(Object.keys(counts)).toEqual(expect.arrayContaining(['Job', 'Task', 'Attempt', 'JobEvent']));
-      expect(Object.values(counts).every((n) => n === 0), JSON.stringify(counts)).toBe(true);
+      expect(Object.keys(counts)).toEqual(expect.arrayContaining(['Job', 'Task', 'Attempt', 'JobEvent', 'User']));
+      // User 1, the admin the migration creates, is there again as a fresh database has it.
+      const { User: _users, ...rest } = counts;
+      expect(await t.prisma.$queryRawUnsafe(`SELECT "id", "name", "role"::text AS role FROM "User"`)).toEqual([{ id: 1, name: 'admin', role: 'admin' }]);
+      expect(Object.values(rest).every((n) => n === 0), JSON.stringify(counts)).toBe(true);
       const j = await submitJob(t.store, job('second'));
       expect(j.id).toBeGreaterThan(seen!.firstJob);
     });
