@@ -79,10 +79,13 @@ export function JobsPage() {
   const keys = useListKeys(ids, active, setActive, toggle, () => searchBox.current?.focus());
   const { helpOpen, setHelpOpen } = useShortcuts(keys);
 
-  const isFiltered = group !== 'all' || q !== '' || queue !== '';
+  const isFiltered = group !== 'all' || q !== '' || queue !== '' || mine;
   const firstPage = cursors.length === 0;
   const note: TableNote = list.isPending ? 'loading' : list.isSuccess && jobs.length === 0 ? (isFiltered ? 'no-match' : 'no-more') : null;
-  const showEmpty = list.isSuccess && jobs.length === 0 && !isFiltered && firstPage;
+  // "No jobs yet" only when the server has none: a member with no jobs of its own on a busy
+  // server keeps the toggle to everyone's (the counts are not narrowed by owner).
+  const onlyOwnerFilter = mine && group === 'all' && q === '' && queue === '';
+  const showEmpty = list.isSuccess && jobs.length === 0 && firstPage && (!isFiltered || (onlyOwnerFilter && counts.data?.total === 0));
 
   return (
     <>

@@ -2,7 +2,8 @@
  * Single sign-on in the browser (Chromium): a jobdeck server of its own, configured for a REAL
  * OpenID Connect provider (tests/helpers/oidc-provider.mjs, the oidc-provider package). The user
  * clicks "Sign in with …" on /login, signs in on the provider's own login page, and lands on the
- * dashboard as the role its group maps to (a member sees its own jobs: "Your jobs").
+ * dashboard as the role its group maps to: a member sees its own jobs ("Your jobs", none yet, not
+ * the admin's job nor "No jobs yet") and the toggle shows everyone's.
  */
 import { expect, test } from '@playwright/test';
 import { freePort, startOidcProvider, type OidcProvider } from '../helpers/oidc';
@@ -32,6 +33,9 @@ test.afterAll(async () => {
 });
 
 test('a provider user signs in with one click and lands on the dashboard as a member', async ({ page }) => {
+  const res = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmd: 'true', name: 'admins-job' }) });
+  expect(res.status).toBe(201);
+  const adminsJob = ((await res.json()) as { id: number }).id;
   await page.goto(`${server.url}/login`);
   await page.getByTestId('sso-login').click();
   // The provider's own page.
@@ -45,9 +49,13 @@ test('a provider user signs in with one click and lands on the dashboard as a me
   await page.getByLabel('Password').fill('dana-pw');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page).toHaveURL(`${server.url}/`);
-  await expect(page.getByText('Your jobs')).toBeVisible();
   const me = await page.evaluate(async () => (await fetch('/api/users/me')).json());
   expect(me).toMatchObject({ name: 'dana', role: 'member' });
+  await expect(page.getByTestId('owner-filter')).toContainText('Your jobs');
+  await expect(page.getByText('No jobs match these filters.')).toBeVisible();
+  await expect(page.getByTestId('empty-state')).toHaveCount(0);
+  await page.getByTestId('owner-toggle').click();
+  await expect(page.locator(`a[href="/jobs/${adminsJob}"]`).first()).toBeVisible();
 });
 
 test('a refused single sign-on comes back to the login page with a message', async ({ page }) => {
