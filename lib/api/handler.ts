@@ -1,6 +1,7 @@
 import { actorOf, checkRequest, type Identity } from '../auth/guard';
 import { PEER_HEADER } from '../auth/policy';
 import type { RouteRule } from '../auth/rules';
+import type { RoleQuotas } from '../jobs/quotas';
 import type { Actor } from '../jobs/roles';
 import type { AuthState } from '../auth/state';
 import { logger } from '../log';
@@ -38,6 +39,8 @@ export interface ApiRouteOptions {
   public?: boolean;
   /** Body cap for this route in bytes (default and maximum: MAX_BODY_BYTES, 1 MiB). */
   maxBodyBytes?: number;
+  /** The role defaults of the quotas, read per request (the server's; default: none). */
+  quotas?: () => RoleQuotas | undefined;
 }
 
 /**
@@ -78,7 +81,7 @@ export function apiRoute<P = Record<string, never>>(
       const params = ctx?.params !== undefined ? await ctx.params : ({} as P);
       const ip = req.headers.get(PEER_HEADER);
       const identity = verdict.identity;
-      const res = await handler(limited.request, params, { identity, actor: identity ? actorOf(identity, ip) : null, rule: verdict.rule ?? null, ip });
+      const res = await handler(limited.request, params, { identity, actor: identity ? actorOf(identity, ip, opts.quotas?.()) : null, rule: verdict.rule ?? null, ip });
       const hit = tripped();
       return hit ? refuse(hit) : res;
     } catch (err) {

@@ -53,7 +53,7 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
 /** A PendingQuotaError as 429 with the numbers; any other error as it is. */
 function quotaProblem(err: unknown): unknown {
   if (!(err instanceof PendingQuotaError)) return err;
-  return new ApiError(429, 'Too Many Requests', err.message, { pending: err.pending, maxPendingJobs: err.maxPendingJobs });
+  return new ApiError(429, 'Too Many Requests', err.message, { pending: err.pending, maxPendingJobs: err.maxPendingJobs, quotaSource: err.roleDefault ? 'role' : 'user' });
 }
 
 /**

@@ -15,6 +15,10 @@ const time = { type: ['string', 'null'], format: 'date-time' };
 const ROLE = { type: 'string', enum: ['admin', 'member', 'viewer'] };
 const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `${what} id (a positive integer). Another → 400.`, schema: { type: 'integer', minimum: 1 } });
 
+const QUOTA_VIEW = obj(
+  { value: { type: ['number', 'null'], description: 'null: no limit.' }, source: { type: ['string', 'null'], enum: ['user', 'role', null], description: 'user: its own value; role: its role\u2019s default; null: none.' } },
+  ['value', 'source'],
+);
 const TOKEN = obj({ id: int, userId: int, userName: str, name: str, prefix: str, createdAt: { type: 'string', format: 'date-time' }, lastUsedAt: time, expiresAt: time, revokedAt: time });
 const USER = obj({
   id: int,
@@ -22,8 +26,12 @@ const USER = obj({
   role: ROLE,
   hasPassword: { type: 'boolean' },
   sso: { type: 'boolean' },
-  maxRunningCpus: { type: ['number', 'null'] },
-  maxPendingJobs: { type: ['integer', 'null'] },
+  maxRunningCpus: { type: ['number', 'null'], description: 'The user\u2019s own quota; null: its role\u2019s default, if any (see quotas).' },
+  maxPendingJobs: { type: ['integer', 'null'], description: 'The user\u2019s own quota; null: its role\u2019s default, if any (see quotas).' },
+  quotas: {
+    ...obj({ maxRunningCpus: QUOTA_VIEW, maxPendingJobs: QUOTA_VIEW }, ['maxRunningCpus', 'maxPendingJobs']),
+    description: 'The quotas that apply: the user\u2019s own value, else its role\u2019s default (JOBDECK_QUOTA_<ROLE>_PENDING_JOBS, _RUNNING_CPUS), else none.',
+  },
   disabled: { type: 'boolean' },
   createdAt: { type: 'string', format: 'date-time' },
 });

@@ -93,6 +93,7 @@ const ERRORS = {
   409: problem('Conflict with the job as it is (already terminal, not terminal yet, submissionId reused with another spec).'),
   413: problem('Body larger than 1 MiB.'),
   415: problem('Content-Type not accepted here (the answer lists the accepted ones).'),
+  429: problem("The caller's pending quota is reached: `pending` (its jobs PENDING now), `maxPendingJobs`, `quotaSource` (`user`: its own; `role`: its role's default)."),
 };
 
 const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_TYPES.map((t) => [t, { schema: { type: 'string', description } }]));
@@ -300,6 +301,7 @@ function jobPaths(): Record<string, Json> {
           409: ERRORS[409],
           413: ERRORS[413],
           415: ERRORS[415],
+          429: ERRORS[429],
         },
       },
       get: {
@@ -370,7 +372,7 @@ function jobPaths(): Record<string, Json> {
         tags: ['jobs'],
         parameters: [jobIdParam],
         requestBody: { required: false, content: { 'application/json': { schema: ref('RerunRequest') } } },
-        responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415] },
+        responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415], 429: ERRORS[429] },
       },
     },
     '/api/jobs/cancel': {

@@ -11,7 +11,8 @@ import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../auth/password';
 import { hashToken } from '../auth/tokens';
 import { TOKEN_PREFIX_CHARS } from '../auth/guard';
 import type { ApiToken, User } from '../generated/prisma/client';
-import { ROLES, type Actor } from '../jobs/roles';
+import { effectiveQuota, MAX_QUOTA, type RoleQuotas } from '../jobs/quotas';
+import { isRole, ROLES, type Actor } from '../jobs/roles';
 import { countLiveTokens, createToken, createUser, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, updateUser, userRow, type Store } from '../store';
 import { record } from './audit';
 import { badRequest, conflict, forbidden, notFound } from './errors';
@@ -26,9 +27,21 @@ function tokenView(t: ApiToken & { user?: { name: string } }): TokenView {
   return { id: t.id, userId: t.userId, ...(t.user ? { userName: t.user.name } : {}), name: t.name, prefix: t.prefix, createdAt: t.createdAt.toISOString(), lastUsedAt: iso(t.lastUsedAt), expiresAt: iso(t.expiresAt), revokedAt: iso(t.revokedAt) };
 }
 
-/** A User row as the API shows it. */
-export function userView(u: User): UserView {
-  return { id: u.id, name: u.name, role: u.role, hasPassword: u.passwordHash !== null, sso: u.oidcSubject !== null, maxRunningCpus: u.maxRunningCpus, maxPendingJobs: u.maxPendingJobs, disabled: u.disabledAt !== null, createdAt: u.createdAt.toISOString() };
+/** A User row as the API shows it, with the quotas that apply given the role defaults `quotas`. */
+export function userView(u: User, quotas: RoleQuotas): UserView {
+  const q = { role: isRole(u.role) ? u.role : 'viewer', maxRunningCpus: u.maxRunningCpus, maxPendingJobs: u.maxPendingJobs } as const;
+  return {
+    id: u.id,
+    name: u.name,
+    role: u.role,
+    hasPassword: u.passwordHash !== null,
+    sso: u.oidcSubject !== null,
+    maxRunningCpus: u.maxRunningCpus,
+    maxPendingJobs: u.maxPendingJobs,
+    quotas: { maxRunningCpus: effectiveQuota(q, 'maxRunningCpus', quotas), maxPendingJobs: effectiveQuota(q, 'maxPendingJobs', quotas) },
+    disabled: u.disabledAt !== null,
+    createdAt: u.createdAt.toISOString(),
+  };
 }
 
 const Id = z.number().int().min(1).max(2_147_483_647);
@@ -109,22 +122,23 @@ const UserName = z
   .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be lower-case letters, digits, ".", "-" or "_", starting with a letter or digit');
 const Password = z.string().min(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`).max(PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
 const Quotas = {
-  maxRunningCpus: z.number().min(0).max(1_000_000).nullable().optional(),
-  maxPendingJobs: z.number().int().min(0).max(1_000_000).nullable().optional(),
+  maxRunningCpus: z.number().min(0).max(MAX_QUOTA).nullable().optional(),
+  maxPendingJobs: z.number().int().min(0).max(MAX_QUOTA).nullable().optional(),
 };
 const CreateUserSchema = z.object({ name: UserName, role: z.enum(ROLES), password: Password.optional(), ...Quotas }).strict();
 const PatchUserSchema = z.object({ role: z.enum(ROLES).optional(), password: Password.nullable().optional(), disabled: z.boolean().optional(), ...Quotas }).strict();
 
-/** GET /api/users — every user. */
-export async function userList(store: Store): Promise<{ users: UserView[] }> {
-  return { users: (await listUsers(store)).map(userView) };
+/** GET /api/users — every user, with the quotas that apply given the role defaults `quotas`. */
+export async function userList(store: Store, quotas: RoleQuotas): Promise<{ users: UserView[] }> {
+  return { users: (await listUsers(store)).map((u) => userView(u, quotas)) };
 }
 
 /**
- * POST /api/users `{name, role, password?, maxRunningCpus?, maxPendingJobs?}` → 201 the user.
+ * POST /api/users `{name, role, password?, maxRunningCpus?, maxPendingJobs?}` → 201 the user
+ * (its view with the role defaults `quotas`).
  * @throws ApiError 400 naming the field; 409 when the name is taken.
  */
-export async function createUserFrom(store: Store, dir: AuthDirectory, actor: Actor, req: Request): Promise<UserView> {
+export async function createUserFrom(store: Store, dir: AuthDirectory, actor: Actor, req: Request, quotas: RoleQuotas): Promise<UserView> {
   const body = validate(CreateUserSchema, await readJson(req), 'request body');
   if (await userRow(store, { name: body.name })) throw conflict(`user ${body.name} exists`, { field: 'name' });
   const user = await createUser(store, {
@@ -136,15 +150,16 @@ export async function createUserFrom(store: Store, dir: AuthDirectory, actor: Ac
   });
   dir.putUser(user);
   await record(store, actor, 'user.create', `user:${user.id}`, { name: user.name, role: user.role });
-  return userView(user);
+  return userView(user, quotas);
 }
 
 /**
  * PATCH /api/users/{id} `{role?, password?, disabled?, maxRunningCpus?, maxPendingJobs?}`.
  * The first admin (user 1) keeps its role and cannot be disabled: the admin token is it.
+ * Answers the user's view with the role defaults `quotas`.
  * @throws ApiError 400 naming the field (or the first admin's role); 404 unknown user.
  */
-export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, id: number, req: Request): Promise<UserView> {
+export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, id: number, req: Request, quotas: RoleQuotas): Promise<UserView> {
   const body = validate(PatchUserSchema, await readJson(req), 'request body');
   if (id === 1 && ((body.role && body.role !== 'admin') || body.disabled)) throw badRequest('the first admin (user 1) stays an enabled admin: the admin token authenticates as it', { field: body.role ? 'role' : 'disabled' });
   const { password, ...rest } = body;
@@ -154,5 +169,5 @@ export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, 
   dir.putUser(user);
   const changed = Object.keys(body).map((k) => (k === 'password' ? 'password' : k));
   await record(store, actor, 'user.update', `user:${id}`, { name: user.name, changed, ...(body.role ? { role: body.role } : {}), ...(body.disabled !== undefined ? { disabled: body.disabled } : {}) });
-  return userView(user);
+  return userView(user, quotas);
 }

@@ -412,6 +412,13 @@ export interface TokenView {
   revokedAt: string | null;
 }
 
+/** A quota that applies to a user: its value (null: no limit) and where it comes from. */
+export interface QuotaView {
+  value: number | null;
+  /** `user`: the user's own value; `role`: its role's default (JOBDECK_QUOTA_*); null: none. */
+  source: 'user' | 'role' | null;
+}
+
 /** A user as listed (never the password hash). */
 export interface UserView {
   id: number;
@@ -419,8 +426,12 @@ export interface UserView {
   role: string;
   hasPassword: boolean;
   sso: boolean;
+  /** The user's own running-CPU quota; null: its role's default, if any (see `quotas`). */
   maxRunningCpus: number | null;
+  /** The user's own pending-jobs quota; null: its role's default, if any (see `quotas`). */
   maxPendingJobs: number | null;
+  /** The quotas that apply (docs/design.md §15 "Quotas"): the user's own, else its role's default. */
+  quotas: { maxRunningCpus: QuotaView; maxPendingJobs: QuotaView };
   disabled: boolean;
   createdAt: string;
 }

@@ -1,3 +1,4 @@
+import { effectiveQuota, NO_ROLE_QUOTAS, type RoleQuotas } from '../jobs/quotas';
 import type { Actor } from '../jobs/roles';
 import type { DirectoryUser } from './directory';
 import { hostAllowed, isStateChanging, originMatches } from './origin';
@@ -34,10 +35,13 @@ export interface Identity {
 /** Characters of a token shown as its prefix (`jdp_` + 8, or the admin token's `jd_` + 9). */
 export const TOKEN_PREFIX_CHARS = 12;
 
-/** The Actor (lib/jobs/roles.ts) of an identity, with the client's address. */
-export function actorOf(identity: Identity, ip: string | null): Actor {
+/**
+ * The Actor (lib/jobs/roles.ts) of an identity, with the client's address and its pending quota
+ * (its own, else its role's default in `quotas`: the server's MonitorSettings.quotas).
+ */
+export function actorOf(identity: Identity, ip: string | null, quotas: RoleQuotas = NO_ROLE_QUOTAS): Actor {
   const u = identity.user;
-  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, maxPendingJobs: u.maxPendingJobs };
+  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, pendingQuota: effectiveQuota(u, 'maxPendingJobs', quotas) };
 }
 
 /** The outcome of checkRequest(). */

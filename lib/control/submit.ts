@@ -193,27 +193,30 @@ export function storedWarnings(v: unknown): SpecIssue[] {
   return Array.isArray(v) ? (v as SpecIssue[]) : [];
 }
 
-/** A submit over its user's pending quota (User.maxPendingJobs): nothing was written. */
+/** A submit over its user's pending quota (User.maxPendingJobs, else its role's default): nothing was written. */
 export class PendingQuotaError extends Error {
   constructor(
     readonly user: string,
     readonly pending: number,
     readonly maxPendingJobs: number,
+    /** The role whose default the quota is; null: the user's own value. */
+    readonly roleDefault: string | null = null,
   ) {
-    super(`user ${user} has ${pending} job${pending === 1 ? '' : 's'} pending and may have ${maxPendingJobs} at once: wait for one to start, or cancel one`);
+    super(`user ${user} has ${pending} job${pending === 1 ? '' : 's'} pending and may have ${maxPendingJobs} at once${roleDefault ? ` (the ${roleDefault} role's default)` : ''}: wait for one to start, or cancel one`);
     this.name = 'PendingQuotaError';
   }
 }
 
 /**
- * @throws PendingQuotaError when the actor's pending jobs are at its quota. Checked before the
- *   write, not inside it: submits racing each other may pass it together (a quota, not a lock).
+ * @throws PendingQuotaError when the actor's pending jobs are at its quota (Actor.pendingQuota:
+ *   its own, else its role's default). Checked before the write, not inside it: submits racing
+ *   each other may pass it together (a quota, not a lock).
  */
 async function checkPendingQuota(store: Store, actor: Actor | undefined): Promise<void> {
-  const max = actor?.maxPendingJobs;
+  const max = actor?.pendingQuota?.value;
   if (max === null || max === undefined || !actor) return;
   const pending = await pendingJobsOf(store, actor.userId);
-  if (pending >= max) throw new PendingQuotaError(actor.name, pending, max);
+  if (pending >= max) throw new PendingQuotaError(actor.name, pending, max, actor.pendingQuota?.source === 'role' ? actor.role : null);
 }
 
 /**

@@ -15,6 +15,7 @@
  * CPUs per node. Every job read that still waits gets a reason (Job.pendingReason).
  */
 
+import { quotaOrigin } from './quotas';
 import { DEFAULT_QUEUE } from './spec/schema';
 import { REASON_NOTE } from './waiting';
 
@@ -45,10 +46,12 @@ export interface WaitingJob {
   userId?: number | null;
 }
 
-/** A user's running-CPU quota (User.maxRunningCpus) and its name, for the reason text. */
+/** A user's running-CPU quota (User.maxRunningCpus, else its role's default) and its name, for the reason text. */
 export interface UserQuota {
   name: string;
   maxCpus: number;
+  /** The role whose default it is (lib/jobs/quotas.ts); absent: the user's own value. */
+  roleDefault?: string;
 }
 
 /** An operator queue's limits (the Queue table); null = no limit of that kind. */
@@ -236,7 +239,7 @@ class UserBook {
     const q = this.quotas[userId];
     const used = this.use.get(userId) ?? 0;
     if (used + cpus <= q.maxCpus + 1e-9) return null;
-    return `user ${q.name} at its CPU quota (${fmt(used)} of ${fmt(q.maxCpus)} CPUs running; needs ${fmt(cpus)})`;
+    return `user ${q.name} at its CPU quota${quotaOrigin(q.roleDefault)} (${fmt(used)} of ${fmt(q.maxCpus)} CPUs running; needs ${fmt(cpus)})`;
   }
 
   start(userId: number | null | undefined, cpus: number): void {

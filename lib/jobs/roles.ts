@@ -34,8 +34,12 @@ export interface Actor {
   tokenPrefix: string | null;
   /** The client's address, as the server saw it (for the audit log); null when unknown. */
   ip: string | null;
-  /** Jobs it may have PENDING at once (User.maxPendingJobs); null or absent: no quota. */
-  maxPendingJobs?: number | null;
+  /**
+   * Jobs it may have PENDING at once: User.maxPendingJobs, else its role's default
+   * (lib/jobs/quotas.ts effectiveQuota, whose EffectiveQuota this is); absent or a null value:
+   * no quota.
+   */
+  pendingQuota?: { value: number | null; source: 'user' | 'role' | null };
 }
 
 /**

@@ -246,7 +246,7 @@ export class AdmissionSystem {
     const createdBefore = this.createdSeen;
     const { used, queueUsed, queues, waitingCount } = await this.readQueues();
     const queueLimits = await this.res.store.queueLimits();
-    const { quotas: userQuotas, used: userUsed } = await this.res.store.userQuotas();
+    const { quotas: userQuotas, used: userUsed } = await this.res.store.userQuotas(this.res.settings.quotas);
     const { total, totalNodes } = this.totals(queues, used);
     const common = { used, total, totalNodes, queueLimits, queueUsed, userQuotas, userUsed, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every

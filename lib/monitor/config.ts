@@ -1,4 +1,5 @@
 import { leftoverGraceMsFromEnv } from '../config';
+import { roleQuotasFromEnv, type RoleQuotas } from '../jobs/quotas';
 import { retentionPolicyFromEnv, type RetentionPolicy } from './retention-config';
 
 /**
@@ -26,6 +27,9 @@ import { retentionPolicyFromEnv, type RetentionPolicy } from './retention-config
  *   every running attempt: lib/monitor/usage.ts); `0` turns sampling off; else 100–3 600 000.
  * - `JOBDECK_MONITOR_MAX_ERRORS` (3): consecutive unexpected errors of one job's step before the
  *   exception path ends the job FAILED_CONTROLLER (temporary database failures never count).
+ * - `JOBDECK_QUOTA_<MEMBER|ADMIN>_<PENDING_JOBS|RUNNING_CPUS>` (none): the role defaults of the
+ *   per-user quotas (lib/jobs/quotas.ts): admission applies the running-CPU one, the API's
+ *   submit the pending one (both read them from here).
  */
 export interface MonitorSettings {
   reconcileMs: number;
@@ -45,6 +49,8 @@ export interface MonitorSettings {
   usageIntervalMs: number;
   /** The retention policy (lib/monitor/retention-config.ts). */
   retention: RetentionPolicy;
+  /** The role defaults of the per-user quotas (lib/jobs/quotas.ts). */
+  quotas: RoleQuotas;
 }
 
 /** Environment variables by name (process.env or a plain object in tests). */
@@ -96,6 +102,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
     usageIntervalMs: usageInterval(env),
     retention: retentionPolicyFromEnv(env),
+    quotas: roleQuotasFromEnv(env),
   };
 }
 

@@ -61,6 +61,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
     usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
     retention: opts.retention ?? env.retention,
+    quotas: opts.quotas ?? env.quotas,
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ACTIVE_JOB_STATUSES, type QueueLimits, type UserQuota, type WaitingJob } from '../jobs/capacity';
+import { effectiveQuota, QUOTA_ROLES, type RoleQuotas } from '../jobs/quotas';
+import { isRole } from '../jobs/roles';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import type { UsagePoint } from '../jobs/usage';
 import {
@@ -144,8 +146,11 @@ export interface MonitorStore {
   queueGroups(): Promise<QueueGroup[]>;
   /** The operator queues' limits (the Queue table), by name. */
   queueLimits(): Promise<Record<string, QueueLimits>>;
-  /** The users' running-CPU quotas (User.maxRunningCpus) and the CPUs their active jobs hold; empty when no user has one. */
-  userQuotas(): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }>;
+  /**
+   * The users' running-CPU quotas — User.maxRunningCpus, else their role's default in `defaults`
+   * (lib/jobs/quotas.ts) — and the CPUs their active jobs hold; empty when no user has one.
+   */
+  userQuotas(defaults: RoleQuotas): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }>;
   /** lib/store setPendingReasons(): why each of these jobs (PENDING, or in `statuses`) waits (written where it changed). */
   setPendingReasons(rows: ReadonlyArray<{ id: number; reason: string | null }>, statuses?: readonly JobStatus[]): Promise<number[]>;
   /**
@@ -245,14 +250,21 @@ function toWaiting(r: { id: number; cpus: number; nodes: number; executor: strin
 }
 
 /** MonitorStore.userQuotas(): two queries, one when no user has a quota. */
-async function userQuotas(db: PrismaClient): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }> {
-  const rows = await db.user.findMany({ where: { maxRunningCpus: { not: null } }, select: { id: true, name: true, maxRunningCpus: true } });
-  if (rows.length === 0) return { quotas: {}, used: {} };
-  const groups = await db.job.groupBy({ by: ['userId'], where: { userId: { in: rows.map((r) => r.id) }, status: { in: [...ACTIVE_JOB_STATUSES] } }, _sum: { cpus: true } });
-  return {
-    quotas: Object.fromEntries(rows.map((r) => [r.id, { name: r.name, maxCpus: r.maxRunningCpus! }])),
-    used: Object.fromEntries(groups.filter((g) => g.userId !== null).map((g) => [g.userId!, g._sum.cpus ?? 0])),
-  };
+async function userQuotas(db: PrismaClient, defaults: RoleQuotas): Promise<{ quotas: Record<number, UserQuota>; used: Record<number, number> }> {
+  const defaulted = QUOTA_ROLES.filter((r) => defaults[r]?.maxRunningCpus != null);
+  const rows = await db.user.findMany({
+    where: { OR: [{ maxRunningCpus: { not: null } }, ...(defaulted.length ? [{ role: { in: [...defaulted] } }] : [])] },
+    select: { id: true, name: true, role: true, maxRunningCpus: true },
+  });
+  const quotas: Record<number, UserQuota> = {};
+  for (const r of rows) {
+    const q = effectiveQuota({ role: isRole(r.role) ? r.role : 'viewer', maxPendingJobs: null, maxRunningCpus: r.maxRunningCpus }, 'maxRunningCpus', defaults);
+    if (q.value !== null) quotas[r.id] = { name: r.name, maxCpus: q.value, ...(q.source === 'role' ? { roleDefault: r.role } : {}) };
+  }
+  const ids = Object.keys(quotas).map(Number);
+  if (ids.length === 0) return { quotas: {}, used: {} };
+  const groups = await db.job.groupBy({ by: ['userId'], where: { userId: { in: ids }, status: { in: [...ACTIVE_JOB_STATUSES] } }, _sum: { cpus: true } });
+  return { quotas, used: Object.fromEntries(groups.filter((g) => g.userId !== null).map((g) => [g.userId!, g._sum.cpus ?? 0])) };
 }
 
 function waitingWhere(executor: string) {
@@ -321,7 +333,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
       const rows = await db.queue.findMany({ select: { name: true, maxRunning: true, maxCpus: true } });
       return Object.fromEntries(rows.map((r) => [r.name, { maxRunning: r.maxRunning, maxCpus: r.maxCpus }]));
     },
-    userQuotas: () => userQuotas(db),
+    userQuotas: (defaults) => userQuotas(db, defaults),
     inactiveCpus(jobIds) {
       return db.job.findMany({
         where: { id: { in: jobIds }, status: { notIn: [...ACTIVE_JOB_STATUSES] } },

@@ -15,5 +15,5 @@ export function route<P = Record<string, never>>(
   handler: (req: Request, params: P, caller: Caller) => Promise<Response>,
   opts: Omit<ApiRouteOptions, 'auth'> = {},
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return apiRoute(handler, { ...opts, auth: () => startedServices()?.auth ?? closedAuthState() });
+  return apiRoute(handler, { ...opts, auth: () => startedServices()?.auth ?? closedAuthState(), quotas: () => startedServices()?.settings.quotas });
 }

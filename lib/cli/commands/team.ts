@@ -6,7 +6,7 @@
  */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import type { AuditRow, TokenView, UserView } from '../../api/types';
+import type { AuditRow, QuotaView, TokenView, UserView } from '../../api/types';
 import { usageError } from '../errors';
 import type { CliContext } from '../context';
 import { EXIT } from '../exit-codes';
@@ -32,11 +32,26 @@ export function renderTokens(ts: readonly TokenView[]): string {
   );
 }
 
-/** The `jobdeck users list` table. */
+/** A quota cell: the quota that applies, `(role)` when it is the role's default; `-` for none. */
+function quotaCell(q: QuotaView | undefined, own: number | null): string {
+  if (!q) return dash(own);
+  return q.value === null ? '-' : `${q.value}${q.source === 'role' ? ' (role)' : ''}`;
+}
+
+/** The `jobdeck users list` table (CPUS and PENDING: the quotas that apply). */
 export function renderUsers(us: readonly UserView[]): string {
   return table(
     ['ID', 'NAME', 'ROLE', 'LOGIN', 'CPUS', 'PENDING', 'DISABLED'],
-    us.map((u) => [String(u.id), u.name, u.role, [u.hasPassword ? 'password' : '', u.sso ? 'sso' : ''].filter(Boolean).join('+') || 'token', dash(u.maxRunningCpus), dash(u.maxPendingJobs), u.disabled ? 'yes' : 'no']),
+    us.map((u) => [
+      String(u.id),
+      u.name,
+      u.role,
+      [u.hasPassword ? 'password' : '', u.sso ? 'sso' : ''].filter(Boolean).join('+') || 'token',
+      // An older server answers no `quotas`: the user's own values are all it has.
+      quotaCell(u.quotas?.maxRunningCpus, u.maxRunningCpus),
+      quotaCell(u.quotas?.maxPendingJobs, u.maxPendingJobs),
+      u.disabled ? 'yes' : 'no',
+    ]),
   );
 }
 

@@ -6,5 +6,5 @@ export const dynamic = 'force-dynamic';
 /** PATCH /api/users/:id `{role?, password?, disabled?, maxRunningCpus?, maxPendingJobs?}` → the user (admins). */
 export const PATCH = route<{ id: string }>(async (req, { id }, { actor }) => {
   const s = services();
-  return Response.json(await patchUser(s.store, s.auth.directory, actor!, parseId(id, 'user'), req));
+  return Response.json(await patchUser(s.store, s.auth.directory, actor!, parseId(id, 'user'), req, s.settings.quotas));
 });
