@@ -79,7 +79,9 @@ function describeError(err: unknown): string {
   const e = err as { message?: string; error?: string; error_description?: string; cause?: { message?: string; error?: string; error_description?: string } };
   const provider = e.error ?? e.cause?.error;
   const said = e.error_description ?? e.cause?.error_description;
-  return [e.message ?? String(err), provider && `provider said ${provider}${said ? `: ${said}` : ''}`].filter(Boolean).join('; ').slice(0, 500);
+  // openid-client's message is generic ("unexpected JWT claim value encountered"); its cause says which claim.
+  const why = e.cause?.message && e.cause.message !== e.message ? ` (${e.cause.message})` : '';
+  return [`${e.message ?? String(err)}${why}`, provider && `provider said ${provider}${said ? `: ${said}` : ''}`].filter(Boolean).join('; ').slice(0, 500);
 }
 
 /**

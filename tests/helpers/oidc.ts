@@ -22,6 +22,12 @@ export interface OidcProvider {
   /** Where it listens (`http://127.0.0.1:<port>`). */
   url: string;
   proc: ChildProcess;
+  /**
+   * What its token endpoint answers from the next code exchange on: the ID token with a foreign
+   * `aud` or `iss` signed again with its own key, signed again unchanged (`resign`), or as issued
+   * (`off`) — tests/helpers/oidc-provider.mjs.
+   */
+  forgeIdToken(mode: 'aud' | 'iss' | 'resign' | 'off'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +71,10 @@ export function startOidcProvider(opts: { clients: OidcClient[]; accounts: Recor
         issuer,
         url,
         proc,
+        forgeIdToken: async (mode) => {
+          const res = await fetch(`${url}/test/id-token?mode=${mode}`, { method: 'POST' });
+          if (res.status !== 204) throw new Error(`the provider refused mode ${mode}: ${res.status} ${await res.text()}`);
+        },
         stop: () =>
           new Promise<void>((done) => {
             if (proc.exitCode !== null) return done();

@@ -4,7 +4,9 @@
  * authorization-code flow driven over HTTP (redirects followed by hand, the provider's login form
  * filled), the role mapped from the groups claim, and the refusals — a replayed code, a wrong
  * state, a code issued to another client (wrong audience), no flow cookie, a provider whose
- * metadata names another issuer — each audited as one `login.failed` row.
+ * metadata names another issuer, an ID token whose signature verifies but whose `aud` or `iss`
+ * claim is another's (the provider's token answer forged with its own key) — each audited as one
+ * `login.failed` row.
  *
  * Needs a built app: `JOBDECK_NEXT_DIST=.next-oidc npx next build`, and the same JOBDECK_NEXT_DIST.
  */
@@ -186,6 +188,43 @@ describe.each(DB_KINDS)('OIDC single sign-on (%s)', (kind) => {
     const failed = await auditRows(server, 'login.failed');
     expect(failed.length).toBe(before + 4);
     expect(failed.slice(0, 4).every((r) => r.detail?.via === 'oidc')).toBe(true);
+  }, 60_000);
+
+  it("refuses an ID token signed with the provider's key but naming another audience or issuer", async () => {
+    try {
+      // The control: the provider's token signed again, unchanged, still logs in.
+      await provider.forgeIdToken('resign');
+      const ok = new CookieJar();
+      const resigned = await ok.fetch(await signInAtProvider(ok, provider, await start(ok, base), base, 'alice'));
+      expect(resigned.status, await resigned.clone().text()).toBe(200);
+
+      for (const [mode, claim, browser] of [
+        ['aud', /"aud"/, false],
+        ['iss', /"iss"/, true],
+      ] as const) {
+        await provider.forgeIdToken(mode);
+        const before = (await auditRows(server, 'login.failed')).length;
+        const jar = new CookieJar();
+        const callback = await signInAtProvider(jar, provider, await start(jar, base), base, 'alice');
+        const res = await jar.fetch(callback, browser ? { headers: { accept: 'text/html' } } : {});
+        if (browser) {
+          // A browser is sent back to the login page with the error.
+          expect([res.status, res.headers.get('location')], mode).toEqual([303, '/login?error=sso']);
+        } else {
+          expect(res.status, mode).toBe(401);
+          const detail = ((await res.json()) as { detail: string }).detail;
+          expect(detail).toMatch(/could not be verified/);
+          expect(detail).toMatch(claim);
+        }
+        expect((await jar.fetch(`${base}/api/users/me`)).status, mode).toBe(401);
+        const failed = await auditRows(server, 'login.failed');
+        expect(failed.length, mode).toBe(before + 1);
+        expect(failed[0].detail, mode).toMatchObject({ via: 'oidc' });
+        expect(String(failed[0].detail?.reason ?? ''), mode).toMatch(claim);
+      }
+    } finally {
+      await provider.forgeIdToken('off');
+    }
   }, 60_000);
 });
 
