@@ -202,7 +202,15 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
         </div>
         <div>
           <dt>Submitted by</dt>
-          <dd data-testid="job-owner">{job.owner ?? '-'}</dd>
+          <dd>
+            <span data-testid="job-owner">{job.owner ?? '-'}</span>
+            {job.viaToken && (
+              <span className="muted" data-testid="job-via-token">
+                {' '}
+                via token <code>{job.viaToken}</code>
+              </span>
+            )}
+          </dd>
         </div>
       </dl>
     </section>

@@ -65,6 +65,7 @@ function QueueRow({ q, deleting, onEdit, onDelete }: { q: QueueView; deleting: b
           {q.name}
         </Link>
       </td>
+      <td data-testid="queue-owner">{q.owner ?? '–'}</td>
       <td data-testid="queue-max-running">{show(q.maxRunning)}</td>
       <td data-testid="queue-max-cpus">{show(q.maxCpus)}</td>
       <td data-testid="queue-default-priority">{show(q.defaultPriority)}</td>
@@ -140,6 +141,7 @@ export function QueuesPage() {
           <thead>
             <tr>
               <th scope="col">Queue</th>
+              <th scope="col" title="Who created it">Owner</th>
               <th scope="col">Max running</th>
               <th scope="col">Max CPUs</th>
               <th scope="col">Default priority</th>

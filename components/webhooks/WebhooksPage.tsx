@@ -149,6 +149,11 @@ function Row({ w, open, onOpen, onSecret }: { w: WebhookView; open: boolean; onO
         <span className="muted">{w.format}</span>
         <span>{w.events.join(', ')}</span>
         <code className="webhook-url">{w.url}</code>
+        {w.owner && (
+          <span className="muted" data-testid="webhook-owner" title="Who created it">
+            by {w.owner}
+          </span>
+        )}
       </div>
       {!w.enabled && w.disabledReason && <p className="muted">{w.disabledReason}</p>}
       <div className="webhook-actions">

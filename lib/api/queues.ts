@@ -4,31 +4,38 @@
  * queue is always listed and has no settings: a PUT or DELETE of it is refused (400).
  */
 import { DEFAULT_QUEUE } from '../jobs/spec';
-import { deleteQueue, listQueueRows, putQueue, queueRow, queueUse, type QueueSettings, type Store } from '../store';
+import type { Queue } from '../generated/prisma/client';
+import { deleteQueue, listQueueRows, putQueue, queueRow, queueUse, userNames, type QueueSettings, type Store } from '../store';
 import { badRequest, conflict, notFound } from './errors';
 import type { QueueList, QueueView } from './types';
 
 type Use = Awaited<ReturnType<typeof queueUse>>;
 
-function view(name: string, s: QueueSettings, use: Use): QueueView {
+function view(name: string, s: QueueSettings, use: Use, owner: string | null): QueueView {
   const u = use.get(name) ?? { pending: 0, running: 0, cpus: 0 };
-  return { name, maxRunning: s.maxRunning, maxCpus: s.maxCpus, defaultPriority: s.defaultPriority, ...u };
+  return { name, owner, maxRunning: s.maxRunning, maxCpus: s.maxCpus, defaultPriority: s.defaultPriority, ...u };
 }
 
 const NONE: QueueSettings = { maxRunning: null, maxCpus: null, defaultPriority: null };
 
+/** Queue rows as the API shows them, each with its creator's name (`owner`). */
+async function views(store: Store, rows: Queue[], use: Use): Promise<QueueView[]> {
+  const names = await userNames(store, rows.map((r) => r.userId));
+  return rows.map((r) => view(r.name, r, use, r.userId === null ? null : (names.get(r.userId) ?? null)));
+}
+
 /** Every queue, the default one first. */
 export async function listQueues(store: Store): Promise<QueueList> {
   const [rows, use] = await Promise.all([listQueueRows(store), queueUse(store)]);
-  return { queues: [view(DEFAULT_QUEUE, NONE, use), ...rows.map((r) => view(r.name, r, use))] };
+  return { queues: [view(DEFAULT_QUEUE, NONE, use, null), ...(await views(store, rows, use))] };
 }
 
 /** One queue. @throws ApiError 404 "queue gpu is not defined". */
 export async function getQueue(store: Store, name: string): Promise<QueueView> {
-  if (name === DEFAULT_QUEUE) return view(name, NONE, await queueUse(store));
+  if (name === DEFAULT_QUEUE) return view(name, NONE, await queueUse(store), null);
   const row = await queueRow(store, name);
   if (!row) throw notFound(`queue ${name} is not defined`);
-  return view(name, row, await queueUse(store));
+  return (await views(store, [row], await queueUse(store)))[0];
 }
 
 const refuseDefault = (name: string, what: string) => {
@@ -39,7 +46,7 @@ const refuseDefault = (name: string, what: string) => {
 export async function setQueue(store: Store, name: string, body: Partial<QueueSettings>, userId: number | null = null): Promise<QueueView> {
   refuseDefault(name, 'define');
   const row = await putQueue(store, name, { ...NONE, ...body }, userId);
-  return view(name, row, await queueUse(store));
+  return (await views(store, [row], await queueUse(store)))[0];
 }
 
 /**

@@ -470,6 +470,7 @@ export const JobDetailSchema = named(
     metadata: z.unknown(),
     executor: z.string(),
     warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
+    viaToken: z.string().nullable().meta({ description: 'The prefix of the personal token it was submitted through; null: the admin token, a browser session, or none.' }),
     upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
     logsRemovedAt: isoTime().nullable().meta({ description: 'When the retention policy removed the logs (its logs then answer 410), or null.' }),
     logBytesTotal: count().meta({ description: "Disk usage of the job's logs now (bytes): the attempts' logBytes summed." }),
@@ -519,6 +520,7 @@ export const CancelResultSchema = named(
 export const QueueViewSchema = named(
   z.object({
     name: z.string(),
+    owner: z.string().nullable().meta({ description: 'The name of the user who created it; null: none recorded (the default queue).' }),
     maxRunning: z.number().int().nullable(),
     maxCpus: z.number().nullable(),
     defaultPriority: z.number().int().nullable(),

@@ -156,6 +156,8 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   executor: string;
   /** The spec's warnings at submit (keys accepted, not acted on); empty when none. */
   warnings: SpecIssue[];
+  /** The prefix of the personal token it was submitted through (Job.tokenId); null: another credential. */
+  viaToken: string | null;
   /** The folder uploaded for the workdir (size, file list), or null. */
   upload: UploadManifestView | null;
   /** When the retention policy removed the job's logs (ISO 8601), or null: they are kept. */
@@ -295,6 +297,8 @@ export type ListMessage =
 /** An operator queue (GET /api/queues): its limits (null: none) and what it holds now. */
 export interface QueueView {
   name: string;
+  /** The name of the user who created it (Queue.userId); null: none recorded (the default queue). */
+  owner: string | null;
   maxRunning: number | null;
   maxCpus: number | null;
   defaultPriority: number | null;
@@ -315,6 +319,8 @@ export interface QueueList {
 export interface WebhookView {
   id: number;
   name: string;
+  /** The name of the user who created it (WebhookSubscription.userId); null: none recorded. */
+  owner: string | null;
   url: string;
   events: string[];
   jobNameGlob: string | null;

@@ -9,7 +9,7 @@ import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
-import { jobListRows, jobTree, listJobRows, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
+import { jobListRows, jobTree, listJobRows, tokenRow, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
 import { readManifest } from '../control';
@@ -50,7 +50,8 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
   if (!job) return null;
   const series = await usageSeriesOf(store, job.tasks.flatMap((t) => t.attempts.filter((a) => a.cpuMs !== null).map((a) => a.id)));
   const tasks = await Promise.all(job.tasks.map((t) => toTaskView(t, series, now)));
-  const owner = job.userId === null ? null : ((await userNames(store, [job.userId])).get(job.userId) ?? null);
+  const [names, token] = await Promise.all([userNames(store, [job.userId]), job.tokenId === null ? null : tokenRow(store, job.tokenId)]);
+  const owner = job.userId === null ? null : (names.get(job.userId) ?? null);
   return {
     ...toJobSummary(job, tasks, now, owner),
     events: job.events.map(toJobEventView),
@@ -61,6 +62,7 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     executor: job.executor,
     // Jobs from before warnings were stored have none (SQL NULL).
     warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
+    viaToken: token?.prefix ?? null,
     upload: uploadOf(job.launch),
     logsRemovedAt: job.logsRemovedAt?.toISOString() ?? null,
     logBytesTotal: tasks.reduce((n, t) => n + t.attemptList.reduce((m, a) => m + a.logBytes, 0), 0),

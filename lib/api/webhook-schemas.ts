@@ -87,6 +87,7 @@ export const WebhookViewSchema = named(
   z.object({
     id: z.number().int(),
     name: z.string(),
+    owner: z.string().nullable().meta({ description: 'The name of the user who created it; null: none recorded.' }),
     url: z.string(),
     events: z.array(z.string()),
     jobNameGlob: z.string().nullable(),

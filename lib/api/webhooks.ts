@@ -22,6 +22,7 @@ import {
   redeliver,
   subscriptionRow,
   updateSubscription,
+  userNames,
   type DeliveryLogRow,
   type Store,
 } from '../store';
@@ -35,10 +36,11 @@ export interface WebhookContext {
   home: string;
 }
 
-function view(s: WebhookSubscription): WebhookView {
+function view(s: WebhookSubscription, owner: string | null): WebhookView {
   return {
     id: s.id,
     name: s.name,
+    owner,
     url: s.url,
     events: s.events,
     jobNameGlob: s.jobNameGlob,
@@ -88,14 +90,22 @@ async function rowOrThrow(store: Store, name: string): Promise<WebhookSubscripti
   return row;
 }
 
+/** Subscriptions as the API shows them, each with its creator's name (`owner`). */
+async function views(store: Store, rows: WebhookSubscription[]): Promise<WebhookView[]> {
+  const names = await userNames(store, rows.map((r) => r.userId));
+  return rows.map((r) => view(r, r.userId === null ? null : (names.get(r.userId) ?? null)));
+}
+
+const viewOf = async (store: Store, row: WebhookSubscription): Promise<WebhookView> => (await views(store, [row]))[0];
+
 /** Every operator subscription. */
 export async function listWebhooks(store: Store): Promise<{ webhooks: WebhookView[] }> {
-  return { webhooks: (await listSubscriptions(store)).map(view) };
+  return { webhooks: await views(store, await listSubscriptions(store)) };
 }
 
 /** One subscription. @throws ApiError 404. */
 export async function getWebhook(store: Store, name: string): Promise<WebhookView> {
-  return view(await rowOrThrow(store, name));
+  return viewOf(store, await rowOrThrow(store, name));
 }
 
 /**
@@ -122,7 +132,7 @@ export async function createWebhook(c: WebhookContext, body: z.output<typeof Cre
     if ((err as { code?: string }).code === 'P2002') throw conflict(`webhook ${body.name} exists`);
     throw err;
   });
-  return { webhook: view(row), secret };
+  return { webhook: await viewOf(c.store, row), secret };
 }
 
 /** Changes a subscription. @throws ApiError 400 for a refused URL; 404. */
@@ -136,7 +146,7 @@ export async function patchWebhook(store: Store, name: string, body: z.output<ty
     ...(body.enabled === false ? { disabledReason: 'disabled by an operator' } : {}),
   });
   if (!row) throw notFound(`webhook ${name} is not defined`);
-  return view(row);
+  return viewOf(store, row);
 }
 
 /** A new secret for a subscription, answered this once (the old one stops signing at once). @throws ApiError 404. */
@@ -145,7 +155,7 @@ export async function rotateWebhook(c: WebhookContext, name: string): Promise<{ 
   const secret = newWebhookSecret();
   const row = await updateSubscription(c.store, name, { secretEnc: sealSecret(webhookKey(c.home), secret) });
   if (!row) throw notFound(`webhook ${name} is not defined`);
-  return { webhook: view(row), secret };
+  return { webhook: await viewOf(c.store, row), secret };
 }
 
 /** Deletes a subscription and its delivery log. @throws ApiError 404. */

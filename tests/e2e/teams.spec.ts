@@ -2,10 +2,11 @@
  * Teams in the dashboard (Chromium, the run's server): a member an admin gave a password logs in
  * with it on /login, sees its role on the Tokens page, creates a token (shown once, then listed by
  * prefix) and revokes it; the Audit page is an admin's only; the job page shows who submitted it;
- * the job list shows a member its own jobs by default, everyone's after the toggle.
+ * the job list shows a member its own jobs by default, everyone's after the toggle; the Queues and
+ * Webhooks pages name who created each queue and webhook, the job page the token a job came through.
  */
 import { expect, test } from '@playwright/test';
-import { e2eServer } from './fixtures';
+import { e2eServer, login } from './fixtures';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -65,4 +66,29 @@ test('a member logs in with a password, manages its tokens, is refused the audit
   await page.getByTestId('owner-toggle').click();
   await expect(page).toHaveURL(/owner=all/);
   await expect(page.locator(`a[href="/jobs/${other.id}"]`).first()).toBeVisible();
+});
+
+test('the Queues and Webhooks pages name their creator; the job page the token a job came through', async ({ page }) => {
+  const { url } = e2eServer();
+  const name = `ops-${Date.now().toString(36)}`;
+  const user = (await (await admin('/api/users', { method: 'POST', body: JSON.stringify({ name, role: 'admin' }) })).json()) as { id: number };
+  const { token } = (await (await admin('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'e2e', userId: user.id }) })).json()) as { token: string };
+  const asOps = (p: string, init: RequestInit) => fetch(`${url}${p}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+  expect((await asOps(`/api/queues/${name}`, { method: 'PUT', body: JSON.stringify({ maxRunning: 2 }) })).status).toBe(200);
+  expect((await asOps('/api/webhooks', { method: 'POST', body: JSON.stringify({ name, url: 'http://127.0.0.1:9/hook', events: ['job.succeeded'], namedOnly: true }) })).status).toBe(201);
+  const job = (await (await asOps('/api/jobs', { method: 'POST', body: JSON.stringify({ cmd: 'true', name: 'via-token' }) })).json()) as { id: number };
+
+  await login(page);
+  await page.goto(`${url}/queues`);
+  await expect(page.getByRole('columnheader', { name: 'Owner' })).toBeVisible();
+  await expect(page.locator(`tr[data-queue="${name}"]`).getByTestId('queue-owner')).toHaveText(name);
+  await expect(page.locator('tr[data-queue="default"]').getByTestId('queue-owner')).toHaveText('–');
+  await page.goto(`${url}/webhooks`);
+  await expect(page.locator('li.webhook-row', { hasText: name }).getByTestId('webhook-owner')).toHaveText(`by ${name}`);
+  await page.goto(`${url}/jobs/${job.id}`);
+  await expect(page.getByTestId('job-owner')).toHaveText(name);
+  await expect(page.getByTestId('job-via-token')).toHaveText(`via token ${token.slice(0, 12)}`);
+
+  expect((await admin(`/api/webhooks/${name}`, { method: 'DELETE' })).status).toBe(204);
+  expect((await admin(`/api/queues/${name}`, { method: 'DELETE' })).status).toBe(204);
 });

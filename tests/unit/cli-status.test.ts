@@ -22,7 +22,7 @@ function seedJob(): JobDetail {
   return {
     id: 4, name: 'retry-each-task', status: 'FAILED', statusReason: 'task 0: run exited with code 1; restarts spent (1 of 1)', submissionId: null,
     submittedAt: ago(130_000), startedAt: ago(120_000), endedAt: ago(110_000), totalDurationMs: 20_000, jobDurationMs: 10_000, taskCount: 2, currentTask: 0,
-    tasksSucceeded: 0, restartCount: 1, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, events: [], specYaml: '', launch: { name: null, envs: {} }, origin: 'cli', metadata: null, executor: 'local', warnings: [], upload: null, logsRemovedAt: null, logBytesTotal: 0,
+    tasksSucceeded: 0, restartCount: 1, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, events: [], specYaml: '', launch: { name: null, envs: {} }, origin: 'cli', metadata: null, executor: 'local', warnings: [], viaToken: null, upload: null, logsRemovedAt: null, logBytesTotal: 0,
     tasks: [
       task(0, { name: 'retry-each-task', status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, exitCode: 1, startedAt: ago(120_000), endedAt: ago(110_000), statusReason: 'restarts spent (1 of 1)', attemptList: [attempt(1), attempt(2, { startedAt: ago(115_000), endedAt: ago(110_000) })] }),
       task(1, { status: 'CANCELLED', statusReason: 'task 0 failed' }),
@@ -77,6 +77,12 @@ describe('jobdeck status — the table', () => {
     const held = { ...seedJob(), status: 'RUNNING' as const, statusReason: null, executor: 'slurm', pendingReason: 'Slurm: Resources' };
     expect(renderStatus(held, NOW, colors(false)).split('\n')[1]).toBe('  not running yet: Slurm: Resources (submitted to slurm, waiting in its queue)');
     expect(renderStatus({ ...held, pendingReason: null }, NOW, colors(false)).split('\n')[1]).toMatch(/^  submitted /);
+  });
+
+  it('the header line names who submitted the job, and through which personal token', () => {
+    const line = (over: Partial<JobDetail>) => renderStatus({ ...seedJob(), ...over }, NOW, colors(false)).split('\n')[1];
+    expect(line({ owner: 'mia' })).toBe('  submitted 2 minutes ago by mia, total 20s, running 10s, 2 tasks, 1 restart, 0 recoveries');
+    expect(line({ owner: 'mia', viaToken: 'jdp_AbCd1234' })).toBe('  submitted 2 minutes ago by mia via token jdp_AbCd1234, total 20s, running 10s, 2 tasks, 1 restart, 0 recoveries');
   });
 
   it('the header line: status, reason, durations, counts', () => {

@@ -132,7 +132,7 @@ export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors
   if (job.status === 'PENDING') lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
   else if (job.pendingReason) lines.push(`  not running yet: ${job.pendingReason} (submitted to ${job.executor}, waiting in its queue)`);
   lines.push(
-    `  submitted ${formatAgo(job.submittedAt, now)}${job.owner ? ` by ${job.owner}` : ''}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
+    `  submitted ${formatAgo(job.submittedAt, now)}${job.owner ? ` by ${job.owner}` : ''}${job.viaToken ? ` via token ${job.viaToken}` : ''}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,
   );
   const table = new Table({
