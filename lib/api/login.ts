@@ -164,7 +164,7 @@ export async function loginResponse(req: Request, state: AuthState, store?: Stor
   if (!user) {
     for (const k of keys) limiter.fail(k);
     const name = password ? creds.username : '(token)';
-    if (store) await record(store, { userId: null, name, role: 'viewer', tokenId: null, tokenPrefix: null, ip }, 'login.failed', null, password ? { username: creds.username } : null);
+    if (store) await record(store, { userId: null, name, role: 'viewer', tokenId: null, tokenPrefix: null, ip }, 'login.failed', null, password ? { via: 'password', username: creds.username } : { via: 'token' });
     logger().warn(password ? 'login with a wrong user name or password' : 'login with a wrong token');
     if (form) {
       const q = new URLSearchParams({ error: 'invalid' });

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { logger } from '../log';
-import { type HeaderGetter, bearerToken, checkRequest } from './guard';
+import { appendAudit, FIRST_ADMIN_ID, type AuditEntry, type StoreScope } from '../store';
+import { type HeaderGetter, TOKEN_PREFIX_CHARS, bearerToken, checkRequest } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH, PEER_HEADER, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
@@ -33,6 +34,8 @@ export interface GateOptions extends PublicPolicy {
   auth: AuthState;
   /** Largest request body (bytes) by Content-Length: the API's MAX_BODY_BYTES (lib/api/body.ts, 1 MiB). */
   maxBodyBytes: number;
+  /** Where a login through the login URL is audited (`login` / `login.failed`, like every login path). */
+  store: StoreScope;
 }
 
 /** Node request headers as a HeaderGetter (repeated headers joined with ", "). */
@@ -104,18 +107,34 @@ function loginRedirectTarget(url: URL): string {
  * `GET /login?token=…` (the URL printed at start, like Jupyter's): a valid token sets the session
  * cookie and redirects (303) to `next` or `/`, so the token leaves the address bar at once; a
  * wrong one redirects to `/login?error=invalid`. Referrer-Policy no-referrer keeps the token out
- * of Referer headers.
+ * of Referer headers. Audited like every login path (docs/design.md §15): one `login` (the first
+ * admin, the token's prefix) or one `login.failed` row, with `detail.via: "url"`, written before
+ * the answer.
  */
-function loginWithUrlToken(state: AuthState, req: IncomingMessage, res: ServerResponse, url: URL): void {
+async function loginWithUrlToken(state: AuthState, store: StoreScope, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const next = safeNextPath(url.searchParams.get('next'), hostOrigin(req));
-  if (verifyToken(url.searchParams.get('token'), state.tokenHash)) {
+  const token = url.searchParams.get('token');
+  const ip = req.socket.remoteAddress ?? null;
+  if (verifyToken(token, state.tokenHash)) {
     const { value } = issueSession(state);
-    logger().info({ remote: req.socket.remoteAddress }, 'logged in with the login URL');
+    const admin = state.directory.user(FIRST_ADMIN_ID);
+    await auditLogin(store, { action: 'login', userId: FIRST_ADMIN_ID, userName: admin?.name ?? 'admin', tokenPrefix: token!.slice(0, TOKEN_PREFIX_CHARS), ip, detail: { via: 'url' } });
+    logger().info({ remote: ip }, 'logged in with the login URL');
     redirect(res, next, { 'set-cookie': sessionSetCookie(state, value, { secure: viaHttps(nodeHeaders(req)('x-forwarded-proto')) }) });
     return;
   }
-  logger().warn({ remote: req.socket.remoteAddress }, 'login URL with a wrong token');
+  await auditLogin(store, { action: 'login.failed', userId: null, userName: '(token)', tokenPrefix: null, ip, detail: { via: 'url' } });
+  logger().warn({ remote: ip }, 'login URL with a wrong token');
   redirect(res, `${LOGIN_PATH}?error=invalid${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`);
+}
+
+/** Appends a login's audit row; a failed append is logged and the login goes on (as lib/api/audit.ts record()). */
+async function auditLogin(store: StoreScope, e: AuditEntry): Promise<void> {
+  try {
+    await appendAudit(store, e);
+  } catch (err) {
+    logger().error({ err, action: e.action }, 'audit row not written');
+  }
 }
 
 /** How much of a refused upload is read and discarded before the connection is cut (bytes). */
@@ -180,7 +199,10 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
     const verdict =
       metricsVerdict(method, pathname, headers, opts.auth) ?? checkRequest({ method, headers }, { public: isPublic, path: pathname === METRICS_PATH ? pathname : undefined }, opts.auth);
     if (verdict.ok && pathname === LOGIN_PATH && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
-      loginWithUrlToken(opts.auth, req, res, url);
+      loginWithUrlToken(opts.auth, opts.store, req, res, url).catch((err: unknown) => {
+        logger().error({ err }, 'login URL failed');
+        if (!res.headersSent) sendProblem(res, 500, 'Internal Server Error', 'the login failed; see the server log');
+      });
       return false;
     }
     if (verdict.ok) return true;

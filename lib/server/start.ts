@@ -163,7 +163,6 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // Security first (lib/auth): refuses a non-loopback address without JOBDECK_TOKEN, loads or
   // creates the token — before the database opens, so a refused start touches nothing.
   const auth = prepareServerAuth({ home: cfg.home, host });
-  const gate = createHttpGate({ auth: auth.result.state, dev: !!opts.dev, publicFiles: listPublicFiles(dir), maxBodyBytes: MAX_BODY_BYTES });
 
   const s = await startServices(cfg, log, auth.result.state);
   // Set when close() begins: no new WebSocket is accepted while the services stop (a client that
@@ -172,6 +171,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   let server: http.Server | undefined;
   let app: Awaited<ReturnType<typeof prepareNext>> | undefined;
   try {
+    // The gate audits logins through the login URL: it needs the store.
+    const gate = createHttpGate({ auth: auth.result.state, store: s.store, dev: !!opts.dev, publicFiles: listPublicFiles(dir), maxBodyBytes: MAX_BODY_BYTES });
     publishServices(s);
     app = await prepareNext(dir, host, port, !!opts.dev);
     // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves
