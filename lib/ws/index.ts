@@ -18,6 +18,11 @@ export { WsHub, type SocketOwner, type WsHubOptions } from './hub';
  */
 export interface WsRoute {
   name: string;
+  /**
+   * Its path as the authorization table names it (lib/auth/rules.ts, `GET <pattern>`; `[id]` a
+   * dynamic segment): the generated route × role test reads these, so a route without a rule fails it.
+   */
+  pattern: string;
   match(pathname: string): Record<string, string> | null;
   handle(req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>, owner?: SocketOwner): void;
 }
@@ -40,11 +45,13 @@ export function wsRoutes(hub: WsHub): WsRoute[] {
   return [
     {
       name: 'ws-job-stream',
+      pattern: '/ws/jobs/[id]',
       match: matchJobStreamPath,
       handle: (req, socket, head, params, owner) => hub.handleJob(req, socket, head, params, owner),
     },
     {
       name: 'ws-job-list',
+      pattern: '/ws/jobs',
       match: (pathname) => (pathname === '/ws/jobs' || pathname === '/ws/jobs/' ? {} : null),
       handle: (req, socket, head, _params, owner) => hub.handleList(req, socket, head, owner),
     },

@@ -1,6 +1,7 @@
 /**
  * The authorization table, generated: every API route the router serves (lib/server/api-router.ts
- * loadApiRouter — a new route is in it without editing this file), the WebSockets and /metrics ×
+ * loadApiRouter — a new route is in it without editing this file), every WebSocket route the
+ * server dispatches upgrades to (lib/ws wsRoutes, each with its pattern) and /metrics ×
  * {no token, revoked token, expired token, viewer, member on its own job, member on another's
  * job, admin} → the status the rule (lib/auth/rules.ts) says, against a real server on each
  * database. A deny must be exactly 401 / 403 (or 404 for another user's token): zero unexpected
@@ -10,7 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_RULES, ruleKeyFor, type RouteRule } from '../../lib/auth/rules';
 import { roleAtLeast, type Role } from '../../lib/jobs/roles';
+import { METRICS_PATH } from '../../lib/auth/gate';
 import { loadApiRouter } from '../../lib/server/api-router';
+import { wsRoutes, type WsHub, type WsRoute } from '../../lib/ws';
 import { DB_KINDS } from '../helpers/db';
 import { tryUpgrade, wsUrl } from '../helpers/security';
 import { ROOT, type ServerProcess } from '../helpers/server';
@@ -49,6 +52,9 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
   const fixture = useServerDatabase(kind, 'security-roles');
   let server: ServerProcess;
   let routes: Array<{ pattern: string; methods: string[] }>;
+  // The server's own upgrade routes (lib/server/start.ts dispatches to wsRoutes(hub)); only their
+  // patterns and matchers are read here, so no hub is built behind them.
+  const sockets: WsRoute[] = wsRoutes(null as unknown as WsHub);
   const tokens: Record<Who, string | null> = { none: null, revoked: null, expired: null, viewer: null, memberOwn: null, memberOther: null, admin: null };
   let ownJob = 0;
   let spareTokenId = 0;
@@ -107,13 +113,27 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
     for (const key of Object.keys(ROUTE_RULES)) if (key.includes(' /api/')) expect(served.has(key), `${key} is in the table but no route serves it`).toBe(true);
   });
 
+  it('has a rule for every WebSocket route the server dispatches, and no rule for one that is gone', () => {
+    expect(sockets.length).toBeGreaterThan(0);
+    for (const r of sockets) {
+      const key = `GET ${r.pattern}`;
+      expect(ROUTE_RULES[key], `WebSocket route ${r.name} (${key}) has no row in lib/auth/rules.ts`).toBeDefined();
+      // The pattern is the route's own: its matcher takes the path the table's row names.
+      const p = r.pattern.replace('[id]', '7');
+      expect(r.match(p), `${r.name} does not match ${p}`).not.toBeNull();
+      expect(ruleKeyFor('GET', p)).toBe(key);
+    }
+    const dispatched = new Set(sockets.map((r) => `GET ${r.pattern}`));
+    for (const key of Object.keys(ROUTE_RULES)) if (key.startsWith('GET /ws/')) expect(dispatched.has(key), `${key} is in the table but no WebSocket route serves it`).toBe(true);
+  });
+
   it('answers every route × caller as its rule says (no unexpected allow)', async () => {
-    const fill = (pattern: string, who: Who) =>
+    const fill = (pattern: string) =>
       pattern
         .replace('/api/jobs/[id]', `/api/jobs/${ownJob}`)
         .replace('/api/tokens/[id]', `/api/tokens/${spareTokenId}`)
         .replace('/api/users/[id]', `/api/users/${viewerId}`)
-        .replace('[name]', who === 'admin' ? 'table-q' : 'table-q')
+        .replace('[name]', 'table-q')
         .replace('[delivery]', 'msg_x');
     const wrong: string[] = [];
     let cells = 0;
@@ -124,7 +144,7 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
         for (const who of WHO) {
           const want = expected(rule, key, who);
           if (want === null) continue;
-          const p = fill(r.pattern, who);
+          const p = fill(r.pattern);
           expect(ruleKeyFor(method, p)).toBe(key);
           const body = method === 'GET' || method === 'DELETE' ? undefined : JSON.stringify(BODIES[key] ?? {});
           const res = await as(tokens[who], p, { method, body });
@@ -142,7 +162,9 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
 
   it('applies the table to the WebSockets and /metrics', async () => {
     const wrong: string[] = [];
-    for (const key of ['GET /ws/jobs', 'GET /ws/jobs/[id]', 'GET /metrics']) {
+    const keys = [...sockets.map((r) => `GET ${r.pattern}`), `GET ${METRICS_PATH}`];
+    expect(keys).toEqual(expect.arrayContaining(['GET /ws/jobs', 'GET /ws/jobs/[id]', 'GET /metrics']));
+    for (const key of keys) {
       const p = key.split(' ')[1].replace('[id]', String(ownJob));
       for (const who of WHO) {
         const want = expected(ROUTE_RULES[key], key, who)!;
