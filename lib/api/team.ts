@@ -89,7 +89,8 @@ export async function createTokenFor(store: Store, dir: AuthDirectory, actor: Ac
   const row = await createToken(store, { userId, name: body.name, prefix: token.slice(0, TOKEN_PREFIX_CHARS), hash: hashToken(token).toString('hex'), expiresAt });
   dir.putToken(row);
   await record(store, actor, 'token.create', `token:${row.id}`, { user: user.name, name: row.name, prefix: row.prefix });
-  return { ...tokenView(row), token };
+  // With its user's name, as the list has it (`jobdeck tokens create` prints the same row).
+  return { ...tokenView({ ...row, user: { name: user.name } }), token };
 }
 
 /** GET /api/tokens[?all=1] — the caller's tokens; `all=1` (admins) everyone's. @throws ApiError 400, 403. */
