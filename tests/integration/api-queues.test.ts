@@ -41,15 +41,20 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
   });
 
   it('lists the default queue first, creates, replaces and reads a queue; the default one cannot be set', async () => {
-    expect(await listQueues(store)).toEqual({ queues: [{ name: 'default', maxRunning: null, maxCpus: null, defaultPriority: null, pending: 0, running: 0, cpus: 0 }] });
+    expect(await listQueues(store)).toEqual({ queues: [{ name: 'default', owner: null, maxRunning: null, maxCpus: null, defaultPriority: null, pending: 0, running: 0, cpus: 0 }] });
     expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 2, maxCpus: 8, defaultPriority: 800 })))).toEqual({
-      name: 'gpu', maxRunning: 2, maxCpus: 8, defaultPriority: 800, pending: 0, running: 0, cpus: 0,
+      name: 'gpu', owner: null, maxRunning: 2, maxCpus: 8, defaultPriority: 800, pending: 0, running: 0, cpus: 0,
     });
     // PUT replaces: a field left out is no limit.
     expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 3 })))).toMatchObject({ maxRunning: 3, maxCpus: null, defaultPriority: null });
-    await setQueue(store, 'batch', { maxCpus: 0.5 });
-    expect((await listQueues(store)).queues.map((q) => q.name)).toEqual(['default', 'batch', 'gpu']);
-    expect(await getQueue(store, 'batch')).toMatchObject({ maxCpus: 0.5 });
+    // Created by user 1 (the first admin): its view names it.
+    expect(await setQueue(store, 'batch', { maxCpus: 0.5 }, 1)).toMatchObject({ owner: 'admin' });
+    expect((await listQueues(store)).queues.map((q) => [q.name, q.owner])).toEqual([
+      ['default', null],
+      ['batch', 'admin'],
+      ['gpu', null],
+    ]);
+    expect(await getQueue(store, 'batch')).toMatchObject({ maxCpus: 0.5, owner: 'admin' });
     expect((await apiError(getQueue(store, 'nope'))).detail).toBe('queue nope is not defined');
     const d = await apiError(setQueue(store, 'default', { maxRunning: 1 }));
     expect([d.status, d.detail]).toEqual([400, 'the default queue has no limits of its own: define another queue']);
