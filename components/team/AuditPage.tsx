@@ -71,15 +71,17 @@ function AuditLine({ r }: { r: AuditRow }) {
           {formatExact(r.at)}
         </time>
       </td>
-      <td data-testid="audit-row-action">{r.action}</td>
-      <td data-testid="audit-row-user">
-        {r.userName ?? <span className="faint">—</span>}
-        {r.userId !== null && <span className="faint"> #{r.userId}</span>}
+      <td data-label="Action" data-testid="audit-row-action">{r.action}</td>
+      <td data-label="User" data-testid="audit-row-user">
+        <span>
+          {r.userName ?? <span className="faint">—</span>}
+          {r.userId !== null && <span className="faint"> #{r.userId}</span>}
+        </span>
       </td>
-      <td>{r.tokenPrefix ? <code>{r.tokenPrefix}…</code> : <span className="faint" title="No token: a session, or a login">—</span>}</td>
-      <td>{r.ip ?? <span className="faint">—</span>}</td>
-      <td data-testid="audit-row-target">{r.target ?? <span className="faint">—</span>}</td>
-      <td className="team-detail" title={detail ? JSON.stringify(r.detail) : undefined}>
+      <td data-label="Token">{r.tokenPrefix ? <code>{r.tokenPrefix}…</code> : <span className="faint" title="No token: a session, or a login">—</span>}</td>
+      <td data-label="From">{r.ip ?? <span className="faint">—</span>}</td>
+      <td data-label="Target" data-testid="audit-row-target">{r.target ?? <span className="faint">—</span>}</td>
+      <td className="team-detail" data-label="Detail" title={detail ? JSON.stringify(r.detail) : undefined}>
         {detail}
       </td>
     </tr>

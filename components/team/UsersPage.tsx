@@ -39,18 +39,18 @@ function UserRow({ u, self, now, busy, onEdit, onDisabled }: { u: UserView; self
         <strong>{u.name}</strong>
         {self && <span className="muted"> (you)</span>}
       </td>
-      <td data-testid="user-row-role">{u.role}</td>
-      <td data-testid="user-row-status">
+      <td data-label="Role" data-testid="user-row-role">{u.role}</td>
+      <td data-label="Status" data-testid="user-row-status">
         <span className={`badge ${u.disabled ? 'tone-error' : 'tone-success'}`}>{u.disabled ? 'disabled' : 'enabled'}</span>
       </td>
-      <td data-testid="user-row-login">{loginMethods(u)}</td>
-      <td className="col-num" data-testid="user-row-max-pending">
+      <td data-label="Logs in with" data-testid="user-row-login">{loginMethods(u)}</td>
+      <td className="col-num" data-label="Max pending jobs" data-testid="user-row-max-pending">
         <Quota value={u.maxPendingJobs} />
       </td>
-      <td className="col-num" data-testid="user-row-max-cpus">
+      <td className="col-num" data-label="Max running CPUs" data-testid="user-row-max-cpus">
         <Quota value={u.maxRunningCpus} />
       </td>
-      <td>
+      <td data-label="Created">
         <RelativeTime iso={u.createdAt ?? null} now={now} />
       </td>
       <td className="team-actions">
