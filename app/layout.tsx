@@ -12,6 +12,7 @@ import './styles/job-page.css';
 import './styles/log-viewer.css';
 import './styles/new-job.css';
 import './styles/insights.css';
+import './styles/team.css';
 import './styles/responsive.css';
 
 export const metadata: Metadata = {

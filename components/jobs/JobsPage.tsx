@@ -7,15 +7,14 @@
  * `Enter` open, `x` select, `?` the list of them. Shows how to launch a first job when there is
  * none.
  */
-import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { teamApi } from '@/lib/ui/api';
 import { useJobCounts, useJobList, useNow } from '@/lib/ui/hooks';
 import type { ListFilter } from '@/lib/ui/list-cache';
 import { groupStatuses } from '@/lib/ui/list-url';
 import type { Shortcut } from '@/lib/ui/shortcuts';
+import { useMe } from '@/lib/ui/team-hooks';
 import { ShortcutsHelp } from '../ShortcutsHelp';
 import { useShortcuts } from '../useShortcuts';
 import { EmptyState } from './EmptyState';
@@ -49,7 +48,7 @@ export function JobsPage() {
   const url = useListUrl();
   const { group, q, queue, sort, cursors } = url.state;
   // Whose jobs: a member sees its own unless it asks for everyone's (docs/design.md §15).
-  const me = useQuery({ queryKey: ['me'], queryFn: ({ signal }) => teamApi.me(signal), staleTime: 60_000 });
+  const me = useMe();
   const mine = url.state.owner === 'me' || (url.state.owner === '' && me.data?.role === 'member');
   const owner = mine ? me.data?.name : undefined;
   const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, owner, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, queue, owner, sort, cursors]);

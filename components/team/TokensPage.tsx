@@ -6,6 +6,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { teamApi } from '@/lib/ui/api';
+import { useMe } from '@/lib/ui/team-hooks';
 
 const KEY = ['tokens'] as const;
 
@@ -15,7 +16,7 @@ export function TokensPage() {
   const [name, setName] = useState('');
   const [days, setDays] = useState('');
   const [shown, setShown] = useState<string | null>(null);
-  const me = useQuery({ queryKey: ['me'], queryFn: ({ signal }) => teamApi.me(signal) });
+  const me = useMe();
   const list = useQuery({ queryKey: [...KEY, all], queryFn: ({ signal }) => teamApi.tokens(all, signal) });
   const create = useMutation({
     mutationFn: () => teamApi.createToken({ name, ...(days ? { expiresInDays: Number(days) } : {}) }),

@@ -3,7 +3,8 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView, TokenView, AuditRow } from '../api/types';
+import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView, TokenView, AuditRow, UserView } from '../api/types';
+import type { UserBody } from './user-form';
 import type { ListFilter } from './list-cache';
 
 /** One problem a spec has, where it is (POST /api/validate and 400 answers of POST /api/jobs). */
@@ -160,5 +161,11 @@ export const teamApi = {
   tokens: (all: boolean, signal?: AbortSignal) => apiFetch<{ tokens: TokenView[] }>(`/api/tokens${all ? '?all=1' : ''}`, { signal }),
   createToken: (body: { name: string; expiresInDays?: number }) => apiFetch<TokenView & { token: string }>('/api/tokens', json('POST', body)),
   revokeToken: (id: number) => apiFetch<unknown>(`/api/tokens/${id}`, { method: 'DELETE' }),
+  /** Every user (GET /api/users; admins — 403 for others). */
+  users: (signal?: AbortSignal) => apiFetch<{ users: UserView[] }>('/api/users', { signal }),
+  /** Creates a user (POST /api/users; 400 names the field, 409 a taken name). */
+  createUser: (body: UserBody) => apiFetch<UserView>('/api/users', json('POST', body)),
+  /** Changes a user (PATCH /api/users/{id}): role, password, quotas, `disabled`. */
+  patchUser: (id: number, body: UserBody) => apiFetch<UserView>(`/api/users/${id}`, json('PATCH', body)),
   audit: (q: string, signal?: AbortSignal) => apiFetch<{ events: AuditRow[]; next: number | null }>(`/api/audit${q ? `?${q}` : ''}`, { signal }),
 };
