@@ -8,7 +8,7 @@
  * admin's. The first admin (user 1) keeps its role and cannot be disabled (the admin token is it).
  */
 import { useState } from 'react';
-import type { UserView } from '@/lib/api/types';
+import type { QuotaView, UserView } from '@/lib/api/types';
 import { ApiRequestError } from '@/lib/ui/api';
 import { useNow } from '@/lib/ui/hooks';
 import { useMe, useSaveUser, useUsers } from '@/lib/ui/team-hooks';
@@ -20,14 +20,21 @@ import { UserForm } from './UserForm';
 /** The first admin: the admin token authenticates as it. */
 const FIRST_ADMIN_ID = 1;
 
-/** A quota cell: its value, or a dash when the user has none of its own. */
-function Quota({ value }: { value: number | null | undefined }) {
-  return value === null || value === undefined ? (
-    <span className="faint" title="Not set for this user">
-      —
+/** A quota cell: the quota that applies — the user's own, or its role's default (marked) — or a dash. */
+function Quota({ quota }: { quota: QuotaView | undefined }) {
+  if (!quota || quota.value === null || quota.source === null) {
+    return (
+      <span className="faint" title="No quota">
+        —
+      </span>
+    );
+  }
+  return quota.source === 'role' ? (
+    <span title="The role's default (JOBDECK_QUOTA_*); empty in the form keeps it">
+      {quota.value} <span className="muted">(role)</span>
     </span>
   ) : (
-    <>{value}</>
+    <>{quota.value}</>
   );
 }
 
@@ -45,10 +52,10 @@ function UserRow({ u, self, now, busy, onEdit, onDisabled }: { u: UserView; self
       </td>
       <td data-label="Logs in with" data-testid="user-row-login">{loginMethods(u)}</td>
       <td className="col-num" data-label="Max pending jobs" data-testid="user-row-max-pending">
-        <Quota value={u.maxPendingJobs} />
+        <Quota quota={u.quotas?.maxPendingJobs} />
       </td>
       <td className="col-num" data-label="Max running CPUs" data-testid="user-row-max-cpus">
-        <Quota value={u.maxRunningCpus} />
+        <Quota quota={u.quotas?.maxRunningCpus} />
       </td>
       <td data-label="Created">
         <RelativeTime iso={u.createdAt ?? null} now={now} />
