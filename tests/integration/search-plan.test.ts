@@ -5,7 +5,9 @@
  * bench's seed: bench/list.ts seedSql, names, metadata, owners), the planner free to choose, and
  * no plan may read "Job" with a Seq Scan: a name matching nothing and one matching 10 jobs,
  * status + a one-day submitted range, the metadata filter, the owner filter, and the counts of a
- * name search and of a metadata filter. Both databases.
+ * name search and of a metadata filter. And a submitted range in the past, read from the range
+ * (lib/store/list.ts pageOfPastRange) or by the plain query, pages exactly in id order. Both
+ * databases.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { seedSql } from '../../bench/list';
 import { PrismaClient } from '../../lib/generated/prisma/client';
 import { migrate, type RawSql } from '../../lib/db/migrate';
 import { jobStatusCounts, listJobRows, type JobFilter, type ListJobsOptions } from '../../lib/store';
+import { RANGE_FIRST_MAX } from '../../lib/store/list';
 import { createEmptyPgDatabase, DB_KINDS, type DbKind } from '../helpers/db';
 import { storeOf } from '../helpers/store';
 
@@ -101,8 +104,42 @@ describe.each(DB_KINDS)('the list query path uses its indexes unforced (%s)', (k
     let found = -1;
     const sent = await captured(async () => (found = (await listJobRows(storeOf(db.prisma), { limit: 50, ...opts })).jobs.length));
     expect(found).toBe(rows);
-    expect(sent.length).toBe(1);
-    await expectNoSeqScan(sent[0]);
+    // One statement; a range in the past two (its matching ids, then the page's rows).
+    expect(sent.length).toBe(opts.submittedBefore ? 2 : 1);
+    for (const s of sent) await expectNoSeqScan(s);
+  });
+
+  it('a submitted range in the past pages exactly as id order says, newest and oldest first, within and past RANGE_FIRST_MAX', async () => {
+    const store = storeOf(db.prisma);
+    const at = (id: number) => new Date(Date.now() - (N - id) * SPACING_S * 1000);
+    // Seeded times are now() − (N − id) × 10 s at the seed: read them back rather than compute them.
+    const times = new Map((await db.prisma.job.findMany({ select: { id: true, submittedAt: true } })).map((j) => [j.id, j.submittedAt.getTime()]));
+    const status = (id: number) => (id % 10 < 7 ? 'SUCCEEDED' : id % 10 < 9 ? 'FAILED' : 'CANCELLED');
+    const sizes: number[] = [];
+    for (const [after, before, st] of [
+      [at(9_000), at(10_000), ['FAILED']],
+      [at(2_000), at(12_000), []],
+      [at(100), at(19_000), ['CANCELLED', 'FAILED']],
+    ] as const) {
+      const want = [...times].filter(([id, t]) => t >= after.getTime() && t < before.getTime() && (st.length === 0 || (st as readonly string[]).includes(status(id)))).map(([id]) => id);
+      sizes.push(want.length);
+      for (const sort of ['newest', 'oldest'] as const) {
+        const ordered = [...want].sort((a, b) => (sort === 'newest' ? b - a : a - b));
+        const got: number[] = [];
+        let beforeId: number | null = null;
+        for (let page = 0; page < 4; page++) {
+          const r = await listJobRows(store, { limit: 50, sort, status: [...st], submittedAfter: after, submittedBefore: before, beforeId });
+          got.push(...r.jobs.map((j) => j.job.id));
+          expect(r.more).toBe(got.length < ordered.length);
+          if (!r.more) break;
+          beforeId = got[got.length - 1];
+        }
+        expect(got, `${sort} ${want.length} matches`).toEqual(ordered.slice(0, got.length));
+        expect(got.length).toBe(Math.min(ordered.length, 200));
+      }
+    }
+    // Both ways were taken: from the range (at most RANGE_FIRST_MAX matches) and the plain query.
+    expect(sizes.some((n) => n <= RANGE_FIRST_MAX) && sizes.some((n) => n > RANGE_FIRST_MAX)).toBe(true);
   });
 
   it.each(counts)('%s: no Seq Scan on "Job"', async (_name, f) => {
