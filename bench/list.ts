@@ -22,11 +22,15 @@ import { startBenchServer, type BenchServer } from './lib/server';
 import { cpuTimeMs } from './lib/proc';
 import { dist, fmtMs, nowMs, round, type Dist } from './lib/util';
 
+/** Users the seeded jobs belong to (`bench-user-1` … `-5`, ids 2–6: id 1 is a fresh database's admin). */
+export const SEED_USERS = 5;
+
 /**
  * SQL that seeds `n` terminal jobs (ids 1…n), one task and one attempt each, submitted 10 s
  * apart (job n now). With `needles`, that many jobs spread evenly over the ids are named
  * `bench-rare-needle-<id>` (a name search that matches exactly `needles` rows). Each job's
- * metadata is `{team: vision|nlp|infra|rl (id mod 4), run: "r<id>"}`.
+ * metadata is `{team: vision|nlp|infra|rl (id mod 4), run: "r<id>"}`; its owner is one of
+ * SEED_USERS users (`bench-user-<1 + id mod 5>`, user id 2 + id mod 5).
  */
 export function seedSql(n: number, needles = 0): string[] {
   const task = {
@@ -49,8 +53,10 @@ export function seedSql(n: number, needles = 0): string[] {
   const metadata = `jsonb_build_object('team', (ARRAY['vision','nlp','infra','rl'])[1 + g % 4], 'run', 'r' || g)`;
   const name = `('bench-' || ${every ? `CASE WHEN g % ${every} = 0 AND g / ${every} <= ${needles} THEN 'rare-needle' ELSE ${base} END` : base} || '-' || g)`;
   return [
-    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","metadata","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
-     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1, ${metadata},
+    `INSERT INTO "User" ("id","name","role") SELECT 1 + u, 'bench-user-' || u, 'member' FROM generate_series(1, ${SEED_USERS}) AS u`,
+    `SELECT setval(pg_get_serial_sequence('"User"', 'id'), ${1 + SEED_USERS})`,
+    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","metadata","userId","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
+     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1, ${metadata}, 2 + g % ${SEED_USERS},
             now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
             now() - (${n} - g) * interval '10 seconds' + interval '9 seconds', now(), 1, 0
      FROM generate_series(1, ${n}) AS g`,

@@ -10,7 +10,9 @@
  * name search that matches nothing; one that matches exactly 10 jobs; a status + one-day
  * submitted-time range in the middle of the history; metadata filters (jsonb `@>` from the GIN
  * index) matching nothing, one job, a quarter of the jobs, and two pairs matching nothing; and,
- * for information, the status counts of the 10-row search and of the one-job metadata filter.
+ * the owner filter (a fifth of the jobs), alone and with status + the one-day range; the status
+ * counts of the whole table (what the dashboard asks on every list view); and, for information,
+ * the status counts of the 10-row search and of the one-job metadata filter.
  * Each: 5 warm-ups, then 50 timed runs.
  *
  * Then the same queries through a server (GET /api/jobs, `/api/jobs/counts`) on the same
@@ -69,6 +71,12 @@ async function queries(db: Database, n: number, reps: number): Promise<QueryResu
   out.push(await timeQuery('metadata run:r<n/2> (matches 1)', reps, () => page({ metadata: [['run', `r${n / 2}`]] })));
   out.push(await timeQuery('metadata team:vision (a quarter of the jobs)', reps, () => page({ metadata: [['team', 'vision']] })));
   out.push(await timeQuery('metadata team:nlp + run:r<n/2> (matches nothing)', reps, () => page({ metadata: [['team', 'nlp'], ['run', `r${n / 2}`]] })));
+  // Owners (bench/list.ts seedSql): five users, a fifth of the jobs each.
+  out.push(await timeQuery('owner (a fifth of the jobs)', reps, () => page({ userId: 3 })));
+  // User 4 owns ids ≡ 2 (mod 5): half of them are FAILED (ids ≡ 7 mod 10), about 170 in the day.
+  out.push(await timeQuery('owner + status=FAILED + a one-day submitted range', reps, () => page({ userId: 4, status: ['FAILED'], submittedAfter: start, submittedBefore: end })));
+  // What the dashboard asks on every list view: the counts by status of the whole table.
+  out.push(await timeQuery('counts, unfiltered', reps, async () => (await jobStatusCounts(store, {})).total));
   out.push(await timeQuery('counts of q=rare-needle', reps, async () => (await jobStatusCounts(store, { q: 'rare-needle' })).total, true));
   out.push(await timeQuery('counts of metadata run:r<n/2>', reps, async () => (await jobStatusCounts(store, { metadata: [['run', `r${n / 2}`]] })).total, true));
   return out;
@@ -91,6 +99,8 @@ async function httpQueries(ctx: BenchContext, label: string, home: string, env: 
       await timeQuery('HTTP status=FAILED + one-day range', reps, get(`/api/jobs?${range}`)),
       await timeQuery('HTTP metadata=team:nomatch', reps, get('/api/jobs?metadata=team:nomatch')),
       await timeQuery('HTTP metadata=run:r<n/2> (1)', reps, get(`/api/jobs?metadata=run:r${n / 2}`)),
+      await timeQuery('HTTP owner=bench-user-2', reps, get('/api/jobs?owner=bench-user-2')),
+      await timeQuery('HTTP counts, unfiltered', reps, counts('/api/jobs/counts')),
       await timeQuery('HTTP counts of q=nomatch', reps, counts('/api/jobs/counts?q=nomatch'), true),
     ];
   } finally {

@@ -113,7 +113,7 @@ export function JobsPage() {
               </button>
             </p>
           )}
-          <LogSearch status={filter.status} q={q} queue={queue} />
+          <LogSearch filter={filter} />
           {queue && (
             <p className="queue-filter" data-testid="queue-filter">
               Jobs of queue <strong>{queue}</strong>{' '}

@@ -1,17 +1,19 @@
 'use client';
 /**
  * "Search logs" on the jobs list: the lines matching a text in the logs of the jobs the list's
- * filter shows (its status chips, name search and queue), as the server finds them, with a
- * Stop button (lib/ui/log-grep.ts, GET /api/logs/grep). A line is shown cut at 2000 characters.
+ * filter shows (its status chips, name search, queue and owner: the list's own query
+ * parameters), as the server finds them, with a Stop button (lib/ui/log-grep.ts, GET
+ * /api/logs/grep). A line is shown cut at 2000 characters.
  */
 import Link from 'next/link';
 import { useRef, useState, type FormEvent } from 'react';
+import type { ListFilterFields } from '@/lib/ui/api';
 import { runLogGrep, type LogGrepEnd, type LogGrepMatch } from '@/lib/ui/log-grep';
 
 /** Matches kept on the page (the server sends at most 100 by default). */
 const SHOWN = 1000;
 
-export function LogSearch({ status, q, queue }: { status: readonly string[]; q: string; queue: string }) {
+export function LogSearch({ filter }: { filter: ListFilterFields }) {
   const [pattern, setPattern] = useState('');
   const [ignoreCase, setIgnoreCase] = useState(true);
   const [matches, setMatches] = useState<LogGrepMatch[]>([]);
@@ -33,7 +35,7 @@ export function LogSearch({ status, q, queue }: { status: readonly string[]; q: 
     const found: LogGrepMatch[] = [];
     let flush = 0;
     try {
-      const r = await runLogGrep({ pattern, ignoreCase, status, q, queue }, (m) => {
+      const r = await runLogGrep({ pattern, ignoreCase, filter }, (m) => {
         if (found.length < SHOWN) found.push(m);
         // Batched: one render per animation frame however fast matches come.
         if (!flush) flush = requestAnimationFrame(() => ((flush = 0), setMatches([...found])));

@@ -8,9 +8,11 @@
 import { z } from 'zod';
 import { grepLogs, type GrepSummary } from '../logs/grep';
 import { logSearchTargets, type StoreScope } from '../store';
-import { validate } from './request';
-import { JobStatusFilterSchema, userText } from './schemas';
-import { rangeOrdered, searchShape } from './schemas-list';
+import type { Actor } from '../jobs/roles';
+import { listFilter } from './jobs';
+import { listFilterInput, listFilterOf, validate, type ListFilterParams } from './request';
+import { userText } from './schemas';
+import { listFilterShape, rangeOrdered } from './schemas-list';
 
 /** Most matches one search returns; the default. */
 export const GREP_MAX_LIMIT = 1000;
@@ -36,7 +38,11 @@ const flagParam = (name: string) =>
     .optional()
     .transform((v) => v === '1' || v === 'true');
 
-/** Query of GET /api/logs/grep: the pattern, its bounds, and the list's filter (status, q, queue, submitted range). */
+/**
+ * Query of GET /api/logs/grep: the pattern, its bounds, and the list's whole filter
+ * (listFilterShape: status, q, queue, submitted range, metadata, owner), read as GET /api/jobs
+ * reads it.
+ */
 export const GrepQuerySchema = z
   .object({
     pattern: userText(1, 200).meta({ description: 'What to find: a literal string (1–200 characters) unless regex=1.' }),
@@ -45,29 +51,36 @@ export const GrepQuerySchema = z
     limit: intParam('limit', 1, GREP_MAX_LIMIT, GREP_DEFAULT_LIMIT).meta({ description: `Most matches (default ${GREP_DEFAULT_LIMIT}, at most ${GREP_MAX_LIMIT}).` }),
     jobs: intParam('jobs', 1, GREP_MAX_JOBS, GREP_DEFAULT_JOBS).meta({ description: `Search the newest N jobs the filter selects (default ${GREP_DEFAULT_JOBS}, at most ${GREP_MAX_JOBS}).` }),
     timeoutMs: intParam('timeoutMs', 100, GREP_MAX_MS, GREP_DEFAULT_MS).meta({ description: `Stop after this long (default ${GREP_DEFAULT_MS}, at most ${GREP_MAX_MS} ms).` }),
-    status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated).' }).optional(),
-    ...searchShape,
+    ...listFilterShape,
   })
   .superRefine(rangeOrdered);
-export type GrepQuery = z.output<typeof GrepQuerySchema>;
+
+/** A parsed GET /api/logs/grep query: the search and its bounds, and the list's filter. */
+export interface GrepQuery {
+  pattern: string;
+  regex: boolean;
+  ignoreCase: boolean;
+  limit: number;
+  jobs: number;
+  timeoutMs: number;
+  filter: ListFilterParams;
+}
 
 /** Parses the query of GET /api/logs/grep. @throws ApiError 400 naming the field. */
 export function parseGrepQuery(url: URL): GrepQuery {
   const sp = url.searchParams;
-  const one = (k: string) => sp.get(k) ?? undefined;
-  const status = sp
-    .getAll('status')
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim().toUpperCase())
-    .filter(Boolean);
-  const raw = Object.fromEntries(['pattern', 'regex', 'ignoreCase', 'limit', 'jobs', 'timeoutMs', 'q', 'queue', 'submittedAfter', 'submittedBefore'].map((k) => [k, one(k)]));
-  return validate(GrepQuerySchema, { ...raw, status: status.length ? status : undefined }, 'query');
+  const bounds = Object.fromEntries(['pattern', 'regex', 'ignoreCase', 'limit', 'jobs', 'timeoutMs'].map((k) => [k, sp.get(k) ?? undefined]));
+  const v = validate(GrepQuerySchema, { ...bounds, ...listFilterInput(sp) }, 'query');
+  return { pattern: v.pattern, regex: v.regex, ignoreCase: v.ignoreCase, limit: v.limit, jobs: v.jobs, timeoutMs: v.timeoutMs, filter: listFilterOf(v) };
 }
 
-/** The streamed NDJSON answer (see the module comment); `signal` is the request's. */
-export async function grepResponse(store: StoreScope, q: GrepQuery, signal: AbortSignal): Promise<Response> {
+/**
+ * The streamed NDJSON answer (see the module comment); `signal` is the request's, `actor` the
+ * caller (`owner=me`). @throws ApiError 400 when `owner` names no user (before anything streams).
+ */
+export async function grepResponse(store: StoreScope, q: GrepQuery, signal: AbortSignal, actor?: Actor): Promise<Response> {
   const t0 = Date.now();
-  const { jobs, targets } = await logSearchTargets(store, { status: q.status, q: q.q?.trim() || undefined, queue: q.queue, submittedAfter: q.submittedAfter, submittedBefore: q.submittedBefore }, q.jobs);
+  const { jobs, targets } = await logSearchTargets(store, await listFilter(store, q.filter, actor), q.jobs);
   const files = targets.map((t) => ({ path: t.logPath, key: t }));
   const enc = new TextEncoder();
   const ac = new AbortController();

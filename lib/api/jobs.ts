@@ -9,11 +9,11 @@ import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobErr
 import type { SubmitOrigin } from '../jobs/origin';
 import type { Actor } from '../jobs/roles';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, userRow, type JobFilter, type Store } from '../store';
+import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, userRow, type JobFilter, type Store, type StoreScope } from '../store';
 import { badRequest, ApiError, conflict, forbidden, notFound, payloadTooLarge } from './errors';
 import { record } from './audit';
 import { readBytes } from './body';
-import type { ListParams } from './request';
+import type { ListFilterParams, ListParams } from './request';
 import type { CancelResult, JobCounts, JobDetail, JobList, JobSummary } from './types';
 import { getJobDetail, getJobSummary, listJobs } from './views';
 
@@ -132,10 +132,11 @@ export async function upload(req: Request): Promise<UploadManifest> {
 }
 
 /**
- * A page of jobs (lib/api/views.ts listJobs); `owner` "me" is the caller.
+ * The store's JobFilter of a list filter (GET /api/jobs, GET /api/logs/grep): `owner` "me" is the
+ * caller, another name that user's jobs.
  * @throws ApiError 400 when `owner` names no user.
  */
-export async function list(store: Store, p: ListParams, actor?: Actor): Promise<JobList> {
+export async function listFilter(store: StoreScope, p: ListFilterParams, actor?: Actor): Promise<JobFilter> {
   let userId: number | undefined;
   if (p.owner === 'me' && actor) userId = actor.userId;
   else if (p.owner) {
@@ -143,7 +144,15 @@ export async function list(store: Store, p: ListParams, actor?: Actor): Promise<
     if (!u) throw badRequest(`owner: no user is named "${p.owner}"`, { issues: [{ path: 'owner', message: 'no such user' }] });
     userId = u.id;
   }
-  return listJobs(store, { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, userId, limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, userId };
+}
+
+/**
+ * A page of jobs (lib/api/views.ts listJobs) of the list filter (listFilter()).
+ * @throws ApiError 400 when `owner` names no user.
+ */
+export async function list(store: Store, p: ListParams, actor?: Actor): Promise<JobList> {
+  return listJobs(store, { ...(await listFilter(store, p, actor)), limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */

@@ -109,7 +109,7 @@ function logPaths(): Record<string, Json> {
         operationId: 'grepLogs',
         summary: 'Search the logs of the jobs a filter selects; matches streamed as NDJSON',
         tags: ['jobs'],
-        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true } }),
+        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true }, metadata: { style: 'form', explode: true } }),
         responses: {
           200: {
             description:

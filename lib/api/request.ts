@@ -202,8 +202,11 @@ export function parseJobId(raw: string | undefined): number {
   throw badRequest(r.error.issues[0]?.message ?? `bad job id "${raw}"`);
 }
 
-/** A parsed GET /api/jobs query. */
-export interface ListParams {
+/**
+ * The list's filter as a query gives it (GET /api/jobs, and the log search GET /api/logs/grep):
+ * lib/api/jobs.ts listFilter() turns it into the store's JobFilter.
+ */
+export interface ListFilterParams {
   status?: JobStatus[];
   q?: string;
   /** Only the jobs of this operator queue. */
@@ -215,6 +218,10 @@ export interface ListParams {
   metadata?: Array<[string, string]>;
   /** Only the jobs of this submitter: "me" or a user name. */
   owner?: string;
+}
+
+/** A parsed GET /api/jobs query. */
+export interface ListParams extends ListFilterParams {
   limit: number;
   sort: ListSort;
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
@@ -244,7 +251,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { status: multi(sp, 'status', true), ...searchParams(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), owner: single(sp, 'owner'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { ...listFilterInput(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -254,7 +261,21 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { status: parsed.status, q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, metadata: parsed.metadata, owner: parsed.owner, limit: parsed.limit, sort, beforeId, afterName };
+  return { ...listFilterOf(parsed), limit: parsed.limit, sort, beforeId, afterName };
+}
+
+/**
+ * The list filter's parameters of a query as given (`status` repeatable or comma-separated,
+ * `metadata` repeatable), for a schema built on listFilterShape (lib/api/schemas-list.ts) to
+ * validate: GET /api/jobs and GET /api/logs/grep read their filter through this one function.
+ */
+export function listFilterInput(sp: URLSearchParams): Record<keyof ListFilterParams, string | string[] | undefined> {
+  return { status: multi(sp, 'status', true), ...searchParams(sp), owner: single(sp, 'owner') };
+}
+
+/** The filter fields of a query validated by a listFilterShape schema, as ListFilterParams (q trimmed; blank: none). */
+export function listFilterOf(v: ListFilterParams): ListFilterParams {
+  return { status: v.status, q: v.q?.trim() || undefined, queue: v.queue, submittedAfter: v.submittedAfter, submittedBefore: v.submittedBefore, metadata: v.metadata, owner: v.owner };
 }
 
 /** The search parameters the list and the counts share, as given (validated by their schema). */

@@ -73,11 +73,19 @@ export const ListSortSchema = z
 /** Query parameters of GET /api/jobs/counts. */
 export const CountsQuerySchema = z.object(searchShape).superRefine(rangeOrdered);
 
-/** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
-export const ListQuerySchema = z.object({
+/**
+ * The list's whole filter — status, the search fields, owner — as GET /api/jobs and the log search
+ * (GET /api/logs/grep) take it: one shape, so the two select the same jobs.
+ */
+export const listFilterShape = {
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   ...searchShape,
   owner: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { error: 'owner must be "me" or a user name (a–z, 0–9, ., - and _, 1–63 characters)' }).meta({ description: 'Only the jobs this user submitted: "me" (the caller) or a user name.' }).optional(),
+};
+
+/** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
+export const ListQuerySchema = z.object({
+  ...listFilterShape,
   sort: ListSortSchema.optional(),
   limit: z.coerce
     .number({ error: (iss) => `limit must be an integer between 1 and ${MAX_LIST_LIMIT}, got "${String(iss.input)}"` })

@@ -473,7 +473,7 @@ export const JobDetailSchema = named(
     viaToken: z.string().nullable().meta({ description: 'The prefix of the personal token it was submitted through; null: the admin token, a browser session, or none.' }),
     upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
     logsRemovedAt: isoTime().nullable().meta({ description: 'When the retention policy removed the logs (its logs then answer 410), or null.' }),
-    logBytesTotal: count().meta({ description: "Disk usage of the job's logs now (bytes): the attempts' logBytes summed." }),
+    logBytesTotal: count().meta({ description: "Disk usage of the job's logs now (bytes): every attempt's log, its rank logs (multi-node) and time indexes." }),
   }),
   'JobDetail',
   'GET /api/jobs/{id}: the job with tasks, attempts and events.',

@@ -162,7 +162,7 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   upload: UploadManifestView | null;
   /** When the retention policy removed the job's logs (ISO 8601), or null: they are kept. */
   logsRemovedAt: string | null;
-  /** Disk usage of the job's logs now: the attempts' logBytes summed (bytes). */
+  /** Disk usage of the job's logs now (bytes): every attempt's log, its rank logs and time indexes. */
   logBytesTotal: number;
 }
 

@@ -13,6 +13,7 @@ import { jobListRows, jobTree, listJobRows, tokenRow, usageSeriesOf, userNames, 
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
 import { readManifest } from '../control';
+import { attemptLogFiles } from '../monitor/retention';
 import { maskEnvs, maskSpecYaml } from './mask';
 import type { AttemptUsageView, AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
 
@@ -65,7 +66,7 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     viaToken: token?.prefix ?? null,
     upload: uploadOf(job.launch),
     logsRemovedAt: job.logsRemovedAt?.toISOString() ?? null,
-    logBytesTotal: tasks.reduce((n, t) => n + t.attemptList.reduce((m, a) => m + a.logBytes, 0), 0),
+    logBytesTotal: await logUsage(job.tasks.flatMap((t) => t.attempts.map((a) => a.logPath))),
   };
 }
 
@@ -181,6 +182,19 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
 }
 
 /** Size of a file in bytes; 0 when the path is null or the file does not exist (yet). */
+/**
+ * Bytes of every file of these attempts' logs now: each log, its rank logs and time indexes (the
+ * files the retention policy removes with it: lib/monitor/retention.ts attemptLogFiles).
+ */
+async function logUsage(logPaths: ReadonlyArray<string | null>): Promise<number> {
+  let total = 0;
+  for (const p of logPaths) {
+    if (!p) continue;
+    for (const f of await attemptLogFiles(p)) total += await fileSize(f);
+  }
+  return total;
+}
+
 async function fileSize(p: string | null): Promise<number> {
   if (!p) return 0;
   try {

@@ -45,7 +45,7 @@ export interface MonitorState {
   submits: SubmitStatementStats;
   /**
    * The retention policy (JOBDECK_RETAIN_*, null: not set) and what its passes removed since
-   * start; `logBytes`: all logs under the jobs folder when last measured (disk usage: every pass with a size limit, else at most hourly).
+   * start; `logBytes`: all logs under the jobs folder when last measured (disk usage: the pass at start, then every pass with a size limit, else at most hourly).
    */
   retention: RetentionStats & { logsDays: number | null; logsBytesLimit: number | null; jobsDays: number | null; intervalMs: number };
 }

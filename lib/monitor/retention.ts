@@ -16,10 +16,14 @@ import type { RetentionStats } from './handle';
  * 2. while all logs under `$JOBDECK_HOME/jobs` take more than JOBDECK_RETAIN_LOGS_BYTES, the
  *    logs of the oldest finished jobs (not those kept forever);
  * 3. finished jobs older than their record's period (`retention: job`, else
- *    JOBDECK_RETAIN_JOBS_DAYS): rows (tasks, attempts, events by cascade) and folder;
+ *    JOBDECK_RETAIN_JOBS_DAYS): rows (tasks, attempts, events by cascade) and folder, with one
+ *    `retention.jobs` audit row per batch (ids, folder bytes) in the delete's transaction;
  * 4. at most hourly, stored uploads (`$JOBDECK_HOME/uploads`, POST /api/uploads) older than a
  *    day that no job's launch names any more (a kept job's re-run reuses its uploads; a younger
- *    one may belong to a submit still in flight).
+ *    one may belong to a submit still in flight), with one `retention.uploads` audit row.
+ *
+ * A pass runs when the monitor starts (the disk usage /api/monitor shows is measured then), then
+ * every interval.
  *
  * Only terminal jobs are selected and written (the store's guarded statements), and a terminal
  * job never runs again, so its files may go first and the write after: a pass that dies between
@@ -43,6 +47,28 @@ const MAX_BATCHES = 20;
 function isLogFileOf(logPath: string, name: string): boolean {
   const base = path.basename(logPath).replace(/\.[^.]*$/, '');
   return name.startsWith(`${base}.`) && /^(\.rank-[0-9]+)?\.(log|times)$/.test(name.slice(base.length));
+}
+
+/**
+ * The files of one attempt's log as they are on disk now: the log, its rank logs and their time
+ * indexes (paths; none when the folder is gone). What a job's log usage counts and a removal unlinks.
+ */
+export async function attemptLogFiles(logPath: string): Promise<string[]> {
+  const dir = path.dirname(logPath);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return names.filter((name) => isLogFileOf(logPath, name)).map((name) => path.join(dir, name));
+}
+
+/** Sums the sizes of every file under `dir` (bytes; 0 when it is gone). */
+async function bytesUnder(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await bytesUnder(p);
+    else if (e.isFile()) total += (await stat(p).catch(() => null))?.size ?? 0;
+  }
+  return total;
 }
 
 /** Sums the sizes of the log files (`*.log`, `*.times`) under `dir`. */
@@ -73,9 +99,11 @@ export class RetentionSystem {
     this.rounds = new PeriodicRound(res, 'retention pass', () => this.pass());
   }
 
-  /** Starts the passes. */
+  /** Starts the passes: one now (so the disk usage is known from the start), then every interval. */
   start(): void {
-    this.rounds.start(this.res.settings.retention.intervalMs);
+    const every = this.res.settings.retention.intervalMs;
+    this.rounds.start(every);
+    if (every > 0) void this.rounds.run();
   }
 
   /** Stops the passes and waits for one in progress. */
@@ -106,7 +134,10 @@ export class RetentionSystem {
     for (let i = 0; i < MAX_BATCHES && !this.res.life.stopped; i++) {
       const ids = await st.pastRetention({ now: new Date(this.res.clock.now()), jobsDays: policy.jobsDays, limit: policy.batch });
       if (ids.length === 0) break;
-      const deleted = await st.deleteJobs(ids);
+      // Measured before the rows go: the audit row of the delete records what the folders held.
+      const bytes = new Map<number, number>();
+      for (const id of ids) bytes.set(id, await bytesUnder(jobDir(id, this.res.home)));
+      const deleted = await st.deleteJobs(ids, bytes);
       for (const id of deleted) await rm(jobDir(id, this.res.home), { recursive: true, force: true }).catch((err: unknown) => noteError(this.res, err, `retention: job ${id}'s folder`));
       this.stats.jobsDeleted += deleted.length;
       if (deleted.length) this.res.log.info({ jobs: deleted.length }, `retention: deleted ${deleted.length} finished job(s) past their retention`);
@@ -135,14 +166,17 @@ export class RetentionSystem {
     const kept = await this.res.store.retention.referencedUploads(old);
     let removed = 0;
     let bytes = 0;
+    const gone: string[] = [];
     for (const hash of old.filter((h) => !kept.has(h))) {
       for (const file of [`${hash}.tar.gz`, `${hash}.json`]) {
         const p = path.join(dir, file);
         const size = (await stat(p).catch(() => null))?.size ?? 0;
         if (await unlink(p).then(() => true, () => false)) bytes += size;
       }
+      gone.push(hash);
       removed++;
     }
+    await this.res.store.retention.uploadsRemoved(gone, bytes);
     this.stats.uploadsRemoved += removed;
     this.stats.uploadBytesFreed += bytes;
     if (removed) this.res.log.info({ uploads: removed, bytes }, `retention: removed ${removed} stored upload(s) no job names (${bytes} bytes)`);
@@ -176,11 +210,7 @@ export class RetentionSystem {
 
   private async filesOf(job: RetentionJob): Promise<string[]> {
     const out: string[] = [];
-    for (const logPath of job.logPaths) {
-      const dir = path.dirname(logPath);
-      const names = await readdir(dir).catch(() => [] as string[]);
-      for (const name of names) if (isLogFileOf(logPath, name)) out.push(path.join(dir, name));
-    }
+    for (const logPath of job.logPaths) out.push(...(await attemptLogFiles(logPath)));
     return out;
   }
 
@@ -210,6 +240,8 @@ export class RetentionSystem {
       this.stats.bytesFreed += r.bytes;
     }
     this.res.log.info({ jobs: written.length, bytes }, `retention: removed the logs of ${written.length} finished job(s), ${bytes} bytes`);
+    // Between two walks of the jobs folder the usage shown follows what the passes removed.
+    if (this.stats.logBytes !== null) this.stats.logBytes = Math.max(0, this.stats.logBytes - bytes);
     return bytes;
   }
 }

@@ -5,7 +5,8 @@ import { isRole } from '../jobs/roles';
 import { JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import type { UsagePoint } from '../jobs/usage';
 import {
-  deleteTerminalJobs,
+  deleteJobsPastRetention,
+  recordUploadsRemoved,
   jobsPastRetention,
   referencedUploads,
   jobsWithExpiredLogs,
@@ -197,7 +198,7 @@ export interface MonitorStore {
   submitStats(): SubmitStatementStats;
   /** The webhook dispatcher's statements (lib/store webhook-deliveries.ts, webhook-subscriptions.ts). */
   readonly webhooks: WebhookStatements;
-  /** The retention pass's statements (lib/store retention.ts, deleteTerminalJobs). */
+  /** The retention pass's statements (lib/store retention.ts). */
   readonly retention: RetentionStatements;
 }
 
@@ -218,7 +219,10 @@ export interface RetentionStatements {
   oldestWithLogs(o: { limit: number; after?: { endedAt: Date; id: number } }): Promise<RetentionJob[]>;
   pastRetention(o: { now: Date; jobsDays: number | null; limit: number }): Promise<number[]>;
   recordLogsRemoved(removed: readonly LogsRemoved[], at: Date): Promise<number[]>;
-  deleteJobs(ids: number[]): Promise<number[]>;
+  /** Deletes these finished jobs' rows and audits them with their folders' bytes (lib/store deleteJobsPastRetention). */
+  deleteJobs(ids: number[], folderBytes: ReadonlyMap<number, number>): Promise<number[]>;
+  /** Audits stored uploads a pass removed (lib/store recordUploadsRemoved). */
+  uploadsRemoved(hashes: readonly string[], bytes: number): Promise<void>;
   /** Which of these upload hashes a job's launch still names (lib/store referencedUploads). */
   referencedUploads(hashes: readonly string[]): Promise<Set<string>>;
 }
@@ -392,14 +396,15 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
   };
 }
 
-/** The retention system's statements on a store (lib/store retention.ts, deleteTerminalJobs). */
+/** The retention system's statements on a store (lib/store retention.ts). */
 function retentionStatements(store: Store): RetentionStatements {
   return {
     expiredLogs: (o) => jobsWithExpiredLogs(store, o),
     oldestWithLogs: (o) => oldestJobsWithLogs(store, o),
     pastRetention: (o) => jobsPastRetention(store, o),
     recordLogsRemoved: (r, at) => recordLogsRemoved(store, r, at),
-    deleteJobs: async (ids) => (await deleteTerminalJobs(store, ids)).deleted,
+    deleteJobs: (ids, bytes) => deleteJobsPastRetention(store, ids, bytes),
+    uploadsRemoved: (hashes, bytes) => recordUploadsRemoved(store, hashes, bytes),
     referencedUploads: (hashes) => referencedUploads(store, hashes),
   };
 }

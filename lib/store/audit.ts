@@ -19,8 +19,20 @@ export const AUDIT_ACTIONS = [
   'user.update',
   'login',
   'login.failed',
+  'retention.jobs',
+  'retention.uploads',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * Who a row the server writes on its own names (the retention policy's removals): no user, no
+ * token, no address — every actor column null (a failed login of an unknown name keeps the name
+ * it gave, so the two never look alike).
+ */
+export const SERVER_ACTOR = { userId: null, userName: null, tokenPrefix: null, ip: null } as const;
+
+/** Most ids a row written by the server lists in its `detail` (the count says how many there were). */
+export const AUDIT_MAX_IDS = 100;
 
 /** One row to append. */
 export interface AuditEntry {

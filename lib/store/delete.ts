@@ -4,21 +4,24 @@
  */
 import { logger } from '../log';
 import { JOB_TERMINAL } from '../jobs/status';
-import type { Store } from './store';
+import { appendAudit, type AuditEntry } from './audit';
+import { inTransaction, type Store } from './store';
 
 /**
  * Deletes terminal jobs (with their tasks, attempts and events, by cascade) and announces a
  * `deleted` event per job on the store's bus. Non-terminal ids are left alone and reported, so a
- * running job is never deleted from under its monitor.
+ * running job is never deleted from under its monitor. With `audit`, the audit row it makes of
+ * the ids deleted is appended in the same transaction (none when nothing was deleted).
  * @returns the ids deleted and the ids refused because they were not terminal (or missing).
  */
-export async function deleteTerminalJobs(store: Store, ids: number[]): Promise<{ deleted: number[]; refused: number[] }> {
+export async function deleteTerminalJobs(store: Store, ids: number[], audit?: (deleted: number[]) => AuditEntry): Promise<{ deleted: number[]; refused: number[] }> {
   if (ids.length === 0) return { deleted: [], refused: [] };
   const terminal = [...JOB_TERMINAL];
   const deleted = await store.prisma.$transaction(async (tx) => {
     const rows = await tx.job.findMany({ where: { id: { in: ids }, status: { in: terminal } }, select: { id: true } });
     const found = rows.map((r) => r.id);
     if (found.length) await tx.job.deleteMany({ where: { id: { in: found }, status: { in: terminal } } });
+    if (found.length && audit) await appendAudit(inTransaction(store, tx), audit(found));
     return found;
   });
   for (const id of deleted) {

@@ -35,7 +35,7 @@ export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, 
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters, pendingJobsOf } from './lookup';
 export { logSearchTargets, type LogSearchTarget } from './log-search';
-export { jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, referencedUploads, type LogsRemoved, type RetentionJob } from './retention';
+export { deleteJobsPastRetention, jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, recordUploadsRemoved, referencedUploads, type LogsRemoved, type RetentionJob } from './retention';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
 export { cachedQueueRows, deleteQueue, listQueueRows, QUEUE_CACHE_MS, putQueue, queueRow, queueUse, type QueueDelete, type QueueSettings } from './queues';
@@ -60,4 +60,4 @@ export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
 export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
 export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';
 export { countLiveTokens, createToken, createUser, directoryRows, FIRST_ADMIN_ID, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, touchToken, updateUser, userRow, type NewToken, type UserFields } from './users';
-export { appendAudit, AUDIT_ACTIONS, listAudit, type AuditAction, type AuditEntry, type AuditFilter } from './audit';
+export { appendAudit, AUDIT_ACTIONS, AUDIT_MAX_IDS, listAudit, SERVER_ACTOR, type AuditAction, type AuditEntry, type AuditFilter } from './audit';

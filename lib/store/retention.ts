@@ -10,6 +10,8 @@
  * `endedAt < now − 1 day` bound lets the (logsRemovedAt, endedAt) / (endedAt) index stop early.
  */
 import { JOB_TERMINAL } from '../jobs/status';
+import { appendAudit, AUDIT_MAX_IDS, SERVER_ACTOR, type AuditEntry } from './audit';
+import { deleteTerminalJobs } from './delete';
 import { recordServerEvents } from './server-event';
 import type { Store } from './store';
 
@@ -138,4 +140,29 @@ export async function referencedUploads(store: Store, hashes: readonly string[])
     [...hashes],
   );
   return new Set(rows.map((r) => r.h));
+}
+
+/**
+ * The audit row of one retention batch (docs/design.md "Retention"): written by the server
+ * (SERVER_ACTOR), `detail` = `{count, ids (sorted, at most AUDIT_MAX_IDS), bytes}` — job ids for
+ * `retention.jobs`, upload hashes for `retention.uploads`; `bytes` what their files held.
+ */
+function retentionAudit(action: 'retention.jobs' | 'retention.uploads', ids: ReadonlyArray<number | string>, bytes: number): AuditEntry {
+  const sorted = [...ids].sort((a, b) => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b))));
+  return { ...SERVER_ACTOR, action, target: null, detail: { count: ids.length, ids: sorted.slice(0, AUDIT_MAX_IDS) as number[] | string[], bytes } };
+}
+
+/**
+ * Deletes finished jobs past their retention (lib/store deleteTerminalJobs: only terminal rows)
+ * and appends one `retention.jobs` audit row listing them, with the bytes of their folders
+ * (`folderBytes` by job id), in the same transaction. @returns the ids deleted.
+ */
+export async function deleteJobsPastRetention(store: Store, ids: number[], folderBytes: ReadonlyMap<number, number>): Promise<number[]> {
+  const r = await deleteTerminalJobs(store, ids, (deleted) => retentionAudit('retention.jobs', deleted, deleted.reduce((n, id) => n + (folderBytes.get(id) ?? 0), 0)));
+  return r.deleted;
+}
+
+/** Appends the `retention.uploads` audit row of stored uploads a pass removed (hashes, bytes freed). */
+export async function recordUploadsRemoved(store: Store, hashes: readonly string[], bytes: number): Promise<void> {
+  if (hashes.length) await appendAudit(store, retentionAudit('retention.uploads', hashes, bytes));
 }

@@ -89,13 +89,25 @@ export interface QueueSettingsInput {
 
 const json = (method: string, data: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) });
 
-/** The query string of GET /api/jobs for a filter. */
-export function listQuery(f: ListFilter): string {
+/**
+ * The parameters of a list's filter (status, search, queue, owner) as GET /api/jobs takes them —
+ * and GET /api/logs/grep, so "Search logs" reads the jobs the list shows.
+ */
+export function listFilterParams(f: ListFilterFields): URLSearchParams {
   const p = new URLSearchParams();
   for (const s of f.status) p.append('status', s);
   if (f.q) p.set('q', f.q);
   if (f.queue) p.set('queue', f.queue);
   if (f.owner) p.set('owner', f.owner);
+  return p;
+}
+
+/** The filter fields of a ListFilter (not its order or page). */
+export type ListFilterFields = Pick<ListFilter, 'status' | 'q' | 'queue' | 'owner'>;
+
+/** The query string of GET /api/jobs for a filter. */
+export function listQuery(f: ListFilter): string {
+  const p = listFilterParams(f);
   if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));

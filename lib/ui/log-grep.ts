@@ -2,6 +2,7 @@
  * The dashboard's cross-job log search (GET /api/logs/grep, docs/design.md "Log search"): reads
  * the NDJSON answer as it streams and hands each match to `onMatch`; abort with `signal`.
  */
+import { listFilterParams, type ListFilterFields } from './api';
 
 /** One matching line, as the API sends it. */
 export interface LogGrepMatch {
@@ -23,13 +24,11 @@ export interface LogGrepEnd {
   elapsedMs: number;
 }
 
-/** The query of a search: the pattern and the list's filter. */
+/** The query of a search: the pattern and the list's filter (its fields as the list sends them). */
 export interface LogGrepQuery {
   pattern: string;
   ignoreCase: boolean;
-  status: readonly string[];
-  q: string;
-  queue: string;
+  filter: ListFilterFields;
 }
 
 /**
@@ -37,11 +36,9 @@ export interface LogGrepQuery {
  * @throws Error with the server's message (400: the field it names), or an AbortError.
  */
 export async function runLogGrep(query: LogGrepQuery, onMatch: (m: LogGrepMatch) => void, signal: AbortSignal): Promise<LogGrepEnd> {
-  const p = new URLSearchParams({ pattern: query.pattern });
+  const p = listFilterParams(query.filter);
+  p.set('pattern', query.pattern);
   if (query.ignoreCase) p.set('ignoreCase', '1');
-  for (const s of query.status) p.append('status', s);
-  if (query.q) p.set('q', query.q);
-  if (query.queue) p.set('queue', query.queue);
   const res = await fetch(`/api/logs/grep?${p}`, { credentials: 'same-origin', signal });
   if (!res.ok || !res.body) {
     const body = (await res.json().catch(() => null)) as { detail?: string } | null;

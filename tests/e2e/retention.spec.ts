@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { formatBytes } from '../../lib/jobs/usage';
 import { createEmptyPgDatabase } from '../helpers/pg-admin';
 import { startServerProcess, type ServerProcess } from '../helpers/server';
 import { E2E_SERVER_ENV } from './global-setup';
@@ -7,7 +8,8 @@ import { expect, login, test, watchPageErrors } from './fixtures';
 /**
  * The job page of a job whose logs the retention policy removed (docs/design.md "Retention"): it
  * says "logs removed on <date> by the retention policy" — above the log and in the log pane —
- * instead of an empty log. A server of its own on PostgreSQL, with a one-day log period and a
+ * instead of an empty log; before, it shows what the job's logs take on disk (the log and its time
+ * index). A server of its own on PostgreSQL, with a one-day log period and a
  * pass every 200 ms; the job's end is moved two days back in the database, as time would.
  */
 
@@ -51,6 +53,10 @@ test('a job whose logs the retention policy removed says so on its page instead 
   await page.goto(`${server.url}/jobs/${id}`);
   await expect(page.getByTestId('log-scroller')).toContainText('the line retention removes');
   await expect(page.getByTestId('logs-removed')).toHaveCount(0);
+  // Before: the page shows what its logs take on disk (the log and its time index: more than the line).
+  const usage = ((await (await server.api(`/api/jobs/${id}`)).json()) as { logBytesTotal: number }).logBytesTotal;
+  expect(usage).toBeGreaterThan('the line retention removes\n'.length);
+  await expect(page.getByTestId('job-log-usage')).toHaveText(`${formatBytes(usage)} on disk`);
 
   // Ended two days ago: past the one-day period, the next pass removes the logs.
   await sql(`UPDATE "Job" SET "endedAt" = now() - interval '2 days' WHERE "id" = $1`, [id]);

@@ -5,12 +5,16 @@
  * list's filter picks the jobs, results and time are bounded, an aborted search stops, bad
  * parameters are refused naming the field.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/api/errors';
 import { grepResponse, parseGrepQuery } from '../../lib/api/grep';
+import { list } from '../../lib/api/jobs';
+import { parseListQuery } from '../../lib/api/request';
+import type { Actor } from '../../lib/jobs/roles';
 import { grepLogs, hasRipgrep, MAX_MATCH_TEXT, type GrepMatch } from '../../lib/logs/grep';
 import { DB_KINDS } from '../helpers/db';
 import { storeOf } from '../helpers/store';
@@ -18,6 +22,22 @@ import { useDatabase } from '../helpers/use-database';
 import { JobDriver } from './ws-fixtures';
 
 const LONG = 'y'.repeat(3_000_000) + ' Disk Full at the end';
+
+/** Pids of this process's `rg` children now (from /proc). */
+function rgPids(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^[0-9]+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return stat.includes('(rg)') && Number(fields[1]) === process.pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 describe.each(DB_KINDS)('log search (%s)', (kind) => {
   // One set of jobs for the whole file (the default empties the tables before each test).
@@ -100,6 +120,70 @@ describe.each(DB_KINDS)('log search (%s)', (kind) => {
     const named = await call('pattern=disk&ignoreCase=1&q=alp&limit=1');
     expect(named.map((m) => m.type)).toEqual(['match', 'end']);
     expect(named[1]).toMatchObject({ matches: 1, jobs: 1, reason: 'limit' });
+  });
+
+  it("takes the list's whole filter: metadata pairs and the owner (a name, or me), as GET /api/jobs does", async () => {
+    const mia = await tdb.db.prisma.user.create({ data: { name: 'mia' } });
+    await tdb.db.prisma.job.update({ where: { id: jobs.alpha.jobId }, data: { userId: mia.id, metadata: { team: 'vision', run: 'r1' } } });
+    await tdb.db.prisma.job.update({ where: { id: jobs.beta.jobId }, data: { metadata: { team: 'nlp' } } });
+    const actor: Actor = { userId: mia.id, name: 'mia', role: 'member', tokenId: null, tokenPrefix: null, ip: null };
+    const call = async (query: string, as?: Actor) => {
+      const res = await grepResponse(storeOf(tdb.db.prisma), parseGrepQuery(new URL(`http://x/api/logs/grep?pattern=disk%20full&ignoreCase=1&${query}`)), new AbortController().signal, as);
+      const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      return { jobIds: [...new Set(lines.filter((m) => m.type === 'match').map((m) => m.jobId))], end: lines[lines.length - 1] };
+    };
+    // The same filter on the list selects the same jobs.
+    const listed = async (query: string, as?: Actor) => (await list(storeOf(tdb.db.prisma), parseListQuery(new URL(`http://x/api/jobs?${query}`)), as)).jobs.map((j) => j.id);
+    for (const [query, as, want] of [
+      ['metadata=team:vision', undefined, [jobs.alpha.jobId]],
+      ['metadata=team:vision&metadata=run:r1', undefined, [jobs.alpha.jobId]],
+      ['metadata=team:nlp&metadata=run:r1', undefined, []],
+      ['owner=mia', undefined, [jobs.alpha.jobId]],
+      ['owner=me', actor, [jobs.alpha.jobId]],
+      ['owner=admin', undefined, []],
+      ['metadata=team:nlp&status=FAILED', undefined, [jobs.beta.jobId]],
+    ] as const) {
+      const r = await call(query, as);
+      expect(r.jobIds, query).toEqual([...want]);
+      expect(r.end, query).toMatchObject({ type: 'end', jobs: want.length });
+      expect(await listed(query, as), query).toEqual([...want]);
+    }
+    const refused = await call('owner=nobody').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).detail).toBe('owner: no user is named "nobody"');
+  });
+
+  it('stops when its time is up, and says so', async () => {
+    // The same files 2,000 times over: 6 GB to read, more than either engine reads in 150 ms.
+    const many = Array.from({ length: 2000 }, () => files()).flat();
+    for (const engine of engines) {
+      const t0 = Date.now();
+      const s = await grepLogs(many, { pattern: 'no such text anywhere', maxResults: 1000, maxMs: 150, engine }, () => undefined);
+      expect(s.reason, engine).toBe('time');
+      // It stopped on time rather than after reading everything (a loose bound: no timing of speed).
+      expect(Date.now() - t0, engine).toBeLessThan(20_000);
+    }
+  });
+
+  it.runIf(hasRipgrep())('kills rg when the client goes away', async () => {
+    // A named pipe no one writes to: rg waits on it for ever unless it is killed.
+    const fifo = path.join(dir, 'never-written.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const ac = new AbortController();
+    const before = new Set(rgPids());
+    const search = grepLogs([{ path: fifo, key: 0 }], { pattern: 'x', maxResults: 1000, maxMs: 30_000, engine: 'rg', signal: ac.signal }, () => undefined);
+    let started: number[] = [];
+    for (let i = 0; i < 200 && started.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      started = rgPids().filter((p) => !before.has(p));
+    }
+    expect(started.length).toBe(1);
+    expect(existsSync(`/proc/${started[0]}`)).toBe(true);
+    ac.abort();
+    const ended = await Promise.race([search, new Promise((r) => setTimeout(() => r('still waiting on rg'), 10_000))]);
+    expect(ended).toEqual({ engine: 'rg', matches: 0, reason: 'aborted' });
+    // The child was killed and reaped: its pid is gone.
+    expect(existsSync(`/proc/${started[0]}`)).toBe(false);
   });
 
   it('a client that goes away stops the search without an error', async () => {

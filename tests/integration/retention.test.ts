@@ -2,8 +2,10 @@
  * The retention system (lib/monitor/retention.ts, lib/store/retention.ts; docs/design.md
  * "Retention") on both databases, with real log files and a real job stream: a pass removes
  * exactly the logs and jobs the policy and the jobs' own `retention:` say, never those of a job
- * that is not terminal, frees the bytes on disk, records each removal (Job.logsRemovedAt and a
- * LOGS_REMOVED entry) and answers 410 with "logs removed on … by the retention policy" for them;
+ * that is not terminal, frees the blocks on disk (measured as blocks, not summed sizes), records
+ * each removal (Job.logsRemovedAt and a LOGS_REMOVED entry; a deleted job's rows — tasks, attempts,
+ * history — and folder gone, and one `retention.jobs` audit row by the server; removed uploads one
+ * `retention.uploads` row) and answers 410 with "logs removed on … by the retention policy" for them;
  * a client following a log that is removed is told so and the stream closes; stored uploads no
  * job names any more (and older than a day) are removed, those a kept job names stay.
  */
@@ -17,17 +19,35 @@ import { getLogRange } from '../../lib/api/logs';
 import { getJobDetail } from '../../lib/api/views';
 import { createLocalExecutor } from '../../lib/executors/local';
 import { uploadsDir } from '../../lib/executors/upload';
-import { jobsRoot } from '../../lib/jobs/paths';
+import { auditPage } from '../../lib/api/audit';
+import { jobDir, jobsRoot, rankLogPath, timesPath } from '../../lib/jobs/paths';
 import { CLOSE } from '../../lib/logs/protocol';
 import { createMonitor, type Monitor } from '../../lib/monitor/monitor';
 import { logBytesUnder } from '../../lib/monitor/retention';
 import type { RetentionPolicy } from '../../lib/monitor/retention-config';
 import { DB_KINDS } from '../helpers/db';
+import { startServerProcess, type ServerProcess } from '../helpers/server';
 import { storeOf } from '../helpers/store';
 import { useDatabase } from '../helpers/use-database';
 import { ByteLedger, JobDriver, startWsServer, StreamClient, type WsServer } from './ws-fixtures';
 
 const DAY = 86_400_000;
+
+/** What a file takes on disk (its blocks × 512 bytes), 0 when it is gone. */
+function diskBytes(f: string): number {
+  try {
+    return statSync(f).blocks * 512;
+  } catch {
+    return 0;
+  }
+}
+
+/** What the files under `dir` take on disk (blocks × 512 bytes). */
+function diskBytesUnder(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += diskBytes(path.join(e.parentPath, e.name));
+  return n;
+}
 
 describe.each(DB_KINDS)('retention (%s)', (kind) => {
   const tdb = useDatabase(kind, `retention-${kind}`);
@@ -79,6 +99,14 @@ describe.each(DB_KINDS)('retention (%s)', (kind) => {
     const ownShort = await job('own-short', 10_000, { daysAgo: 2, retention: { logs: 1 } });
     const ancient = await job('ancient', 10_000, { daysAgo: 40 });
     const running = await job('running', 10_000, { daysAgo: 100, running: true });
+    // The ancient job's own folder, with a file the executor left: it goes with the row.
+    const folder = jobDir(ancient.jobId, home);
+    mkdirSync(path.join(folder, 'task-0', 'attempt-1'), { recursive: true });
+    writeFileSync(path.join(folder, 'task-0', 'attempt-1', 'wrapper.json'), 'w'.repeat(5_000));
+    const removedFiles = [old.logPath(0, 1), ownShort.logPath(0, 1), ancient.logPath(0, 1), path.join(folder, 'task-0', 'attempt-1', 'wrapper.json')];
+    const blocksOf = removedFiles.reduce((n, f) => n + diskBytes(f), 0);
+    const diskBefore = diskBytesUnder(jobsRoot(home));
+    expect(blocksOf).toBeGreaterThanOrEqual(35_000);
     const before = await logBytesUnder(jobsRoot(home));
     const m = monitor({ logsDays: 7, jobsDays: 30 });
     await m.retainNow();
@@ -96,6 +124,16 @@ describe.each(DB_KINDS)('retention (%s)', (kind) => {
     expect(await logBytesUnder(jobsRoot(home))).toBe(before - 30_000);
     const s = m.retentionStats();
     expect([s.logsRemovedJobs, s.filesRemoved, s.bytesFreed, s.jobsDeleted, s.logBytes]).toEqual([3, 3, 30_000, 1, before - 30_000]);
+    // The disk blocks those files held are free: what the jobs folder takes on disk fell by them.
+    for (const f of removedFiles) expect(existsSync(f)).toBe(false);
+    expect(existsSync(folder)).toBe(false);
+    expect(diskBefore - diskBytesUnder(jobsRoot(home))).toBeGreaterThanOrEqual(blocksOf);
+    // The deleted job's tasks, attempts and history went with its row.
+    const of = { where: { jobId: ancient.jobId } };
+    expect([await tdb.db.prisma.task.count(of), await tdb.db.prisma.attempt.count(of), await tdb.db.prisma.jobEvent.count(of)]).toEqual([0, 0, 0]);
+    // The delete is in the audit log, as the server's: the job ids and what their folders held.
+    const audit = await auditPage(storeOf(tdb.db.prisma), new URL('http://x/api/audit?action=retention.jobs'));
+    expect(audit.events.map((e) => [e.action, e.userId, e.userName, e.tokenPrefix, e.ip, e.detail])).toEqual([['retention.jobs', null, null, null, null, { count: 1, ids: [ancient.jobId], bytes: 5_000 }]]);
 
     const events = await tdb.db.prisma.jobEvent.findMany({ where: { jobId: old.jobId, to: 'LOGS_REMOVED' } });
     expect(events.map((e) => [e.entity, e.reason])).toEqual([['server', 'logs removed by the retention policy (1 file, 10000 bytes)']]);
@@ -178,5 +216,46 @@ describe.each(DB_KINDS)('retention (%s)', (kind) => {
     const freed = before - onDisk();
     expect(freed).toBeGreaterThanOrEqual(2 * 50_000);
     expect(m.state().retention).toMatchObject({ uploadsRemoved: 2, uploadBytesFreed: freed });
+    const audit = await auditPage(storeOf(tdb.db.prisma), new URL('http://x/api/audit?action=retention.uploads'));
+    expect(audit.events.map((e) => [e.userName, e.detail])).toEqual([[null, { count: 2, ids: [hash('c'), hash('e')], bytes: freed }]]);
+    // The job deleted in the same pass has its own row.
+    const jobsRow = await auditPage(storeOf(tdb.db.prisma), new URL('http://x/api/audit?action=retention.jobs'));
+    expect(jobsRow.events[0].detail).toMatchObject({ ids: [gone.jobId] });
+  });
+
+  it("counts a job's log usage as every file of its logs: rank logs and time indexes too", async () => {
+    const d = await job('multi-node', 1_000, { daysAgo: 0 });
+    writeFileSync(rankLogPath(d.logPath(0, 1), 1), 'r'.repeat(2_000));
+    writeFileSync(timesPath(d.logPath(0, 1)), 't'.repeat(300));
+    writeFileSync(timesPath(rankLogPath(d.logPath(0, 1), 1)), 't'.repeat(40));
+    // Not a log's file: not counted.
+    writeFileSync(path.join(path.dirname(d.logPath(0, 1)), 'notes.txt'), 'n'.repeat(7));
+    const detail = await getJobDetail(storeOf(tdb.db.prisma), d.jobId);
+    expect(detail?.logBytesTotal).toBe(1_000 + 2_000 + 300 + 40);
+    expect(detail?.tasks[0].attemptList[0].logBytes).toBe(1_000);
+  });
+});
+
+describe('retention on a running server', () => {
+  let server: ServerProcess | undefined;
+  afterAll(async () => server?.dispose());
+
+  it('GET /api/monitor shows the logs on disk from the first pass, at start, without a size limit', async () => {
+    // A data folder with logs already there (the server's own database starts empty).
+    const home = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-retention-server-'));
+    const attempt = path.join(jobsRoot(home), '7', 'task-0', 'attempt-1');
+    mkdirSync(attempt, { recursive: true });
+    writeFileSync(path.join(attempt, 'run.log'), 'l'.repeat(123_456));
+    writeFileSync(path.join(attempt, 'run.times'), 't'.repeat(1_000));
+    // The default interval (10 minutes): only a pass at start can have measured it.
+    server = await startServerProcess({ home });
+    let logBytes: number | null = null;
+    for (let i = 0; i < 200 && logBytes === null; i++) {
+      const state = (await (await server.api('/api/monitor')).json()) as { retention: { logBytes: number | null; intervalMs: number; passes: number } };
+      expect(state.retention.intervalMs).toBe(600_000);
+      logBytes = state.retention.logBytes;
+      if (logBytes === null) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(logBytes).toBe(124_456);
   });
 });

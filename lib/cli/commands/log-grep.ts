@@ -1,7 +1,8 @@
 /**
  * `jobdeck logs --grep PATTERN [-i] [--regex] [-s STATUS]… [--jobs-named TEXT] [--since T]
- * [--until T] [--limit N] [--jobs N]`: the lines matching PATTERN in the logs of the jobs the
- * filter selects (the newest `--jobs`), printed as the server finds them
+ * [--until T] [--metadata K=V]… [--owner NAME] [--limit N] [--jobs N]`: the lines matching
+ * PATTERN in the logs of the jobs the filter selects (the filter of `jobdeck queue`; the newest
+ * `--jobs`), printed as the server finds them
  * (`job 12 · task 0 · attempt 1 · line 34: …`), then a summary on stderr. GET /api/logs/grep
  * (docs/design.md "Log search"): the server bounds results, jobs and time; Ctrl-C stops it.
  */
@@ -9,7 +10,7 @@ import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { terminalSafe } from '../terminal-safe';
-import { parseStatuses } from './queue';
+import { parseMetadataPairs, parseOwner, parseStatuses } from './queue';
 
 /** The `logs` options a search reads. */
 export interface GrepOptions {
@@ -20,6 +21,10 @@ export interface GrepOptions {
   jobsNamed?: string;
   since?: string;
   until?: string;
+  /** `key=value` pairs the job's metadata must all hold (repeatable). */
+  metadata?: string[];
+  /** Only this submitter's jobs ("me" or a user name). */
+  owner?: string;
   limit?: string;
   jobs?: string;
   raw?: boolean;
@@ -53,6 +58,9 @@ export async function grepAction(ctx: CliContext, opts: GrepOptions): Promise<nu
   if (opts.jobsNamed) q.set('q', opts.jobsNamed);
   if (opts.since) q.set('submittedAfter', opts.since);
   if (opts.until) q.set('submittedBefore', opts.until);
+  for (const m of parseMetadataPairs(opts.metadata ?? [])) q.append('metadata', m);
+  const owner = parseOwner(opts.owner);
+  if (owner) q.set('owner', owner);
   if (opts.limit) q.set('limit', opts.limit);
   if (opts.jobs) q.set('jobs', opts.jobs);
   const client = await ctx.client();

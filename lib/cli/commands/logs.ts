@@ -51,7 +51,7 @@ export function resolveTask(job: Pick<JobDetail, 'id' | 'tasks'>, raw: string): 
 /** The action of `logs`. Answers the exit code. */
 export async function logsAction(ctx: CliContext, idArg: string | undefined, taskArg: string | undefined, opts: LogsCommandOptions): Promise<number> {
   if (opts.grep !== undefined) {
-    if (idArg !== undefined || taskArg !== undefined || opts.name !== undefined || opts.all) throw usageError('--grep searches the logs of many jobs: give no job id, TASK, -n or --all with it (select jobs with -s, --jobs-named, --since, --until)');
+    if (idArg !== undefined || taskArg !== undefined || opts.name !== undefined || opts.all) throw usageError('--grep searches the logs of many jobs: give no job id, TASK, -n or --all with it (select jobs with -s, --jobs-named, --since, --until, --metadata, --owner)');
     return grepAction(ctx, opts);
   }
   const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
@@ -132,6 +132,8 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .option('--jobs-named <text>', 'with --grep: only jobs whose name contains TEXT')
     .option('--since <time>', 'with --grep: only jobs submitted at or after this ISO-8601 time or date')
     .option('--until <time>', 'with --grep: only jobs submitted before this ISO-8601 time or date')
+    .option('--metadata <key=value>', 'with --grep: only jobs whose metadata has this key with this (string) value (repeatable: all must hold; at most 8)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--owner <name>', 'with --grep: only the jobs this user submitted ("me": yours)')
     .option('--limit <n>', 'with --grep: at most N matches (default 100, at most 1000)')
     .option('--jobs <n>', 'with --grep: search the newest N jobs of the selection (default 200, at most 1000)')
     .action(async (id: string | undefined, task: string | undefined, opts: LogsCommandOptions) => run(() => logsAction(ctx(), id, task, opts)));

@@ -64,6 +64,15 @@ export function parseStatuses(values: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * An `--owner` value: "me" or a user name (as GET /api/jobs `owner` takes it); undefined stays undefined.
+ * @throws CliError USAGE for anything else.
+ */
+export function parseOwner(v: string | undefined): string | undefined {
+  if (v !== undefined && !/^[a-z0-9][a-z0-9._-]{0,62}$/.test(v)) throw usageError('--owner: expected "me" or a user name (a–z, 0–9, ., - and _)');
+  return v;
+}
+
 /** Keeps the jobs of the default view: not terminal, or ended within RECENT_MS of `now`. */
 export function defaultView(jobs: readonly JobSummary[], now: Date): JobSummary[] {
   return jobs.filter((j) => !isTerminal('job', j.status) || (j.endedAt != null && now.getTime() - new Date(j.endedAt).getTime() <= RECENT_MS));
@@ -73,8 +82,7 @@ export function defaultView(jobs: readonly JobSummary[], now: Date): JobSummary[
 export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<number> {
   const limit = opts.limit !== undefined ? parseIntArg(opts.limit, '--limit', 1) : DEFAULT_QUEUE_LIMIT;
   const statuses = parseStatuses(opts.status);
-  if (opts.owner !== undefined && !/^[a-z0-9][a-z0-9._-]{0,62}$/.test(opts.owner)) throw usageError('--owner: expected "me" or a user name (a–z, 0–9, ., - and _)');
-  const owner = opts.owner;
+  const owner = parseOwner(opts.owner);
   const client = await ctx.client();
   const now = ctx.io.now();
   let jobs: JobSummary[];
