@@ -1,4 +1,5 @@
 import { leftoverGraceMsFromEnv } from '../config';
+import { compressSettingsFromEnv, type CompressSettings } from './compress-config';
 import { retentionPolicyFromEnv, type RetentionPolicy } from './retention-config';
 
 /**
@@ -45,6 +46,8 @@ export interface MonitorSettings {
   usageIntervalMs: number;
   /** The retention policy (lib/monitor/retention-config.ts). */
   retention: RetentionPolicy;
+  /** The log compressor's settings (lib/monitor/compress-config.ts). */
+  compress: CompressSettings;
 }
 
 /** Environment variables by name (process.env or a plain object in tests). */
@@ -96,6 +99,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     maxStepErrors: int(env, 'JOBDECK_MONITOR_MAX_ERRORS', 3, 1),
     usageIntervalMs: usageInterval(env),
     retention: retentionPolicyFromEnv(env),
+    compress: compressSettingsFromEnv(env),
   };
 }
 

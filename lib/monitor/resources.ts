@@ -61,6 +61,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     maxStepErrors: opts.maxStepErrors ?? env.maxStepErrors,
     usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
     retention: opts.retention ?? env.retention,
+    compress: opts.compress ?? env.compress,
   };
 }
 
@@ -150,6 +151,11 @@ export class WatchTable {
     if (!x || !this.times) return;
     this.indexed.delete(attemptId);
     for (const f of x.files) void this.times.finish(f);
+  }
+
+  /** True while this server's time index still looks at `logFile` (lib/logs/time-index.ts): it is not to be compressed yet. */
+  indexing(logFile: string): boolean {
+    return this.times?.isIndexing(logFile) ?? false;
   }
 
   /** Subscribes to the attempt's exit unless watching is off or it is watched already. */
