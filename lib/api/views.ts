@@ -4,11 +4,11 @@
  * The REST routes, the CLI (through the API), the dashboard and the WebSocket hub all show jobs
  * through these functions, so a job looks the same everywhere.
  */
-import { stat } from 'node:fs/promises';
 import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
+import { logDiskBytes } from '../logs/source';
 import { jobListRows, jobTree, listJobRows, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
@@ -179,15 +179,6 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
 }
 
 /** Size of a file in bytes; 0 when the path is null or the file does not exist (yet). */
-async function fileSize(p: string | null): Promise<number> {
-  if (!p) return 0;
-  try {
-    return (await stat(p)).size;
-  } catch {
-    return 0;
-  }
-}
-
 /** An attempt's AttemptUsageView from its row, its series and its task's request; null: nothing recorded. */
 export function toUsageView(a: Attempt, series: UsagePoint[] | undefined, requested: { cpus: number; memoryGb: number | null }, now: Date): AttemptUsageView | null {
   const memoryBytes = requested.memoryGb === null ? null : requested.memoryGb * 2 ** 30;
@@ -206,7 +197,7 @@ export function toUsageView(a: Attempt, series: UsagePoint[] | undefined, reques
   };
 }
 
-/** Maps an Attempt row to an AttemptView (logBytes: the log file's size now; usage: null unless given). */
+/** Maps an Attempt row to an AttemptView (logBytes: what its log takes on disk now, compressed or not; usage: null unless given). */
 export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null = null): Promise<AttemptView> {
   return {
     number: a.number,
@@ -218,7 +209,7 @@ export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null =
     createdAt: a.createdAt.toISOString(),
     startedAt: iso(a.startedAt),
     endedAt: iso(a.endedAt),
-    logBytes: await fileSize(a.logPath),
+    logBytes: await logDiskBytes(a.logPath),
     usage,
   };
 }
