@@ -32,6 +32,8 @@ export const MAX_SEGMENTS = Math.floor((65_535 - 20) / 8);
 /** zlib level of the segments (gzip's default: ~40 MB/s of text on one core here). */
 const LEVEL = 6;
 const FIXED = 32;
+/** Segments a sequential reader inflates ahead of the one it reads. */
+const READ_AHEAD = 2;
 const TRAILER = 10;
 const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
 
@@ -185,9 +187,10 @@ export async function writeGzLog(src: FileHandle, dest: FileHandle, size: number
 
 /**
  * Random access to an open compressed log: read(buf, at, len, pos) inflates the segment that
- * holds `pos` (kept for the next read; `sequential` also starts inflating the following one
- * when a read reaches into a segment's second half, for readers going front to back). Memory:
- * one segment, two when sequential. Holds the file open until close().
+ * holds `pos` (kept for the next read); `sequential` (a reader going front to back) also starts
+ * inflating the READ_AHEAD segments after it, so zlib's threads inflate them while the reader
+ * sends the current one. Memory: one segment, 1 + READ_AHEAD when sequential. Holds the file
+ * open until close().
  */
 export class GzLog {
   private readonly cache = new Map<number, Promise<Buffer>>();
@@ -235,19 +238,22 @@ export class GzLog {
    * @throws CorruptLogError when a segment does not inflate to its length and CRC.
    */
   async read(buf: Uint8Array, at: number, len: number, pos: number): Promise<number> {
-    const { size, segmentBytes } = this.index;
+    const { size, segmentBytes, crcs } = this.index;
     if (pos >= size || len <= 0) return 0;
     const k = Math.floor(pos / segmentBytes);
-    const seg = await this.segment(k, k + 1);
+    const ahead = this.sequential ? Math.min(READ_AHEAD, crcs.length - 1 - k) : 0;
+    for (const key of [...this.cache.keys()]) if (key < k || key > k + ahead) this.cache.delete(key);
+    const cur = this.segment(k);
+    for (let j = 1; j <= ahead; j++) void this.segment(k + j).catch(() => undefined);
+    const seg = await cur;
     const from = pos - k * segmentBytes;
     const n = Math.min(len, seg.length - from);
     seg.copy(buf, at, from, from + n);
-    if (this.sequential && from + n > segmentBytes / 2 && k + 1 < this.index.crcs.length) void this.segment(k + 1, k).catch(() => undefined);
     return n;
   }
 
-  /** Segment k inflated (cached), keeping at most it and segment `keep` in memory. */
-  private segment(k: number, keep: number): Promise<Buffer> {
+  /** Segment k inflated, from the cache or started now (and cached). */
+  private segment(k: number): Promise<Buffer> {
     let p = this.cache.get(k);
     if (!p) {
       const q = this.inflate(k);
@@ -256,7 +262,6 @@ export class GzLog {
       });
       this.cache.set(k, (p = q));
     }
-    for (const key of [...this.cache.keys()]) if (key !== k && key !== keep) this.cache.delete(key);
     return p;
   }
 
