@@ -75,6 +75,7 @@ export class CompressSystem {
     const afterMs = this.res.settings.compress.afterMs;
     if (afterMs === null || this.res.life.stopped) return;
     const t0 = this.res.clock.now();
+    const before = { ...this.stats };
     this.abort = new AbortController();
     let after: { endedAt: Date; id: number } | undefined;
     for (let i = 0; i < MAX_BATCHES && !this.res.life.stopped; i++) {
@@ -86,6 +87,12 @@ export class CompressSystem {
     }
     this.stats.rounds++;
     this.stats.lastRoundMs = this.res.clock.now() - t0;
+    const files = this.stats.files - before.files;
+    if (files > 0) {
+      const bytesIn = this.stats.bytesIn - before.bytesIn;
+      const bytesOut = this.stats.bytesOut - before.bytesOut;
+      this.res.log.info({ files, bytesIn, bytesOut, ms: this.stats.lastRoundMs }, `log compression: ${files} finished log(s), ${bytesIn} → ${bytesOut} bytes`);
+    }
   }
 
   private async batch(rows: readonly CompressCandidate[]): Promise<void> {
