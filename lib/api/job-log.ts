@@ -1,6 +1,5 @@
-import { open, type FileHandle } from 'node:fs/promises';
 import { rankLogPath } from '../jobs/paths';
-import { logSize } from '../logs/reader';
+import { openLog, type LogSource } from '../logs/source';
 import { readJobLogs, type StoreScope } from '../store';
 import { notFound } from './errors';
 import { assertLogsKept } from './logs';
@@ -13,7 +12,7 @@ import { assertLogsKept } from './logs';
  * its log file's bytes exactly, up to the size the file had when the section was reached; a header
  * always starts a line (a newline is added only after a log whose last line was left open).
  * Streamed as the client reads (256 KiB at a time, one file open at a time), never whole files in
- * memory. Named `job-<id>-<name>.log`.
+ * memory; a compressed log (docs/design.md §8) is inflated on the way. Named `job-<id>-<name>.log`.
  */
 
 const PIECE = 256 * 1024;
@@ -60,7 +59,7 @@ export async function jobLogResponse(store: StoreScope, jobId: number): Promise<
   await assertLogsKept(store, jobId);
   const enc = new TextEncoder();
   let i = 0;
-  let fh: FileHandle | null = null;
+  let fh: LogSource | null = null;
   let left = 0;
   let pos = 0;
   let lastByte = 0x0a;
@@ -74,7 +73,7 @@ export async function jobLogResponse(store: StoreScope, jobId: number): Promise<
       try {
         if (fh && left > 0) {
           const buf = Buffer.allocUnsafe(Math.min(PIECE, left));
-          const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+          const bytesRead = await fh.read(buf, 0, buf.length, pos);
           if (bytesRead > 0) {
             pos += bytesRead;
             left -= bytesRead;
@@ -92,12 +91,9 @@ export async function jobLogResponse(store: StoreScope, jobId: number): Promise<
         const s = sections[i++];
         ctl.enqueue(enc.encode(`${lastByte === 0x0a ? '' : '\n'}${s.header}`));
         lastByte = 0x0a;
-        const size = await logSize(s.file);
-        if (size > 0 && s.file) {
-          fh = await open(s.file, 'r');
-          left = size;
-          pos = 0;
-        }
+        fh = await openLog(s.file, { sequential: true });
+        left = fh ? await fh.size() : 0;
+        pos = 0;
       } catch (err) {
         await closeFile();
         ctl.error(err);

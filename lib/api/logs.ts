@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Attempt, Task } from '../generated/prisma/client';
@@ -9,7 +8,8 @@ import { validate } from './request';
 import { MAX_PG_INT } from './schemas';
 import { rankLogPath } from '../jobs/paths';
 import { isTerminal } from '../jobs/status';
-import { logSize, OffsetPastEndError, readLogRange } from '../logs/reader';
+import { OffsetPastEndError, readLogRange } from '../logs/reader';
+import { openLog } from '../logs/source';
 import { logsRemovedText } from '../logs/protocol';
 
 /**
@@ -18,7 +18,8 @@ import { logsRemovedText } from '../logs/protocol';
  * - `GET /api/jobs/:id/logs/download?task=&attempt=&rank=` → the whole file, streamed.
  * Defaults: task = the job's current task, attempt = that task's latest; rank 0 (a multi-node
  * attempt has one log per rank: lib/jobs/paths.ts rankLogPath); offset 0; limit 256 KiB (at most
- * 1 MiB). Neither loads a whole log in memory.
+ * 1 MiB). Neither loads a whole log in memory. Both read plain and compressed logs alike
+ * (lib/logs/source.ts); offsets and sizes are log bytes.
  */
 
 /** Default bytes of one range read. */
@@ -137,25 +138,50 @@ export function logFileName(jobId: number, task: number, attempt: number, rank =
 }
 
 /**
- * The whole log of an attempt as a streamed response (the bytes that exist when asked; a
- * missing file is an empty log). Read in 256 KiB pieces as the client takes them, never buffered
- * whole. @throws ApiError 404 for an unknown job, task or attempt; 410 when the retention policy
- * removed the job's logs.
+ * True when an `Accept-Encoding` header accepts gzip (RFC 9110 §12.5.3): `gzip` (or `x-gzip`), or
+ * `*` without gzip itself refused, with a q-value above 0.
  */
-export async function logDownloadResponse(store: StoreScope, jobId: number, target: RankTarget): Promise<Response> {
+export function acceptsGzip(header: string | null | undefined): boolean {
+  let star: boolean | null = null;
+  for (const part of (header ?? '').split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    const ok = q === undefined || Number(q) > 0;
+    if (name.trim() === 'gzip' || name.trim() === 'x-gzip') return ok;
+    if (name.trim() === '*') star = ok;
+  }
+  return star === true;
+}
+
+/**
+ * The whole log of an attempt as a streamed response (the bytes that exist when asked; a
+ * missing file is an empty log), read in 256 KiB pieces as the client takes them, never buffered
+ * whole. A compressed log (docs/design.md §8 "Compressed logs") goes as it is on disk with
+ * `Content-Encoding: gzip` when `acceptEncoding` accepts gzip, else inflated on the way; either
+ * way the client gets the log's bytes exactly. `Vary: Accept-Encoding` always.
+ * @throws ApiError 404 for an unknown job, task or attempt; 410 when the retention policy
+ *   removed the job's logs.
+ */
+export async function logDownloadResponse(store: StoreScope, jobId: number, target: RankTarget, opts: { acceptEncoding?: string | null } = {}): Promise<Response> {
   const { task, attempt } = await resolveLogAttempt(store, jobId, target);
   await assertLogsKept(store, jobId);
   const file = rankFile(jobId, task, attempt, target.rank);
-  const size = await logSize(file);
-  const headers = {
+  const src = await openLog(file, { sequential: true });
+  // A fixed range: a log still growing is sent up to the size it had, matching Content-Length.
+  const size = src ? await src.size() : 0;
+  const headers: Record<string, string> = {
     'content-type': 'text/plain; charset=utf-8',
     'content-length': String(size),
     'content-disposition': `attachment; filename="${logFileName(jobId, task.index, attempt.number, target.rank)}"`,
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
+    vary: 'Accept-Encoding',
   };
-  if (size === 0 || !file) return new Response(null, { status: 200, headers: { ...headers, 'content-length': '0' } });
-  // A fixed range: a log still growing is sent up to the size it had, matching Content-Length.
-  const stream = createReadStream(file, { start: 0, end: size - 1, highWaterMark: 256 * 1024 });
-  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status: 200, headers });
+  if (!src || size === 0) {
+    await src?.close();
+    return new Response(null, { status: 200, headers: { ...headers, 'content-length': '0' } });
+  }
+  const gz = acceptsGzip(opts.acceptEncoding) ? src.gzipFile() : null;
+  if (gz) return new Response(Readable.toWeb(gz.stream) as ReadableStream<Uint8Array>, { status: 200, headers: { ...headers, 'content-encoding': 'gzip', 'content-length': String(gz.bytes) } });
+  return new Response(Readable.toWeb(src.stream(size)) as ReadableStream<Uint8Array>, { status: 200, headers });
 }

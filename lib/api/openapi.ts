@@ -141,7 +141,7 @@ function logPaths(): Record<string, Json> {
         tags: ['logs'],
         parameters: [jobIdParam, ...queryParams(LogDownloadQuerySchema)],
         responses: {
-          200: { description: 'The log bytes as written.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          200: { description: "The log bytes as written. A finished log stored compressed is sent as it is, with `Content-Encoding: gzip`, to a client whose `Accept-Encoding` accepts gzip (one gzip member: any gzip decoder gets the whole log), and inflated on the way otherwise; `Vary: Accept-Encoding` either way.", content: { 'text/plain': { schema: { type: 'string' } } } },
           400: ERRORS[400],
           404: problem('No such job, task or attempt.'),
         },
@@ -539,7 +539,7 @@ function metaPaths(): Record<string, Json> {
         responses: {
           200: {
             description:
-              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted, uploadsRemoved, uploadBytesFreed (stored uploads no job names; since start), logBytes (all logs on disk at the last pass), lastPassMs }.',
+              'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted, uploadsRemoved, uploadBytesFreed (stored uploads no job names; since start), logBytes (all logs on disk at the last pass), lastPassMs }, compression { afterMs (JOBDECK_COMPRESS_LOGS_AFTER; null: off), intervalMs, rounds, attempts (finished attempts whose logs were handled), files, bytesIn (log bytes), bytesOut (on disk), deferred, leftPlain, lastRoundMs } (the log compressor, since start).',
             content: { 'application/json': { schema: { type: 'object' } } },
           },
           401: ERRORS[401],

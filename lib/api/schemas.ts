@@ -361,7 +361,7 @@ export const AttemptViewSchema = named(
     createdAt: isoTime(),
     startedAt: isoTime().nullable(),
     endedAt: isoTime().nullable(),
-    logBytes: count().meta({ description: 'Size of the log file now (bytes).' }),
+    logBytes: count().meta({ description: "What the attempt's log takes on disk now (bytes): its size, or its compressed size once the finished log was compressed." }),
     usage: AttemptUsageSchema.nullable().meta({ description: 'What the attempt used (CPU, memory, seff-like efficiency); null: not recorded.' }),
   }),
   'AttemptView',

@@ -21,7 +21,7 @@ export interface AttemptView {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
-  /** Size of the attempt's log file now (bytes); 0 when none yet. */
+  /** What the attempt's log takes on disk now (bytes): its size, or its compressed size once compressed (docs/design.md §8); 0 when none yet. */
   logBytes: number;
   /** What the attempt used (docs/design.md §7 "Resource usage"); null: not recorded. */
   usage: AttemptUsageView | null;

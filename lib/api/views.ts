@@ -9,6 +9,7 @@ import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
 import type { Resources, TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
+import { logDiskBytes } from '../logs/source';
 import { jobListRows, jobTree, listJobRows, tokenRow, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
@@ -222,7 +223,7 @@ export function toUsageView(a: Attempt, series: UsagePoint[] | undefined, reques
   };
 }
 
-/** Maps an Attempt row to an AttemptView (logBytes: the log file's size now; usage: null unless given). */
+/** Maps an Attempt row to an AttemptView (logBytes: what its log takes on disk now, compressed or not; usage: null unless given). */
 export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null = null): Promise<AttemptView> {
   return {
     number: a.number,
@@ -234,7 +235,7 @@ export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null =
     createdAt: a.createdAt.toISOString(),
     startedAt: iso(a.startedAt),
     endedAt: iso(a.endedAt),
-    logBytes: await fileSize(a.logPath),
+    logBytes: await logDiskBytes(a.logPath),
     usage,
   };
 }

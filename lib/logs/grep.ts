@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { gzPathOf, openLog } from './source';
 
 /**
  * Search across log files (docs/design.md "Log search"): ripgrep (`rg --json`, Debian's
@@ -12,6 +12,12 @@ import { createReadStream } from 'node:fs';
  * JavaScript RegExp: the common subset — classes, alternation, anchors, repetition — means the
  * same). Log files hold the attempt's bytes as written (the stream's framing is on the wire
  * only), so line numbers are the file's; a line is cut at `\n` (a `\r` stays in its text).
+ *
+ * A finished log may be compressed (docs/design.md §8 "Compressed logs": `run.log.gz` instead of
+ * `run.log`). rg gets both names with `-z` (it inflates a `.gz` through the system's `gzip`) and
+ * reports a log under whichever name it found — under one only: should it find both (the instant
+ * between a compression's rename and its unlink), the matches of the name seen second are
+ * dropped. The Node scan opens the log through openLog() (lib/logs/source.ts).
  */
 
 /** One file to search, with what the caller needs to report it. */
@@ -59,9 +65,12 @@ export const MAX_MATCH_TEXT = 2000;
 
 let rgAvailable: boolean | null = null;
 
-/** True when `rg` runs here (checked once per process). */
+/**
+ * True when `rg` runs here, and `gzip` too — rg's `-z` runs it to search compressed logs, which
+ * would otherwise be skipped without a word (checked once per process).
+ */
 export function hasRipgrep(): boolean {
-  if (rgAvailable === null) rgAvailable = spawnSync('rg', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (rgAvailable === null) rgAvailable = spawnSync('rg', ['--version'], { stdio: 'ignore' }).status === 0 && spawnSync('gzip', ['--version'], { stdio: 'ignore' }).status === 0;
   return rgAvailable;
 }
 
@@ -101,12 +110,21 @@ export async function grepLogs<K>(files: readonly GrepFile<K>[], opts: GrepOptio
 /** rg's own argument list is bounded: files go in chunks. */
 const RG_FILES_PER_RUN = 500;
 
+/** rg's exit code 2 with nothing on stderr: only the errors `--no-messages` silences (a file not there). */
+const quietFailure = (code: number | null, stderr: string) => code === 2 && stderr.trim() === '';
+
 async function viaRipgrep<K>(files: readonly GrepFile<K>[], opts: GrepOptions, signal: AbortSignal, emit: (m: GrepMatch<K>) => void): Promise<void> {
-  const byPath = new Map(files.map((f) => [f.path, f.key]));
+  // Each log under both its names; the first name rg reports for a log is the one it keeps.
+  const byPath = new Map<string, { key: K; log: number }>();
+  files.forEach((f, log) => {
+    byPath.set(f.path, { key: f.key, log });
+    byPath.set(gzPathOf(f.path), { key: f.key, log });
+  });
+  const reportedAs = new Map<number, string>();
   for (let i = 0; i < files.length && !signal.aborted; i += RG_FILES_PER_RUN) {
-    const chunk = files.slice(i, i + RG_FILES_PER_RUN).map((f) => f.path);
-    // --no-config: no user rc file; -a: logs may hold NULs; sorted by path is not needed.
-    const args = ['--json', '--no-config', '--no-messages', '-a', ...(opts.regex ? [] : ['-F']), ...(opts.ignoreCase ? ['-i'] : []), '-e', opts.pattern, '--', ...chunk];
+    const chunk = files.slice(i, i + RG_FILES_PER_RUN).flatMap((f) => [f.path, gzPathOf(f.path)]);
+    // --no-config: no user rc file; -a: logs may hold NULs; -z: a `.gz` is searched inflated; sorted by path is not needed.
+    const args = ['--json', '--no-config', '--no-messages', '-a', '-z', ...(opts.regex ? [] : ['-F']), ...(opts.ignoreCase ? ['-i'] : []), '-e', opts.pattern, '--', ...chunk];
     await new Promise<void>((resolve, reject) => {
       const child = spawn('rg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let buf = '';
@@ -123,10 +141,12 @@ async function viaRipgrep<K>(files: readonly GrepFile<K>[], opts: GrepOptions, s
           if (!line.startsWith('{"type":"match"')) continue;
           const m = JSON.parse(line) as { data: { path: { text?: string }; line_number: number; lines: { text?: string; bytes?: string } } };
           const p = m.data.path.text;
-          const key = p === undefined ? undefined : byPath.get(p);
-          if (key === undefined) continue;
+          const hit = p === undefined ? undefined : byPath.get(p);
+          if (hit === undefined) continue;
+          if ((reportedAs.get(hit.log) ?? p) !== p) continue;
+          reportedAs.set(hit.log, p!);
           const raw = m.data.lines.text ?? Buffer.from(m.data.lines.bytes ?? '', 'base64').toString('utf8');
-          emit({ key, line: m.data.line_number, ...cutText(raw.replace(/\r?\n$/, '')) });
+          emit({ key: hit.key, line: m.data.line_number, ...cutText(raw.replace(/\r?\n$/, '')) });
         }
         // A very long line arrives in pieces: keep only what the text needs plus the JSON around it.
         if (buf.length > 64 * 1024 * 1024) kill();
@@ -138,8 +158,9 @@ async function viaRipgrep<K>(files: readonly GrepFile<K>[], opts: GrepOptions, s
       });
       child.once('close', (code) => {
         signal.removeEventListener('abort', kill);
-        // 0: matches, 1: none, 2: an error (a bad regex), unless we killed it.
-        if (code === 2 && !signal.aborted) reject(new Error(`rg: ${stderr.trim() || 'failed'} (pattern ${JSON.stringify(opts.pattern.slice(0, 100))})`));
+        // 0: matches, 1: none, 2: an error — a bad regex (on stderr), unless we killed it, or
+        // only files not there (every log is named twice, one of them is always missing).
+        if (code === 2 && !signal.aborted && !quietFailure(code, stderr)) reject(new Error(`rg: ${stderr.trim() || 'failed'} (pattern ${JSON.stringify(opts.pattern.slice(0, 100))})`));
         else resolve();
       });
     });
@@ -156,12 +177,16 @@ async function viaNode<K>(files: readonly GrepFile<K>[], opts: GrepOptions, sign
   }
 }
 
-/** Reads one file in 1 MiB pieces, line by line; a line longer than a piece is kept in parts up to what matching needs. */
+/** Reads one log in 1 MiB pieces, line by line; a line longer than a piece is kept in parts up to what matching needs. */
 async function scanFile<K>(f: GrepFile<K>, test: (line: string) => boolean, signal: AbortSignal, emit: (m: GrepMatch<K>) => void): Promise<void> {
-  const stream = createReadStream(f.path, { highWaterMark: 1024 * 1024, encoding: 'utf8' });
   let carry = '';
   let line = 0;
+  let stream;
   try {
+    const src = await openLog(f.path, { sequential: true });
+    if (!src) return;
+    stream = src.stream(await src.size());
+    stream.setEncoding('utf8');
     for await (const piece of stream as AsyncIterable<string>) {
       if (signal.aborted) break;
       const text = carry + piece;
@@ -182,6 +207,6 @@ async function scanFile<K>(f: GrepFile<K>, test: (line: string) => boolean, sign
   } catch {
     // A log removed or unreadable meanwhile: nothing to report from it.
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
 }

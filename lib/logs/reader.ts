@@ -1,10 +1,13 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { logSize, openLog, type LogSource } from './source';
+
+export { logSize } from './source';
 
 /**
  * Reading attempt logs (docs/design.md §8): one append-only file per attempt, read by byte offset and
- * never loaded whole. Two readers live here:
+ * never loaded whole — plain or, once finished, compressed: both open through openLog()
+ * (lib/logs/source.ts), and offsets are always in log bytes. Two readers live here:
  * - readLogRange(): one bounded byte range, ending (and starting) on a UTF-8 character boundary,
  *   for the REST endpoint;
  * - LogFollower: follows one file from an offset as it grows (fs.watch plus a poll fallback),
@@ -31,21 +34,6 @@ export class OffsetPastEndError extends Error {
   ) {
     super(`offset ${offset} is past the end of the log (size ${size} bytes)`);
     this.name = 'OffsetPastEndError';
-  }
-}
-
-function isNotFound(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException)?.code === 'ENOENT' || (err as NodeJS.ErrnoException)?.code === 'ENOTDIR';
-}
-
-/** The size of a log file in bytes, or 0 when `file` is null or does not exist (yet). */
-export async function logSize(file: string | null | undefined): Promise<number> {
-  if (!file) return 0;
-  try {
-    return (await stat(file)).size;
-  } catch (err) {
-    if (isNotFound(err)) return 0;
-    throw err;
   }
 }
 
@@ -109,18 +97,17 @@ export interface RangeRead {
 export async function readLogRange(file: string | null | undefined, offset: number, limit: number, opts: { complete?: boolean } = {}): Promise<RangeRead> {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`offset must be a non-negative integer, got ${offset}`);
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
-  let fh: FileHandle | null = null;
+  const src = await openLog(file);
   try {
-    if (file) fh = await open(file, 'r').catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)));
-    const size = fh ? (await fh.stat()).size : 0;
+    const size = src ? await src.size() : 0;
     if (offset > size) throw new OffsetPastEndError(offset, size);
-    if (!fh || offset === size) return { offset, nextOffset: offset, size, data: Buffer.alloc(0) };
+    if (!src || offset === size) return { offset, nextOffset: offset, size, data: Buffer.alloc(0) };
     // Read 3 bytes on each side of the range so both ends can be moved to a character boundary.
     const want = Math.min(limit + 3, size - offset);
     const buf = Buffer.allocUnsafe(want);
     let got = 0;
     while (got < want) {
-      const { bytesRead } = await fh.read(buf, got, want - got, offset + got);
+      const bytesRead = await src.read(buf, got, want - got, offset + got);
       if (bytesRead === 0) break;
       got += bytesRead;
     }
@@ -140,7 +127,7 @@ export async function readLogRange(file: string | null | undefined, offset: numb
     }
     return { offset: offset + start, nextOffset: offset + end, size, data: Buffer.from(view.subarray(start, end)) };
   } finally {
-    await fh?.close().catch(() => undefined);
+    await src?.close();
   }
 }
 
@@ -156,10 +143,12 @@ export interface FollowOptions {
  * Follows one attempt's log from an offset: `read()` returns the next bytes (never more than
  * asked), `wait()` resolves when the file may have grown (fs.watch event, or the poll interval).
  * A file that does not exist yet reads as empty; one that became shorter than the offset already
- * read throws LogTruncatedError. Holds one file descriptor and one watcher; call close().
+ * read throws LogTruncatedError. Holds one open log (lib/logs/source.ts: the plain file, kept
+ * even when it is compressed and unlinked meanwhile, or its compressed form) and, for a plain
+ * one, one watcher; call close().
  */
 export class LogFollower {
-  private fh: FileHandle | null = null;
+  private src: LogSource | null = null;
   private watcher: FSWatcher | null = null;
   private watching: 'file' | 'dir' | null = null;
   private wake: (() => void) | null = null;
@@ -182,20 +171,16 @@ export class LogFollower {
   }
 
   private async ensureOpen(): Promise<boolean> {
-    if (this.fh) return true;
+    if (this.src) return true;
     if (this.closed) return false;
-    try {
-      this.fh = await open(this.file, 'r');
-    } catch (err) {
-      if (isNotFound(err)) {
-        this.ensureWatch();
-        return false;
-      }
-      throw err;
+    this.src = await openLog(this.file, { sequential: true });
+    if (!this.src) {
+      this.ensureWatch();
+      return false;
     }
     if (this.closed) {
-      await this.fh.close().catch(() => undefined);
-      this.fh = null;
+      await this.src.close().catch(() => undefined);
+      this.src = null;
       return false;
     }
     this.ensureWatch();
@@ -203,8 +188,9 @@ export class LogFollower {
   }
 
   private ensureWatch(): void {
-    if (this.closed) return;
-    const want = this.fh ? 'file' : 'dir';
+    // A compressed log is finished: it never changes, there is nothing to watch.
+    if (this.closed || this.src?.compressed) return;
+    const want = this.src ? 'file' : 'dir';
     if (this.watching === want) return;
     this.watcher?.close();
     this.watcher = null;
@@ -250,9 +236,9 @@ export class LogFollower {
       if (this.offset > 0) throw new LogTruncatedError(this.file, 0, this.offset);
       return 0;
     }
-    const { bytesRead } = await this.fh!.read(buf, at, max, this.offset);
+    const bytesRead = await this.src!.read(buf, at, max, this.offset);
     if (bytesRead === 0) {
-      const size = (await this.fh!.stat()).size;
+      const size = await this.src!.size();
       if (size < this.offset) throw new LogTruncatedError(this.file, size, this.offset);
       return 0;
     }
@@ -262,7 +248,7 @@ export class LogFollower {
 
   /** The file's size now (bytes; 0 when it does not exist). */
   async size(): Promise<number> {
-    if (this.fh) return (await this.fh.stat()).size;
+    if (this.src) return this.src.size();
     return logSize(this.file);
   }
 
@@ -276,7 +262,7 @@ export class LogFollower {
       if (this.offset > 0) throw new LogTruncatedError(this.file, 0, this.offset);
       return 0;
     }
-    const size = (await this.fh!.stat()).size;
+    const size = await this.src!.size();
     if (size < this.offset) throw new LogTruncatedError(this.file, size, this.offset);
     return size - this.offset;
   }
@@ -303,9 +289,9 @@ export class LogFollower {
     this.closed = true;
     this.watcher?.close();
     this.watcher = null;
-    const fh = this.fh;
-    this.fh = null;
+    const src = this.src;
+    this.src = null;
     this.signal();
-    await fh?.close().catch(() => undefined);
+    await src?.close();
   }
 }

@@ -105,6 +105,7 @@ export class LogTimeIndexer {
   private readonly logs = new Map<string, Tracked>();
   /** finish() calls whose last look is still being written. */
   private readonly finishing = new Set<Promise<void>>();
+  private readonly finishingFiles = new Set<string>();
   private readonly pollMs: number;
   private readonly onError: (err: unknown, file: string) => void;
 
@@ -133,6 +134,11 @@ export class LogTimeIndexer {
     return this.logs.size;
   }
 
+  /** True while `file` is indexed or its last look is being written (it still reads the log's size). */
+  isIndexing(file: string): boolean {
+    return this.logs.has(file) || this.finishingFiles.has(file);
+  }
+
   /** One last look at `file` (its attempt ended: no gap applies), then stops indexing it. */
   async finish(file: string): Promise<void> {
     const t = this.logs.get(file);
@@ -146,10 +152,12 @@ export class LogTimeIndexer {
       await this.sample(t, true);
     })();
     this.finishing.add(last);
+    this.finishingFiles.add(file);
     try {
       await last;
     } finally {
       this.finishing.delete(last);
+      this.finishingFiles.delete(file);
     }
   }
 

@@ -1,5 +1,6 @@
 import { leftoverGraceMsFromEnv } from '../config';
 import { roleQuotasFromEnv, type RoleQuotas } from '../jobs/quotas';
+import { compressSettingsFromEnv, type CompressSettings } from './compress-config';
 import { retentionPolicyFromEnv, type RetentionPolicy } from './retention-config';
 
 /**
@@ -51,6 +52,8 @@ export interface MonitorSettings {
   retention: RetentionPolicy;
   /** The role defaults of the per-user quotas (lib/jobs/quotas.ts). */
   quotas: RoleQuotas;
+  /** The log compressor's settings (lib/monitor/compress-config.ts). */
+  compress: CompressSettings;
 }
 
 /** Environment variables by name (process.env or a plain object in tests). */
@@ -103,6 +106,7 @@ export function monitorSettingsFromEnv(env: Env = process.env): MonitorSettings 
     usageIntervalMs: usageInterval(env),
     retention: retentionPolicyFromEnv(env),
     quotas: roleQuotasFromEnv(env),
+    compress: compressSettingsFromEnv(env),
   };
 }
 

@@ -48,6 +48,28 @@ export interface MonitorState {
    * start; `logBytes`: all logs under the jobs folder when last measured (disk usage: the pass at start, then every pass with a size limit, else at most hourly).
    */
   retention: RetentionStats & { logsDays: number | null; logsBytesLimit: number | null; jobsDays: number | null; intervalMs: number };
+  /**
+   * The log compressor (JOBDECK_COMPRESS_LOGS_AFTER as `afterMs`, null: off) and what its rounds
+   * did since start.
+   */
+  compression: CompressStats & { afterMs: number | null; intervalMs: number };
+}
+
+/** What the log compressor's rounds (lib/monitor/compress.ts) did since this monitor started. */
+export interface CompressStats {
+  rounds: number;
+  /** Finished attempts whose logs were handled (compressed, or nothing to compress). */
+  attempts: number;
+  /** Log files compressed, their bytes before (log bytes) and after (on disk). */
+  files: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** Attempts put off to a later round (leftovers being stopped, time index still looking). */
+  deferred: number;
+  /** Attempts whose compression failed MAX_TRIES rounds: their logs stay plain. */
+  leftPlain: number;
+  /** Duration of the last round (ms), null before the first. */
+  lastRoundMs: number | null;
 }
 
 /** What the retention passes (lib/monitor/retention.ts) did since this monitor started. */

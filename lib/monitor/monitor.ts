@@ -14,9 +14,10 @@ import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 import type { ActiveJob, StoreEvent } from './store';
-import type { FaultSite, JobRow, Monitor, MonitorOptions, Next, RetentionStats, UsageStats } from './types';
+import type { CompressStats, FaultSite, JobRow, Monitor, MonitorOptions, Next, RetentionStats, UsageStats } from './types';
 import { UsageSystem } from './usage';
 import { RetentionSystem } from './retention';
+import { CompressSystem } from './compress';
 import { Writes } from './writes';
 import { webhookSettingsFromEnv } from './webhook-config';
 import { WebhookSystem } from './webhooks';
@@ -28,11 +29,11 @@ import { WebhookSystem } from './webhooks';
  * reconcile pass every `reconcileMs`, store events, wake()) and the DISPATCHER: a step reads the
  * job fresh and hands it to the system that owns its state, again until there is nothing to do.
  * The systems (admission, launch, attempts, recovery, cancel, reap, exception, held, webhooks,
- * lease) share one
+ * lease, usage, retention, compress) share one
  * resources object (lib/monitor/resources) and call each other through narrow methods.
  */
 
-export type { Clock, FaultSite, Monitor, MonitorHooks, MonitorOptions, RetentionStats, StepPhase, UsageStats, WriteContext } from './types';
+export type { Clock, CompressStats, FaultSite, Monitor, MonitorHooks, MonitorOptions, RetentionStats, StepPhase, UsageStats, WriteContext } from './types';
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
@@ -55,6 +56,7 @@ interface Systems {
   held: HeldSystem;
   usage: UsageSystem;
   retention: RetentionSystem;
+  compress: CompressSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -70,7 +72,8 @@ function buildSystems(res: MonitorResources): Systems {
   const held = new HeldSystem(res, admission);
   const usage = new UsageSystem(res);
   const retention = new RetentionSystem(res);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage, retention };
+  const compress = new CompressSystem(res, reap);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage, retention, compress };
 }
 
 /**
@@ -147,6 +150,7 @@ class MonitorLoop implements Monitor {
     this.webhooks.start();
     this.sys.usage.start();
     this.sys.retention.start();
+    this.sys.compress.start();
   }
 
   async stop(): Promise<void> {
@@ -158,6 +162,7 @@ class MonitorLoop implements Monitor {
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
     await this.sys.retention.stop();
+    await this.sys.compress.stop();
     await this.sys.usage.stop();
     const indexes = this.res.watches.clear();
     this.res.scheduler.clearTimers();
@@ -195,6 +200,7 @@ class MonitorLoop implements Monitor {
       memory: processMemory(),
       submits: this.res.store.submitStats(),
       retention: { ...this.sys.retention.stats, logsDays: this.res.settings.retention.logsDays, logsBytesLimit: this.res.settings.retention.logsBytes, jobsDays: this.res.settings.retention.jobsDays, intervalMs: this.res.settings.retention.intervalMs },
+      compression: { ...this.sys.compress.stats, afterMs: this.res.settings.compress.afterMs, intervalMs: this.res.settings.compress.intervalMs },
     };
   }
 
@@ -244,6 +250,14 @@ class MonitorLoop implements Monitor {
 
   retentionStats(): RetentionStats {
     return { ...this.sys.retention.stats };
+  }
+
+  compressNow(): Promise<void> {
+    return this.sys.compress.round();
+  }
+
+  compressStats(): CompressStats {
+    return { ...this.sys.compress.stats };
   }
 
   async admitNow(): Promise<void> {

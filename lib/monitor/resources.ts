@@ -62,6 +62,7 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     usageIntervalMs: opts.usageIntervalMs ?? env.usageIntervalMs,
     retention: opts.retention ?? env.retention,
     quotas: opts.quotas ?? env.quotas,
+    compress: opts.compress ?? env.compress,
   };
 }
 
@@ -151,6 +152,11 @@ export class WatchTable {
     if (!x || !this.times) return;
     this.indexed.delete(attemptId);
     for (const f of x.files) void this.times.finish(f);
+  }
+
+  /** True while this server's time index still looks at `logFile` (lib/logs/time-index.ts): it is not to be compressed yet. */
+  indexing(logFile: string): boolean {
+    return this.times?.isIndexing(logFile) ?? false;
   }
 
   /** Subscribes to the attempt's exit unless watching is off or it is watched already. */

@@ -2,6 +2,7 @@ import { readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { uploadsDir, UPLOAD_HASH } from '../executors/upload';
 import { jobDir, jobsRoot } from '../jobs/paths';
+import { isCompressTemp } from '../logs/compress';
 import { noteError, type MonitorResources } from './resources';
 import { PeriodicRound } from './periodic';
 import type { RetentionJob } from '../store';
@@ -43,10 +44,13 @@ const UPLOAD_MIN_AGE_MS = 86_400_000;
 /** Most batches one step of a pass handles (the rest waits for the next pass: a pass stays short). */
 const MAX_BATCHES = 20;
 
-/** A log's files: the log, its rank logs and their time indexes (lib/jobs/paths.ts). */
+/**
+ * A log's files: the log, its rank logs and their time indexes (lib/jobs/paths.ts), each log's
+ * compressed form and a compression's temp (lib/logs/compress.ts).
+ */
 function isLogFileOf(logPath: string, name: string): boolean {
   const base = path.basename(logPath).replace(/\.[^.]*$/, '');
-  return name.startsWith(`${base}.`) && /^(\.rank-[0-9]+)?\.(log|times)$/.test(name.slice(base.length));
+  return name.startsWith(`${base}.`) && /^(\.rank-[0-9]+)?\.(log|times|log\.gz|log\.gz\.tmp-[A-Za-z0-9_-]+)$/.test(name.slice(base.length));
 }
 
 /**
@@ -71,7 +75,12 @@ async function bytesUnder(dir: string): Promise<number> {
   return total;
 }
 
-/** Sums the sizes of the log files (`*.log`, `*.times`) under `dir`. */
+/** A file the disk usage counts: a log, a time index, a compressed log or a compression's temp. */
+function isLogFile(name: string): boolean {
+  return /\.(log|times|log\.gz)$/.test(name) || isCompressTemp(name);
+}
+
+/** Sums the sizes of the log files under `dir`: plain and compressed logs, time indexes, compression temps. */
 export async function logBytesUnder(dir: string): Promise<number> {
   let total = 0;
   let entries;
@@ -83,7 +92,7 @@ export async function logBytesUnder(dir: string): Promise<number> {
   for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) total += await logBytesUnder(p);
-    else if (e.isFile() && /\.(log|times)$/.test(e.name)) total += (await stat(p).catch(() => null))?.size ?? 0;
+    else if (e.isFile() && isLogFile(e.name)) total += (await stat(p).catch(() => null))?.size ?? 0;
   }
   return total;
 }
@@ -234,6 +243,10 @@ export class RetentionSystem {
     }
     const written = await this.res.store.retention.recordLogsRemoved(removed, new Date(this.res.clock.now()));
     const w = new Set(written);
+    // Once more after the write: a compression that renamed its `.gz` in place between the first
+    // sweep and the write left it here (one renaming after the write sees the removal itself:
+    // lib/monitor/compress.ts), so no compressed log outlives its job's recorded removal.
+    for (const job of jobs.filter((j) => w.has(j.id))) for (const f of await this.filesOf(job)) await unlink(f).catch(() => undefined);
     for (const r of removed.filter((x) => w.has(x.jobId))) {
       this.stats.logsRemovedJobs++;
       this.stats.filesRemoved += r.files;

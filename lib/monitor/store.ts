@@ -12,6 +12,9 @@ import {
   jobsWithExpiredLogs,
   oldestJobsWithLogs,
   recordLogsRemoved,
+  attemptsToCompress,
+  recordLogsCompressed,
+  type CompressCandidate,
   type LogsRemoved,
   type RetentionJob,
   claimDeliveries,
@@ -200,6 +203,14 @@ export interface MonitorStore {
   readonly webhooks: WebhookStatements;
   /** The retention pass's statements (lib/store retention.ts). */
   readonly retention: RetentionStatements;
+  /** The log compressor's statements (lib/store log-compress.ts). */
+  readonly compress: CompressStatements;
+}
+
+/** The statements of the log compressor (lib/monitor/compress.ts), as lib/store has them. */
+export interface CompressStatements {
+  candidates(o: { endedBefore: Date; limit: number; after?: { endedAt: Date; id: number } }): Promise<CompressCandidate[]>;
+  record(attemptIds: readonly number[], at: Date): Promise<Array<{ id: number; logsRemoved: boolean }>>;
 }
 
 /**
@@ -385,6 +396,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
     retention: retentionStatements(store),
+    compress: { candidates: (o) => attemptsToCompress(store, o), record: (ids, at) => recordLogsCompressed(store, ids, at) },
     webhooks: {
       claim: (o) => claimDeliveries(store, o),
       nextDue: () => nextDeliveryDue(store),

@@ -3,7 +3,7 @@ import type { ServerInfo, Store } from '../store';
 import type { WebhookSettings } from './webhook-config';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
-import type { MonitorHandle, RetentionStats } from './handle';
+import type { CompressStats, MonitorHandle, RetentionStats } from './handle';
 
 /**
  * The monitor's public types (re-exported by lib/monitor/monitor.ts) and the row shapes its
@@ -96,7 +96,7 @@ export interface LeaseOptions {
   claimBatch?: number;
 }
 
-export type { RetentionStats } from './handle';
+export type { CompressStats, RetentionStats } from './handle';
 
 /** Counters of the resource-usage sampler (lib/monitor/usage.ts). */
 export interface UsageStats {
@@ -132,6 +132,10 @@ export interface Monitor extends MonitorHandle {
   retainNow(): Promise<void>;
   /** What the retention passes removed since start, and the logs' size at the last measure. */
   retentionStats(): RetentionStats;
+  /** Runs one log compression round now (lib/monitor/compress.ts; joins one in progress). */
+  compressNow(): Promise<void>;
+  /** What the compression rounds did since start. */
+  compressStats(): CompressStats;
   /** Makes the next database read at `site` fail with `err` (default: a temporary failure). */
   failNextRead(site?: FaultSite, err?: Error): void;
 }

@@ -7,7 +7,7 @@
  * history entries (server-event.ts), servers and job leases (lease.ts), the webhook outbox
  * (outbox.ts: its INSERT inside the guarded write; webhook-subscriptions.ts,
  * webhook-deliveries.ts), resource usage per attempt (usage.ts), the charts' aggregates
- * (insights.ts) and the reads
+ * (insights.ts), log compression (log-compress.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -57,6 +57,7 @@ export {
   type DeliveryResult,
 } from './webhook-deliveries';
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
+export { attemptsToCompress, recordLogsCompressed, type CompressCandidate } from './log-compress';
 export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
 export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';
 export { countLiveTokens, createToken, createUser, directoryRows, FIRST_ADMIN_ID, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, touchToken, updateUser, userRow, type NewToken, type UserFields } from './users';
