@@ -7,7 +7,7 @@
  * history entries (server-event.ts), servers and job leases (lease.ts), the webhook outbox
  * (outbox.ts: its INSERT inside the guarded write; webhook-subscriptions.ts,
  * webhook-deliveries.ts), resource usage per attempt (usage.ts), the charts' aggregates
- * (insights.ts), log compression (log-compress.ts) and the reads
+ * (insights.ts), log compression (log-compress.ts), the status counts (status-counts.ts) and the reads
  * (list.ts, detail.ts, lookup.ts, log-attempt.ts, job-logs.ts). Reads answer rows; lib/api maps them to the API's views.
  */
 export { createStore, inTransaction, type Store, type StoreScope, type StoreTx } from './store';
@@ -35,6 +35,7 @@ export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, 
 export { jobTree, type JobTree } from './detail';
 export { jobBySubmissionId, jobStatuses, jobSubmission, jobSubmitters, pendingJobsOf } from './lookup';
 export { logSearchTargets, type LogSearchTarget } from './log-search';
+export { allJobStatusCounts, foldStatusDeltas, FOLD_ABOVE } from './status-counts';
 export { deleteJobsPastRetention, jobsPastRetention, jobsWithExpiredLogs, oldestJobsWithLogs, recordLogsRemoved, recordUploadsRemoved, referencedUploads, type LogsRemoved, type RetentionJob } from './retention';
 export { lastServerStops, recordServerEvents, SERVER_EVENTS, type ServerEvent } from './server-event';
 export { clearPendingReasons, setPendingPriority, setPendingReasons, type PriorityWrite } from './pending';
