@@ -19,7 +19,7 @@ import { jobLogResponse } from '../../lib/api/job-log';
 import { getLogRange, logDownloadResponse } from '../../lib/api/logs';
 import { getJobDetail } from '../../lib/api/views';
 import { createLocalExecutor } from '../../lib/executors/local';
-import { jobsRoot, rankLogPath } from '../../lib/jobs/paths';
+import { jobsRoot, rankLogPath, timesPath } from '../../lib/jobs/paths';
 import { compressLog } from '../../lib/logs/compress';
 import { grepLogs, hasRipgrep } from '../../lib/logs/grep';
 import { readLogRange } from '../../lib/logs/reader';
@@ -114,7 +114,9 @@ describe.each(DB_KINDS)('compressed logs (%s)', (kind) => {
     expect(rows.every((r) => r.logCompressedAt !== null)).toBe(true);
     // Disk usage counts what is on disk.
     expect(await logBytesUnder(jobsRoot(home))).toBe(diskBefore - (logs[0].length + logs[1].length + rank1.length) + gzBytes);
-    expect((await getJobDetail(store, d.jobId))!.logBytesTotal).toBe(statSync(gzPathOf(files[0])).size + statSync(gzPathOf(files[1])).size);
+    // A job's usage: every attempt's compressed log, rank log included, and any time index.
+    const timesBytes = files.reduce((s, f) => s + (existsSync(timesPath(f)) ? statSync(timesPath(f)).size : 0), 0);
+    expect((await getJobDetail(store, d.jobId))!.logBytesTotal).toBe(gzBytes + timesBytes);
 
     // Range reads: the same answer as the original file's.
     for (let i = 0; i < 30; i++) {
