@@ -9,6 +9,7 @@ import { migrate, MigrationError, readMigrations, type RawSql } from '../../lib/
 import { openDatabase } from '../../lib/db/client';
 import { pgliteExtensions } from '../../lib/db/pglite-extensions.mjs';
 import { createEmptyPgDatabase } from '../helpers/db';
+import { pgliteRaw, pgRaw } from '../helpers/raw-sql';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SCHEMA = path.join(ROOT, 'prisma', 'schema.prisma');
@@ -140,14 +141,6 @@ async function drift(sql: RawSql, schemaText: string): Promise<string[]> {
     }
   }
   return problems;
-}
-
-function pgliteRaw(db: PGlite): RawSql {
-  return { exec: async (s) => void (await db.exec(s)), query: async <T,>(s: string, p: unknown[] = []) => (await db.query<T>(s, p)).rows };
-}
-
-function pgRaw(client: pg.Client): RawSql {
-  return { exec: async (s) => void (await client.query(s)), query: async <T,>(s: string, p: unknown[] = []) => (await client.query(s, p)).rows as T[] };
 }
 
 describe('migrations', () => {

@@ -6,14 +6,13 @@
  * fold, and many at once while folds run. A database with jobs from before the counts table
  * migrates with its jobs counted.
  */
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgliteExtensions } from '../../lib/db/pglite-extensions.mjs';
-import { migrate, readMigrations, type RawSql } from '../../lib/db/migrate';
+import { migrate, readMigrations } from '../../lib/db/migrate';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { allJobStatusCounts, FOLD_ABOVE, foldStatusDeltas, submitJob, type StatusCounts, type Store } from '../../lib/store';
-import { createEmptyPgDatabase, DB_KINDS } from '../helpers/db';
+import { DB_KINDS } from '../helpers/db';
+import { openEmptyRawSql } from '../helpers/raw-sql';
 import { useDatabase } from '../helpers/use-database';
 
 const COUNTS_MIGRATION = '20261225000000_job_status_counts';
@@ -122,19 +121,8 @@ describe.each(DB_KINDS)('upgrade to job status counts (%s)', (kind) => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  async function open(): Promise<RawSql> {
-    if (kind === 'pglite') {
-      const db = new PGlite({ extensions: await pgliteExtensions() });
-      cleanups.push(() => db.close());
-      return { exec: async (s) => void (await db.exec(s)), query: async <T,>(s: string, p: unknown[] = []) => (await db.query<T>(s, p)).rows };
-    }
-    const { url, drop } = await createEmptyPgDatabase('upgrade-counts');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    cleanups.push(drop);
-    cleanups.push(() => client.end());
-    return { exec: async (s) => void (await client.query(s)), query: async <T,>(s: string, p: unknown[] = []) => (await client.query(s, p)).rows as T[] };
-  }
+  const open = () => openEmptyRawSql(kind, 'upgrade-counts', cleanups);
+
 
   it('counts the jobs that were there before', async () => {
     const sql = await open();

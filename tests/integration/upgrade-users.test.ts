@@ -7,8 +7,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pgliteExtensions } from '../../lib/db/pglite-extensions.mjs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../lib/auth/guard';
@@ -16,18 +14,11 @@ import { loadAuth } from '../../lib/auth/state';
 import { generateToken } from '../../lib/auth/tokens';
 import { migrate, readMigrations, type RawSql } from '../../lib/db/migrate';
 import { createEmptyPgDatabase, DB_KINDS } from '../helpers/db';
+import { pgRaw, openEmptyRawSql } from '../helpers/raw-sql';
 import { startServerProcess } from '../helpers/server';
 
 /** The first migration of users: everything before it is the release being upgraded from. */
 const FIRST_USERS_MIGRATION = '20261222000000_users';
-
-function pgliteRaw(db: PGlite): RawSql {
-  return { exec: async (s) => void (await db.exec(s)), query: async <T,>(s: string, p: unknown[] = []) => (await db.query<T>(s, p)).rows };
-}
-
-function pgRaw(client: pg.Client): RawSql {
-  return { exec: async (s) => void (await client.query(s)), query: async <T,>(s: string, p: unknown[] = []) => (await client.query(s, p)).rows as T[] };
-}
 
 /** Rows as the previous release wrote them (its columns only). */
 async function seedOldRelease(sql: RawSql): Promise<void> {
@@ -44,19 +35,8 @@ describe.each(DB_KINDS)('upgrade to users (%s)', (kind) => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  async function open(): Promise<RawSql> {
-    if (kind === 'pglite') {
-      const db = new PGlite({ extensions: await pgliteExtensions() });
-      cleanups.push(() => db.close());
-      return pgliteRaw(db);
-    }
-    const { url, drop } = await createEmptyPgDatabase('upgrade-users');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    cleanups.push(drop);
-    cleanups.push(() => client.end());
-    return pgRaw(client);
-  }
+  const open = () => openEmptyRawSql(kind, 'upgrade-users', cleanups);
+
 
   it("gives the old release's jobs, queues and webhooks to the first admin", async () => {
     const sql = await open();
