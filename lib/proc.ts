@@ -123,3 +123,16 @@ export function hostIdentity(): string {
   }
   return hostIdCache;
 }
+
+/**
+ * Whether process `pid` exists on this host: signal 0 reaches it, or is refused (EPERM: it runs
+ * as someone else). Anything else — ESRCH — means it is gone. Cheap; never throws.
+ */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pidExists } from '../proc';
 import { writeGzLog } from './gzlog';
 import { gzPathOf } from './source';
 
@@ -116,15 +117,6 @@ export async function compressLog(file: string, opts: CompressOptions = {}): Pro
   }
 }
 
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
 /**
  * Removes the temps of compressions that cannot finish any more from `dir`: written on this
  * host by a process that is gone, or (any host) older than an hour. A live compression's temp
@@ -138,7 +130,7 @@ export async function removeStaleTemps(dir: string, now = Date.now()): Promise<n
     const p = path.join(dir, name);
     const st = await stat(p).catch(() => null);
     if (!st) continue;
-    const gone = (m[2] === HOST && Number(m[3]) !== process.pid && processGone(Number(m[3]))) || now - st.mtimeMs > STALE_TEMP_MS;
+    const gone = (m[2] === HOST && Number(m[3]) !== process.pid && !pidExists(Number(m[3]))) || now - st.mtimeMs > STALE_TEMP_MS;
     if (gone && (await unlink(p).then(() => true, () => false))) bytes += st.size;
   }
   return bytes;

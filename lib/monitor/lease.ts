@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { hostIdentity } from '../proc';
+import { hostIdentity, pidExists } from '../proc';
 import { claimJobs, expireServers, hostServers, recordServerEvents, registerServer, releaseLeases, renewLeases, type Claimed, type Store } from '../store';
 import { errMessage, type MonitorResources } from './resources';
 import type { LeaseOptions } from './types';
@@ -27,15 +27,6 @@ export interface LeaseHooks {
   lost(ids: number[]): void;
 }
 
-/** Whether process `pid` exists on this host (EPERM: it does, someone else's). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export { hostIdentity };
 
@@ -92,7 +83,7 @@ export class LeaseSystem {
    * waiting for the expiry.
    */
   private async expireDeadNeighbours(): Promise<void> {
-    const dead = (await hostServers(this.store, this.opts.server.hostId, this.serverId)).filter((s) => !pidAlive(s.pid)).map((s) => s.id);
+    const dead = (await hostServers(this.store, this.opts.server.hostId, this.serverId)).filter((s) => !pidExists(s.pid)).map((s) => s.id);
     if (dead.length === 0) return;
     await expireServers(this.store, dead);
     for (const id of dead) this.dead.add(id);

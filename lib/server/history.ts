@@ -6,7 +6,7 @@
  * A failure to write them is logged, never fatal: they are a record, not a rule.
  */
 import type { Logger } from 'pino';
-import { hostIdentity } from '../proc';
+import { hostIdentity, pidExists } from '../proc';
 import { activeJobIds, jobStatuses, lastServerStops, liveServers, recordServerEvents, type Store } from '../store';
 
 /** With several servers on one PostgreSQL (docs/design.md "Replicas"): this server's id and lease length. */
@@ -15,15 +15,6 @@ export interface ReplicaScope {
   leaseMs: number;
 }
 
-/** Whether process `pid` of this host exists. */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * With replicas, the jobs a stop or a start concerns: at a stop the ones this server owns; at a
@@ -33,7 +24,7 @@ async function scoped(store: Store, ids: number[], r: ReplicaScope | undefined, 
   if (!r || ids.length === 0) return ids;
   const rows = await store.prisma.job.findMany({ where: { id: { in: ids } }, select: { id: true, ownerId: true } });
   if (at === 'stop') return rows.filter((j) => j.ownerId === r.serverId).map((j) => j.id);
-  const running = new Set((await liveServers(store, r.leaseMs)).filter((s) => s.hostId !== hostIdentity() || pidAlive(s.pid)).map((s) => s.id));
+  const running = new Set((await liveServers(store, r.leaseMs)).filter((s) => s.hostId !== hostIdentity() || pidExists(s.pid)).map((s) => s.id));
   return rows.filter((j) => j.ownerId === null || !running.has(j.ownerId)).map((j) => j.id);
 }
 
