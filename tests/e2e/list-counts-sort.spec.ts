@@ -53,7 +53,13 @@ test('chips count, "#ID" finds the job, the order lives in the URL, task segment
   // "#ID", as the job page labels it, finds that job; so does the bare number.
   for (const text of [`#${ok}`, `${ok}`]) {
     await page.goto(`${url}/`);
-    await page.getByRole('searchbox', { name: 'Search jobs by name or ID' }).fill(text);
+    const box = page.getByRole('searchbox', { name: 'Search jobs by name or ID' });
+    // Text typed before the page is hydrated reaches no handler (seen on a loaded machine): type
+    // again until the list has taken it, which it records in the URL.
+    await expect(async () => {
+      await box.fill(text);
+      await expect(page).toHaveURL(new RegExp(`[?&]q=${encodeURIComponent(text)}(&|$)`), { timeout: 2000 });
+    }).toPass({ timeout: 30_000 });
     await expect(page.locator(`tr[data-job-id="${ok}"]`)).toBeVisible();
     await expect(page.locator(`tr[data-job-id="${pipeline}"]`)).toHaveCount(0);
   }
