@@ -59,13 +59,16 @@ describe.each(DB_KINDS)('compressed logs through a server (%s)', (kind) => {
     const file = attemptLogPath(id, 0, 1, srv.home);
     const deadline = Date.now() + 60_000;
     let job: JobDetail;
+    let monitor: { compression: { afterMs: number; files: number; bytesIn: number } };
+    // The swap's unlink lands a moment before the compressor counts the file, so the wait is on
+    // both: the files on disk and the monitor's count.
     for (;;) {
       job = (await (await srv.api(`/api/jobs/${id}`)).json()) as JobDetail;
-      if (job.status === 'SUCCEEDED' && !existsSync(file) && existsSync(gzPathOf(file))) break;
-      if (Date.now() > deadline) throw new Error(`job ${id} is ${job.status}; plain log ${existsSync(file)}, compressed ${existsSync(gzPathOf(file))}`);
+      monitor = (await (await srv.api('/api/monitor')).json()) as typeof monitor;
+      if (job.status === 'SUCCEEDED' && !existsSync(file) && existsSync(gzPathOf(file)) && monitor.compression.files > 0) break;
+      if (Date.now() > deadline) throw new Error(`job ${id} is ${job.status}; plain log ${existsSync(file)}, compressed ${existsSync(gzPathOf(file))}, counted ${monitor.compression.files}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const monitor = (await (await srv.api('/api/monitor')).json()) as { compression: { afterMs: number; files: number; bytesIn: number } };
     expect(monitor.compression).toMatchObject({ afterMs: 0, files: 1, bytesIn: EXPECTED.length });
     const gz = await rawGet(`${srv.url}/api/jobs/${id}/logs/download`, { ...auth(), 'accept-encoding': 'gzip, deflate, br' });
     // The job's disk usage: the compressed log and its time index (read after the swap: a detail
