@@ -27,7 +27,6 @@ export interface LeaseHooks {
   lost(ids: number[]): void;
 }
 
-
 export { hostIdentity };
 
 /** A server id: new at every process start, short enough for a log line (`srv-<host>-<hex>`). */

@@ -15,7 +15,6 @@ export interface ReplicaScope {
   leaseMs: number;
 }
 
-
 /**
  * With replicas, the jobs a stop or a start concerns: at a stop the ones this server owns; at a
  * start the ones no running server owns (unowned, owner not live, or owner of this host gone).
