@@ -119,6 +119,9 @@ test('a selection is re-run and deleted from the selection bar; rows have a menu
   await expect(page.getByTestId('list-notice')).toContainText(/Re-ran jobs \d+, \d+ as jobs \d+, \d+/);
   // The re-runs are new jobs with the same names (the search shows all four).
   await expect(page.locator('tbody tr[data-job-id]')).toHaveCount(4);
+  // The re-runs end before the next clicks: a pending row's reason line leaving moves the rows
+  // below it, and a click whose press and release land on different rows selects nothing.
+  await expect(page.locator('tbody tr[data-job-id] [data-status="SUCCEEDED"]')).toHaveCount(4, { timeout: 30_000 });
 
   for (const id of ids) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
   await bar.getByRole('button', { name: 'Delete selected (2)' }).click();
