@@ -8,6 +8,8 @@ import { directoryRows, FIRST_ADMIN_ID, touchToken, type StoreScope } from '../s
  * loaded from the database at start (reload()), changed at once by this server's own writes
  * (putUser, putToken, dropToken — a revoke holds from the next request), and reloaded every
  * DIRECTORY_RELOAD_MS so another server's changes on one PostgreSQL hold within that time.
+ * A local write made while a reload reads is applied again on top of what the read returns (the
+ * read may predate it): a token created then works at once, and one revoked then stays revoked.
  * A token that disappears or is revoked in a reload is announced to `onTokenRevoke` like a
  * local revoke (its WebSockets close).
  */
@@ -63,6 +65,9 @@ export class AuthDirectory {
   /** Live tokens by the hex sha256 of the token. */
   private tokens = new Map<string, DirectoryToken>();
   private timer: NodeJS.Timeout | null = null;
+  /** The reload under way (one at a time), and the local writes made while it reads. */
+  private reloading: Promise<void> | null = null;
+  private replay: Array<() => void> | null = null;
   /** Token id → last use (ms) not yet written, and when each was last written. */
   private readonly uses = new Map<number, number>();
   private readonly written = new Map<number, number>();
@@ -102,39 +107,59 @@ export class AuthDirectory {
   putUser(u: User): void {
     const was = this.users.get(u.id);
     const now = directoryUser(u);
-    this.users.set(u.id, now);
+    this.local(() => this.users.set(u.id, now));
     if (now.disabled && !was?.disabled) this.announceDisabled(u.id);
   }
 
   /** Records a new token (this server's own write). */
   putToken(t: ApiToken): void {
     if (t.revokedAt) this.dropToken(t.id);
-    else this.tokens.set(t.hash, directoryToken(t));
+    else this.local(() => this.tokens.set(t.hash, directoryToken(t)));
   }
 
   /** Forgets a token at once (revoked) and announces it. */
   dropToken(id: number): void {
-    for (const [h, t] of this.tokens) if (t.id === id) this.tokens.delete(h);
+    this.local(() => {
+      for (const [h, t] of this.tokens) if (t.id === id) this.tokens.delete(h);
+    });
     this.announceRevoked(id);
   }
 
-  /** Reads every user and live token again; tokens gone since the last read are announced. */
-  async reload(store: StoreScope): Promise<void> {
-    for (const [id, at] of [...this.uses]) {
-      this.uses.delete(id);
-      this.written.set(id, at);
-      await touchToken(store, id, new Date(at));
+  /** Reads every user and live token again (one read at a time); tokens gone since the last read are announced. */
+  reload(store: StoreScope): Promise<void> {
+    this.reloading ??= this.readAgain(store).finally(() => {
+      this.reloading = null;
+    });
+    return this.reloading;
+  }
+
+  /** Applies a local write now, and again after a reload under way swaps its read in. */
+  private local(apply: () => void): void {
+    apply();
+    this.replay?.push(apply);
+  }
+
+  private async readAgain(store: StoreScope): Promise<void> {
+    this.replay = [];
+    try {
+      for (const [id, at] of [...this.uses]) {
+        this.uses.delete(id);
+        this.written.set(id, at);
+        await touchToken(store, id, new Date(at));
+      }
+      const { users, tokens } = await directoryRows(store);
+      const before = { users: this.users, tokens: this.tokens };
+      this.users = new Map(users.map((u) => [u.id, directoryUser(u)]));
+      if (!this.users.has(FIRST_ADMIN_ID)) this.users.set(FIRST_ADMIN_ID, FIRST_ADMIN);
+      this.tokens = new Map(tokens.map((t) => [t.hash, directoryToken(t)]));
+      for (const apply of this.replay) apply();
+      const goneTokens = [...before.tokens.entries()].filter(([h]) => !this.tokens.has(h)).map(([, t]) => t.id);
+      const newlyDisabled = [...this.users.values()].filter((u) => u.disabled && before.users.get(u.id)?.disabled === false).map((u) => u.id);
+      for (const id of goneTokens) this.announceRevoked(id);
+      for (const id of newlyDisabled) this.announceDisabled(id);
+    } finally {
+      this.replay = null;
     }
-    const { users, tokens } = await directoryRows(store);
-    const nextUsers = new Map(users.map((u) => [u.id, directoryUser(u)]));
-    if (!nextUsers.has(FIRST_ADMIN_ID)) nextUsers.set(FIRST_ADMIN_ID, FIRST_ADMIN);
-    const nextTokens = new Map(tokens.map((t) => [t.hash, directoryToken(t)]));
-    const goneTokens = [...this.tokens.entries()].filter(([h]) => !nextTokens.has(h)).map(([, t]) => t.id);
-    const newlyDisabled = [...nextUsers.values()].filter((u) => u.disabled && this.users.get(u.id)?.disabled === false).map((u) => u.id);
-    this.users = nextUsers;
-    this.tokens = nextTokens;
-    for (const id of goneTokens) this.announceRevoked(id);
-    for (const id of newlyDisabled) this.announceDisabled(id);
   }
 
   /** Reloads every DIRECTORY_RELOAD_MS until stop() (a failed read keeps the last one). */
