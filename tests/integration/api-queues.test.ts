@@ -142,7 +142,7 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
     expect(results.map((r) => (r.status === 'fulfilled' ? 'written' : r.reason instanceof QueueGoneError ? `gone: ${r.reason.queue}` : String(r.reason)))).toEqual([
       'gone: gpu', 'written', 'gone: gpu', 'written', 'written', 'gone: gpu',
     ]);
-    const rows = await db.job.findMany({ where: { name: { startsWith: 'race-' } }, orderBy: { id: 'asc' }, include: { tasks: true, events: true } });
+    const rows = await db.job.findMany({ where: { name: { startsWith: 'race-' } }, orderBy: { name: 'asc' }, include: { tasks: true, events: true } });
     expect(rows.map((r) => [r.name, r.queue, r.tasks.length, r.events.length])).toEqual([
       ['race-1', 'default', 1, 1], ['race-3', 'batch', 1, 1], ['race-4', 'default', 1, 1],
     ]);
