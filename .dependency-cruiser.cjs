@@ -8,28 +8,36 @@
  *   lib/api        HTTP                 control, monitor, logs, store, jobs, auth, db, leaves
  *   lib/ws         WebSocket endpoints  api, auth, logs, store, jobs, db, leaves
  *   lib/auth       tokens, sessions     store, jobs, db, leaves
- *   lib/control, lib/monitor            store, executors, jobs, logs, db, leaves
+ *   lib/control, lib/monitor            store, executors, uploads, jobs, logs, db, leaves
  *   lib/store      statements           db, jobs, lib/log.ts, lib/generated
  *   lib/executors                       jobs, leaves
+ *   lib/uploads    stored folders       jobs, leaves
  *   lib/logs                            jobs, leaves
  *   lib/db                              leaves
  *   lib/jobs       the pure job model   lib/config.ts
- *   leaves         lib/config.ts, lib/log.ts, lib/proc.ts, lib/generated/: nothing of lib
- *   lib/cli        a client             lib/jobs, lib/logs/protocol.ts, lib/config.ts, types of
- *                                       lib/api; server.ts only from commands/server.ts, by a
- *                                       dynamic import
+ *   leaves         lib/config.ts (the environment's one reader), lib/accounts.ts,
+ *                  lib/project-root.ts: nothing of lib; lib/log.ts, lib/proc.ts: lib/config.ts; lib/generated/: nothing of lib
+ *   lib/cli        a client             clients/ts, lib/jobs, lib/logs/protocol.ts, lib/config.ts,
+ *                                       lib/project-root.ts, types of lib/api; server.ts only from commands/server.ts,
+ *                                       by a dynamic import
+ *   clients/ts     the TypeScript client library: npm packages only (it is published on its own)
  *   lib/ui, components/  browser code   lib/ui (components/ also components/), the BROWSER_SAFE
  *                                       modules, types of lib/api and lib/jobs; no Node built-in
  *   BROWSER_SAFE   shared pure modules  each other, types of lib/api/types.ts; no Node built-in
  *
  * Everywhere: no import cycle (type-only imports included) and no unresolvable import. Tests,
  * bench and scripts may import anything, and take part in the cycle check.
+ *
+ * SQL only in the store: outside lib/store and lib/db the Prisma client is imported for its
+ * types only (import type) — no client, no `Prisma.sql`. A Store hands its client on without an
+ * import, so the use of a model through it is checked by scripts/lint/prisma-in-store.mjs (also
+ * in `npm run lint`).
  */
 
 /** Modules the browser and the CLI share with the server: pure, no Node built-in. */
-const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/waiting\\.ts', 'lib/jobs/usage\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
+const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/task-graph\\.ts', 'lib/jobs/waiting\\.ts', 'lib/jobs/usage\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
 const BROWSER_SAFE_RE = `^(${BROWSER_SAFE.join('|')})$`;
-const LEAVES = '^(lib/(config|log|proc)\\.ts|lib/generated/)';
+const LEAVES = '^(lib/(config|log|proc|accounts|project-root)\\.ts|lib/generated/)';
 
 /** A rule "files under `from` import nothing of lib but `may` and `leaves`". */
 function onlyImports(name, from, may, comment, leaves = LEAVES) {
@@ -90,12 +98,21 @@ module.exports = {
     onlyImports('api-layer', '^lib/api/', ['^lib/(control|monitor|logs|store|jobs|auth|db)/'], 'lib/api (HTTP) imports control, monitor, logs, store, jobs, auth, db and the leaves only.'),
     onlyImports('ws-layer', '^lib/ws/', ['^lib/(api|auth|logs|store|jobs|db)/'], 'lib/ws imports api (views), auth, logs, store, jobs, db and the leaves only.'),
     onlyImports('auth-layer', '^lib/auth/', ['^lib/(store|jobs|db)/'], 'lib/auth sits below lib/api: it imports store, jobs, db and the leaves only.'),
-    onlyImports('control-layer', '^lib/control/', ['^lib/(store|executors|jobs|logs|db)/'], 'lib/control imports store, executors, jobs, logs, db and the leaves only (never lib/monitor: the store bus wakes it).'),
-    onlyImports('monitor-layer', '^lib/monitor/', ['^lib/(store|executors|jobs|logs|db)/'], 'lib/monitor imports store, executors, jobs, logs, db and the leaves only.'),
+    onlyImports('control-layer', '^lib/control/', ['^lib/(store|executors|uploads|jobs|logs|db)/'], 'lib/control imports store, executors, uploads, jobs, logs, db and the leaves only (never lib/monitor: the store bus wakes it).'),
+    onlyImports('monitor-layer', '^lib/monitor/', ['^lib/(store|executors|uploads|jobs|logs|db)/'], 'lib/monitor imports store, executors, uploads, jobs, logs, db and the leaves only.'),
     onlyImports('store-layer', '^lib/store/', ['^lib/(db|jobs)/'], 'lib/store imports db, jobs, lib/log.ts and lib/generated only.', '^(lib/log\\.ts|lib/generated/)'),
     onlyImports('executors-layer', '^lib/executors/', ['^lib/jobs/'], 'lib/executors imports jobs and the leaves only.'),
+    onlyImports('uploads-layer', '^lib/uploads/', ['^lib/jobs/'], 'lib/uploads (stored folders) imports jobs and the leaves only.'),
     onlyImports('logs-layer', '^lib/logs/', ['^lib/jobs/'], 'lib/logs imports jobs and the leaves only.'),
     onlyImports('db-layer', '^lib/db/', [], 'lib/db imports the leaves only.'),
+    {
+      name: 'prisma-client-in-store-only',
+      severity: 'error',
+      comment:
+        'Only lib/store (the statements) and lib/db (the connection) use the Prisma client; elsewhere import its types only (import type) and call a lib/store function.',
+      from: { path: '^(lib|app|components|bin)/|^server\\.ts$', pathNot: '^lib/(store|db|generated)/' },
+      to: { path: '^lib/generated/prisma/|^node_modules/(@prisma/|pglite-prisma-adapter/)', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'jobs-is-pure',
       severity: 'error',
@@ -106,16 +123,30 @@ module.exports = {
     {
       name: 'leaves-are-leaves',
       severity: 'error',
-      comment: 'lib/config.ts, lib/log.ts and lib/proc.ts import nothing of jobdeck.',
-      from: { path: '^lib/(config|log|proc)\\.ts$' },
-      to: { path: '^(lib|app|components)/|^server\\.ts$' },
+      comment: 'lib/config.ts, lib/accounts.ts and lib/project-root.ts import nothing of jobdeck; lib/log.ts and lib/proc.ts only lib/config.ts (the one reader of the environment).',
+      from: { path: '^lib/(config|log|proc|accounts|project-root)\\.ts$' },
+      to: { path: '^(lib|app|components)/|^server\\.ts$', pathNot: '^lib/config\\.ts$' },
     },
     {
       name: 'cli-is-a-client',
       severity: 'error',
-      comment: 'lib/cli talks to a server over HTTP/WebSocket: it imports lib/jobs, lib/logs/protocol.ts, lib/config.ts and types of lib/api only.',
+      comment: 'lib/cli talks to a server over HTTP/WebSocket through the client library (clients/ts): it imports it, lib/jobs, lib/logs/protocol.ts, lib/config.ts, lib/project-root.ts and types of lib/api only.',
       from: { path: '^lib/cli/' },
-      to: { path: '^(lib|app|components)/', pathNot: ['^lib/(cli|jobs|api)/', '^lib/logs/protocol\\.ts$', '^lib/config\\.ts$'] },
+      to: { path: '^(lib|app|components|clients)/', pathNot: ['^lib/(cli|jobs|api)/', '^lib/logs/protocol\\.ts$', '^lib/config\\.ts$', '^lib/project-root\\.ts$', '^clients/ts/src/'] },
+    },
+    {
+      name: 'client-library-stands-alone',
+      severity: 'error',
+      comment: 'clients/ts is published as its own package: it imports npm packages and itself, nothing of the repository.',
+      from: { path: '^clients/ts/' },
+      to: { path: '^(lib|app|components|bin|tests|scripts|bench)/|^server\\.ts$' },
+    },
+    {
+      name: 'only-the-cli-uses-the-client-library',
+      severity: 'error',
+      comment: 'Of lib/, app/ and components/, only lib/cli talks to a server through the client library (the server and the dashboard are not its clients).',
+      from: { path: '^(lib|app|components)/', pathNot: '^lib/cli/' },
+      to: { path: '^clients/' },
     },
     {
       name: 'cli-api-types-only',

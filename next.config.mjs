@@ -4,7 +4,8 @@ const nextConfig = {
   // PGlite instances on one data folder corrupt it, and the objects route handlers get from the
   // server (docs/design.md §9) must be instances of the same classes.
   serverExternalPackages: ['@electric-sql/pglite', 'pglite-prisma-adapter', '@prisma/client', '@prisma/adapter-pg', 'pg', 'pino', 'pino-pretty', 'ws'],
-  // Lets several builds (tests, benchmarks, developers) live side by side.
+  // Lets several builds (tests, benchmarks, developers) live side by side. JOBDECK_NEXT_DIST is
+  // documented with every setting in lib/config.ts; this file, plain JavaScript, reads it itself.
   distDir: process.env.JOBDECK_NEXT_DIST || '.next',
   poweredByHeader: false,
   // No gzip of API answers in the server process: on loopback and behind a TLS proxy (which
@@ -12,5 +13,9 @@ const nextConfig = {
   // (bench/README.md, "Submissions").
   compress: false,
   reactStrictMode: true,
+  // Pages load on their first request, not all at start: a start (and so a restart's recovery,
+  // which waits for the port) costs ~1 s less CPU and the idle server ~25 MB less memory; the
+  // first view of each page after a start takes ~1 s longer once (bench/README.md "Measured choices").
+  experimental: { preloadEntriesOnStart: false },
 };
 export default nextConfig;

@@ -8,21 +8,35 @@ import { defineConfig } from '@playwright/test';
  * Chromium: Debian's /usr/bin/chromium (`apt-get install -y chromium`); never `npx playwright
  * install` (no internet here). The flags keep it from calling home on a closed network.
  */
+// Tests run as root, where a jobdeck isolates by default; the browser tests run every job as the
+// server's own user (docs/testing.md, "Isolation").
+process.env.JOBDECK_ISOLATION ??= 'off';
+
 export default defineConfig({
   testDir: 'tests/e2e',
   testMatch: '**/*.spec.ts',
   globalSetup: './tests/e2e/global-setup.ts',
+  // Spec files run side by side in JOBDECK_E2E_WORKERS browsers (default 1) against the one
+  // server; a file's tests run in order. Tests tell their jobs apart by name (a stamp), so a
+  // job of another file in the list changes nothing they assert (docs/testing.md).
   fullyParallel: false,
-  workers: 1,
+  workers: Number(process.env.JOBDECK_E2E_WORKERS) || 1,
   retries: 0,
-  timeout: 180_000,
-  expect: { timeout: 30_000 },
+  // Hang guards, not speed targets: generous for a machine whose cores are all busy.
+  timeout: 600_000,
+  expect: { timeout: 60_000 },
   outputDir: 'test-results',
   reporter: [['list']],
+  // The slowest spec files, listed at the end of the run (as vitest's slowest files).
+  reportSlowTests: { max: 15, threshold: 10_000 },
   use: {
     viewport: { width: 1280, height: 800 },
-    actionTimeout: 15_000,
-    navigationTimeout: 60_000,
+    // The dashboard's pulsing dots (running badge, follow button, connection) stop under reduced
+    // motion (app/globals.css): otherwise each is a frame composited in software 60 times a
+    // second for the whole run, CPU taken from the suites beside it (docs/testing.md).
+    reducedMotion: 'reduce',
+    actionTimeout: 60_000,
+    navigationTimeout: 120_000,
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {

@@ -1,9 +1,11 @@
 /**
  * jobdeck's server: one Node process running the Next.js handler, the WebSocket upgrades and
- * the background monitor. Start with `npm start` (or `node --import tsx server.ts`).
+ * the background monitor. Start with `npm start` (bin/server.mjs: its bundle when fresh, else this
+ * file under tsx; `node --import tsx server.ts` runs the sources directly).
  * SIGTERM / SIGINT stop the server cleanly; running jobs keep running and are re-adopted by the
  * next start.
  */
+import { setting } from './lib/config';
 import { announceListening, holdLogUntilListening, logger } from './lib/log';
 import { startServer } from './lib/server/start';
 import { applyV8Flags, missingNodeFlags } from './lib/server/v8-flags';
@@ -21,7 +23,7 @@ try {
   log.fatal({ err }, (err as Error).message);
   process.exit(1);
 }
-startServer({ dev: process.env.JOBDECK_DEV === '1' }).then(
+startServer({ dev: setting('JOBDECK_DEV') }).then(
   (srv) => {
     let stopping = false;
     const stop = (signal: string) => {

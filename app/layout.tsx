@@ -1,8 +1,9 @@
 import type { Metadata, Viewport } from 'next';
-import { cookies } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import type { ReactNode } from 'react';
 import { AppShell } from '@/components/AppShell';
 import { LogoutButton } from '@/components/auth/LogoutButton';
+import { pageViewer } from '@/lib/server/route';
 import { parseTheme, THEME_COOKIE } from '@/lib/ui/theme';
 // Tokens and shared controls first, then each part of the dashboard, the responsive rules last
 // (the order is the cascade's).
@@ -13,6 +14,7 @@ import './styles/log-viewer.css';
 import './styles/new-job.css';
 import './styles/insights.css';
 import './styles/team.css';
+import './styles/webhooks.css';
 import './styles/responsive.css';
 
 export const metadata: Metadata = {
@@ -32,10 +34,14 @@ export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
   const theme = parseTheme((await cookies()).get(THEME_COOKIE)?.value);
+  // Who the page is drawn for: its navigation and controls are the viewer's role's from the
+  // server's HTML on (lib/ui/pages.ts, lib/ui/permissions.ts).
+  const h = await headers();
+  const viewer = pageViewer((name) => h.get(name));
   return (
     <html lang="en" data-theme={theme === 'system' ? undefined : theme}>
       <body>
-        <AppShell theme={theme} logout={<LogoutButton className="btn btn-ghost btn-sm" />}>
+        <AppShell theme={theme} viewer={viewer} logout={<LogoutButton className="btn btn-ghost btn-sm" />}>
           {children}
         </AppShell>
       </body>

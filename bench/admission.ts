@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import { openDatabase, type Database } from '../lib/db/client';
-import { createLocalExecutor } from '../lib/executors/local';
+import { createLocalExecutor } from '../lib/executors/local/executor';
 import { createMonitor } from '../lib/monitor/monitor';
 import { createStore } from '../lib/store';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';

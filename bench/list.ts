@@ -51,12 +51,14 @@ export function seedSql(n: number, needles = 0): string[] {
   const base = `(ARRAY['train','eval','nightly','etl','report'])[1 + g % 5]`;
   // Client metadata as Ray's clients send it: a team (one of four) and a run id of its own.
   const metadata = `jsonb_build_object('team', (ARRAY['vision','nlp','infra','rl'])[1 + g % 4], 'run', 'r' || g)`;
+  // resources.labels as the submit stores them (one map per task): a team and a run id of its own.
+  const labels = `jsonb_build_array(jsonb_build_object('team', (ARRAY['vision','nlp','infra','rl'])[1 + g % 4], 'run-id', 'r' || g))`;
   const name = `('bench-' || ${every ? `CASE WHEN g % ${every} = 0 AND g / ${every} <= ${needles} THEN 'rare-needle' ELSE ${base} END` : base} || '-' || g)`;
   return [
     `INSERT INTO "User" ("id","name","role") SELECT 1 + u, 'bench-user-' || u, 'member' FROM generate_series(1, ${SEED_USERS}) AS u`,
     `SELECT setval(pg_get_serial_sequence('"User"', 'id'), ${1 + SEED_USERS})`,
-    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","metadata","userId","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
-     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1, ${metadata}, 2 + g % ${SEED_USERS},
+    `INSERT INTO "Job" ("id","name","status","statusReason","specYaml","spec","specHash","cpus","metadata","labels","userId","submittedAt","startedAt","endedAt","updatedAt","taskCount","currentTask")
+     SELECT g, ${name}, ${status}::"JobStatus", NULL, E'${specYaml.replace(/\n/g, '\\n')}', '${jobSpec}'::jsonb, md5(g::text), 1, ${metadata}, ${labels}, 2 + g % ${SEED_USERS},
             now() - (${n} - g) * interval '10 seconds', now() - (${n} - g) * interval '10 seconds' + interval '1 second',
             now() - (${n} - g) * interval '10 seconds' + interval '9 seconds', now(), 1, 0
      FROM generate_series(1, ${n}) AS g`,

@@ -14,7 +14,7 @@ import { closeSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { attemptDir } from '../lib/jobs/paths';
 import { isTerminal } from '../lib/jobs/status';
-import type { ProcessMemory } from '../lib/monitor/handle';
+import type { ProcessMemory } from '../lib/monitor/state';
 import type { Measure, MeasureResult } from './lib/context';
 import { jobDetail, openJobStream, submitCmd, type JobStreamClient } from './lib/client';
 import { cpuTimeMs, rssBytes, sampleRss } from './lib/proc';

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { attemptDir } from '../lib/jobs/paths';
 import type { JobSummary } from '../lib/api/types';
-import type { MonitorState } from '../lib/monitor/handle';
+import type { MonitorState } from '../lib/monitor/state';
 import type { Measure, MeasureResult } from './lib/context';
 import { listAll } from './lib/client';
 import { cancelEverything, submitMany, waitAllStatus } from './lib/jobs';

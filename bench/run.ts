@@ -15,7 +15,7 @@
  *   npm run bench -- --server-env=JOBDECK_PGLITE_WORKER=0   extra environment for every server (repeatable;
  *                                          the servers otherwise get no JOBDECK_* of this shell)
  *
- * Measures: latency, concurrent, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas (see bench/README.md). Each prints
+ * Measures: latency, concurrent, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserlog, cgroups (see bench/README.md). Each prints
  * its table rows and writes bench/results/<name>.json; a summary table and
  * bench/results/summary.json come last. Every server, temp folder and database the run creates
  * is removed at the end (also on an error or Ctrl-C). Exit code 1 when a measure could not run;
@@ -28,6 +28,8 @@ import path from 'node:path';
 import Table from 'cli-table3';
 import pc from 'picocolors';
 import { admission } from './admission';
+import { browserLog } from './browser-log';
+import { cgroups } from './cgroups';
 import { compress } from './compress';
 import { concurrent } from './concurrent';
 import { latency } from './latency';
@@ -44,7 +46,7 @@ import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { RESULTS_DIR, ROOT, setKeepLogs, setServerEnv } from './lib/server';
 
-const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas];
+const MEASURES: Measure[] = [latency, concurrent, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserLog, cgroups];
 
 interface Args {
   only: string[] | null;

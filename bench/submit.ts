@@ -7,7 +7,7 @@
  * job (`sleep 3600`) takes that CPU: every submitted job (`true`) stays PENDING. The monitor
  * still sees each new job (admission runs; it just does not fit). 50 warm-up submits come first.
  */
-import type { MonitorState } from '../lib/monitor/handle';
+import type { MonitorState } from '../lib/monitor/state';
 import type { Measure, MeasureResult, Row } from './lib/context';
 import { SubmitClient, submitCmd } from './lib/client';
 import { cancelEverything, waitAllStatus } from './lib/jobs';

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { setting } from './config';
 
 let instance: Logger | undefined;
 
@@ -41,17 +42,23 @@ export function holdLogUntilListening(): void {
 /**
  * The server listens: with JSON output, `lines` are written as plain text first, then the JSON
  * lines held since holdLogUntilListening(); with pretty output nothing more is written (the
- * logger already said it). Also call it (with no lines) before exiting on a failed start.
+ * logger already said it) but the `unlogged` lines — those the logger was not given (a secret:
+ * the first start's login URL), written plain in either case. Also call it (with no lines)
+ * before exiting on a failed start.
  */
-export function announceListening(lines: readonly string[]): void {
-  if (held === null) return;
+export function announceListening(lines: readonly string[], unlogged: readonly string[] = []): void {
+  if (held === null) {
+    if (unlogged.length) process.stdout.write(unlogged.map((l) => `${l}\n`).join(''));
+    return;
+  }
   if (lines.length) process.stdout.write(lines.map((l) => `${l}\n`).join(''));
   releaseHeld();
 }
 
 /** Pretty output: JOBDECK_LOG_PRETTY=1, or stdout is a terminal (unless JOBDECK_LOG_PRETTY=0). */
 function wantsPretty(): boolean {
-  return process.env.JOBDECK_LOG_PRETTY ? process.env.JOBDECK_LOG_PRETTY === '1' : !!process.stdout.isTTY;
+  const wanted = setting('JOBDECK_LOG_PRETTY');
+  return wanted !== null ? wanted === '1' : !!process.stdout.isTTY;
 }
 
 /**
@@ -68,7 +75,7 @@ export function logger(): Logger {
 }
 
 function createLogger(): Logger {
-  const level = process.env.JOBDECK_LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info');
+  const level = setting('JOBDECK_LOG_LEVEL') ?? (process.env.VITEST ? 'silent' : 'info');
   const opts = { level, base: { pid: process.pid }, name: 'jobdeck' };
   if (wantsPretty()) {
     return pino(opts, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', sync: true }));

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 
 /**
  * One process's entry in the Linux process table (`/proc/<pid>/stat`): read by the local
- * executor (lib/executors/proc.ts) and by the data-folder lock (lib/db/lock.ts), which checks
+ * executor (lib/executors/local/proc.ts) and by the data-folder lock (lib/db/lock.ts), which checks
  * that the lock's holder still runs. Synchronous and cheap; nothing throws for a process that is
  * gone.
  */

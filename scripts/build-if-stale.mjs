@@ -1,4 +1,5 @@
-// `npm start`'s first step (package.json `prestart`): builds the Next.js app only when there is no
+// `npm start`'s first step (package.json `prestart`): bundles the CLI and the server
+// (scripts/build-cli.mjs, scripts/build-server.mjs), then builds the Next.js app only when there is no
 // build yet or the sources changed since it was made, and says which, so that restarting a built
 // jobdeck takes seconds instead of a full `next build`.
 //
@@ -12,6 +13,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleFresh } from '../bin/bundle.mjs';
+import { buildCli, CLI_BUNDLE_DIR } from './build-cli.mjs';
+import { buildServer, SERVER_BUNDLE_DIR } from './build-server.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 /** What the Next.js build is made of: folders walked recursively, and single files. */
@@ -72,9 +76,15 @@ export function staleReason(base, dist, now) {
   return null;
 }
 
-function main() {
-  const dist = process.env.JOBDECK_NEXT_DIST || '.next';
+async function main() {
+  // The CLI's and the server's bundles first (a second or two each): they are made of the same sources.
   const force = process.argv.includes('--force');
+  // Made again only when one of their inputs is newer (the launchers' own rule, bin/bundle.mjs):
+  // `npm test` runs this before vitest and Playwright, whose global setups run it again side by side.
+  if (force || !bundleFresh(root, CLI_BUNDLE_DIR, 'jobdeck.mjs')) await buildCli();
+  if (force || !bundleFresh(root, SERVER_BUNDLE_DIR, 'server.mjs')) await buildServer();
+  // JOBDECK_NEXT_DIST (lib/config.ts documents it; plain JavaScript reads it itself, like next.config.mjs).
+  const dist = process.env.JOBDECK_NEXT_DIST || '.next';
   const t0 = Date.now();
   const now = fingerprint(root);
   const reason = force ? 'asked to build (--force)' : staleReason(root, dist, now);
@@ -92,4 +102,4 @@ function main() {
   console.log(`jobdeck: built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

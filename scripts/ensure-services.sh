@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the tests need is here and running, on a fresh machine of this kind
 # (Debian 12, root): a PostgreSQL server with the jobdeck role, Debian's Chromium for the
-# browser tests and Debian's Prometheus for the metrics test. Idempotent: does nothing that is
+# browser tests, Debian's Prometheus for the metrics test, Python 3 with pip for the Python
+# client's tests and Podman for the container tests. Idempotent: does nothing that is
 # already done. Used by `npm test` and .ci/run.
 set -euo pipefail
 
@@ -58,18 +59,41 @@ fi
 
 # Debian's Prometheus for the metrics test (a real server scraping /metrics). Only the binary is
 # needed: the test starts its own with a temporary config; the package's own service is not used.
+# In CI (CI=true) a tool the tests need that cannot be installed fails the run: a test that
+# skips for want of it would pass without testing anything.
+missing_tool() { # message
+  echo "ensure-services: $1" >&2
+  if [ "${CI:-}" = "true" ]; then exit 1; fi
+}
 if ! command -v prometheus >/dev/null 2>&1; then
   echo "ensure-services: installing Debian's prometheus for the metrics test"
   apt_install --no-install-recommends prometheus || \
-    echo "ensure-services: prometheus is missing and could not be installed (apt-get install -y --no-install-recommends prometheus); the Prometheus test will skip" >&2
+    missing_tool "prometheus is missing and could not be installed (apt-get install -y --no-install-recommends prometheus); the Prometheus test will fail"
 fi
 command -v prometheus >/dev/null 2>&1 && echo "ensure-services: prometheus ready"
 if ! command -v rg >/dev/null 2>&1; then
   echo "ensure-services: installing Debian's ripgrep for the cross-job log search"
   apt_install --no-install-recommends ripgrep || \
-    echo "ensure-services: ripgrep is missing and could not be installed (apt-get install -y --no-install-recommends ripgrep); the log search uses its Node scan" >&2
+    missing_tool "ripgrep is missing and could not be installed (apt-get install -y --no-install-recommends ripgrep); the log search tests will fail (the server itself falls back to its Node scan)"
 fi
 command -v rg >/dev/null 2>&1 && echo "ensure-services: ripgrep ready"
+
+# Podman (rootful) with runc, and Debian's static busybox, for the container tests (image_id:
+# docker:…): tests/helpers/container-image.ts builds their small image offline from /bin/busybox.
+# A missing one fails the run here — a container test never skips.
+if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /bin/busybox ]; then
+  echo "ensure-services: installing Debian's podman, runc and busybox-static for the container tests"
+  apt_install podman runc busybox-static || { echo "ensure-services: podman, runc or busybox-static is missing: apt-get install -y podman runc busybox-static" >&2; exit 1; }
+fi
+echo "ensure-services: podman ready"
+
+# Python 3 with pip for the Python client's tests (tests/integration/clients.test.ts installs
+# clients/python with `pip install --no-index` and runs its unittest suite).
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || ! python3 -m pip --version >/dev/null 2>&1; then
+  echo "ensure-services: installing Debian's python3 and pip for the Python client's tests"
+  apt_install --no-install-recommends python3 python3-pip || { echo "ensure-services: python3 (≥ 3.9) with pip is missing: apt-get install -y python3 python3-pip" >&2; exit 1; }
+fi
+echo "ensure-services: python3 ready"
 
 # A one-node Slurm cluster for the Slurm executor's tests, and an emulated three-node one (its own
 # controller, one slurmd per network namespace) for its multi-node tests (both idempotent and

@@ -1,4 +1,4 @@
-// `npm run lint` (and the first step of `npm test` after services): three checks, run side by
+// `npm run lint` (and the first step of `npm test` after services): four checks, run side by
 // side, each printed whole under its name; exits non-zero when any failed.
 //   1. dependencies — dependency-cruiser with .dependency-cruiser.cjs: the layering and no cycles
 //      (docs/design.md, "Wiring and dependencies"); a violation names the importing and the
@@ -6,13 +6,16 @@
 //   2. oxlint — .oxlintrc.json: unused names, floating promises (type-aware, via tsgolint),
 //      file and function length, a few correctness rules.
 //   3. types — tsc --noEmit.
+//   4. store-sql — scripts/lint/prisma-in-store.mjs: no Prisma model, raw statement or
+//      transaction outside lib/store and lib/db (imports alone cannot show it); a use names
+//      the file, line and what was used.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-const SOURCES = ['app', 'components', 'lib', 'server.ts', 'bin', 'scripts', 'tests', 'bench'];
+const SOURCES = ['app', 'components', 'lib', 'clients', 'server.ts', 'bin', 'scripts', 'tests', 'bench'];
 
 const checks = [
   [
@@ -31,6 +34,7 @@ const checks = [
   ],
   ['oxlint', bin('oxlint'), ['--type-aware', '--max-warnings=0', '--format', 'unix', ...SOURCES]],
   ['types', bin('tsc'), ['--noEmit']],
+  ['store-sql', process.execPath, [path.join(root, 'scripts', 'lint', 'prisma-in-store.mjs')]],
 ];
 
 /** Runs one check, its stdout and stderr collected; resolves with its exit code, output and time. */

@@ -15,17 +15,42 @@ const ERRORS: Record<string, string> = {
   sso: 'Single sign-on did not complete. Try again; an admin finds the reason in the audit log.',
 };
 
+/** Where the admin token is, for the page that leads with it. */
+function TokenHelp() {
+  return (
+    <div className={styles.help}>
+      Where is the token?
+      <ul>
+        <li>
+          In the server log at start: open the <code>/login?token=…</code> URL it printed.
+        </li>
+        <li>
+          In the file <code>$JOBDECK_HOME/token</code> (default <code>~/.jobdeck/token</code>) on the server machine.
+        </li>
+        <li>
+          Or the value of <code>JOBDECK_TOKEN</code> the server was started with.
+        </li>
+      </ul>
+    </div>
+  );
+}
+
 /**
- * The login page: paste the admin token. (`/login?token=…` — the URL printed at start — never
- * renders this page: the server logs in and redirects first.) With single sign-on configured
- * (JOBDECK_OIDC_*), a "Sign in with <provider>" link starts it.
+ * The login page. When users log in with passwords (an admin gave one a password), it leads with
+ * the user name and password form, and a token — a personal one (`jdp_…`), or the admin token — is
+ * the second way, one click away. Otherwise (one person, the admin token) it leads with the token
+ * and says where to find it. (`/login?token=…` — the URL printed at start — never renders this
+ * page: the server logs in and redirects first.) With single sign-on configured (JOBDECK_OIDC_*),
+ * a "Sign in with <provider>" link comes first.
  */
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
   const next = safeNextPath(one(sp.next));
   const error = ERRORS[one(sp.error) ?? ''] ?? null;
-  const sso = startedServices()?.auth.oidc ?? null;
+  const auth = startedServices()?.auth;
+  const sso = auth?.oidc ?? null;
+  const users = auth?.directory.hasPasswordUsers() ?? false;
   return (
     <main className={styles.page}>
       <section className={styles.card} aria-labelledby="login-title">
@@ -35,7 +60,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             Log in to jobdeck
           </h1>
         </div>
-        <p className={styles.lead}>This server runs commands for whoever holds its token. Paste it to continue.</p>
+        <p className={styles.lead}>{users ? 'Log in with your user name and password.' : 'This server runs commands for whoever holds its token. Paste it to continue.'}</p>
         {sso && (
           <p>
             <a className={styles.sso} data-testid="sso-login" href={`${OIDC_START_PATH}?${new URLSearchParams({ next })}`}>
@@ -43,25 +68,25 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             </a>
           </p>
         )}
-        <LoginForm next={next} initialError={error} />
-        <details className={styles.help} data-testid="password-login">
-          <summary>Log in with a user name and password</summary>
-          <PasswordLoginForm next={next} />
-        </details>
-        <div className={styles.help}>
-          Where is the token?
-          <ul>
-            <li>
-              In the server log at start: open the <code>/login?token=…</code> URL it printed.
-            </li>
-            <li>
-              In the file <code>$JOBDECK_HOME/token</code> (default <code>~/.jobdeck/token</code>) on the server machine.
-            </li>
-            <li>
-              Or the value of <code>JOBDECK_TOKEN</code> the server was started with.
-            </li>
-          </ul>
-        </div>
+        {users ? (
+          <>
+            <div data-testid="password-login">
+              <PasswordLoginForm next={next} initialError={error} autoFocus />
+            </div>
+            <details className={styles.help} data-testid="token-login">
+              <summary>Log in with an access token instead</summary>
+              <p>
+                A personal token (<code>jdp_…</code>, from the Tokens page or <code>jobdeck tokens create</code>), or the admin token.
+              </p>
+              <LoginForm next={next} placeholder="jdp_…" autoFocus={false} />
+            </details>
+          </>
+        ) : (
+          <>
+            <LoginForm next={next} initialError={error} />
+            <TokenHelp />
+          </>
+        )}
       </section>
     </main>
   );

@@ -50,6 +50,9 @@ export function buildStaleness(): string | null {
  * @throws Error with the build output's tail when `next build` fails.
  */
 export function ensureBuild(opts: { full?: boolean; force?: boolean; log(msg: string): void }): { built: boolean; ms: number; reason: string | null } {
+  // The server's bundle (what `npm start` runs; seconds): bin/server.mjs runs the sources when it is stale.
+  const bundled = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-server.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  if (bundled.status !== 0) throw new Error(`the server's bundle failed (exit ${bundled.status ?? bundled.signal}):\n${`${bundled.stdout ?? ''}\n${bundled.stderr ?? ''}`.slice(-4000)}`);
   const reason = opts.force ? 'forced' : buildStaleness();
   if (!reason) return { built: false, ms: 0, reason: null };
   opts.log(`building the app into ${benchDistDir()} (${reason})${opts.full ? '' : ' — compile mode'}…`);

@@ -150,3 +150,22 @@ export function sampleRss(pid: number, intervalMs = 100): { stop(): { maxBytes: 
     },
   };
 }
+
+/**
+ * Direct children of `pid` whose command line contains `needle` (e.g. the attempt launcher,
+ * `launcher-main.mjs`), by /proc/<child>/stat's parent field; [] when none.
+ */
+export function childrenMatching(pid: number, needle: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const text = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) out.push(Number(name));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}

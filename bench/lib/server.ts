@@ -1,5 +1,6 @@
 /**
- * The bench's server launcher: `node [--cpu-prof] --import tsx server.ts` on a free loopback
+ * The bench's server launcher: `node [--cpu-prof] bin/server.mjs` (as `npm start`; `--import tsx
+ * server.ts` with a preload) on a free loopback
  * port with its own JOBDECK_HOME and JOBDECK_TOKEN, logs to a file (JSON lines at info level, as
  * in production), the process id for /proc sampling, and kill -9 for the recovery measure.
  * Every server registers its own cleanup (lib/cleanup.ts).
@@ -16,7 +17,7 @@ import { rssBytes } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { nowMs } from './util';
 import { SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
-import type { MonitorState, ProcessMemory } from '../../lib/monitor/handle';
+import type { MonitorState, ProcessMemory } from '../../lib/monitor/state';
 
 export { ROOT, RESULTS_DIR };
 
@@ -131,7 +132,7 @@ export async function startBenchServer(opts: BenchServerOptions): Promise<BenchS
   const logDir = tempDir(`${opts.label}-log`);
   const logFile = path.join(logDir, 'server.log');
   const profDir = path.join(logDir, 'prof');
-  const args = [...SERVER_NODE_FLAGS, ...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', ...(opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]), 'server.ts'];
+  const args = [...SERVER_NODE_FLAGS, ...(opts.profile ? ['--inspect=127.0.0.1:0'] : []), ...(opts.lifeProfile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(opts.preload?.length ? ['--import', 'tsx', ...opts.preload.flatMap((p) => ['--import', `./${p}`]), 'server.ts'] : ['bin/server.mjs'])];
   const port = await freePort();
   const spawnedAtMs = nowMs();
   const proc = spawn(process.execPath, args, {

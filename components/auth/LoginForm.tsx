@@ -10,13 +10,17 @@ export interface LoginFormProps {
   next: string;
   /** An error to show at first (e.g. from `?error=invalid`). */
   initialError?: string | null;
+  /** What a token looks like here: `jdp_…` (personal tokens, when users log in) or `jd_…` (the admin token). */
+  placeholder?: string;
+  /** Focus the field at once (the form the page leads with). */
+  autoFocus?: boolean;
 }
 
 /**
  * Paste-the-token login form. Without JavaScript it is a plain HTML form POST to
  * /api/auth/login (the server answers 303); with it, it posts JSON and shows errors inline.
  */
-export function LoginForm({ next, initialError = null }: LoginFormProps) {
+export function LoginForm({ next, initialError = null, placeholder = 'jd_…', autoFocus = true }: LoginFormProps) {
   const [token, setToken] = useState('');
   const [show, setShow] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -58,9 +62,9 @@ export function LoginForm({ next, initialError = null }: LoginFormProps) {
           name="token"
           type={show ? 'text' : 'password'}
           autoComplete="current-password"
-          autoFocus
+          autoFocus={autoFocus}
           spellCheck={false}
-          placeholder="jd_…"
+          placeholder={placeholder}
           value={token}
           onChange={(e) => setToken(e.target.value)}
           data-testid="login-token"

@@ -9,11 +9,11 @@ import { postLogin } from './post-login';
  * ROLE --password-stdin`). Posts JSON to /api/auth/login; wrong credentials and the rate limit
  * (429) are shown inline.
  */
-export function PasswordLoginForm({ next }: { next: string }) {
+export function PasswordLoginForm({ next, initialError = null, autoFocus = false }: { next: string; initialError?: string | null; autoFocus?: boolean }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(initialError);
 
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -42,7 +42,7 @@ export function PasswordLoginForm({ next }: { next: string }) {
         User name
       </label>
       <div className={styles.field}>
-        <input id="jobdeck-username" className={styles.input} autoComplete="username" spellCheck={false} maxLength={63} value={username} onChange={(e) => setUsername(e.target.value)} data-testid="login-username" />
+        <input id="jobdeck-username" className={styles.input} autoFocus={autoFocus} autoComplete="username" spellCheck={false} maxLength={63} value={username} onChange={(e) => setUsername(e.target.value)} data-testid="login-username" />
       </div>
       <label className={styles.label} htmlFor="jobdeck-password">
         Password

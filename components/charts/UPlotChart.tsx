@@ -2,10 +2,13 @@
 /**
  * A uPlot chart (a small, fast canvas charting library) that follows its container's width.
  * uPlot is loaded on the client only (it measures the DOM); the chart is rebuilt when its data or
- * options change and resized with its container.
+ * options change and resized with its container. A canvas takes no CSS: its axes read the page's
+ * text colour each time they are drawn, and the chart is drawn again when the theme changes
+ * (lib/ui/theme.ts onThemeChange), so a toggle shows at once.
  */
 import { useEffect, useRef } from 'react';
 import type uPlot from 'uplot';
+import { onThemeChange } from '@/lib/ui/theme';
 import 'uplot/dist/uPlot.min.css';
 
 /** Props of UPlotChart: uPlot's options without width (the container's), and its data. */
@@ -26,10 +29,12 @@ export function UPlotChart({ options, data, className, label, testId }: UPlotCha
     let plot: uPlot | null = null;
     let gone = false;
     const ro = new ResizeObserver(() => plot?.setSize({ width: el.clientWidth, height: options.height }));
+    // The theme changed: the axes' labels and ticks take the page's new text colour.
+    const stopTheme = onThemeChange(() => plot?.redraw());
     void import('uplot').then(({ default: UPlot }) => {
       if (gone) return;
-      // A canvas takes no CSS: axes are drawn in the page's text colour (light or dark theme).
-      const color = getComputedStyle(el).color;
+      // Axes in the page's text colour (light or dark theme), read at each draw.
+      const color = () => getComputedStyle(el).color;
       const axes = options.axes?.map((a) => ({ stroke: color, grid: { stroke: 'rgba(128,128,128,0.18)' }, ticks: { stroke: 'rgba(128,128,128,0.3)' }, ...a }));
       plot = new UPlot({ ...options, ...(axes ? { axes } : {}), width: Math.max(40, el.clientWidth) }, data, el);
       ro.observe(el);
@@ -37,6 +42,7 @@ export function UPlotChart({ options, data, className, label, testId }: UPlotCha
     return () => {
       gone = true;
       ro.disconnect();
+      stopTheme();
       plot?.destroy();
     };
   }, [options, data]);

@@ -15,10 +15,16 @@ import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import type { JobDetail } from '@/lib/api/types';
 import { canCancel, canDelete, formatDuration, elapsedMs } from '@/lib/ui/format';
-import { waitingText } from '@/lib/jobs/waiting';
+import { isTerminal } from '@/lib/jobs/status';
+import { placeText, waitingText } from '@/lib/jobs/waiting';
 import { formatBytes } from '@/lib/jobs/usage';
 import { logsRemovedText } from '@/lib/logs/protocol';
-import { useCancelJob, useDeleteJob, useRerunJob, useSetPriority } from '@/lib/ui/hooks';
+import { useQuery } from '@tanstack/react-query';
+import type { UserMe } from '@/lib/api/types';
+import { api } from '@/lib/ui/api';
+import { useCancelJob, useDeleteJob, useNow, useRerunJob, useSetPriority } from '@/lib/ui/hooks';
+import { jobPermissions, may as mayCall } from '@/lib/ui/permissions';
+import { useViewer } from '@/lib/ui/team-hooks';
 import { ConfirmButton } from '../ConfirmButton';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
@@ -29,6 +35,10 @@ export function JobHeader({ job }: { job: JobDetail }) {
   const del = useDeleteJob();
   const rerunJob = useRerunJob();
   const [error, setError] = useState<string | null>(null);
+  // The actions the viewer may take on this job (a member: on its own jobs).
+  const viewer = useViewer();
+  const may = jobPermissions(viewer, job.owner);
+  const maySubmit = mayCall(viewer, 'POST /api/jobs');
 
   const rerun = () => {
     setError(null);
@@ -42,7 +52,7 @@ export function JobHeader({ job }: { job: JobDetail }) {
         <h1 id="job-title">{job.name}</h1>
         <StatusBadge status={job.status} title={job.statusReason} />
         <div className="job-actions">
-          {canCancel(job.status) && (
+          {may.cancel && canCancel(job.status) && (
             <ConfirmButton
               className="btn btn-danger"
               confirmLabel="Confirm cancel"
@@ -53,13 +63,17 @@ export function JobHeader({ job }: { job: JobDetail }) {
               Cancel job
             </ConfirmButton>
           )}
-          <button type="button" className="btn" onClick={rerun} disabled={rerunJob.isPending} title="Submit this job again as it was submitted (spec, name, envs, metadata) as a new job">
-            Re-run
-          </button>
-          <Link className="btn" href={`/jobs/new?from=${job.id}`} title="Open New job with this job's spec and launch overrides, to edit before submitting">
-            Re-run with changes
-          </Link>
-          {canDelete(job.status) && (
+          {may.rerun && (
+            <button type="button" className="btn" onClick={rerun} disabled={rerunJob.isPending} title="Submit this job again as it was submitted (spec, name, envs, metadata) as a new job">
+              Re-run
+            </button>
+          )}
+          {maySubmit && (
+            <Link prefetch={false} className="btn" href={`/jobs/new?from=${job.id}`} title="Open New job with this job's spec and launch overrides, to edit before submitting">
+              {may.rerun ? 'Re-run with changes' : 'Submit a copy'}
+            </Link>
+          )}
+          {may.remove && canDelete(job.status) && (
             <ConfirmButton
               className="btn btn-danger"
               confirmLabel="Confirm delete"
@@ -87,13 +101,14 @@ export function JobHeader({ job }: { job: JobDetail }) {
           ⚠ {job.warnings.length} key{job.warnings.length === 1 ? '' : 's'} of its spec accepted and not acted on (see Spec): {job.warnings.map((w) => w.path.replace(/^task\[\d+\]\./, '')).join(', ')}
         </p>
       )}
-      {job.status === 'PENDING' && <Waiting job={job} />}
+      {job.status === 'PENDING' && <Waiting job={job} mayChange={may.priority} viewer={viewer} />}
+      {job.nextAttemptAt && !job.cancelRequested && <NextAttempt at={job.nextAttemptAt} />}
       {job.status !== 'PENDING' && job.pendingReason && (
         <p className="job-reason" data-testid="held-reason">
           Not running yet: {job.pendingReason} (submitted to {job.executor}, waiting in its queue)
         </p>
       )}
-      {job.cancelRequested && !['CANCELLED', 'SUCCEEDED'].includes(job.status) && !job.status.startsWith('FAILED') && (
+      {job.cancelRequested && !isTerminal('job', job.status) && (
         <p className="job-reason" role="status">
           Cancel requested — stopping the running attempt…
         </p>
@@ -102,13 +117,42 @@ export function JobHeader({ job }: { job: JobDetail }) {
   );
 }
 
-/** Why a PENDING job waits (from the admission pass), and its priority, which can change while it waits. */
-function Waiting({ job }: { job: JobDetail }) {
+/** A restart (or recovery) waiting out its backoff: "Restarting in 30 s", counting down. */
+function NextAttempt({ at }: { at: string }) {
+  const now = useNow(1000);
+  const left = Date.parse(at) - now;
+  return (
+    <p className="job-reason" role="status" data-testid="next-attempt">
+      {left > 500 ? `Restarting in ${formatDuration(left)} (backoff before the next attempt)` : 'Restarting now…'}
+    </p>
+  );
+}
+
+/**
+ * The highest priority the viewer may give a job of `queue`: none for an admin (null), else the
+ * role's cap (UserMe.maxPriority) lowered by the queue's member cap — what the server enforces
+ * (lib/jobs/priority-cap.ts); shown so the field says it before a refusal does.
+ */
+function usePriorityCap(viewer: UserMe | null, queue: string, enabled: boolean): number | null {
+  const q = useQuery({ queryKey: ['queues', 'one', queue], queryFn: ({ signal }) => api.queue(queue, signal), enabled: enabled && viewer?.role !== 'admin', staleTime: 60_000 });
+  if (!viewer || viewer.role === 'admin') return null;
+  const caps = [viewer.maxPriority, q.data?.memberMaxPriority ?? null].filter((c): c is number => c !== null);
+  return caps.length ? Math.min(...caps) : null;
+}
+
+/**
+ * Why a PENDING job waits (from the admission pass), its place in line (JobSummary.place: updated
+ * as jobs ahead start), and its priority, which its submitter (or an admin: `mayChange`) can
+ * change while it waits, up to the viewer's cap.
+ */
+function Waiting({ job, mayChange, viewer }: { job: JobDetail; mayChange: boolean; viewer: UserMe | null }) {
   const set = useSetPriority();
+  const cap = usePriorityCap(viewer, job.queue, mayChange);
+  const top = cap ?? 1000;
   const [value, setValue] = useState(String(job.priority));
   const [error, setError] = useState<string | null>(null);
   const n = Number(value);
-  const valid = /^\d{1,4}$/.test(value) && n >= 0 && n <= 1000;
+  const valid = /^\d{1,4}$/.test(value) && n >= 0 && n <= top;
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     setError(null);
@@ -119,16 +163,31 @@ function Waiting({ job }: { job: JobDetail }) {
       <p className="job-reason" data-testid="pending-reason">
         Waiting: {waitingText(job.pendingReason)} · queue {job.queue}
       </p>
-      <form className="priority-form" onSubmit={submit} aria-label="Priority">
-        <label>
-          Priority{' '}
-          <input type="number" min={0} max={1000} step={1} value={value} onChange={(e) => setValue(e.target.value)} aria-invalid={!valid} data-testid="priority-input" />
-        </label>
-        <button type="submit" className="btn" disabled={!valid || set.isPending || n === job.priority} data-testid="priority-set">
-          Set
-        </button>
-        <span className="muted"> 0–1000, higher starts first (now {job.priority})</span>
-      </form>
+      {job.place && (
+        <p className="job-reason" data-testid="job-place">
+          Place: {placeText(job.place, job.queue)}
+        </p>
+      )}
+      {mayChange ? (
+        <form className="priority-form" onSubmit={submit} aria-label="Priority">
+          <label>
+            Priority{' '}
+            <input type="number" min={0} max={top} step={1} value={value} onChange={(e) => setValue(e.target.value)} aria-invalid={!valid} data-testid="priority-input" />
+          </label>
+          <button type="submit" className="btn" disabled={!valid || set.isPending || n === job.priority} data-testid="priority-set">
+            Set
+          </button>
+          <span className="muted" data-testid="priority-range">
+            {' '}
+            0–{top}
+            {cap !== null ? ' (your cap)' : ''}, higher starts first (now {job.priority})
+          </span>
+        </form>
+      ) : (
+        <p className="muted" data-testid="priority-readonly">
+          Priority {job.priority} (higher starts first)
+        </p>
+      )}
       {error && (
         <div className="alert alert-error" role="alert">
           {error}
@@ -138,8 +197,12 @@ function Waiting({ job }: { job: JobDetail }) {
   );
 }
 
-/** The job's times and counters (submitted, started, ended, durations, tasks, restarts, executor). */
-export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
+/**
+ * The job's times and counters (submitted, started, ended, durations, tasks, restarts, executor). `streamedBytes`: its logs' bytes the page's stream received so far — the
+ * "Logs" figure is the larger of that and the disk usage last read (which also counts the time
+ * indexes), so it grows with the log, not only when the job is read again.
+ */
+export function JobFacts({ job, now, streamedBytes = 0 }: { job: JobDetail; now: number; streamedBytes?: number }) {
   return (
     <section className="card job-facts" aria-label="Job details">
       <dl className="meta">
@@ -179,11 +242,24 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
         </div>
         <div>
           <dt>Restarts</dt>
-          <dd data-testid="job-restarts">
+          <dd data-testid="job-restarts" title="after errors (counted against max_restarts_on_errors) · on an exit code of recover_on_exit_codes · recoveries (the executor lost an attempt)">
             {job.restartCount}
+            {job.exitCodeRestartCount ? <span className="muted"> · {job.exitCodeRestartCount} on exit code</span> : null}
             {job.recoveryCount ? <span className="muted"> · {job.recoveryCount} recoveries</span> : null}
           </dd>
         </div>
+        {Object.keys(job.labels).length > 0 && (
+          <div>
+            <dt>Labels</dt>
+            <dd data-testid="job-labels">
+              {Object.entries(job.labels).map(([k, v]) => (
+                <code key={k} className="label-chip">
+                  {k}={v}
+                </code>
+              ))}
+            </dd>
+          </div>
+        )}
         <div>
           <dt>Executor</dt>
           <dd>{job.executor}</dd>
@@ -198,7 +274,7 @@ export function JobFacts({ job, now }: { job: JobDetail; now: number }) {
         </div>
         <div>
           <dt>Logs</dt>
-          <dd data-testid="job-log-usage">{job.logsRemovedAt ? <span className="muted">{logsRemovedText(job.logsRemovedAt)}</span> : `${formatBytes(job.logBytesTotal)} on disk`}</dd>
+          <dd data-testid="job-log-usage">{job.logsRemovedAt ? <span className="muted">{logsRemovedText(job.logsRemovedAt)}</span> : `${formatBytes(Math.max(job.logBytesTotal, streamedBytes))} on disk`}</dd>
         </div>
         <div>
           <dt>Submitted by</dt>

@@ -11,7 +11,9 @@ import { useCallback, useMemo, useState } from 'react';
 import type { JobDetail } from '@/lib/api/types';
 import { isTerminal } from '@/lib/jobs/status';
 import { ApiRequestError } from '@/lib/ui/api';
-import { useJob, useJobStream, useNow } from '@/lib/ui/hooks';
+import { useJob, useNow } from '@/lib/ui/hooks';
+import { useJobLog } from '@/lib/ui/use-job-log';
+import type { LogBuffer } from '@/lib/ui/log-buffer';
 import type { SectionHeader } from '@/lib/ui/log-view';
 import { JobFacts, JobHeader } from './JobHeader';
 import type { SectionInfo } from './LogRows';
@@ -51,6 +53,19 @@ function useNames(data: JobDetail | undefined) {
   return { describe, sections };
 }
 
+/**
+ * Bytes of the job's logs the stream has brought so far (every attempt, every rank): the log's
+ * size as it grows, between two reads of the job (its `logBytesTotal` is read every few seconds).
+ * `version` only ties the figure to the buffer's changes. (The end of a long log shown first
+ * counts from its offset: its attempt's figure is the log's size too.)
+ */
+function streamedBytes(job: JobDetail, buffer: LogBuffer, version: number): number {
+  void version;
+  let n = 0;
+  for (const t of job.tasks) for (const a of t.attemptList) n += buffer.attemptStats(t.index, a.number).bytes;
+  return n;
+}
+
 const SIDE_TABS = [
   { id: 'pipeline', label: 'Pipeline' },
   { id: 'spec', label: 'Spec' },
@@ -86,7 +101,7 @@ function SideTabs({ tab, onTab }: { tab: 'pipeline' | 'spec'; onTab: (t: 'pipeli
 
 export function JobView({ id }: { id: number }) {
   const job = useJob(id);
-  const { buffer, version, state, restarting, ended } = useJobStream(id);
+  const { buffer, version, state, restarting, ended, preview } = useJobLog(id, job.data);
   const now = useNow(1000);
   const [selected, setSelected] = useState<AttemptRef | null>(null);
   const [viewing, setViewing] = useState<AttemptRef | null>(null);
@@ -101,7 +116,7 @@ export function JobView({ id }: { id: number }) {
       <div className="card empty" role="alert">
         <h2>{notFound ? `Job ${id} not found` : `Could not load job ${id}`}</h2>
         <p>{notFound ? 'It may have been deleted.' : job.error.message}</p>
-        <Link href="/" className="btn">
+        <Link prefetch={false} href="/" className="btn">
           Back to jobs
         </Link>
       </div>
@@ -111,11 +126,11 @@ export function JobView({ id }: { id: number }) {
   return (
     <div className="job-page">
       <nav className="crumbs" aria-label="Breadcrumb">
-        <Link href="/">Jobs</Link> / <span aria-current="page">#{id}</span>
+        <Link prefetch={false} href="/">Jobs</Link> / <span aria-current="page">#{id}</span>
       </nav>
       {data ? <JobHeader job={data} /> : <div className="card job-head muted">Loading job {id}…</div>}
       <div className="job-side">
-        {data && <JobFacts job={data} now={now} />}
+        {data && <JobFacts job={data} now={now} streamedBytes={streamedBytes(data, buffer, version)} />}
         <SideTabs tab={tab} onTab={setTab} />
         <div role="tabpanel" id={`side-${tab}`} aria-labelledby={`side-tab-${tab}`}>
           {!data ? (
@@ -147,6 +162,7 @@ export function JobView({ id }: { id: number }) {
         onViewing={setViewing}
         describe={describe}
         sections={sections}
+        preview={preview}
       />
     </div>
   );

@@ -30,11 +30,12 @@ export interface SectionInfo {
 
 const plural = (n: number, one: string) => `${n.toLocaleString('en-US')} ${one}${n === 1 ? '' : 's'}`;
 
-const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, showRank, time, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number; wrap: boolean; showRank: boolean; time: number | null | undefined; measure: (el: Element | null) => void }) {
+const LineRow = memo(function LineRow({ row, index, start, size, current, query, lineNo, wrap, showRank, time, measure }: { row: Extract<LogRow, { kind: 'line' }>; text: string; index: number; start: number; size: number; current: boolean; query: string | null; lineNo: number | null; wrap: boolean; showRank: boolean; time: number | null | undefined; measure: (el: Element | null) => void }) {
   const rank = row.rank !== undefined ? ` · rank ${row.rank}` : '';
+  const where = row.n > 0 ? `line ${row.n} of its raw log` : 'its number comes once the whole log is in';
   return (
     <div ref={wrap ? measure : undefined} data-index={index} className={`log-row${current ? ' current-match' : ''}${wrap ? ' wrap' : ''}`} style={{ transform: `translateY(${start}px)`, height: wrap ? undefined : size }} data-testid="log-line" data-rank={row.rank}>
-      <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt}${rank} · line ${row.n} of its raw log`}>
+      <span className="log-ln" aria-hidden="true" title={`task ${row.task} · attempt ${row.attempt}${rank} · ${where}`}>
         {lineNo}
       </span>
       {time !== undefined && (
@@ -86,7 +87,7 @@ const SectionRow = memo(function SectionRow({ h, banner, lines, folded, index, s
 });
 
 /** The virtualised rows; see the module comment. */
-export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, wrap, showRank, timeOf, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; wrap: boolean; showRank: boolean; timeOf: ((row: Extract<LogRow, { kind: 'line' }>) => number | null) | null; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
+export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed, numbered, wrap, showRank, timeOf, info, onToggle }: { items: ViewItem[]; rows: LogRow[]; virtualizer: Virtualizer<HTMLDivElement, Element>; currentRow: number; query: string | null; narrowed: boolean; numbered: boolean; wrap: boolean; showRank: boolean; timeOf: ((row: Extract<LogRow, { kind: 'line' }>) => number | null) | null; info: SectionInfo; onToggle: (h: SectionHeader) => void }) {
   const measure = virtualizer.measureElement;
   return (
     <div className="log-inner" style={{ height: virtualizer.getTotalSize() }}>
@@ -101,8 +102,9 @@ export function LogRows({ items, rows, virtualizer, currentRow, query, narrowed,
         const r = rows[it];
         if (!r) return null;
         if (r.kind === 'banner') return <BannerRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} current={it === currentRow} measure={measure} />;
-        // Narrowed to one attempt, a line is numbered as in its raw file; else across the whole view.
-        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={narrowed && !showRank ? r.n : r.seq} wrap={wrap} showRank={showRank} time={timeOf ? timeOf(r) : undefined} measure={measure} />;
+        // Narrowed to one attempt, a line is numbered as in its raw file; else across the whole view;
+        // the end of a long log shown first has no numbers yet (lib/ui/tail-preview.ts).
+        return <LineRow key={v.key} row={r} text={r.text} index={v.index} start={v.start} size={v.size} current={it === currentRow} query={query} lineNo={!numbered ? null : narrowed && !showRank ? r.n : r.seq} wrap={wrap} showRank={showRank} time={timeOf ? timeOf(r) : undefined} measure={measure} />;
       })}
     </div>
   );

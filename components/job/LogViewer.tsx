@@ -17,9 +17,10 @@
  * own (as in its raw file). Hovering one tells its task, attempt and line in the raw file.
  */
 import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type Dispatch, type SetStateAction } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type Dispatch, type RefObject, type SetStateAction } from 'react';
 import type { ConnectionState } from '@/lib/ui/connection';
 import type { LogBuffer } from '@/lib/ui/log-buffer';
+import type { PreviewInfo } from '@/lib/ui/use-job-log';
 import { attemptNear, foldsHiding, LogView, sectionKey, type AttemptKey, type SectionHeader } from '@/lib/ui/log-view';
 import { ShortcutsHelp } from '../ShortcutsHelp';
 import { useShortcuts } from '../useShortcuts';
@@ -27,6 +28,9 @@ import { BANNER_H, LINE_H, LogRows, type SectionInfo } from './LogRows';
 import { LogToolbar } from './LogToolbar';
 import { useLogFollow } from './useLogFollow';
 import { useLogSearch } from './useLogSearch';
+
+/** A screen narrow enough for lines to wrap by default (the phone layout's breakpoint, app/styles/responsive.css). */
+const NARROW = '(max-width: 640px)';
 
 /** What the footer says about the stream. */
 function streamText(ended: boolean, state: ConnectionState | 'idle', restarting: boolean): string {
@@ -37,9 +41,9 @@ function streamText(ended: boolean, state: ConnectionState | 'idle', restarting:
   return 'Connecting…';
 }
 
-/** The drawn items for the buffer's rows and the view's shape (rebuilt only when that changes). */
+/** The drawn items for the buffer's rows and the view's shape (rebuilt only when that changes; a new view for another buffer). */
 function useLogItems(buffer: LogBuffer, version: number, taskSections: boolean, folded: ReadonlySet<string>, only: AttemptKey | null, rank: number | null) {
-  const view = useRef(new LogView()).current;
+  const view = useMemo(() => new LogView(), [buffer]);
   const onlyKey = only ? sectionKey(only.task, only.attempt) : '';
   // LogView.update is idempotent for the same inputs, so a repeated render does no harm.
   const count = useMemo(() => {
@@ -47,6 +51,48 @@ function useLogItems(buffer: LogBuffer, version: number, taskSections: boolean, 
     return view.items.length;
   }, [view, buffer, version, taskSections, folded, onlyKey, rank, buffer.dropped]);
   return { view, count };
+}
+
+/** The virtualizer over the view's items (rows keep one height unless wrapped or a banner; measured then). */
+function useLogVirtualizer(view: LogView, count: number, buffer: LogBuffer, scroller: RefObject<HTMLDivElement | null>, wrap: boolean) {
+  // Stable between rebuilds: the virtualizer recomputes every row's place when these change.
+  const rebuilds = view.rebuilds;
+  const estimateSize = useCallback((i: number) => {
+    const it = view.items[i];
+    return typeof it === 'number' && buffer.rows[it]?.kind === 'line' ? LINE_H : BANNER_H;
+  }, [view, buffer, rebuilds]);
+  const getItemKey = useCallback((i: number) => {
+    const it = view.items[i];
+    return typeof it === 'number' ? it : `${it?.kind}:${it?.task}:${it?.attempt}`;
+  }, [view, rebuilds]);
+  const getScrollElement = useCallback(() => scroller.current, [scroller]);
+  const virtualizer = useVirtualizer({ count, getScrollElement, estimateSize, getItemKey, overscan: 12 });
+  // Rows dropped from the front (browser cap) shift every row key, as another buffer does (the
+  // whole log taking over from its end: lib/ui/tail-preview.ts); wrapping changes every line's height.
+  useEffect(() => virtualizer.measure(), [buffer, buffer.dropped, wrap, virtualizer]);
+  return virtualizer;
+}
+
+/**
+ * When the whole log takes over from its end shown first (another buffer, lib/ui/tail-preview.ts),
+ * a reader who scrolled up in the end keeps the same lines in view: the end is the whole log's
+ * end, so the same distance from the bottom shows them. (Following, the view sticks to the
+ * bottom anyway.) Returns the scroll handler that records the distance.
+ */
+function useKeepPlaceOnSwap(scroller: RefObject<HTMLDivElement | null>, buffer: LogBuffer, following: boolean, onScroll: () => void) {
+  const fromBottom = useRef(0);
+  const shown = useRef(buffer);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (shown.current === buffer || !el) return;
+    shown.current = buffer;
+    if (!following) el.scrollTop = Math.max(0, el.scrollHeight - el.clientHeight - fromBottom.current);
+  }, [buffer, following, scroller]);
+  return useCallback(() => {
+    const el = scroller.current;
+    if (el) fromBottom.current = el.scrollHeight - el.clientHeight - el.scrollTop;
+    onScroll();
+  }, [scroller, onScroll]);
 }
 
 /**
@@ -75,30 +121,24 @@ function useShowRow(view: LogView, count: number, virtualizer: Virtualizer<HTMLD
   return show;
 }
 
-export const LogViewer = memo(function LogViewer({ jobId, buffer, version, streamState, restarting, ended, jobTerminal, removed, selected, onShowAll, onViewing, describe, sections }: { jobId: number; buffer: LogBuffer; version: number; streamState: ConnectionState | 'idle'; restarting: boolean; ended: boolean; jobTerminal: boolean; removed: string | null; selected: AttemptKey | null; onShowAll: () => void; onViewing: (r: AttemptKey | null) => void; describe: (r: AttemptKey) => string; sections: SectionInfo & { taskSections: boolean } }) {
+export const LogViewer = memo(function LogViewer({ jobId, buffer, version, streamState, restarting, ended, jobTerminal, removed, selected, onShowAll, onViewing, describe, sections, preview }: { jobId: number; buffer: LogBuffer; version: number; streamState: ConnectionState | 'idle'; restarting: boolean; ended: boolean; jobTerminal: boolean; removed: string | null; selected: AttemptKey | null; onShowAll: () => void; onViewing: (r: AttemptKey | null) => void; describe: (r: AttemptKey) => string; sections: SectionInfo & { taskSections: boolean }; preview: PreviewInfo | null }) {
   const rows = buffer.rows;
   const scroller = useRef<HTMLDivElement>(null);
   const [folded, setFolded] = useState<ReadonlySet<string>>(() => new Set());
   const [wrap, setWrap] = useState(false);
+  // On a phone long lines wrap from the start (cut off they hid most of each line); the toggle
+  // still turns it off. Set after the first render, which must match the server's.
+  useEffect(() => {
+    if (matchMedia(NARROW).matches) setWrap(true);
+  }, []);
   const [showTimes, setShowTimes] = useState(false);
   const [rank, setRank] = useState<number | null>(null);
   const { view, count } = useLogItems(buffer, version, sections.taskSections, folded, selected, rank);
   const items = view.items;
-  // Stable between rebuilds: the virtualizer recomputes every row's place when these change.
-  const rebuilds = view.rebuilds;
-  const estimateSize = useCallback((i: number) => {
-    const it = view.items[i];
-    return typeof it === 'number' && buffer.rows[it]?.kind === 'line' ? LINE_H : BANNER_H;
-  }, [view, buffer, rebuilds]);
-  const getItemKey = useCallback((i: number) => {
-    const it = view.items[i];
-    return typeof it === 'number' ? it : `${it?.kind}:${it?.task}:${it?.attempt}`;
-  }, [view, rebuilds]);
-  const getScrollElement = useCallback(() => scroller.current, []);
-  const virtualizer = useVirtualizer({ count, getScrollElement, estimateSize, getItemKey, overscan: 12 });
-  // Rows dropped from the front (browser cap) shift every row key; wrapping changes every line's height.
-  useEffect(() => virtualizer.measure(), [buffer.dropped, wrap, virtualizer]);
-  const follow = useLogFollow(scroller, [version, count, virtualizer.getTotalSize()]);
+  const virtualizer = useLogVirtualizer(view, count, buffer, scroller, wrap);
+  // (The preview's note above the rows takes room from them: following, the end stays in view.)
+  const follow = useLogFollow(scroller, [version, count, virtualizer.getTotalSize(), !!preview]);
+  const onScroll = useKeepPlaceOnSwap(scroller, buffer, follow.following, follow.onScroll);
 
   const timeOf = useCallback((r: Parameters<LogBuffer['timeOf']>[0]) => buffer.timeOf(r), [buffer]);
   const show = useShowRow(view, count, virtualizer, buffer, setFolded, follow.setFollow);
@@ -145,7 +185,7 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
 
   const scope = viewing ? `${selected ? 'Only ' : following(follow.following, ended)}${describe(viewing)}` : '';
   return (
-    <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={follow.following} data-rows={rows.length} data-wrap={wrap} data-times={showTimes}>
+    <section className="card logs" aria-labelledby="logs-title" data-testid="log-viewer" data-following={follow.following} data-rows={rows.length} data-preview={preview ? 'end' : undefined} data-wrap={wrap} data-times={showTimes}>
       <div ref={searchBox} className="logs-head">
         <LogToolbar
           jobId={jobId}
@@ -164,13 +204,18 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
           ranks={{ nodes: buffer.maxNodes, rank, onRank: setRank, downloadRank: rank !== null && viewing && rank < buffer.nodesOf(viewing.task, viewing.attempt) ? rank : 0 }}
         />
       </div>
+      {preview && (
+        <p className="logs-preview" role="status" data-testid="log-preview">
+          Showing the end of this long log first. Loading the lines before it{formatMb(preview.loadedBytes)}; line numbers, and search over every line, come once they are all in.
+        </p>
+      )}
       <div className="logs-wrap">
-        <div ref={scroller} className={`log-scroller${wrap ? ' wrapping' : ''}`} onScroll={follow.onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Job log" data-testid="log-scroller">
+        <div ref={scroller} className={`log-scroller${wrap ? ' wrapping' : ''}`} onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Job log" data-testid="log-scroller">
           {count === 0 ? (
             // Logs the retention policy removed are not an empty log, nor one still to come.
             <div className="log-empty">{removed ?? (selected ? 'Nothing from this attempt yet.' : jobTerminal && ended ? 'This job printed nothing.' : 'Waiting for output…')}</div>
           ) : (
-            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} timeOf={showTimes ? timeOf : null} info={sections} onToggle={onToggle} />
+            <LogRows items={items} rows={rows} virtualizer={virtualizer} currentRow={search.currentRow} query={search.q || null} narrowed={!!selected} numbered={buffer.numbered} wrap={wrap} showRank={rank === null && buffer.maxNodes > 1} timeOf={showTimes ? timeOf : null} info={sections} onToggle={onToggle} />
           )}
         </div>
         {!follow.following && !follow.atBottom && count > 0 && (
@@ -179,20 +224,30 @@ export const LogViewer = memo(function LogViewer({ jobId, buffer, version, strea
           </button>
         )}
       </div>
-      <div className="logs-foot">
-        <span data-testid="stream-status" data-state={ended ? 'ended' : streamState} data-restarting={restarting || undefined}>
-          {streamText(ended, streamState, restarting)}
-        </span>
-        <span>{buffer.lineCount.toLocaleString('en-US')} lines</span>
-        {buffer.dropped > 0 && <span>{buffer.dropped.toLocaleString('en-US')} earlier rows not kept</span>}
-        <span className="grow" />
-        <button type="button" className="linkish" onClick={() => setHelpOpen(true)} title="Keyboard shortcuts (?)">
-          Shortcuts <kbd>?</kbd>
-        </button>
-      </div>
+      <LogFoot buffer={buffer} ended={ended} streamState={streamState} restarting={restarting} preview={preview} onHelp={() => setHelpOpen(true)} />
       <ShortcutsHelp open={helpOpen} onClose={() => setHelpOpen(false)} shortcuts={keys} />
     </section>
   );
 });
 
 const following = (on: boolean, ended: boolean) => (on && !ended ? 'Following ' : '');
+
+/** `: 12.3 MB so far`, or nothing before the first byte has loaded. */
+const formatMb = (bytes: number) => (bytes > 0 ? `: ${(bytes / 1e6).toFixed(1)} MB so far` : '');
+
+/** The viewer's footer: the stream's state, how many lines, and the shortcuts. */
+function LogFoot({ buffer, ended, streamState, restarting, preview, onHelp }: { buffer: LogBuffer; ended: boolean; streamState: ConnectionState | 'idle'; restarting: boolean; preview: PreviewInfo | null; onHelp: () => void }) {
+  return (
+    <div className="logs-foot">
+      <span data-testid="stream-status" data-state={ended ? 'ended' : streamState} data-restarting={restarting || undefined}>
+        {streamText(ended, streamState, restarting)}
+      </span>
+      <span>{preview ? `the last ${buffer.lineCount.toLocaleString('en-US')} lines` : `${buffer.lineCount.toLocaleString('en-US')} lines`}</span>
+      {buffer.dropped > 0 && <span>{buffer.dropped.toLocaleString('en-US')} earlier rows not kept</span>}
+      <span className="grow" />
+      <button type="button" className="linkish" onClick={onHelp} title="Keyboard shortcuts (?)">
+        Shortcuts <kbd>?</kbd>
+      </button>
+    </div>
+  );
+}

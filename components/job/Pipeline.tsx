@@ -53,8 +53,23 @@ function AttemptItem({ task, a, selected, onSelect, span, now }: { task: TaskVie
           <span title={formatExact(a.startedAt ?? a.createdAt)}>started {formatClock(a.startedAt)}</span>
           <span>{a.startedAt ? formatDuration(elapsedMs(a.startedAt, a.endedAt, now)) : '—'}</span>
           {a.executor && a.executor !== 'local' && <span>{a.executor}</span>}
+          {a.osUser && (
+            <span className="mono" title="The OS account its setup and run ran as" data-testid={`attempt-${task.index}-${a.number}-os-user`}>
+              as {a.osUser}
+            </span>
+          )}
+          {a.nodes && a.nodes.length > 0 && (
+            <span data-testid={`attempt-nodes-${task.index}-${a.number}`} title={`ran on ${a.nodes.join(', ')}`}>
+              on {a.nodes.length <= 2 ? a.nodes.join(', ') : `${a.nodes[0]} +${a.nodes.length - 1}`}
+            </span>
+          )}
         </span>
         {a.reason && <span className="attempt-reason">{a.reason}</span>}
+        {a.logLostBytes !== null && a.logLostBytes > 0 && (
+          <span className="attempt-reason" data-testid={`attempt-${task.index}-${a.number}-log-lost`} title="The log could not take these bytes (the disk was full); a [jobdeck] line in the log marks where">
+            log lost {a.logLostBytes.toLocaleString('en-US')} bytes of output: the disk was full
+          </span>
+        )}
         <Track a={a} span={span} now={now} />
       </button>
       {a.startedAt && <AttemptUsage u={a.usage} id={`${task.index}-${a.number}`} />}
@@ -83,7 +98,9 @@ function TaskCard({ task, total, name, selected, onSelect, span, now }: { task: 
       {(() => {
         const facts = [
           task.maxRestarts > 0 || task.restarts > 0 ? `restarts ${task.restarts}/${task.maxRestarts}` : null,
+          task.exitCodeRestarts ? `restarts on exit code ${task.exitCodeRestarts}` : null,
           task.recoveries ? `recoveries ${task.recoveries}` : null,
+          Object.keys(task.labels).length && total > 1 ? `labels ${Object.entries(task.labels).map(([k, v]) => `${k}=${v}`).join(', ')}` : null,
           task.statusReason && task.status !== 'SUCCEEDED' ? task.statusReason : null,
         ].filter(Boolean);
         return facts.length ? <div className="task-sub">{facts.join(' · ')}</div> : null;

@@ -8,7 +8,7 @@
 import type { JobDetail, TaskView } from '@/lib/api/types';
 import { taskDisplayName } from './Pipeline';
 
-const ORIGIN_LABEL: Record<JobDetail['origin'], string> = { cli: 'the CLI (jobdeck launch)', api: 'the API', dashboard: 'the dashboard' };
+const ORIGIN_LABEL: Record<JobDetail['origin'], string> = { cli: 'the CLI (jobdeck launch)', api: 'the API', dashboard: 'the dashboard', schedule: 'a schedule' };
 
 /** "2 CPUs", "2+ CPUs", "· 8+ GB memory", "· 3 nodes" — a task's resources in words. */
 export function resourcesText(t: Pick<TaskView, 'resources' | 'nodes'>): string {
@@ -123,7 +123,12 @@ export function SpecPanel({ job }: { job: JobDetail }) {
         <details className="spec-upload" data-testid="spec-upload">
           <summary>
             Uploaded folder (the relative workdir): {job.upload.entries} entr{job.upload.entries === 1 ? 'y' : 'ies'}, {job.upload.unpackedSize} bytes of files, {job.upload.size} bytes
-            compressed · <span className="mono">{job.upload.hash.slice(0, 12)}</span>
+            compressed{job.upload.hash && (
+              <>
+                {' '}
+                · <span className="mono">{job.upload.hash.slice(0, 12)}</span>
+              </>
+            )}
           </summary>
           <ul className="spec-upload-files mono">
             {job.upload.files.map((f) => (

@@ -10,11 +10,13 @@
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCancelGroup } from '@/lib/ui/flow-hooks';
 import { useJobCounts, useJobList, useNow } from '@/lib/ui/hooks';
 import type { ListFilter } from '@/lib/ui/list-cache';
 import { groupStatuses } from '@/lib/ui/list-url';
 import type { Shortcut } from '@/lib/ui/shortcuts';
-import { useMe } from '@/lib/ui/team-hooks';
+import { jobPermissions, may, mayChangeAny } from '@/lib/ui/permissions';
+import { useViewer } from '@/lib/ui/team-hooks';
 import { ShortcutsHelp } from '../ShortcutsHelp';
 import { useShortcuts } from '../useShortcuts';
 import { EmptyState } from './EmptyState';
@@ -48,13 +50,16 @@ export function JobsPage() {
   const url = useListUrl();
   const { group, q, queue, sort, cursors } = url.state;
   // Whose jobs: a member sees its own unless it asks for everyone's (docs/design.md §15).
-  const me = useMe();
-  const mine = url.state.owner === 'me' || (url.state.owner === '' && me.data?.role === 'member');
-  const owner = mine ? me.data?.name : undefined;
-  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, owner, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE }), [group, q, queue, owner, sort, cursors]);
+  const viewer = useViewer();
+  const mine = url.state.owner === 'me' || (url.state.owner === '' && viewer?.role === 'member');
+  const owner = mine ? viewer?.name : undefined;
+  // Every status: a group (array, sweep) is one row; a status filter lists the jobs themselves.
+  const filter: ListFilter = useMemo(() => ({ status: groupStatuses(group), q, queue, owner, sort, cursor: cursors.at(-1) ?? null, limit: PAGE_SIZE, fold: group === 'all' }), [group, q, queue, owner, sort, cursors]);
   const list = useJobList(filter);
   const counts = useJobCounts(q, queue);
   const jobs = useMemo(() => list.data?.jobs ?? [], [list.data]);
+  const groups = useMemo(() => new Map((list.data?.groups ?? []).map((g) => [g.id, g])), [list.data]);
+  const cancelGroup = useCancelGroup();
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [active, setActive] = useState<number | null>(null);
   const now = useNow(5000);
@@ -72,10 +77,12 @@ export function JobsPage() {
     setActive(null);
   }, [filterKey]);
 
+  // What can be selected: the jobs on the page the viewer may change (a member its own).
+  const selectable = useMemo(() => jobs.filter((j) => mayChangeAny(jobPermissions(viewer, j.owner))).map((j) => j.id), [jobs, viewer]);
   const toggle = useCallback((id: number) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set([...s, id]))), []);
   const ids = jobs.map((j) => j.id);
-  const toggleAll = () => setSelected((s) => (ids.every((id) => s.has(id)) ? new Set([...s].filter((id) => !ids.includes(id))) : new Set([...s, ...ids])));
-  const keys = useListKeys(ids, active, setActive, toggle, () => searchBox.current?.focus());
+  const toggleAll = () => setSelected((s) => (selectable.every((id) => s.has(id)) ? new Set([...s].filter((id) => !selectable.includes(id))) : new Set([...s, ...selectable])));
+  const keys = useListKeys(ids, active, setActive, (id) => selectable.includes(id) && toggle(id), () => searchBox.current?.focus());
   const { helpOpen, setHelpOpen } = useShortcuts(keys);
 
   const isFiltered = group !== 'all' || q !== '' || queue !== '' || mine;
@@ -94,18 +101,20 @@ export function JobsPage() {
         <button type="button" className="btn btn-ghost btn-sm" onClick={() => setHelpOpen(true)} title="Keyboard shortcuts (?)">
           Shortcuts <kbd>?</kbd>
         </button>
-        <Link href="/jobs/new" className="btn btn-primary">
-          New job
-        </Link>
+        {may(viewer, 'POST /api/jobs') && (
+          <Link prefetch={false} href="/jobs/new" className="btn btn-primary">
+            New job
+          </Link>
+        )}
       </div>
       <ShortcutsHelp open={helpOpen} onClose={() => setHelpOpen(false)} shortcuts={keys} />
 
       {showEmpty ? (
-        <EmptyState />
+        <EmptyState maySubmit={may(viewer, 'POST /api/jobs')} />
       ) : (
         <>
           <ListToolbar url={url} counts={counts.data} searchBox={searchBox} />
-          {me.data?.role === 'member' && (
+          {viewer?.role === 'member' && (
             <p className="queue-filter" data-testid="owner-filter">
               {mine ? 'Your jobs' : 'Everyone\u2019s jobs'}{' '}
               <button type="button" className="btn btn-ghost btn-sm" onClick={() => url.setOwner(mine ? 'all' : 'me')} data-testid="owner-toggle">
@@ -138,7 +147,7 @@ export function JobsPage() {
           {list.isError && <div className="alert alert-error">Could not load jobs: {list.error.message}</div>}
 
           <div className="card">
-            <JobsTable jobs={jobs} selected={selected} active={active} note={note} fetching={list.isFetching} onToggle={toggle} onToggleAll={toggleAll} actions={acts.row} busy={acts.busy} now={now} />
+            <JobsTable jobs={jobs} groups={groups} onCancelGroup={cancelGroup} selectable={selectable} viewer={viewer} selected={selected} active={active} note={note} fetching={list.isFetching} onToggle={toggle} onToggleAll={toggleAll} actions={acts.row} busy={acts.busy} now={now} />
             <nav className="pager" aria-label="Pages">
               <button type="button" className="btn btn-sm" disabled={firstPage} onClick={url.newer}>
                 {sort === 'newest' ? '← Newer' : '← Previous'}

@@ -7,12 +7,14 @@
  */
 import Link from 'next/link';
 import { memo, useEffect, useRef } from 'react';
-import type { JobSummary } from '@/lib/api/types';
-import { waitingText } from '@/lib/jobs/waiting';
+import type { GroupSummary, JobSummary, UserMe } from '@/lib/api/types';
+import { placeText, waitingText } from '@/lib/jobs/waiting';
 import { elapsedMs, formatDuration, statusTone } from '@/lib/ui/format';
+import { jobPermissions, mayChangeAny } from '@/lib/ui/permissions';
 import { StatusBadge } from '../StatusBadge';
 import { Elapsed, RelativeTime } from '../Time';
 import { RowMenu, type RowActions } from './RowMenu';
+import { GroupRow } from '../groups/GroupRow';
 
 /** "2 of 3 tasks succeeded — task 0 (prep): SUCCEEDED, task 1: FAILED, …" for a row's task segments. */
 function tasksTitle(j: JobSummary): string {
@@ -20,23 +22,30 @@ function tasksTitle(j: JobSummary): string {
   return `${j.tasksSucceeded} of ${j.taskCount} tasks succeeded — ${each.join(', ')}`;
 }
 
-const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, busy, now }: { j: JobSummary; checked: boolean; active: boolean; onToggle: (id: number) => void; actions: RowActions; busy: boolean; now: number }) {
+const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, busy, now, viewer }: { j: JobSummary; checked: boolean; active: boolean; onToggle: (id: number) => void; actions: RowActions; busy: boolean; now: number; viewer: UserMe | null }) {
   const ref = useRef<HTMLTableRowElement>(null);
+  const may = jobPermissions(viewer, j.owner);
   useEffect(() => {
     if (active) ref.current?.scrollIntoView({ block: 'nearest' });
   }, [active]);
   return (
     <tr ref={ref} aria-selected={checked} aria-current={active ? 'true' : undefined} data-job-id={j.id} className={active ? 'row-active' : undefined}>
       <td className="col-check">
-        <input type="checkbox" aria-label={`Select job ${j.id}`} checked={checked} onChange={() => onToggle(j.id)} />
+        {/* Only a job the viewer may change can be selected for the selection's actions. */}
+        {mayChangeAny(may) && <input type="checkbox" aria-label={`Select job ${j.id}`} checked={checked} onChange={() => onToggle(j.id)} />}
       </td>
       <td className="col-id">
-        <Link href={`/jobs/${j.id}`}>{j.id}</Link>
+        <Link prefetch={false} href={`/jobs/${j.id}`}>{j.id}</Link>
       </td>
       <td className="col-name">
-        <Link href={`/jobs/${j.id}`}>{j.name}</Link>
+        <Link prefetch={false} href={`/jobs/${j.id}`}>{j.name}</Link>
         {j.status === 'PENDING' || j.pendingReason ? (
-          <span className="reason" data-testid="pending-reason" title={`${waitingText(j.pendingReason)} · priority ${j.priority}, queue ${j.queue}`}>
+          <span className="reason" data-testid="pending-reason" title={`${waitingText(j.pendingReason)} · priority ${j.priority}, queue ${j.queue}${j.place ? ` · ${placeText(j.place, j.queue)}` : ''}`}>
+            {j.place && (
+              <span className="place" data-testid="place">
+                {placeText(j.place, j.queue, true)}
+              </span>
+            )}
             {waitingText(j.pendingReason, true)}
           </span>
         ) : (
@@ -75,12 +84,12 @@ const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, bus
           </span>
         )}
       </td>
-      <td className="col-num hide-sm" title={j.recoveryCount ? `${j.restartCount} restarts after errors, ${j.recoveryCount} recoveries` : undefined}>
+      <td className="col-num hide-sm" title={j.recoveryCount || j.exitCodeRestartCount ? `${j.restartCount} restarts after errors, ${j.exitCodeRestartCount} on an exit code of recover_on_exit_codes, ${j.recoveryCount} recoveries` : undefined}>
         {j.restartCount}
-        {j.recoveryCount ? <span className="faint"> +{j.recoveryCount}</span> : null}
+        {j.exitCodeRestartCount || j.recoveryCount ? <span className="faint"> +{j.exitCodeRestartCount + j.recoveryCount}</span> : null}
       </td>
       <td className="col-actions">
-        <RowMenu job={j} actions={actions} busy={busy} />
+        <RowMenu job={j} actions={actions} busy={busy} may={may} />
       </td>
     </tr>
   );
@@ -89,9 +98,14 @@ const JobRow = memo(function JobRow({ j, checked, active, onToggle, actions, bus
 /** What the table body says when there are no rows to show. */
 export type TableNote = 'loading' | 'no-match' | 'no-more' | null;
 
-export function JobsTable({ jobs, selected, active, note, fetching, onToggle, onToggleAll, actions, busy, now }: { jobs: JobSummary[]; selected: ReadonlySet<number>; active: number | null; note: TableNote; fetching: boolean; onToggle: (id: number) => void; onToggleAll: () => void; actions: RowActions; busy: boolean; now: number }) {
-  const onPage = jobs.filter((j) => selected.has(j.id)).length;
-  const all = jobs.length > 0 && onPage === jobs.length;
+/**
+ * The table; `selectable` the jobs on the page the viewer may change (the select-all box selects
+ * those), `viewer` who is looking (each row's menu and select box are the viewer's); `groups`
+ * the groups (arrays, sweeps) a folded list shows as one row each.
+ */
+export function JobsTable({ jobs, groups, onCancelGroup, selectable, selected, active, note, fetching, onToggle, onToggleAll, actions, busy, now, viewer }: { jobs: JobSummary[]; groups?: ReadonlyMap<number, GroupSummary>; onCancelGroup?: (id: number) => void; selectable: number[]; selected: ReadonlySet<number>; active: number | null; note: TableNote; fetching: boolean; onToggle: (id: number) => void; onToggleAll: () => void; actions: RowActions; busy: boolean; now: number; viewer: UserMe | null }) {
+  const onPage = selectable.filter((id) => selected.has(id)).length;
+  const all = selectable.length > 0 && onPage === selectable.length;
   const headerBox = useRef<HTMLInputElement>(null);
   useEffect(() => {
     if (headerBox.current) headerBox.current.indeterminate = onPage > 0 && !all;
@@ -104,7 +118,7 @@ export function JobsTable({ jobs, selected, active, note, fetching, onToggle, on
         <thead>
           <tr>
             <th scope="col" className="col-check">
-              <input ref={headerBox} type="checkbox" aria-label="Select all jobs on this page" checked={all} onChange={onToggleAll} />
+              {selectable.length > 0 && <input ref={headerBox} type="checkbox" aria-label="Select all jobs on this page" checked={all} onChange={onToggleAll} />}
             </th>
             <th scope="col" className="col-idh">ID</th>
             <th scope="col" className="col-nameh">Name</th>
@@ -126,9 +140,12 @@ export function JobsTable({ jobs, selected, active, note, fetching, onToggle, on
               </td>
             </tr>
           )}
-          {jobs.map((j) => (
-            <JobRow key={j.id} j={j} checked={selected.has(j.id)} active={active === j.id} onToggle={onToggle} actions={actions} busy={busy} now={now} />
-          ))}
+          {jobs.map((j) => {
+            // A folded list: a group (array, sweep) is one row where its first job would be.
+            const g = j.group?.lead ? groups?.get(j.group.id) : undefined;
+            if (g) return <GroupRow key={`g${g.id}`} group={g} now={now} busy={busy} onCancel={(id) => onCancelGroup?.(id)} />;
+            return <JobRow key={j.id} j={j} checked={selected.has(j.id)} active={active === j.id} onToggle={onToggle} actions={actions} busy={busy} now={now} viewer={viewer} />;
+          })}
         </tbody>
       </table>
     </div>

@@ -74,7 +74,7 @@ export function LogSearch({ filter }: { filter: ListFilterFields }) {
         <ol className="log-search-results" data-testid="logs-grep-results">
           {matches.map((m, i) => (
             <li key={i}>
-              <Link href={`/jobs/${m.jobId}`}>
+              <Link prefetch={false} href={`/jobs/${m.jobId}`}>
                 #{m.jobId} · task {m.task} · attempt {m.attempt} · line {m.line}
               </Link>{' '}
               <code>{m.text}</code>

@@ -1,7 +1,7 @@
 'use client';
 /**
- * A job row's actions behind one "⋯" button (open, re-run, cancel, delete), so the list is not a
- * column of red buttons. A small menu (ARIA menu button): opens on click, closes on Escape, a
+ * A job row's actions behind one "⋯" button (open, and what the viewer may do: re-run, cancel,
+ * delete), so the list is not a column of red buttons. A small menu (ARIA menu button): opens on click, closes on Escape, a
  * click outside, a scroll or after an action; the arrow keys move between its items.
  * Destructive items ask once more (ConfirmButton). The menu is placed fixed by the button
  * (below it, or above near the bottom of the window) so the table's scroll box cannot clip it.
@@ -10,6 +10,7 @@ import Link from 'next/link';
 import { useEffect, useRef, useState, type CSSProperties, type KeyboardEvent } from 'react';
 import type { JobSummary } from '@/lib/api/types';
 import { canCancel, canDelete } from '@/lib/ui/format';
+import type { JobPermissions } from '@/lib/ui/permissions';
 import { ConfirmButton } from '../ConfirmButton';
 
 /** What the menu's items do (the page reports the outcome). */
@@ -30,7 +31,8 @@ function placeBy(el: HTMLElement | null): CSSProperties {
   return r.bottom + MENU_ROOM > window.innerHeight ? { position: 'fixed', right, bottom: window.innerHeight - r.top + 4, top: 'auto' } : { position: 'fixed', right, top: r.bottom + 4 };
 }
 
-export function RowMenu({ job, actions, busy }: { job: JobSummary; actions: RowActions; busy: boolean }) {
+/** The row's menu; `may`: what the viewer may do to this job (an item it may not use is not there). */
+export function RowMenu({ job, actions, busy, may }: { job: JobSummary; actions: RowActions; busy: boolean; may: JobPermissions }) {
   const [place, setPlace] = useState<CSSProperties | null>(null);
   const open = place !== null;
   const setOpen = (v: boolean | ((o: boolean) => boolean)) => {
@@ -80,18 +82,20 @@ export function RowMenu({ job, actions, busy }: { job: JobSummary; actions: RowA
       </button>
       {open && (
         <span className="menu" role="menu" aria-label={`Job ${job.id}`} style={place ?? undefined}>
-          <Link role="menuitem" className="menu-item" href={`/jobs/${job.id}`}>
+          <Link prefetch={false} role="menuitem" className="menu-item" href={`/jobs/${job.id}`}>
             Open job {job.id}
           </Link>
-          <button type="button" role="menuitem" className="menu-item" onClick={act(actions.rerun)} disabled={busy}>
-            Re-run job {job.id}
-          </button>
-          {canCancel(job.status) && (
+          {may.rerun && (
+            <button type="button" role="menuitem" className="menu-item" onClick={act(actions.rerun)} disabled={busy}>
+              Re-run job {job.id}
+            </button>
+          )}
+          {may.cancel && canCancel(job.status) && (
             <ConfirmButton role="menuitem" className="menu-item menu-danger" ariaLabel={`Cancel job ${job.id}`} confirmLabel="Confirm cancel" onConfirm={act(actions.cancel)} disabled={busy}>
               Cancel job {job.id}
             </ConfirmButton>
           )}
-          {canDelete(job.status) && (
+          {may.remove && canDelete(job.status) && (
             <ConfirmButton role="menuitem" className="menu-item menu-danger" ariaLabel={`Delete job ${job.id}`} confirmLabel="Confirm delete" onConfirm={act(actions.remove)} disabled={busy}>
               Delete job {job.id}
             </ConfirmButton>

@@ -88,7 +88,7 @@ export function NewJobForm({ templates, starter, initialTemplate, fromJob }: { t
       <div className="page-head">
         <h1>New job</h1>
         <span className="grow" />
-        <Link href="/" className="btn btn-ghost">
+        <Link prefetch={false} href="/" className="btn btn-ghost">
           Back to jobs
         </Link>
       </div>

@@ -1,7 +1,7 @@
 'use client';
 /**
- * The Users page's form: a new user (name, role, optional password, quotas) or an existing one's
- * role, quotas and a new password. What the API refuses shows under the field it names
+ * The Users page's form: a new user (name, role, optional password, OS account, quotas) or an
+ * existing one's role, OS account, quotas and a new password. What the API refuses shows under the field it names
  * (lib/ui/user-form.ts fieldErrorsOf); a quota left empty is not set.
  */
 import type { InputHTMLAttributes } from 'react';
@@ -83,8 +83,10 @@ export function UserForm({ draft, onChange, editing, roleLocked, errors, saving,
           <FieldError field="role" errors={errors} />
         </label>
         {input('password', editing ? 'New password' : 'Password', { type: 'password', autoComplete: 'new-password', placeholder: editing ? 'unchanged' : 'none' })}
+        {input('osUser', 'OS account', { placeholder: 'the run account', maxLength: 32, autoComplete: 'off', spellCheck: false, title: 'The OS account this user\u2019s jobs run as when isolation is on; empty: the run account' })}
         {input('maxPendingJobs', 'Max pending jobs', { inputMode: 'numeric', placeholder: 'not set' })}
         {input('maxRunningCpus', 'Max running CPUs', { inputMode: 'decimal', placeholder: 'not set' })}
+        {input('maxRunningGpus', 'Max running GPUs', { inputMode: 'decimal', placeholder: 'not set' })}
       </div>
       {errors.general && (
         <p className="alert alert-error" role="alert" data-testid="user-form-error">

@@ -1,7 +1,7 @@
 'use client';
 /**
  * The /users page (admins; docs/design.md §15): every user — role, enabled or disabled, how it
- * logs in (password, single sign-on, or a token only), its quotas, when it was created — with a
+ * logs in (password, single sign-on, or a token only), the OS account its jobs run as, its quotas, when it was created — with a
  * form that creates a user or changes one's role, quotas or password, and disable / enable per
  * row. Everything goes through the users API (GET/POST /api/users, PATCH /api/users/{id}); what
  * the API refuses shows next to the field it names. A member or viewer is told the page is an
@@ -51,11 +51,21 @@ function UserRow({ u, self, now, busy, onEdit, onDisabled }: { u: UserView; self
         <span className={`badge ${u.disabled ? 'tone-error' : 'tone-success'}`}>{u.disabled ? 'disabled' : 'enabled'}</span>
       </td>
       <td data-label="Logs in with" data-testid="user-row-login">{loginMethods(u)}</td>
+      <td className="mono" data-label="OS account" data-testid="user-row-os-user">
+        {u.osUser ?? (
+          <span className="faint" title="Its jobs run as the run account (when isolation is on)">
+            —
+          </span>
+        )}
+      </td>
       <td className="col-num" data-label="Max pending jobs" data-testid="user-row-max-pending">
         <Quota quota={u.quotas?.maxPendingJobs} />
       </td>
       <td className="col-num" data-label="Max running CPUs" data-testid="user-row-max-cpus">
         <Quota quota={u.quotas?.maxRunningCpus} />
+      </td>
+      <td className="col-num" data-label="Max running GPUs" data-testid="user-row-max-gpus">
+        <Quota quota={u.quotas?.maxRunningGpus} />
       </td>
       <td data-label="Created">
         <RelativeTime iso={u.createdAt ?? null} now={now} />
@@ -94,11 +104,15 @@ function UsersTable({ users, meId, busy, onEdit, onDisabled }: { users: UserView
             <th scope="col">Role</th>
             <th scope="col">Status</th>
             <th scope="col">Logs in with</th>
+            <th scope="col">OS account</th>
             <th scope="col" className="col-num">
               Max pending jobs
             </th>
             <th scope="col" className="col-num">
               Max running CPUs
+            </th>
+            <th scope="col" className="col-num">
+              Max running GPUs
             </th>
             <th scope="col">Created</th>
             <th scope="col">

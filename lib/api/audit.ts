@@ -3,11 +3,11 @@
  * route completed, auditPage() answers GET /api/audit (admins; filterable, bounded, paginated).
  * Nothing in the API edits or deletes a row.
  */
-import { z } from 'zod';
 import type { Actor } from '../jobs/roles';
 import { logger } from '../log';
-import { appendAudit, AUDIT_ACTIONS, listAudit, type AuditAction, type StoreScope } from '../store';
+import { appendAudit, listAudit, type AuditAction, type StoreScope } from '../store';
 import { validate } from './request';
+import { AuditQuerySchema } from './team-schemas';
 import type { AuditRow } from './types';
 
 export type { AuditRow } from './types';
@@ -31,17 +31,6 @@ export async function record(store: StoreScope, actor: (Omit<Actor, 'userId'> & 
     logger().error({ err, action, target, user: actor?.name }, 'audit row not written');
   }
 }
-
-const AuditQuerySchema = z
-  .object({
-    action: z.enum(AUDIT_ACTIONS).optional(),
-    userId: z.coerce.number().int().min(1).max(2_147_483_647).optional(),
-    before: z.coerce.number().int().min(1).max(2_147_483_647).optional(),
-    since: z.iso.datetime({ offset: true }).optional(),
-    until: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(100),
-  })
-  .strict();
 
 /**
  * GET /api/audit?action=&userId=&since=&until=&before=&limit= — newest first; `next` is the

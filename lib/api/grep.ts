@@ -6,7 +6,8 @@
  * jobs; a client that disconnects stops the search (rg is killed).
  */
 import { z } from 'zod';
-import { grepLogs, type GrepSummary } from '../logs/grep';
+import { grepLogs, patternProblem, type GrepSummary } from '../logs/grep';
+import { badRequest } from './errors';
 import { logSearchTargets, type StoreScope } from '../store';
 import type { Actor } from '../jobs/roles';
 import { listFilter } from './jobs';
@@ -46,7 +47,7 @@ const flagParam = (name: string) =>
 export const GrepQuerySchema = z
   .object({
     pattern: userText(1, 200).meta({ description: 'What to find: a literal string (1–200 characters) unless regex=1.' }),
-    regex: flagParam('regex').meta({ description: "pattern is a regular expression (ripgrep's syntax; the Node scan's RegExp when rg is not installed)." }),
+    regex: flagParam('regex').meta({ description: "pattern is a regular expression (ripgrep's syntax; a JavaScript RegExp with the u flag when rg is not installed on the server). One that does not compile answers 400 naming the problem." }),
     ignoreCase: flagParam('ignoreCase').meta({ description: 'Match in any case.' }),
     limit: intParam('limit', 1, GREP_MAX_LIMIT, GREP_DEFAULT_LIMIT).meta({ description: `Most matches (default ${GREP_DEFAULT_LIMIT}, at most ${GREP_MAX_LIMIT}).` }),
     jobs: intParam('jobs', 1, GREP_MAX_JOBS, GREP_DEFAULT_JOBS).meta({ description: `Search the newest N jobs the filter selects (default ${GREP_DEFAULT_JOBS}, at most ${GREP_MAX_JOBS}).` }),
@@ -76,10 +77,14 @@ export function parseGrepQuery(url: URL): GrepQuery {
 
 /**
  * The streamed NDJSON answer (see the module comment); `signal` is the request's, `actor` the
- * caller (`owner=me`). @throws ApiError 400 when `owner` names no user (before anything streams).
+ * caller (`owner=me`); `engine` forces one (tests; default: rg when installed).
+ * @throws ApiError 400 when the pattern does not compile (naming the problem) or `owner` names no
+ *   user — before anything streams.
  */
-export async function grepResponse(store: StoreScope, q: GrepQuery, signal: AbortSignal, actor?: Actor): Promise<Response> {
+export async function grepResponse(store: StoreScope, q: GrepQuery, signal: AbortSignal, actor?: Actor, engine?: 'rg' | 'node'): Promise<Response> {
   const t0 = Date.now();
+  const problem = await patternProblem(q.pattern, { regex: q.regex, ignoreCase: q.ignoreCase, engine });
+  if (problem !== null) throw badRequest(`pattern: not a regular expression the search can run: ${problem}`, { issues: [{ path: 'pattern', message: problem }] });
   const { jobs, targets } = await logSearchTargets(store, await listFilter(store, q.filter, actor), q.jobs);
   const files = targets.map((t) => ({ path: t.logPath, key: t }));
   const enc = new TextEncoder();
@@ -98,7 +103,7 @@ export async function grepResponse(store: StoreScope, q: GrepQuery, signal: Abor
           // already cancelled
         }
       };
-      void grepLogs(files, { pattern: q.pattern, regex: q.regex, ignoreCase: q.ignoreCase, maxResults: q.limit, maxMs: q.timeoutMs, signal: ac.signal }, (m) =>
+      void grepLogs(files, { pattern: q.pattern, regex: q.regex, ignoreCase: q.ignoreCase, maxResults: q.limit, maxMs: q.timeoutMs, signal: ac.signal, engine }, (m) =>
         line({ type: 'match', jobId: m.key.jobId, task: m.key.task, attempt: m.key.attempt, line: m.line, text: m.text, cut: m.cut }),
       ).then(
         (s: GrepSummary) => {

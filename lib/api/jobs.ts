@@ -5,11 +5,11 @@
  * HTTP answers of the contract — ApiErrors (problem+json) for "not found", "already terminal",
  * "invalid spec", "different spec for this submissionId".
  */
-import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobError, PendingQuotaError, localGpusOrNone, deleteJobs, JobNotFoundError, requestCancel, rerunJob, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, uploadMaxBytes, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
+import { assertMayChange, changePriority, defaultExecutorOrNone, ForbiddenJobError, PendingQuotaError, PriorityCapError, localGpusOrNone, containersOn, deleteJobs, JobNotFoundError, requestCancel, rerunJob, type RerunOverrides, storeUpload, SubmissionConflictError, submitJobSpec, UnknownUploadError, UploadError, type UploadManifest, type DeleteOptions, type SubmitInput, type SubmitOutcome } from '../control';
 import type { SubmitOrigin } from '../jobs/origin';
 import type { Actor } from '../jobs/roles';
 import { checkJobSpec, formatSpecIssue, SpecError, type SpecIssue } from '../jobs/spec';
-import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, userRow, type JobFilter, type Store, type StoreScope } from '../store';
+import { activeJobIds, jobStatusCounts, listQueueRows, QueueGoneError, recordUploadOwner, userRow, type JobFilter, type Store, type StoreScope } from '../store';
 import { badRequest, ApiError, conflict, forbidden, notFound, payloadTooLarge } from './errors';
 import { record } from './audit';
 import { readBytes } from './body';
@@ -50,21 +50,27 @@ export async function submit(store: Store, input: SubmitInput): Promise<SubmitOu
   }
 }
 
-/** A PendingQuotaError as 429 with the numbers; any other error as it is. */
+/**
+ * A PendingQuotaError as 429 with the numbers; a PriorityCapError as 403 naming the field, the
+ * cap and where it comes from (`capSource` role or queue); any other error as it is.
+ */
 function quotaProblem(err: unknown): unknown {
+  if (err instanceof PriorityCapError) return forbidden(err.message, { field: 'priority', priority: err.priority, maxPriority: err.cap.value, capSource: err.cap.source, ...(err.cap.queue ? { queue: err.cap.queue } : {}) });
   if (!(err instanceof PendingQuotaError)) return err;
   return new ApiError(429, 'Too Many Requests', err.message, { pending: err.pending, maxPendingJobs: err.maxPendingJobs, quotaSource: err.roleDefault ? 'role' : 'user' });
 }
 
 /**
- * Re-runs a job: what it was submitted with, submitted again as a new job (lib/control/rerun.ts).
- * @throws ApiError 404 "job 12 not found"; 400 with `issues` when its spec no longer validates.
+ * Re-runs a job: what it was submitted with, submitted again as a new job, with `overrides`
+ * (name, envs, priority) changed (lib/control/rerun.ts).
+ * @throws ApiError 404 "job 12 not found"; 400 with `issues` when its spec no longer validates
+ *   (or an override breaks a rule).
  */
-export async function rerun(store: Store, id: number, origin: SubmitOrigin, actor?: Actor): Promise<SubmitOutcome> {
+export async function rerun(store: Store, id: number, origin: SubmitOrigin, actor?: Actor, overrides: RerunOverrides = {}): Promise<SubmitOutcome> {
   try {
     await assertMayChange(store, actor, id);
-    const out = await rerunJob(store, id, origin, actor);
-    await record(store, actor ?? null, 'job.rerun', `job:${id}`, { newJobId: out.result.id });
+    const out = await rerunJob(store, id, origin, actor, overrides);
+    await record(store, actor ?? null, 'job.rerun', `job:${id}`, { newJobId: out.result.id, ...(Object.keys(overrides).length ? { changed: Object.keys(overrides).sort() } : {}) });
     return out;
   } catch (err) {
     if (err instanceof ForbiddenJobError) throw forbidden(err.message, { jobId: id });
@@ -79,7 +85,7 @@ export async function rerun(store: Store, id: number, origin: SubmitOrigin, acto
  * (the server's queue names), a `queue` naming none of them is an issue, as at submit.
  */
 export function validateSpec(text: string, filename?: string, queues?: readonly string[]): ValidateResult {
-  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues, localGpus: localGpusOrNone() });
+  const { issues, warnings, required } = checkJobSpec(text, { filename, defaultExecutor: defaultExecutorOrNone(), queues, localGpus: localGpusOrNone(), containers: containersOn() });
   // Values required at launch are not errors of the text (SkyPilot's rule): listed apart.
   const errors = issues.filter((i) => !required.includes(i));
   return { ok: errors.length === 0, issues: errors, warnings, required };
@@ -104,18 +110,19 @@ export async function validate(store: Store, text: string, filename?: string): P
 const UPLOAD_CONTENT_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
 /**
- * POST /api/uploads: stores a gzip'd tar of a task's folder (lib/executors/upload.ts) once per
- * content hash and answers its manifest — `hash` is what a submit names as `workdirUpload`.
- * @throws ApiError 413 over JOBDECK_UPLOAD_MAX_BYTES (the message names it); 415 for another Content-Type; 400 when the body is
+ * POST /api/uploads: stores a gzip'd tar of a task's folder (lib/uploads/upload.ts) once per
+ * content hash and answers its manifest — `hash` is what a submit names as `workdirUpload` — and
+ * records that `actor` sent it: a submit may name only uploads its user sent.
+ * `max` is the route's body limit (lib/api/body-limits.ts: JOBDECK_UPLOAD_MAX_BYTES, bytes).
+ * @throws ApiError 413 over it (the message names the variable); 415 for another Content-Type; 400 when the body is
  *   not a gzip'd tar or an entry breaks a rule (absolute or `..` paths, links out of the folder,
  *   devices…), naming the entry.
  */
-export async function upload(req: Request): Promise<UploadManifest> {
+export async function upload(store: Store, req: Request, max: number, actor?: Actor): Promise<UploadManifest> {
   const type = (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (!UPLOAD_CONTENT_TYPES.includes(type)) {
     throw new ApiError(415, 'Unsupported Media Type', `Content-Type ${type ? JSON.stringify(type) : 'is missing and'} is not accepted here; send application/gzip (a gzip'd tar)`, { accepted: UPLOAD_CONTENT_TYPES });
   }
-  const max = uploadMaxBytes();
   let bytes: Uint8Array;
   try {
     bytes = await readBytes(req, max);
@@ -123,12 +130,16 @@ export async function upload(req: Request): Promise<UploadManifest> {
     if (err instanceof ApiError && err.status === 413) throw payloadTooLarge(`${err.detail} (JOBDECK_UPLOAD_MAX_BYTES)`);
     throw err;
   }
+  let manifest: UploadManifest;
   try {
-    return await storeUpload(bytes, undefined, max);
+    manifest = await storeUpload(bytes, undefined, max);
   } catch (err) {
     if (err instanceof UploadError) throw badRequest(err.message);
     throw err;
   }
+  // Sent by this user: its submits may name it (docs/design.md §16).
+  if (actor) await recordUploadOwner(store, manifest.hash, actor.userId);
+  return manifest;
 }
 
 /**
@@ -144,7 +155,7 @@ export async function listFilter(store: StoreScope, p: ListFilterParams, actor?:
     if (!u) throw badRequest(`owner: no user is named "${p.owner}"`, { issues: [{ path: 'owner', message: 'no such user' }] });
     userId = u.id;
   }
-  return { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, userId };
+  return { status: p.status, q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, labels: p.label, userId, groupId: p.group, scheduleId: p.schedule };
 }
 
 /**
@@ -152,31 +163,39 @@ export async function listFilter(store: StoreScope, p: ListFilterParams, actor?:
  * @throws ApiError 400 when `owner` names no user.
  */
 export async function list(store: Store, p: ListParams, actor?: Actor): Promise<JobList> {
-  return listJobs(store, { ...(await listFilter(store, p, actor)), limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName });
+  return listJobs(store, { ...(await listFilter(store, p, actor)), limit: p.limit, sort: p.sort, beforeId: p.beforeId, afterName: p.afterName, foldGroups: p.foldGroups });
 }
 
 /** Jobs per status among those a search finds (lib/store jobStatusCounts). */
 export function counts(store: Store, p: Omit<JobFilter, 'status'>): Promise<JobCounts> {
-  return jobStatusCounts(store, { q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata });
+  return jobStatusCounts(store, { q: p.q, queue: p.queue, submittedAfter: p.submittedAfter, submittedBefore: p.submittedBefore, metadata: p.metadata, labels: p.labels });
 }
 
 /**
- * One job with tasks, attempts and events.
+ * One job with tasks, attempts and events. The hash of its uploaded folder only for a caller who
+ * may use it — who may re-run the job (its submitter, an admin: lib/jobs/roles.ts mayChangeJob);
+ * `actor` absent: the server's own read, all of it.
  * @throws ApiError 404 "job 123 not found".
  */
-export async function detail(store: Store, id: number): Promise<JobDetail> {
-  const job = await getJobDetail(store, id);
+export async function detail(store: Store, id: number, actor?: Actor): Promise<JobDetail> {
+  const job = await getJobDetail(store, id, new Date(), actor);
   if (!job) throw notFound(`job ${id} not found`);
   return job;
 }
 
 /**
  * Changes a PENDING job's priority (lib/control/priority.ts) and answers its summary.
- * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: only a PENDING job's priority can change".
+ * @throws ApiError 404 "job 12 not found"; 409 "job 12 is RUNNING: only a PENDING job's priority
+ *   can change"; 403 when a member asks for more than its cap (the cap named).
  */
 export async function patchOne(store: Store, id: number, patch: { priority: number }, actor?: Actor): Promise<JobSummary> {
   await mayChange(store, actor, id);
-  const r = await changePriority(store, id, patch.priority);
+  let r: Awaited<ReturnType<typeof changePriority>>;
+  try {
+    r = await changePriority(store, id, patch.priority, actor);
+  } catch (err) {
+    throw quotaProblem(err);
+  }
   if (r.kind === 'notFound') throw notFound(`job ${id} not found`);
   if (r.kind === 'notPending') throw conflict(`job ${id} is ${r.status}: only a PENDING job's priority can change`, { jobId: id, jobStatus: r.status });
   await record(store, actor ?? null, 'job.priority', `job:${id}`, { priority: patch.priority });

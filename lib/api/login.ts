@@ -1,4 +1,5 @@
 import { readBody } from './body';
+import { MAX_LOGIN_BODY_BYTES } from './body-limits';
 import { ApiError, badRequest } from './errors';
 import { logger } from '../log';
 import { authenticate, bearerToken } from '../auth/guard';
@@ -17,9 +18,6 @@ import { record } from './audit';
  * The login and logout exchanges behind POST /api/auth/login and POST /api/auth/logout (the
  * route handlers stay thin). `GET /login?token=` is handled by the server gate (lib/auth/gate.ts).
  */
-
-/** Longest login body accepted (bytes): a token and a `next` path. */
-export const MAX_LOGIN_BODY_BYTES = 16 * 1024;
 
 function isForm(req: Request): boolean {
   const ct = (req.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();

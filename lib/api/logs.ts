@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Attempt, Task } from '../generated/prisma/client';
-import { findLogAttempt, type LogTarget, type StoreScope } from '../store';
+import { findLogAttempt, jobLogsRemovedAt, type LogTarget, type StoreScope } from '../store';
 import type { LogRange } from './types';
 import { ApiError, notFound } from './errors';
 import { validate } from './request';
@@ -95,8 +95,8 @@ export async function resolveLogAttempt(store: StoreScope, jobId: number, target
  * An unknown job passes (the caller's own read answers 404).
  */
 export async function assertLogsKept(store: StoreScope, jobId: number): Promise<void> {
-  const job = await store.prisma.job.findUnique({ where: { id: jobId }, select: { logsRemovedAt: true } });
-  if (job?.logsRemovedAt) throw new ApiError(410, 'Gone', `job ${jobId}: ${logsRemovedText(job.logsRemovedAt)}`, { logsRemovedAt: job.logsRemovedAt.toISOString() });
+  const removedAt = await jobLogsRemovedAt(store, jobId);
+  if (removedAt) throw new ApiError(410, 'Gone', `job ${jobId}: ${logsRemovedText(removedAt)}`, { logsRemovedAt: removedAt.toISOString() });
 }
 
 /**

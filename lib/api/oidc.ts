@@ -7,6 +7,7 @@ import { parseCookies, issueSession, sessionSetCookie, viaHttps } from '../auth/
 import type { AuthState } from '../auth/state';
 import { mapRole, type OidcSettings } from '../auth/oidc-config';
 import { OIDC_CALLBACK_PATH, beginFlow, finishFlow, flowClearCookie, flowCookieName, flowSetCookie, readFlow } from '../auth/oidc-flow';
+import { ACCOUNT_NAME } from '../accounts';
 import { createUser, updateUser, userByOidcSubject, userRow } from '../store/users';
 import type { Store } from '../store';
 import { record } from './audit';
@@ -92,15 +93,31 @@ function describeError(err: unknown): string {
 async function linkUser(store: Store, s: OidcSettings, claims: Record<string, unknown>) {
   const role = mapRole(s.roles, claims[s.roleClaim]);
   if (!role) throw new LoginRefused(`no role is mapped for the groups in claim "${s.roleClaim}" (JOBDECK_OIDC_ROLES)`);
+  const osUser = osUserFrom(s, claims);
   const subject = `${s.issuer} ${String(claims.sub)}`;
   const linked = await userByOidcSubject(store, subject);
   if (linked) {
     if (linked.disabledAt) throw new LoginRefused('this user is disabled');
-    return linked.role === role ? linked : ((await updateUser(store, linked.id, { role })) ?? linked);
+    const patch = { ...(linked.role === role ? {} : { role }), ...(osUser !== undefined && osUser !== linked.osUser ? { osUser } : {}) };
+    return Object.keys(patch).length === 0 ? linked : ((await updateUser(store, linked.id, patch)) ?? linked);
   }
   const name = nameFrom(claims);
   if (await userRow(store, { name })) throw new LoginRefused(`the user name "${name}" belongs to another jobdeck user; an admin must rename one of them`);
-  return createUser(store, { name, role, oidcSubject: subject });
+  return createUser(store, { name, role, oidcSubject: subject, ...(osUser !== undefined ? { osUser } : {}) });
+}
+
+/**
+ * The OS account the id token names (JOBDECK_OIDC_OS_USER_CLAIM, docs/design.md §16); undefined
+ * when no claim is configured or the token carries none (the user's mapping stays as it is).
+ * Whether the account exists is checked at each launch (FAILED_PRECHECKS, saying why).
+ * @throws LoginRefused for a value that is no OS account name.
+ */
+function osUserFrom(s: OidcSettings, claims: Record<string, unknown>): string | undefined {
+  if (!s.osUserClaim) return undefined;
+  const v = claims[s.osUserClaim];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' || !ACCOUNT_NAME.test(v)) throw new LoginRefused(`the claim "${s.osUserClaim}" (JOBDECK_OIDC_OS_USER_CLAIM) is not an OS account name`);
+  return v;
 }
 
 /** 401 problem+json, its detail said plainly (the flow cookie is cleared: one try per flow). */

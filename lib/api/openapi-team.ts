@@ -1,42 +1,15 @@
 /**
  * The OpenAPI paths of users, personal tokens and the audit log (lib/api/team.ts, audit.ts);
- * merged into the document by lib/api/openapi.ts. Which role may call each is in its
- * description and in docs/design.md §15 (the table itself: lib/auth/rules.ts).
+ * merged into the document by lib/api/openapi.ts. Bodies, answers and the audit query are
+ * generated from the zod schemas of lib/api/team-schemas.ts, the ones the handlers validate
+ * with. Which role may call each is in its description and in docs/design.md §15 (the table
+ * itself: lib/auth/rules.ts).
  */
-type Json = Record<string, unknown>;
+import { json, jsonBody, problem, queryParams, type Json } from './openapi-json';
+import { AuditQuerySchema } from './team-schemas';
 
-const problem = (description: string): Json => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
-const obj = (properties: Record<string, Json>, required: string[] = []): Json => ({ type: 'object', properties, required, additionalProperties: false });
-const body = (schema: Json): Json => ({ required: true, content: { 'application/json': { schema } } });
-const ok = (description: string, schema: Json): Json => ({ description, content: { 'application/json': { schema } } });
-const str = { type: 'string' };
-const int = { type: 'integer' };
-const time = { type: ['string', 'null'], format: 'date-time' };
-const ROLE = { type: 'string', enum: ['admin', 'member', 'viewer'] };
 const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `${what} id (a positive integer). Another → 400.`, schema: { type: 'integer', minimum: 1 } });
 
-const QUOTA_VIEW = obj(
-  { value: { type: ['number', 'null'], description: 'null: no limit.' }, source: { type: ['string', 'null'], enum: ['user', 'role', null], description: 'user: its own value; role: its role\u2019s default; null: none.' } },
-  ['value', 'source'],
-);
-const TOKEN = obj({ id: int, userId: int, userName: str, name: str, prefix: str, createdAt: { type: 'string', format: 'date-time' }, lastUsedAt: time, expiresAt: time, revokedAt: time });
-const USER = obj({
-  id: int,
-  name: str,
-  role: ROLE,
-  hasPassword: { type: 'boolean' },
-  sso: { type: 'boolean' },
-  maxRunningCpus: { type: ['number', 'null'], description: 'The user\u2019s own quota; null: its role\u2019s default, if any (see quotas).' },
-  maxPendingJobs: { type: ['integer', 'null'], description: 'The user\u2019s own quota; null: its role\u2019s default, if any (see quotas).' },
-  quotas: {
-    ...obj({ maxRunningCpus: QUOTA_VIEW, maxPendingJobs: QUOTA_VIEW }, ['maxRunningCpus', 'maxPendingJobs']),
-    description: 'The quotas that apply: the user\u2019s own value, else its role\u2019s default (JOBDECK_QUOTA_<ROLE>_PENDING_JOBS, _RUNNING_CPUS), else none.',
-  },
-  disabled: { type: 'boolean' },
-  createdAt: { type: 'string', format: 'date-time' },
-});
-const QUOTAS = { maxRunningCpus: { type: ['number', 'null'], minimum: 0, maximum: 1_000_000 }, maxPendingJobs: { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000 } };
-const AUDIT = obj({ id: int, at: { type: 'string', format: 'date-time' }, action: str, userId: { type: ['integer', 'null'] }, userName: { type: ['string', 'null'] }, tokenPrefix: { type: ['string', 'null'] }, ip: { type: ['string', 'null'] }, target: { type: ['string', 'null'] }, detail: {} });
 const E400 = problem('A bad field, named in detail and issues.');
 const E403 = problem('The caller\u2019s role may not do this.');
 const E404 = problem('No such user or token.');
@@ -48,11 +21,11 @@ export function teamPaths(): Record<string, Json> {
     '/api/tokens': {
       get: op('listTokens', 'Personal tokens: the caller\u2019s, or everyone\u2019s with all=1 (admins)', 'users', {
         parameters: [{ name: 'all', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true'] } }],
-        responses: { 200: ok('The tokens (never the token itself).', obj({ tokens: { type: 'array', items: TOKEN } })), 400: E400, 403: E403 },
+        responses: { 200: json('TokenList', 'The tokens (never the token itself).'), 400: E400, 403: E403 },
       }),
       post: op('createToken', 'Create a personal token; the token is in this answer only', 'users', {
-        requestBody: body(obj({ name: { type: 'string', minLength: 1, maxLength: 63 }, expiresInDays: { type: 'integer', minimum: 1, maximum: 3650 }, expiresAt: { type: 'string', format: 'date-time', description: 'Instead of expiresInDays: in the future, within 10 years.' }, userId: { type: 'integer', minimum: 1, description: 'Admins: another user\u2019s token.' } }, ['name'])),
-        responses: { 201: ok('The token, shown once.', { allOf: [TOKEN, obj({ token: str })] }), 400: E400, 403: E403, 404: E404, 409: problem('The user holds the most live tokens allowed (50).') },
+        requestBody: jsonBody('CreateTokenRequest'),
+        responses: { 201: json('CreatedToken', 'The token, shown once.'), 400: E400, 403: E403, 404: E404, 409: problem('The user is disabled, or holds the most live tokens allowed (50).') },
       }),
     },
     '/api/tokens/{id}': {
@@ -62,33 +35,26 @@ export function teamPaths(): Record<string, Json> {
       }),
     },
     '/api/users': {
-      get: op('listUsers', 'Every user (admins)', 'users', { responses: { 200: ok('The users.', obj({ users: { type: 'array', items: USER } })), 403: E403 } }),
+      get: op('listUsers', 'Every user (admins)', 'users', { responses: { 200: json('UserList', 'The users.'), 403: E403 } }),
       post: op('createUser', 'Create a user (admins)', 'users', {
-        requestBody: body(obj({ name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }, role: ROLE, password: { type: 'string', minLength: 8, maxLength: 256 }, ...QUOTAS }, ['name', 'role'])),
-        responses: { 201: ok('The user.', USER), 400: E400, 403: E403, 409: problem('The name is taken.') },
+        requestBody: jsonBody('CreateUserRequest'),
+        responses: { 201: json('User', 'The user.'), 400: E400, 403: E403, 409: problem('The name is taken.') },
       }),
     },
     '/api/users/me': {
-      get: op('whoAmI', 'Who the caller is', 'users', { responses: { 200: ok('The caller.', obj({ id: int, name: str, role: ROLE, tokenPrefix: { type: ['string', 'null'] } })) } }),
+      get: op('whoAmI', 'Who the caller is, and what it may call', 'users', { responses: { 200: json('UserMe', 'The caller.') } }),
     },
     '/api/users/{id}': {
-      patch: op('patchUser', 'Change a user\u2019s role, password, quotas, or disable it (admins)', 'users', {
+      patch: op('patchUser', 'Change a user\u2019s role, password, quotas, OS account, or disable it (admins)', 'users', {
         parameters: [idParam('User')],
-        requestBody: body(obj({ role: ROLE, password: { type: ['string', 'null'], minLength: 8, maxLength: 256 }, disabled: { type: 'boolean' }, ...QUOTAS })),
-        responses: { 200: ok('The user.', USER), 400: E400, 403: E403, 404: E404 },
+        requestBody: jsonBody('PatchUserRequest'),
+        responses: { 200: json('User', 'The user.'), 400: E400, 403: E403, 404: E404 },
       }),
     },
     '/api/audit': {
       get: op('listAudit', 'The audit log, newest first (admins; read-only)', 'users', {
-        parameters: [
-          { name: 'action', in: 'query', required: false, schema: str },
-          { name: 'userId', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
-          { name: 'since', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
-          { name: 'until', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
-          { name: 'before', in: 'query', required: false, description: 'The `next` of the previous page.', schema: { type: 'integer', minimum: 1 } },
-          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
-        ],
-        responses: { 200: ok('A page of rows.', obj({ events: { type: 'array', items: AUDIT }, next: { type: ['integer', 'null'] } })), 400: E400, 403: E403 },
+        parameters: queryParams(AuditQuerySchema),
+        responses: { 200: json('AuditPage', 'A page of rows.'), 400: E400, 403: E403 },
       }),
     },
   };

@@ -6,12 +6,16 @@
  * Only the paths (which route, which schema, which status) are written here, in one table.
  * The log routes (`/api/jobs/{id}/logs`, `…/logs/download`; `…/logs/all` takes none) take their query parameters from
  * the schemas lib/api/logs.ts exports. The login routes (`/api/auth/login|logout`,
- * lib/api/login.ts; `/api/auth/oidc/start|callback`, lib/api/oidc.ts) and GET /api/monitor (lib/monitor/handle.ts) export no zod schema: they are
- * described by hand below (AUTH_PATHS, '/api/monitor').
+ * lib/api/login.ts; `/api/auth/oidc/start|callback`, lib/api/oidc.ts) export no zod schema: they are
+ * described by hand below (AUTH_PATHS). GET /api/monitor's state is described in words, its
+ * `servers` by their schema (lib/api/monitor.ts).
  * WebSockets are not HTTP operations: their protocol is described as text (info.description and
  * the `/ws/…` entries, answered with 101 Switching Protocols).
  */
+import { json, problem, queryParams, ref, type Json } from './openapi-json';
 import { teamPaths } from './openapi-team';
+import { ServerViewSchema } from './monitor';
+import { flowPaths } from './openapi-flow';
 import { InsightsQuerySchema } from './insights';
 import { z } from 'zod';
 import { LogDownloadQuerySchema, LogRangeQuerySchema } from './logs';
@@ -24,25 +28,14 @@ import {
   DEFAULT_LIST_LIMIT,
   MAX_LIST_LIMIT,
   PatchJobSchema,
-  PutQueueSchema,
   SubmitJsonSchema,
   SubmitQuerySchema,
   ValidateJsonSchema,
   YAML_CONTENT_TYPES,
 } from './schemas';
+import { PutQueueSchema } from './queue-schemas';
 import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
 import { GrepQuerySchema } from './grep';
-
-type Json = Record<string, unknown>;
-
-const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
-
-/** Converts one zod schema (request side: input types) to an inline JSON Schema. */
-function inline(schema: z.ZodType): Json {
-  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
-  delete js.$schema;
-  return js;
-}
 
 /** The named component schemas, each converted once, cross-referenced by $ref. */
 function components(): Record<string, Json> {
@@ -54,18 +47,8 @@ function components(): Record<string, Json> {
   return out.schemas;
 }
 
-/** Query parameters from the fields of a zod object schema. */
-function queryParams(schema: z.ZodObject, extra: Record<string, Json> = {}): Json[] {
-  return Object.entries(schema.shape).map(([name, field]) => {
-    const f = field as z.ZodType;
-    const js = inline(f);
-    const description = (js.description as string | undefined) ?? f.description;
-    delete js.description;
-    const p: Json = { name, in: 'query', required: !f.safeParse(undefined).success, schema: js, ...extra[name] };
-    if (description) p.description = description;
-    return p;
-  });
-}
+/** The server view's component (lib/api/monitor.ts). */
+const SERVER_VIEW = apiRegistry.get(ServerViewSchema)!.id!;
 
 const jobIdParam: Json = {
   name: 'id',
@@ -83,17 +66,16 @@ const queueNameParam: Json = {
   schema: { type: 'string', pattern: QUEUE_NAME.source },
 };
 
-const problem = (description: string): Json => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
-const json = (id: string, description: string): Json => ({ description, content: { 'application/json': { schema: ref(id) } } });
 
 const ERRORS = {
   400: problem('Bad input: what and where (detail); a spec error lists every issue with file, line, column and key path (issues).'),
   401: problem('Missing, wrong, revoked or expired token (Authorization: Bearer …).'),
   404: problem('No such job: "job 123 not found".'),
   409: problem('Conflict with the job as it is (already terminal, not terminal yet, submissionId reused with another spec).'),
-  413: problem('Body larger than 1 MiB.'),
+  413: problem("Body larger than the route's limit: 1 MiB, 16 KiB for the login, JOBDECK_UPLOAD_MAX_BYTES (default 100 MiB) for an upload (lib/api/body-limits.ts)."),
   415: problem('Content-Type not accepted here (the answer lists the accepted ones).'),
   429: problem("The caller's pending quota is reached: `pending` (its jobs PENDING now), `maxPendingJobs`, `quotaSource` (`user`: its own; `role`: its role's default)."),
+  priorityCap: problem("A member asked for a priority above its cap (\"priority 1000 is above the member cap 600 (queue gpu): ask an admin for more\"): `field` \"priority\", `priority`, `maxPriority`, `capSource` (`role`: JOBDECK_QUOTA_MEMBER_MAX_PRIORITY; `queue`: the queue's memberMaxPriority, then `queue` names it). Admins are not capped."),
 };
 
 const yamlBody = (description: string): Json => Object.fromEntries(YAML_CONTENT_TYPES.map((t) => [t, { schema: { type: 'string', description } }]));
@@ -109,14 +91,14 @@ function logPaths(): Record<string, Json> {
         operationId: 'grepLogs',
         summary: 'Search the logs of the jobs a filter selects; matches streamed as NDJSON',
         tags: ['jobs'],
-        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true }, metadata: { style: 'form', explode: true } }),
+        parameters: queryParams(GrepQuerySchema, { status: { style: 'form', explode: true }, metadata: { style: 'form', explode: true }, label: { style: 'form', explode: true } }),
         responses: {
           200: {
             description:
               'application/x-ndjson, one object per line as found: {type:"match", jobId, task, attempt, line (1-based), text (≤ 2000 characters), cut}; last {type:"end", matches, jobs, files, reason: done|limit|time, engine: rg|node, elapsedMs} (or {type:"error", message}). Disconnecting stops the search.',
             content: { 'application/x-ndjson': { schema: { type: 'string' } } },
           },
-          400: ERRORS[400],
+          400: { ...ERRORS[400], description: 'A bad parameter, a user named by `owner` that does not exist, or a regular expression (regex=1) the engine cannot compile — `pattern: not a regular expression the search can run: …`; before anything streams.' },
         },
       },
     },
@@ -265,17 +247,15 @@ const WS_PATHS: Record<string, Json> = {
         { name: 'attempt', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
         { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
         { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['0', '1'], default: '1' } },
+        { name: 'since', in: 'query', required: false, description: 'The eventId of the last status message received: those up to it are not sent again.', schema: { type: 'integer', minimum: 0 } },
+        { name: 'rank', in: 'query', required: false, description: "Only this rank's log of multi-node attempts (offset is then rank K's).", schema: { type: 'integer', minimum: 0 } },
+        { name: 'offsets', in: 'query', required: false, description: 'The start offset of each rank of the start attempt, comma-separated (instead of offset).', schema: { type: 'string', pattern: '^[0-9]{1,15}(,[0-9]{1,15}){0,1023}$' } },
       ],
       responses: { 101: { description: 'Switching Protocols: the job stream (lib/logs/protocol.ts).' } },
     },
   },
   '/ws/jobs': {
-    get: {
-      operationId: 'streamJobList',
-      summary: 'WebSocket: job created / updated / deleted, for the job list',
-      tags: ['websocket'],
-      responses: { 101: { description: 'Switching Protocols: ListMessage frames (lib/logs/protocol.ts).' } },
-    },
+    get: { operationId: 'streamJobList', summary: 'WebSocket: job created / updated / deleted, for the job list', tags: ['websocket'], responses: { 101: { description: 'Switching Protocols: ListMessage frames (lib/logs/protocol.ts).' } } },
   },
 };
 
@@ -297,11 +277,7 @@ function jobPaths(): Record<string, Json> {
         responses: {
           201: json('SubmitResult', 'Created (PENDING).'),
           200: json('SubmitResult', 'A repeated submissionId matched the same spec: the existing job.'),
-          400: ERRORS[400],
-          409: ERRORS[409],
-          413: ERRORS[413],
-          415: ERRORS[415],
-          429: ERRORS[429],
+          400: ERRORS[400], 403: ERRORS.priorityCap, 409: ERRORS[409], 413: ERRORS[413], 415: ERRORS[415], 429: ERRORS[429],
         },
       },
       get: {
@@ -311,6 +287,7 @@ function jobPaths(): Record<string, Json> {
         parameters: queryParams(ListQuerySchema, {
           status: { style: 'form', explode: true },
           metadata: { style: 'form', explode: true },
+          label: { style: 'form', explode: true },
         }),
         responses: { 200: json('JobList', `A page (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT} jobs).`), 400: ERRORS[400] },
       },
@@ -320,7 +297,7 @@ function jobPaths(): Record<string, Json> {
         operationId: 'countJobs',
         summary: 'How many jobs are in each status (among those a search finds)',
         tags: ['jobs'],
-        parameters: queryParams(CountsQuerySchema, { metadata: { style: 'form', explode: true } }),
+        parameters: queryParams(CountsQuerySchema, { metadata: { style: 'form', explode: true }, label: { style: 'form', explode: true } }),
         responses: { 200: json('JobCounts', 'Jobs per status.'), 400: ERRORS[400] },
       },
     },
@@ -341,6 +318,7 @@ function jobPaths(): Record<string, Json> {
         responses: {
           200: json('JobSummary', 'The job with its new priority.'),
           400: ERRORS[400],
+          403: ERRORS.priorityCap,
           404: ERRORS[404],
           409: problem('The job is not PENDING: "job 12 is RUNNING: only a PENDING job\'s priority can change".'),
           413: ERRORS[413],
@@ -368,11 +346,11 @@ function jobPaths(): Record<string, Json> {
       post: {
         operationId: 'rerunJob',
         summary: 'Re-run a job: submit again what it was submitted with',
-        description: 'The stored YAML (secrets as submitted, not as masked), the launch overrides (name, envs) and the metadata, as a new job. The body is optional.',
+        description: 'The stored YAML (secrets as submitted, not as masked), the launch overrides (name, envs, queue, priority) and the metadata, as a new job — with what the body changes: `name`, `envs` (merged over the launch\'s, each wins), `priority`. The body is optional.',
         tags: ['jobs'],
         parameters: [jobIdParam],
         requestBody: { required: false, content: { 'application/json': { schema: ref('RerunRequest') } } },
-        responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415], 429: ERRORS[429] },
+        responses: { 201: json('SubmitResult', 'The new job (PENDING).'), 400: ERRORS[400], 403: ERRORS.priorityCap, 404: ERRORS[404], 413: ERRORS[413], 415: ERRORS[415], 429: ERRORS[429] },
       },
     },
     '/api/jobs/cancel': {
@@ -517,7 +495,7 @@ function metaPaths(): Record<string, Json> {
         summary: "Upload a task's folder (a gzip'd tar) for a relative workdir or file_mounts",
         tags: ['jobs'],
         description:
-          "Stored once per content hash (sha256 of the bytes) in the data folder; a submit names the answer's `hash` as `workdirUpload`. Entries: files, folders and relative symbolic links that stay inside the folder; no absolute or `..` paths. At most JOBDECK_UPLOAD_MAX_BYTES (default 100 MiB) compressed.",
+          "Stored once per content hash (sha256 of the bytes) in the data folder, and recorded as sent by the caller: a submit of the same user names the answer's `hash` as `workdirUpload` (another user's upload answers 400 as an unknown one, and GET /api/jobs/{id} shows its hash only to who may re-run the job). Entries: files, folders and relative symbolic links that stay inside the folder, followed through every other link; nothing inside a link; no absolute or `..` paths, no hard links or devices. At most JOBDECK_UPLOAD_MAX_BYTES (default 100 MiB) compressed, 100,000 entries and JOBDECK_UPLOAD_MAX_UNPACKED_BYTES (default 1 GiB) unpacked; a refusal (400) names the entry or the limit.",
         requestBody: { required: true, content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
         responses: { 201: json('UploadManifest', 'Stored (or already stored): the manifest.'), 400: problem('Not a gzip\'d tar, or an entry breaks a rule (the entry is named).'), 413: ERRORS[413], 415: ERRORS[415] },
       },
@@ -528,19 +506,19 @@ function metaPaths(): Record<string, Json> {
         summary: 'Database check (no token needed)',
         tags: ['meta'],
         security: [],
-        responses: { 200: { description: '{ ok, database, migrations, version }' }, 503: { description: 'The database failed.' } },
+        responses: { 200: { description: '{ ok, database, migrations, version, degraded?, limits?, isolation? } — degraded: what works only in part (a full data-folder disk); limits.local: how the local executor holds attempts to their resources: { cgroups: "v1" | "v2" | null, enforced: ["memory", "cpu", "pids", "devices"], notes: [what is not enforced, and why] }; isolation: as whom jobs run { mode: "on" (each as its user\'s OS account) | "single-user" (not root: only the first admin\'s jobs, as jobdeck\'s account) | "off" (everyone\'s as jobdeck\'s account), runAccount?, why? } (runAccount and why for a signed-in caller).' }, 503: { description: 'The database failed.' } },
       },
     },
     '/api/monitor': {
       get: {
         operationId: 'monitorState',
-        summary: "The monitor's state (lib/monitor/handle.ts MonitorState)",
+        summary: "The monitor's state (lib/monitor/state.ts MonitorState)",
         tags: ['meta'],
         responses: {
           200: {
             description:
               'running, startedAt, reconcileMs, lastReconcileAt, lastReconcileDurationMs, lagMs (ms), jobsWatched, jobsWaiting, attemptsWatched, restarts, recoveries, readopted, transientRetries, controllerFailures, capacity { check, used, total, byExecutor }, memory { rssBytes, heapUsedBytes, heapTotalBytes, externalBytes, arrayBuffersBytes } (bytes, the server process), submits { statements, jobs } (submit statements sent and the jobs they carried; jobs ÷ statements is the mean batch), retention { logsDays, logsBytesLimit, jobsDays, intervalMs (the policy; null: not set), passes, logsRemovedJobs, filesRemoved, bytesFreed, jobsDeleted, uploadsRemoved, uploadBytesFreed (stored uploads no job names; since start), logBytes (all logs on disk at the last pass), lastPassMs }, compression { afterMs (JOBDECK_COMPRESS_LOGS_AFTER; null: off), intervalMs, rounds, attempts (finished attempts whose logs were handled), files, bytesIn (log bytes), bytesOut (on disk), deferred, leftPlain, lastRoundMs } (the log compressor, since start).',
-            content: { 'application/json': { schema: { type: 'object' } } },
+            content: { 'application/json': { schema: { type: 'object', properties: { servers: { type: 'array', items: ref(SERVER_VIEW), description: 'The live servers, by start time; absent on one server (no leases).' } } } } },
           },
           401: ERRORS[401],
         },
@@ -579,8 +557,10 @@ export function buildOpenApiDocument(): Json {
       { name: 'websocket', description: 'Live streams (see the description).' },
       { name: 'meta', description: 'Health, validation, this document.' },
       { name: 'users', description: 'Users, roles, personal tokens, the audit log (docs/design.md §15).' },
+      { name: 'groups', description: 'Arrays and sweeps: jobs submitted as one group (docs/design.md §17).' },
+      { name: 'schedules', description: 'Jobs submitted on a cron expression (docs/design.md §19).' },
     ],
-    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...teamPaths(), ...WS_PATHS },
+    paths: { ...jobPaths(), ...queuePaths(), ...webhookPaths(), ...logPaths(), ...AUTH_PATHS, ...insightPaths(), ...metaPaths(), ...teamPaths(), ...flowPaths(), ...WS_PATHS },
     components: {
       schemas: components(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'JOBDECK_TOKEN (or a token made by the server).' } },

@@ -4,7 +4,7 @@
  * lib/api/jobs.ts, then answer — every "bad input" answer of the job API comes from here.
  */
 import type { z } from 'zod';
-import type { SpecSource, SubmitInput } from '../control';
+import type { RerunOverrides, SpecSource, SubmitInput } from '../control';
 import type { JobStatus } from '../jobs/status';
 import type { JobFilter } from '../store';
 import { readBody } from './body';
@@ -12,7 +12,8 @@ import type { ListSort } from '../store';
 import { decodeCursor, decodeNameCursor } from './cursor';
 import { ApiError, badRequest } from './errors';
 import type { SubmitOrigin } from '../jobs/origin';
-import { CancelRequestSchema, JobIdSchema, PatchJobSchema, PutQueueSchema, QueueNameSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
+import { PutQueueSchema, QueueNameSchema } from './queue-schemas';
+import { CancelRequestSchema, JobIdSchema, PatchJobSchema, RerunRequestSchema, SubmitJsonSchema, SubmitQuerySchema, ValidateJsonSchema, YAML_CONTENT_TYPES } from './schemas';
 import { CountsQuerySchema, ListQuerySchema } from './schemas-list';
 
 /** A problem in a request field: `path` like `ids[2]` ("" for the whole body). */
@@ -216,8 +217,14 @@ export interface ListFilterParams {
   submittedBefore?: Date;
   /** Metadata pairs all of which a job's metadata holds (lib/store JobFilter). */
   metadata?: Array<[string, string]>;
+  /** Label pairs all of which the job's tasks' `resources.labels` hold (lib/store JobFilter `labels`). */
+  label?: Array<[string, string]>;
   /** Only the jobs of this submitter: "me" or a user name. */
   owner?: string;
+  /** Only the jobs of this group. */
+  group?: number;
+  /** Only the jobs this schedule submitted. */
+  schedule?: number;
 }
 
 /** A parsed GET /api/jobs query. */
@@ -227,6 +234,8 @@ export interface ListParams extends ListFilterParams {
   /** The decoded cursor: the last job of the previous page — its id, and its name when sorted by name. */
   beforeId: number | null;
   afterName: string | null;
+  /** A group is one row (its first job): `fold=groups`. */
+  foldGroups?: boolean;
 }
 
 /** Collects a repeatable, comma-separable parameter (`status=A&status=B,C`). */
@@ -251,7 +260,7 @@ const single = (sp: URLSearchParams, name: string): string | undefined => {
  */
 export function parseListQuery(url: URL): ListParams {
   const sp = url.searchParams;
-  const parsed = validate(ListQuerySchema, { ...listFilterInput(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor') }, 'query');
+  const parsed = validate(ListQuerySchema, { ...listFilterInput(sp), sort: single(sp, 'sort'), limit: single(sp, 'limit'), cursor: single(sp, 'cursor'), fold: single(sp, 'fold') }, 'query');
   const sort = parsed.sort ?? 'newest';
   let beforeId: number | null = null;
   let afterName: string | null = null;
@@ -261,7 +270,7 @@ export function parseListQuery(url: URL): ListParams {
     afterName = named?.name ?? null;
     if (beforeId === null) throw badRequest(`cursor "${parsed.cursor.slice(0, 64)}" is malformed for sort=${sort}: pass back the nextCursor of the previous page (of the same sort) unchanged`, { issues: [{ path: 'cursor', message: 'malformed cursor' }] });
   }
-  return { ...listFilterOf(parsed), limit: parsed.limit, sort, beforeId, afterName };
+  return { ...listFilterOf(parsed), limit: parsed.limit, sort, beforeId, afterName, foldGroups: parsed.fold === 'groups' };
 }
 
 /**
@@ -270,27 +279,28 @@ export function parseListQuery(url: URL): ListParams {
  * validate: GET /api/jobs and GET /api/logs/grep read their filter through this one function.
  */
 export function listFilterInput(sp: URLSearchParams): Record<keyof ListFilterParams, string | string[] | undefined> {
-  return { status: multi(sp, 'status', true), ...searchParams(sp), owner: single(sp, 'owner') };
+  return { status: multi(sp, 'status', true), ...searchParams(sp), owner: single(sp, 'owner'), group: single(sp, 'group'), schedule: single(sp, 'schedule') };
 }
 
 /** The filter fields of a query validated by a listFilterShape schema, as ListFilterParams (q trimmed; blank: none). */
 export function listFilterOf(v: ListFilterParams): ListFilterParams {
-  return { status: v.status, q: v.q?.trim() || undefined, queue: v.queue, submittedAfter: v.submittedAfter, submittedBefore: v.submittedBefore, metadata: v.metadata, owner: v.owner };
+  return { status: v.status, q: v.q?.trim() || undefined, queue: v.queue, submittedAfter: v.submittedAfter, submittedBefore: v.submittedBefore, metadata: v.metadata, label: v.label, owner: v.owner, group: v.group, schedule: v.schedule };
 }
 
 /** The search parameters the list and the counts share, as given (validated by their schema). */
 function searchParams(sp: URLSearchParams) {
   const metadata = sp.getAll('metadata');
-  return { q: single(sp, 'q'), queue: single(sp, 'queue'), submittedAfter: single(sp, 'submittedAfter'), submittedBefore: single(sp, 'submittedBefore'), metadata: metadata.length ? metadata : undefined };
+  const label = sp.getAll('label');
+  return { q: single(sp, 'q'), queue: single(sp, 'queue'), submittedAfter: single(sp, 'submittedAfter'), submittedBefore: single(sp, 'submittedBefore'), metadata: metadata.length ? metadata : undefined, label: label.length ? label : undefined };
 }
 
 /**
- * Parses the query of GET /api/jobs/counts (`q`, `queue`, `submittedAfter`, `submittedBefore`, `metadata`).
+ * Parses the query of GET /api/jobs/counts (`q`, `queue`, `submittedAfter`, `submittedBefore`, `metadata`, `label`), as the store's filter.
  * @throws ApiError 400 for a q over 200 characters, a malformed queue name or time, or an empty time range.
  */
-export function parseCountsQuery(url: URL): Omit<ListParams, 'status' | 'limit' | 'sort' | 'beforeId' | 'afterName'> {
+export function parseCountsQuery(url: URL): Omit<JobFilter, 'status' | 'userId'> {
   const parsed = validate(CountsQuerySchema, searchParams(url.searchParams), 'query');
-  return { q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, metadata: parsed.metadata };
+  return { q: parsed.q?.trim() || undefined, queue: parsed.queue, submittedAfter: parsed.submittedAfter, submittedBefore: parsed.submittedBefore, metadata: parsed.metadata, labels: parsed.label };
 }
 
 /** Parses the query of POST /api/jobs (overrides that go with a raw YAML body). */
@@ -319,19 +329,26 @@ export async function parseSubmitRequest(req: Request): Promise<SubmitInput> {
       : body.cmd !== undefined
         ? { kind: 'cmd', cmd: body.cmd }
         : { kind: 'spec', value: body.spec, filename: body.filename };
-  return { source, name: body.name, envs: body.envs, secrets: body.secrets, workdirUpload: body.workdirUpload, fileMountUploads: body.fileMountUploads, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue };
+  return { source, name: body.name, envs: body.envs, secrets: body.secrets, workdirUpload: body.workdirUpload, fileMountUploads: body.fileMountUploads, submissionId: body.submissionId ?? null, metadata: body.metadata ?? null, origin: body.origin, priority: body.priority, queue: body.queue,
+    ...(body.numJobs !== undefined || body.params !== undefined ? { array: { numJobs: body.numJobs, params: body.params } } : {}),
+    ...(body.dependsOn ? { dependsOn: { jobs: body.dependsOn.jobs, after: body.dependsOn.after ?? 'ok' } } : {}) };
 }
 
 /**
- * Parses a POST /api/jobs/{id}/rerun body: none, or JSON `{ origin? }` (RerunRequestSchema).
+ * Parses a POST /api/jobs/{id}/rerun body: none, or JSON `{ origin?, name?, envs?, priority? }`
+ * (RerunRequestSchema): the overrides of lib/control/rerun.ts.
  * @throws ApiError 415 for a body that is not JSON, 413, 400 (invalid JSON or fields).
  */
-export async function parseRerunRequest(req: Request): Promise<{ origin: SubmitOrigin }> {
+export async function parseRerunRequest(req: Request): Promise<{ origin: SubmitOrigin; overrides: RerunOverrides }> {
   const text = await readBody(req);
-  if (text.trim() === '') return { origin: 'api' };
+  if (text.trim() === '') return { origin: 'api', overrides: {} };
   bodyKind(req, ['json']);
   const body = validate(RerunRequestSchema, parseJson(text), 'request body');
-  return { origin: body.origin ?? 'api' };
+  const overrides: RerunOverrides = {};
+  if (body.name !== undefined) overrides.name = body.name;
+  if (body.envs !== undefined) overrides.envs = body.envs;
+  if (body.priority !== undefined) overrides.priority = body.priority;
+  return { origin: body.origin ?? 'api', overrides };
 }
 
 /**
@@ -370,7 +387,7 @@ export function parseQueueName(raw: string | undefined): string {
  * Parses a PUT /api/queues/{name} body.
  * @throws ApiError 415, 413, 400 (invalid JSON, unknown field, a limit out of range).
  */
-export async function parsePutQueueRequest(req: Request): Promise<{ maxRunning?: number | null; maxCpus?: number | null; defaultPriority?: number | null }> {
+export async function parsePutQueueRequest(req: Request): Promise<{ maxRunning?: number | null; maxCpus?: number | null; maxGpus?: number | null; startTimeoutMs?: number | null; defaultPriority?: number | null }> {
   return validate(PutQueueSchema, await readJson(req), 'request body');
 }
 

@@ -3,6 +3,7 @@
  * filter shape, the store's JobFilter (lib/store/list.ts), which every part answers from an index.
  */
 import { z } from 'zod';
+import { LABEL_KEY, LABEL_KEY_EXPECTED, MAX_LABEL_VALUE } from '../jobs/spec/labels';
 import { LIST_SORTS as LIST_SORT_VALUES } from '../store/list';
 import { DEFAULT_LIST_LIMIT, JobStatusFilterSchema, MAX_LIST_LIMIT, QueueFilterSchema, userText } from './schemas';
 
@@ -46,6 +47,25 @@ export const MetadataFilterSchema = z
   .max(METADATA_FILTER_MAX_PAIRS, { error: `metadata: at most ${METADATA_FILTER_MAX_PAIRS} key:value pairs` })
   .meta({ description: `Only jobs whose metadata holds this key with this string value (\`team:vision\`; repeatable, all must hold; at most ${METADATA_FILTER_MAX_PAIRS}, key ≤ ${METADATA_FILTER_MAX_KEY}, value ≤ ${METADATA_FILTER_MAX_VALUE} characters).` });
 
+/** Most `label` pairs one filter may hold. */
+export const LABEL_FILTER_MAX_PAIRS = 8;
+
+/** One `label=key=value` pair (split at the first `=`; the key a label key, the value ≤ 256 characters), as `[key, value]`. */
+const labelPair = userText(3, 128 + 1 + MAX_LABEL_VALUE)
+  .superRefine((v, ctx) => {
+    const at = v.indexOf('=');
+    if (at < 1) ctx.addIssue({ code: 'custom', message: `label must be key=value, got ${JSON.stringify(v.slice(0, 80))}` });
+    else if (!LABEL_KEY.test(v.slice(0, at))) ctx.addIssue({ code: 'custom', message: `label ${JSON.stringify(v.slice(0, Math.min(at, 80)))}: ${LABEL_KEY_EXPECTED}` });
+    else if (v.length - at - 1 > MAX_LABEL_VALUE) ctx.addIssue({ code: 'custom', message: `label value must be at most ${MAX_LABEL_VALUE} characters, got ${v.length - at - 1}` });
+  })
+  .transform((v): [string, string] => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]);
+
+/** The `label` filter: 1–8 pairs, all of which the job's tasks' `resources.labels` must hold. */
+export const LabelFilterSchema = z
+  .array(z.string({ error: 'label must be key=value' }).max(128 + 1 + MAX_LABEL_VALUE, { error: `label must be key=value with a key ≤ 128 and a value ≤ ${MAX_LABEL_VALUE} characters` }).pipe(labelPair))
+  .max(LABEL_FILTER_MAX_PAIRS, { error: `label: at most ${LABEL_FILTER_MAX_PAIRS} key=value pairs` })
+  .meta({ description: `Only jobs whose tasks carry this label (\`resources.labels\`; \`team=vision\`; repeatable, all must hold; at most ${LABEL_FILTER_MAX_PAIRS}).` });
+
 /** The filter fields the list and the counts share (besides status). */
 export const searchShape = {
   q: userText(1, 200).meta({ description: 'Case-insensitive name substring (% _ and \\ match themselves); a number (`4` or `#4`) also matches that job id exactly.' }).optional(),
@@ -53,6 +73,7 @@ export const searchShape = {
   submittedAfter: timeBound('submittedAfter', 'Only jobs submitted at or after this time (ISO-8601, or a date: midnight UTC).').optional(),
   submittedBefore: timeBound('submittedBefore', 'Only jobs submitted before this time (ISO-8601, or a date: midnight UTC).').optional(),
   metadata: MetadataFilterSchema.optional(),
+  label: LabelFilterSchema.optional(),
 };
 
 /** submittedBefore must come after submittedAfter (an empty range is a mistake, not a search). */
@@ -81,7 +102,15 @@ export const listFilterShape = {
   status: z.array(JobStatusFilterSchema).meta({ description: 'Only jobs in these statuses (repeatable, or comma-separated; case-insensitive).' }).optional(),
   ...searchShape,
   owner: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { error: 'owner must be "me" or a user name (a–z, 0–9, ., - and _, 1–63 characters)' }).meta({ description: 'Only the jobs this user submitted: "me" (the caller) or a user name.' }).optional(),
+  group: idParam('group').meta({ description: 'Only the jobs of this group (an array or sweep).' }).optional(),
+  schedule: idParam('schedule').meta({ description: 'Only the jobs this schedule (its id) submitted.' }).optional(),
 };
+
+/** A positive integer id given as a query parameter; the message names the field. */
+function idParam(field: string) {
+  const msg = `${field} must be an id (a positive integer)`;
+  return z.coerce.number({ error: msg }).int({ error: msg }).min(1, { error: msg }).max(2_147_483_647, { error: msg });
+}
 
 /** Query parameters of GET /api/jobs (`status` may repeat, or hold a comma-separated list). */
 export const ListQuerySchema = z.object({
@@ -95,5 +124,6 @@ export const ListQuerySchema = z.object({
     .default(DEFAULT_LIST_LIMIT)
     .meta({ description: 'Page size.' }),
   cursor: userText(1, 400).meta({ description: 'Opaque: the nextCursor of the previous page (of the same sort).' }).optional(),
+  fold: z.enum(['groups'], { error: 'fold must be "groups"' }).meta({ description: 'groups: a group (array) is one row — its first job, with the group in `groups`.' }).optional(),
 }).superRefine(rangeOrdered);
 export type ListQuery = z.infer<typeof ListQuerySchema>;

@@ -7,7 +7,7 @@
  * compile-time checks at the end of this file fail `tsc` when the two drift apart.
  */
 import { z } from 'zod';
-import { SUBMIT_ORIGINS } from '../jobs/origin';
+import { SCHEDULE_ORIGIN, SUBMIT_ORIGINS } from '../jobs/origin';
 import { ATTEMPT_STATUSES, JOB_STATUSES, TASK_STATUSES } from '../jobs/status';
 import type {
   AttemptView,
@@ -25,24 +25,11 @@ import type {
   TaskSummary,
   TaskView,
 } from './types';
-import { checkPlainValue, DEFAULT_QUEUE, PRIORITY, PRIORITY_EXPECTED, QUEUE_NAME, QUEUE_NAME_EXPECTED, textProblem, type SpecIssue } from '../jobs/spec';
+import { GroupSummarySchema, submitFlowFields } from './schemas-flow';
+import { AFTER_MODES, checkPlainValue, DEFAULT_QUEUE, PRIORITY, PRIORITY_EXPECTED, QUEUE_NAME, QUEUE_NAME_EXPECTED, textProblem, type SpecIssue } from '../jobs/spec';
 
-/** Metadata the OpenAPI generator reads: `id` names a component under #/components/schemas. */
-export interface SchemaMeta {
-  id?: string;
-  description?: string;
-  [k: string]: unknown;
-}
-
-/** Registry of the named schemas that become OpenAPI components. */
-export const apiRegistry = z.registry<SchemaMeta>();
-
-/** Registers a schema as a named OpenAPI component (`id`) with its description. */
-export function named<T extends z.ZodType>(schema: T, id: string, description: string): T {
-  const described = schema.meta({ description }) as T;
-  apiRegistry.add(described, { id });
-  return described;
-}
+export { apiRegistry, named, type SchemaMeta } from './schema-registry';
+import { named } from './schema-registry';
 
 // ─── building blocks ────────────────────────────────────────────────────────────────────────
 
@@ -186,6 +173,7 @@ export const SubmitJsonSchema = named(
       origin: OriginSchema.optional(),
       priority: PrioritySchema.optional(),
       queue: SubmitQueueSchema.optional(),
+      ...submitFlowFields,
     })
     .superRefine((v, ctx) => {
       const given = (['yaml', 'spec', 'cmd'] as const).filter((k) => v[k] !== undefined);
@@ -210,9 +198,9 @@ export const SubmitQuerySchema = z.object({
 
 /** Body of POST /api/jobs/{id}/rerun (optional: an empty body is `{}`). */
 export const RerunRequestSchema = named(
-  z.strictObject({ origin: OriginSchema.optional() }),
+  z.strictObject({ origin: OriginSchema.optional(), name: JobNameSchema.optional(), envs: EnvsSchema.optional(), priority: PrioritySchema.optional() }),
   'RerunRequest',
-  'POST /api/jobs/{id}/rerun body: what asks for the re-run (the new job\'s origin).',
+  "POST /api/jobs/{id}/rerun body: what asks for the re-run (the new job's origin) and what changes from the job's submission — the name, env vars merged over the ones given at launch (each wins), the priority.",
 );
 
 /** Body of PATCH /api/jobs/{id}: what may change on a job (its priority, while PENDING). */
@@ -220,40 +208,6 @@ export const PatchJobSchema = named(
   z.strictObject({ priority: PrioritySchema }),
   'PatchJobRequest',
   'PATCH /api/jobs/{id} JSON body: the new priority of a PENDING job (409 otherwise).',
-);
-
-/** Path parameter `name` of /api/queues/{name}. */
-export const QueueNameSchema = z
-  .string()
-  .regex(QUEUE_NAME, { error: (iss) => `queue name ${JSON.stringify(String(iss.input).slice(0, 80))}: ${QUEUE_NAME_EXPECTED}` })
-  .meta({ description: 'Queue name (a–z, 0–9, - and _; 1–63 characters).' });
-
-/** Largest maxRunning of a queue. */
-export const MAX_QUEUE_RUNNING = 100_000;
-/** Largest maxCpus of a queue. */
-export const MAX_QUEUE_CPUS = 1_000_000;
-
-/** Body of PUT /api/queues/{name}: the queue's settings; a field left out is null (no limit, no default). */
-export const PutQueueSchema = named(
-  z.strictObject({
-    maxRunning: z
-      .int({ error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
-      .min(1, { error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
-      .max(MAX_QUEUE_RUNNING, { error: `expected an integer from 1 to ${MAX_QUEUE_RUNNING}, or null` })
-      .nullable()
-      .optional()
-      .meta({ description: 'Jobs of the queue running at once (STARTING, RUNNING, RECOVERING, CANCELLING); null: no limit.' }),
-    maxCpus: z
-      .number({ error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
-      .positive({ error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
-      .max(MAX_QUEUE_CPUS, { error: `expected a CPU count above 0 and at most ${MAX_QUEUE_CPUS}, or null` })
-      .nullable()
-      .optional()
-      .meta({ description: "CPUs the queue's running jobs hold at once; null: no limit." }),
-    defaultPriority: PrioritySchema.nullable().optional().meta({ description: `Priority of a job of the queue that gives none; null: ${PRIORITY.default}.` }),
-  }),
-  'PutQueueRequest',
-  `PUT /api/queues/{name} JSON body (a field left out is null). The "${DEFAULT_QUEUE}" queue has no settings.`,
 );
 
 /**
@@ -358,11 +312,23 @@ export const AttemptViewSchema = named(
     exitCode: z.number().int().nullable(),
     reason: z.string().nullable(),
     executor: z.string(),
+    nodes: z.array(z.string()).nullable().meta({ description: 'The nodes it ran on, host names in rank order (SkyPilot\'s node_names): locally the host name, on Slurm the allocated nodes; null until known or not recorded.' }),
     createdAt: isoTime(),
     startedAt: isoTime().nullable(),
     endedAt: isoTime().nullable(),
     logBytes: count().meta({ description: "What the attempt's log takes on disk now (bytes): its size, or its compressed size once the finished log was compressed." }),
     usage: AttemptUsageSchema.nullable().meta({ description: 'What the attempt used (CPU, memory, seff-like efficiency); null: not recorded.' }),
+    gpus: z
+      .object({
+        type: z.string(),
+        count: z.number().min(0),
+        devices: z.array(z.object({ index: count(), share: z.number().min(0).max(1) })).optional(),
+        gpuSeconds: z.number().min(0),
+      })
+      .nullable()
+      .meta({ description: 'The GPUs it held: type, count per node, the devices given (local; absent: the executor placed them), GPU-seconds so far; null: none.' }),
+    osUser: z.string().nullable().meta({ description: 'The OS account its setup and run ran as (isolation on); null: jobdeck\'s own.' }),
+    logLostBytes: count().nullable().meta({ description: 'Bytes of output its log could not take (a full disk); the log has a "[jobdeck] N bytes of output lost here" line where they went missing. null: none lost.' }),
   }),
   'AttemptView',
   'One attempt (one run of a task).',
@@ -375,9 +341,11 @@ const taskSummaryShape = {
   attempts: count(),
   restarts: count(),
   maxRestarts: count(),
+  exitCodeRestarts: count().meta({ description: 'Restarts on an exit code of recover_on_exit_codes (not counted against maxRestarts).' }),
   recoveries: count(),
   startedAt: isoTime().nullable(),
   endedAt: isoTime().nullable(),
+  nodeNames: z.array(z.string()).meta({ description: "The nodes its latest attempt runs or ran on (SkyPilot's node_names); [] before one is known." }),
   nodes: z.number().int().min(2).optional().meta({ description: "Nodes of each attempt (num_nodes), one log per rank; absent for one node." }),
 };
 export const TaskSummarySchema = named(z.object(taskSummaryShape), 'TaskSummary', 'One task (pipeline step) as the job list shows it.');
@@ -396,8 +364,10 @@ const jobSummaryBase = {
   taskCount: count(),
   currentTask: count(),
   tasksSucceeded: count(),
-  restartCount: count(),
-  recoveryCount: count(),
+  restartCount: count().meta({ description: "Restarts after the user's own failure, counted against max_restarts_on_errors (all tasks)." }),
+  exitCodeRestartCount: count().meta({ description: 'Restarts on an exit code of recover_on_exit_codes, not counted against the budget (all tasks).' }),
+  recoveryCount: count().meta({ description: 'Attempts the executor lost and started again (all tasks).' }),
+  labels: z.record(z.string(), z.string()).meta({ description: 'resources.labels of its tasks (a key\'s value from the first task that has it); {} when none. Filter with ?label=key=value.' }),
   cancelRequested: z.boolean(),
   priority: z.number().int().min(0).max(1000).meta({ description: 'Admission priority: higher starts first, FIFO within a priority.' }),
   queue: z.string().meta({ description: 'The operator queue ("default": no limits of its own).' }),
@@ -406,6 +376,20 @@ const jobSummaryBase = {
     .string()
     .nullable()
     .meta({ description: 'While PENDING: why it waits and its place in line, from the last admission pass that read it (null: not read yet, further back). While STARTING or RUNNING: why the executor\'s own scheduler still holds its attempt ("Slurm: Resources"; null when it runs). Null otherwise.' }),
+  place: named(
+    z.object({
+      position: z.number().int().min(1).nullable().meta({ description: "1-based place among its executor's waiting jobs (priority, then submission); null when the pass did not read every job ahead of it." }),
+      queuePosition: z.number().int().min(1).meta({ description: '1-based place among the waiting jobs of its queue on that executor.' }),
+      ahead: z.object({ jobs: count(), cpus: z.number().min(0), gpus: z.number().min(0) }).nullable().meta({ description: 'The jobs waiting ahead of it and the CPUs and GPUs they ask for; null with position null.' }),
+    }),
+    'JobPlace',
+    'Where a waiting job is in line, as the last admission pass that read it found it.',
+  )
+    .nullable()
+    .meta({ description: 'While PENDING: its place in line (updated as jobs ahead start); null otherwise or before a pass read it.' }),
+  nextAttemptAt: isoTime().nullable().meta({ description: 'When the next attempt of its current task starts at the earliest: a restart or recovery waiting out its backoff; null when none waits.' }),
+  group: z.object({ id: z.number().int(), index: count(), lead: z.boolean() }).nullable().meta({ description: 'The group (array/sweep) it belongs to and its slot; lead: it stands for the group in a folded list. Null: a job of its own.' }),
+  scheduleId: z.number().int().nullable().meta({ description: 'The schedule whose fire submitted it; null otherwise.' }),
 };
 export const JobSummarySchema = named(z.object({ ...jobSummaryBase, tasks: z.array(TaskSummarySchema) }), 'JobSummary', 'One job in the list.');
 
@@ -413,6 +397,7 @@ const AlternativeSchema = z.object({ key: z.enum(['any_of', 'ordered']), index: 
 export const TaskViewSchema = named(
   z.object({
     ...taskSummaryShape,
+    labels: z.record(z.string(), z.string()).meta({ description: 'Its resources.labels; {} when none.' }),
     statusReason: z.string().nullable(),
     exitCode: z.number().int().nullable(),
     setup: z.string().nullable(),
@@ -458,6 +443,7 @@ export const JobDetailSchema = named(
   z.object({
     ...jobSummaryBase,
     tasks: z.array(TaskViewSchema),
+    dependsOn: z.array(z.object({ jobId: z.number().int(), after: z.enum(AFTER_MODES) })).meta({ description: 'The jobs it waits (or waited) for (depends_on), each with its mode.' }),
     events: z.array(JobEventViewSchema),
     specYaml: z.string().meta({ description: 'The YAML as submitted, secret-looking env values masked.' }),
     launch: z
@@ -466,12 +452,14 @@ export const JobDetailSchema = named(
         envs: z.record(z.string(), z.string()).meta({ description: 'Envs given at launch (overriding the YAML), masked like task envs.' }),
       })
       .meta({ description: 'What was submitted beside the YAML; a re-run submits both again.' }),
-    origin: z.enum(SUBMIT_ORIGINS).meta({ description: 'What submitted the job.' }),
+    origin: z.enum([...SUBMIT_ORIGINS, SCHEDULE_ORIGIN]).meta({ description: 'What submitted the job ("schedule": a schedule\'s fire).' }),
     metadata: z.unknown(),
     executor: z.string(),
     warnings: z.array(SpecIssueSchema).meta({ description: 'The spec\'s warnings at submit: keys accepted and not acted on (docs/spec.md "SkyPilot keys").' }),
     viaToken: z.string().nullable().meta({ description: 'The prefix of the personal token it was submitted through; null: the admin token, a browser session, or none.' }),
-    upload: UploadManifestSchema.nullable().meta({ description: 'The folder uploaded for the workdir, or null.' }),
+    upload: UploadManifestSchema.extend({ hash: z.string().nullable().meta({ description: 'sha256 of the archive; null for a caller who may not use the upload (who may not re-run the job).' }) })
+      .nullable()
+      .meta({ description: 'The folder uploaded for the workdir, or null.' }),
     logsRemovedAt: isoTime().nullable().meta({ description: 'When the retention policy removed the logs (its logs then answer 410), or null.' }),
     logBytesTotal: count().meta({ description: "Disk usage of the job's logs now (bytes): every attempt's log, its rank logs (multi-node) and time indexes." }),
   }),
@@ -480,7 +468,7 @@ export const JobDetailSchema = named(
 );
 
 export const JobListSchema = named(
-  z.object({ jobs: z.array(JobSummarySchema), nextCursor: z.string().nullable() }),
+  z.object({ jobs: z.array(JobSummarySchema), nextCursor: z.string().nullable(), groups: z.array(GroupSummarySchema).optional().meta({ description: 'With fold=groups: the groups whose first job is on this page; absent otherwise.' }) }),
   'JobList',
   'A page of jobs, newest first; pass nextCursor back as cursor for the next page.',
 );
@@ -491,6 +479,7 @@ export const SubmitResultSchema = named(
     submissionId: z.string().nullable(),
     status: JobStatusSchema,
     warnings: z.array(SpecIssueSchema).meta({ description: 'Keys of the spec accepted and not acted on (as stored on the job).' }),
+    group: z.object({ id: z.number().int(), size: count(), jobIds: z.array(z.number().int()) }).optional().meta({ description: 'For an array: its group; id above is its first job.' }),
   }),
   'SubmitResult',
   'POST /api/jobs answer.',
@@ -523,16 +512,24 @@ export const QueueViewSchema = named(
     owner: z.string().nullable().meta({ description: 'The name of the user who created it; null: none recorded (the default queue).' }),
     maxRunning: z.number().int().nullable(),
     maxCpus: z.number().nullable(),
+    maxGpus: z.number().nullable(),
+    startTimeoutMs: z.number().int().nullable().meta({ description: "Its own start timeout (ms); null: the server's." }),
     defaultPriority: z.number().int().nullable(),
+    memberMaxPriority: z.number().int().nullable().meta({ description: "Highest priority a member may give the queue's jobs; null: the role's cap only (admins are not capped)." }),
     pending: count().meta({ description: 'Jobs of the queue waiting (PENDING).' }),
     running: count().meta({ description: 'Jobs of the queue active now.' }),
     cpus: z.number().min(0).meta({ description: 'CPUs its active jobs hold.' }),
+    gpus: z.number().min(0).meta({ description: 'GPUs its active jobs hold.' }),
   }),
   'Queue',
   `An operator queue with its limits (null: none) and what it holds now; "${DEFAULT_QUEUE}" has no limits.`,
 );
 
-export const QueueListSchema = named(z.object({ queues: z.array(QueueViewSchema) }), 'QueueList', `Every queue, "${DEFAULT_QUEUE}" first, then by name.`);
+export const QueueListSchema = named(
+  z.object({ queues: z.array(QueueViewSchema), memberMaxPriority: z.number().int().nullable().meta({ description: "Highest priority a member may give a job in any queue (JOBDECK_QUOTA_MEMBER_MAX_PRIORITY); null: none. A queue's own may be lower." }) }),
+  'QueueList',
+  `Every queue, "${DEFAULT_QUEUE}" first, then by name, and the members' priority cap.`,
+);
 
 export const LogRangeSchema = named(
   z.object({

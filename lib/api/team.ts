@@ -5,23 +5,30 @@
  * next request and closes the token's WebSockets), then audited.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import type { AuthDirectory } from '../auth/directory';
-import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../auth/password';
+import { accountProblem, lookupAccount, type AccountRules } from '../accounts';
+import { hashPassword } from '../auth/password';
+import { permissionsOf } from '../auth/rules';
 import { hashToken } from '../auth/tokens';
 import { TOKEN_PREFIX_CHARS } from '../auth/guard';
 import type { ApiToken, User } from '../generated/prisma/client';
-import { effectiveQuota, MAX_QUOTA, type RoleQuotas } from '../jobs/quotas';
-import { isRole, ROLES, type Actor } from '../jobs/roles';
+import { effectiveQuota, type RoleQuotas } from '../jobs/quotas';
+import { isRole, type Actor } from '../jobs/roles';
 import { countLiveTokens, createToken, createUser, listTokens, listUsers, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, updateUser, userRow, type Store } from '../store';
 import { record } from './audit';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { readJson, validate } from './request';
-import type { TokenView, UserView } from './types';
+import { CreateTokenSchema, CreateUserSchema, PatchUserSchema } from './team-schemas';
+import type { CreatedTokenView, TokenView, UserMe, UserView } from './types';
 
-export type { TokenView, UserView } from './types';
+export type { UserMe, TokenView, UserView } from './types';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** GET /api/users/me's answer for `actor`: who it is, its priority cap (maxPriority: null for none) and the rows of the authorization table it passes. */
+export function meView(actor: Actor): UserMe {
+  return { id: actor.userId, name: actor.name, role: actor.role, tokenPrefix: actor.tokenPrefix, maxPriority: actor.maxPriority ?? null, may: permissionsOf(actor.role) };
+}
 
 function tokenView(t: ApiToken & { user?: { name: string } }): TokenView {
   return { id: t.id, userId: t.userId, ...(t.user ? { userName: t.user.name } : {}), name: t.name, prefix: t.prefix, createdAt: t.createdAt.toISOString(), lastUsedAt: iso(t.lastUsedAt), expiresAt: iso(t.expiresAt), revokedAt: iso(t.revokedAt) };
@@ -29,7 +36,7 @@ function tokenView(t: ApiToken & { user?: { name: string } }): TokenView {
 
 /** A User row as the API shows it, with the quotas that apply given the role defaults `quotas`. */
 export function userView(u: User, quotas: RoleQuotas): UserView {
-  const q = { role: isRole(u.role) ? u.role : 'viewer', maxRunningCpus: u.maxRunningCpus, maxPendingJobs: u.maxPendingJobs } as const;
+  const q = { role: isRole(u.role) ? u.role : 'viewer', maxRunningCpus: u.maxRunningCpus, maxRunningGpus: u.maxRunningGpus, maxPendingJobs: u.maxPendingJobs } as const;
   return {
     id: u.id,
     name: u.name,
@@ -37,28 +44,14 @@ export function userView(u: User, quotas: RoleQuotas): UserView {
     hasPassword: u.passwordHash !== null,
     sso: u.oidcSubject !== null,
     maxRunningCpus: u.maxRunningCpus,
+    maxRunningGpus: u.maxRunningGpus,
     maxPendingJobs: u.maxPendingJobs,
-    quotas: { maxRunningCpus: effectiveQuota(q, 'maxRunningCpus', quotas), maxPendingJobs: effectiveQuota(q, 'maxPendingJobs', quotas) },
+    quotas: { maxRunningCpus: effectiveQuota(q, 'maxRunningCpus', quotas), maxRunningGpus: effectiveQuota(q, 'maxRunningGpus', quotas), maxPendingJobs: effectiveQuota(q, 'maxPendingJobs', quotas) },
+    osUser: u.osUser,
     disabled: u.disabledAt !== null,
     createdAt: u.createdAt.toISOString(),
   };
 }
-
-const Id = z.number().int().min(1).max(2_147_483_647);
-const TokenName = z.string().trim().min(1, 'must not be empty').max(63, 'must be at most 63 characters').regex(/^[\x20-\x7e]+$/, 'must be printable ASCII');
-const CreateTokenSchema = z
-  .object({
-    name: TokenName,
-    expiresInDays: z.number().int().min(1).max(3650).optional(),
-    expiresAt: z.iso.datetime({ offset: true }).optional(),
-    userId: Id.optional(),
-  })
-  .strict()
-  .refine((b) => !(b.expiresInDays && b.expiresAt), { message: 'give expiresInDays or expiresAt, not both', path: ['expiresAt'] })
-  .refine((b) => !b.expiresAt || (Date.parse(b.expiresAt) > Date.now() && Date.parse(b.expiresAt) < Date.now() + 3650 * 86_400_000), {
-    message: 'must be in the future and within 10 years',
-    path: ['expiresAt'],
-  });
 
 /** A new personal token: `jdp_` + 32 random bytes, base64url. */
 function newToken(): string {
@@ -77,16 +70,17 @@ export function parseId(raw: string | undefined, what: string): number {
  * (another user's token) is for admins.
  * @throws ApiError 400 naming the field; 403 for another user's token; 404 unknown user; 409 over MAX_TOKENS_PER_USER.
  */
-export async function createTokenFor(store: Store, dir: AuthDirectory, actor: Actor, req: Request): Promise<TokenView & { token: string }> {
+export async function createTokenFor(store: Store, dir: AuthDirectory, actor: Actor, req: Request): Promise<CreatedTokenView> {
   const body = validate(CreateTokenSchema, await readJson(req), 'request body');
   const userId = body.userId ?? actor.userId;
   if (userId !== actor.userId && actor.role !== 'admin') throw forbidden("only an admin creates another user's token");
   const user = await userRow(store, { id: userId });
   if (!user) throw notFound(`user ${userId} not found`);
+  if (user.disabledAt) throw conflict(`user ${user.name} is disabled: enable it before giving it a token`);
   if ((await countLiveTokens(store, userId)) >= MAX_TOKENS_PER_USER) throw conflict(`user ${user.name} has ${MAX_TOKENS_PER_USER} live tokens, the most allowed; revoke one first`);
   const token = newToken();
   const expiresAt = body.expiresAt ? new Date(body.expiresAt) : body.expiresInDays ? new Date(Date.now() + body.expiresInDays * 86_400_000) : null;
-  const row = await createToken(store, { userId, name: body.name, prefix: token.slice(0, TOKEN_PREFIX_CHARS), hash: hashToken(token).toString('hex'), expiresAt });
+  const row = await createToken(store, { userId, name: body.name, prefix: token.slice(0, TOKEN_PREFIX_CHARS), hash: hashToken(token).toString('hex'), expiresAt, userEpoch: user.tokenEpoch });
   dir.putToken(row);
   await record(store, actor, 'token.create', `token:${row.id}`, { user: user.name, name: row.name, prefix: row.prefix });
   // With its user's name, as the list has it (`jobdeck tokens create` prints the same row).
@@ -116,18 +110,19 @@ export async function revokeToken(store: Store, dir: AuthDirectory, actor: Actor
   await record(store, actor, 'token.revoke', `token:${id}`, { prefix: row.prefix });
 }
 
-const UserName = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(63, 'must be at most 63 characters')
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be lower-case letters, digits, ".", "-" or "_", starting with a letter or digit');
-const Password = z.string().min(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`).max(PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
-const Quotas = {
-  maxRunningCpus: z.number().min(0).max(MAX_QUOTA).nullable().optional(),
-  maxPendingJobs: z.number().int().min(0).max(MAX_QUOTA).nullable().optional(),
-};
-const CreateUserSchema = z.object({ name: UserName, role: z.enum(ROLES), password: Password.optional(), ...Quotas }).strict();
-const PatchUserSchema = z.object({ role: z.enum(ROLES).optional(), password: Password.nullable().optional(), disabled: z.boolean().optional(), ...Quotas }).strict();
+/**
+ * Checks an OS account named for a user (docs/design.md §16): it must exist on this machine and
+ * be one a job may run as (lib/accounts.ts accountProblem: not root, not jobdeck's own, not a
+ * system account). Null (no account of its own) passes.
+ * @throws ApiError 400 naming the field `osUser`.
+ */
+async function checkOsUser(name: string | null | undefined, rules: AccountRules): Promise<void> {
+  if (!name) return;
+  const found = await lookupAccount(name);
+  if (!found) throw badRequest(`osUser: there is no OS account named ${name} on this machine (create it first: useradd)`, { field: 'osUser', issues: [{ path: 'osUser', message: 'no such OS account' }] });
+  const problem = accountProblem(found, rules);
+  if (problem) throw badRequest(`osUser: ${problem}`, { field: 'osUser', issues: [{ path: 'osUser', message: problem }] });
+}
 
 /** GET /api/users — every user, with the quotas that apply given the role defaults `quotas`. */
 export async function userList(store: Store, quotas: RoleQuotas): Promise<{ users: UserView[] }> {
@@ -135,33 +130,37 @@ export async function userList(store: Store, quotas: RoleQuotas): Promise<{ user
 }
 
 /**
- * POST /api/users `{name, role, password?, maxRunningCpus?, maxPendingJobs?}` → 201 the user
+ * POST /api/users `{name, role, password?, maxRunningCpus?, maxRunningGpus?, maxPendingJobs?}` → 201 the user
  * (its view with the role defaults `quotas`).
  * @throws ApiError 400 naming the field; 409 when the name is taken.
  */
-export async function createUserFrom(store: Store, dir: AuthDirectory, actor: Actor, req: Request, quotas: RoleQuotas): Promise<UserView> {
+export async function createUserFrom(store: Store, dir: AuthDirectory, actor: Actor, req: Request, quotas: RoleQuotas, accounts: AccountRules): Promise<UserView> {
   const body = validate(CreateUserSchema, await readJson(req), 'request body');
   if (await userRow(store, { name: body.name })) throw conflict(`user ${body.name} exists`, { field: 'name' });
+  await checkOsUser(body.osUser, accounts);
   const user = await createUser(store, {
     name: body.name,
     role: body.role,
     passwordHash: body.password ? await hashPassword(body.password) : null,
     maxRunningCpus: body.maxRunningCpus ?? null,
+    maxRunningGpus: body.maxRunningGpus ?? null,
     maxPendingJobs: body.maxPendingJobs ?? null,
+    osUser: body.osUser ?? null,
   });
   dir.putUser(user);
-  await record(store, actor, 'user.create', `user:${user.id}`, { name: user.name, role: user.role });
+  await record(store, actor, 'user.create', `user:${user.id}`, { name: user.name, role: user.role, ...(user.osUser ? { osUser: user.osUser } : {}) });
   return userView(user, quotas);
 }
 
 /**
- * PATCH /api/users/{id} `{role?, password?, disabled?, maxRunningCpus?, maxPendingJobs?}`.
+ * PATCH /api/users/{id} `{role?, password?, disabled?, maxRunningCpus?, maxRunningGpus?, maxPendingJobs?}`.
  * The first admin (user 1) keeps its role and cannot be disabled: the admin token is it.
  * Answers the user's view with the role defaults `quotas`.
  * @throws ApiError 400 naming the field (or the first admin's role); 404 unknown user.
  */
-export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, id: number, req: Request, quotas: RoleQuotas): Promise<UserView> {
+export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, id: number, req: Request, quotas: RoleQuotas, accounts: AccountRules): Promise<UserView> {
   const body = validate(PatchUserSchema, await readJson(req), 'request body');
+  await checkOsUser(body.osUser, accounts);
   if (id === 1 && ((body.role && body.role !== 'admin') || body.disabled)) throw badRequest('the first admin (user 1) stays an enabled admin: the admin token authenticates as it', { field: body.role ? 'role' : 'disabled' });
   const { password, ...rest } = body;
   const patch = { ...rest, ...(password === undefined ? {} : { passwordHash: password === null ? null : await hashPassword(password) }) };
@@ -169,6 +168,6 @@ export async function patchUser(store: Store, dir: AuthDirectory, actor: Actor, 
   if (!user) throw notFound(`user ${id} not found`);
   dir.putUser(user);
   const changed = Object.keys(body).map((k) => (k === 'password' ? 'password' : k));
-  await record(store, actor, 'user.update', `user:${id}`, { name: user.name, changed, ...(body.role ? { role: body.role } : {}), ...(body.disabled !== undefined ? { disabled: body.disabled } : {}) });
+  await record(store, actor, 'user.update', `user:${id}`, { name: user.name, changed, ...(body.role ? { role: body.role } : {}), ...(body.disabled !== undefined ? { disabled: body.disabled } : {}), ...(body.osUser !== undefined ? { osUser: body.osUser } : {}) });
   return userView(user, quotas);
 }

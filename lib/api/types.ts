@@ -4,9 +4,12 @@
  * Browser-safe: types only. Times are ISO-8601 strings (UTC); durations are in ms; byte offsets
  * and sizes are in bytes. Env values whose names look secret are masked ("••••••").
  */
+import type { JobPlace } from '../jobs/waiting';
 import type { SubmitOrigin } from '../jobs/origin';
+import type { Role } from '../jobs/roles';
 import type { SpecIssue } from '../jobs/spec';
 import type { AttemptStatus, JobStatus, TaskStatus } from '../jobs/status';
+import type { GroupSummary } from './flow-types';
 
 /** One attempt (one run of a task). */
 export interface AttemptView {
@@ -18,6 +21,12 @@ export interface AttemptView {
   exitCode: number | null;
   reason: string | null;
   executor: string;
+  /**
+   * The nodes it ran on, host names in rank order (SkyPilot's node_names): locally the machine's
+   * host name, on Slurm the allocated nodes. Null until known (a Slurm job not started yet) or
+   * when not recorded (attempts from before it was).
+   */
+  nodes: string[] | null;
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
@@ -25,6 +34,19 @@ export interface AttemptView {
   logBytes: number;
   /** What the attempt used (docs/design.md §7 "Resource usage"); null: not recorded. */
   usage: AttemptUsageView | null;
+  /**
+   * The GPUs it held (docs/design.md §6 "GPUs"): type, count per node, the device indices and
+   * shares it was given (local; absent where the executor placed them: Slurm), and GPU-seconds
+   * (GPUs × its run time so far); null: none.
+   */
+  gpus: { type: string; count: number; devices?: Array<{ index: number; share: number }>; gpuSeconds: number } | null;
+  /** The OS account its setup and run ran as (isolation on, docs/design.md §16); null: jobdeck's own. */
+  osUser: string | null;
+  /**
+   * Bytes of output its log could not take (a full disk); the log has a `[jobdeck] N bytes of
+   * output lost here` line where they went missing (docs/design.md §8). null: none lost.
+   */
+  logLostBytes: number | null;
 }
 
 /**
@@ -65,9 +87,14 @@ export interface TaskSummary {
   /** Restarts on error spent / allowed (job_recovery.max_restarts_on_errors). */
   restarts: number;
   maxRestarts: number;
+  /** Restarts on an exit code of job_recovery.recover_on_exit_codes (not counted against maxRestarts). */
+  exitCodeRestarts: number;
+  /** Attempts the executor lost and started again (not the user's failure). */
   recoveries: number;
   startedAt: string | null;
   endedAt: string | null;
+  /** The nodes its latest attempt runs or ran on (AttemptView.nodes; SkyPilot's node_names); [] before one is known. */
+  nodeNames: string[];
   /** Nodes of each attempt (`num_nodes`), each rank with its own log; absent for one node. */
   nodes?: number;
 }
@@ -90,8 +117,17 @@ export interface JobSummary {
   /** 0-based index of the task the pipeline is on. */
   currentTask: number;
   tasksSucceeded: number;
+  /** Restarts after the user's own failure, counted against max_restarts_on_errors (all tasks). */
   restartCount: number;
+  /** Restarts on an exit code of recover_on_exit_codes, not counted against the budget (all tasks). */
+  exitCodeRestartCount: number;
+  /** Attempts the executor lost and started again (all tasks). */
   recoveryCount: number;
+  /**
+   * `resources.labels` of its tasks (a key's value from the first task that has it); {} when none.
+   * `GET /api/jobs?label=k=v` filters by them.
+   */
+  labels: Record<string, string>;
   cancelRequested: boolean;
   /** Admission priority, 0–1000 (higher starts first; docs/design.md §6 "Admission"). */
   priority: number;
@@ -107,11 +143,31 @@ export interface JobSummary {
    * Null otherwise.
    */
   pendingReason: string | null;
+  /**
+   * While PENDING: its place in line as the last admission pass that read it found it — position
+   * among its executor's waiting jobs (null when the pass did not read every job ahead) and in its
+   * queue, and what waits ahead (jobs, the CPUs and GPUs they ask for); updated as jobs ahead
+   * start. Null otherwise, or before a pass read it (docs/design.md §6 "Why pending").
+   */
+  place: JobPlace | null;
+  /**
+   * When the next attempt of its current task starts at the earliest: a restart or a recovery
+   * waiting out its backoff (job_recovery `restart_backoff`, docs/spec.md); null when none waits.
+   */
+  nextAttemptAt: string | null;
+  /** The group (an array or sweep) it belongs to and its slot; `lead`: it stands for the group in a folded list. Null: a job of its own. */
+  group: { id: number; index: number; lead: boolean } | null;
+  /** The schedule whose fire submitted it; null otherwise. */
+  scheduleId: number | null;
   tasks: TaskSummary[];
 }
 
+export type { JobPlace } from '../jobs/waiting';
+
 /** A task with its attempts and (masked) spec, for the job page. */
 export interface TaskView extends TaskSummary {
+  /** Its `resources.labels`; {} when none. */
+  labels: Record<string, string>;
   statusReason: string | null;
   exitCode: number | null;
   setup: string | null;
@@ -145,6 +201,8 @@ export interface JobEventView {
 /** GET /api/jobs/:id. */
 export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   tasks: TaskView[];
+  /** The jobs it waits (or waited) for (`depends_on`), each with its mode. */
+  dependsOn: Array<{ jobId: number; after: 'ok' | 'failed' | 'any' }>;
   events: JobEventView[];
   /** The YAML as submitted, with secret-looking env values masked. */
   specYaml: string;
@@ -158,15 +216,24 @@ export interface JobDetail extends Omit<JobSummary, 'tasks'> {
   warnings: SpecIssue[];
   /** The prefix of the personal token it was submitted through (Job.tokenId); null: another credential. */
   viaToken: string | null;
-  /** The folder uploaded for the workdir (size, file list), or null. */
-  upload: UploadManifestView | null;
+  /**
+   * The folder uploaded for the workdir (size, file list), or null. Its `hash` is null for a
+   * caller who may not use the upload (who may not re-run the job: docs/design.md §16).
+   */
+  upload: {
+    hash: string | null;
+    size: number;
+    unpackedSize: number;
+    entries: number;
+    files: string[];
+  } | null;
   /** When the retention policy removed the job's logs (ISO 8601), or null: they are kept. */
   logsRemovedAt: string | null;
   /** Disk usage of the job's logs now (bytes): every attempt's log, its rank logs and time indexes. */
   logBytesTotal: number;
 }
 
-/** POST /api/uploads answer; JobDetail.upload (lib/executors/upload.ts UploadManifest). */
+/** POST /api/uploads answer; JobDetail.upload (lib/uploads/upload.ts UploadManifest). */
 export interface UploadManifestView {
   hash: string;
   size: number;
@@ -179,7 +246,11 @@ export interface UploadManifestView {
 export interface JobList {
   jobs: JobSummary[];
   nextCursor: string | null;
+  /** With `fold=groups`: the groups whose first job is on this page (each shown as one row); absent otherwise. */
+  groups?: GroupSummary[];
 }
+
+export type { GroupDetail, GroupSummary, ScheduleFireView, ScheduleView } from './flow-types';
 
 /** GET /api/jobs/counts: jobs per status (a status without jobs is absent), for the filter chips. */
 export interface JobCounts {
@@ -194,6 +265,8 @@ export interface SubmitResult {
   status: JobStatus;
   /** Keys of the spec accepted and not acted on (file:line, key path, what jobdeck does instead). */
   warnings: SpecIssue[];
+  /** For an array: its group (`id` above is its first job). */
+  group?: { id: number; size: number; jobIds: number[] };
 }
 
 /** GET /api/jobs/:id/logs — one bounded byte range of one attempt's log. */
@@ -301,18 +374,28 @@ export interface QueueView {
   owner: string | null;
   maxRunning: number | null;
   maxCpus: number | null;
+  /** GPUs its active jobs may hold at once; null: no limit. */
+  maxGpus: number | null;
+  /** Its own start timeout (ms); null: the server's (JOBDECK_START_TIMEOUT_MS, none by default). */
+  startTimeoutMs: number | null;
   defaultPriority: number | null;
+  /** Highest priority a member may give the queue's jobs (null: only the role's cap, `UserMe.maxPriority`); admins are not capped. */
+  memberMaxPriority: number | null;
   /** Jobs of the queue waiting (PENDING). */
   pending: number;
   /** Jobs of the queue active now. */
   running: number;
   /** CPUs its active jobs hold. */
   cpus: number;
+  /** GPUs its active jobs hold. */
+  gpus: number;
 }
 
 /** GET /api/queues: every queue, "default" first, then by name. */
 export interface QueueList {
   queues: QueueView[];
+  /** The highest priority a member may give a job in any queue (JOBDECK_QUOTA_MEMBER_MAX_PRIORITY); null: none. A queue's `memberMaxPriority` may be lower. */
+  memberMaxPriority: number | null;
 }
 
 /** A webhook subscription (GET /api/webhooks…); its secret is never shown after create / rotate. */
@@ -362,12 +445,21 @@ export interface PercentileSeries {
   jobs: number[];
 }
 
+/** Percentiles over a whole range (seconds; null: no job) and how many jobs they cover. */
+export interface PercentileTotal {
+  p50: number | null;
+  p95: number | null;
+  jobs: number;
+}
+
 /** GET /api/insights: what the charts page draws for one range (every series has one value per bucket). */
 export interface InsightsView {
   range: '24h' | '7d' | '30d';
-  /** The range, whole buckets (ISO-8601). */
+  /** The range, whole buckets (ISO-8601): the last bucket is the one holding `now` (it ends after it). */
   from: string;
   to: string;
+  /** When the figures were computed: running jobs count up to here, not to `to`. */
+  now: string;
   bucketSeconds: number;
   /** Start of each bucket. */
   buckets: string[];
@@ -379,12 +471,23 @@ export interface InsightsView {
   queueWait: PercentileSeries;
   /** First start → end of the jobs that ended in each bucket. */
   runDuration: PercentileSeries;
-  /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds. */
+  /** The job names submitted most in the range (at most 10): jobs, failed ones, summed run seconds (a running job's up to `now`). */
   busiest: Array<{ name: string; jobs: number; failed: number; runSeconds: number }>;
+  /** The whole range at once (for legends and summaries): jobs started, ended by status, and the percentiles over every job of the range. */
+  totals: { started: number; ended: Record<string, number>; queueWait: PercentileTotal; runDuration: PercentileTotal };
+  /**
+   * GPU-hours used in the range by user and queue (each attempt's GPUs × its run time inside the
+   * range; `user` null: a job without a known submitter), most first, at most 50; `gpusNow`: the
+   * GPUs their running attempts hold now.
+   */
+  gpuHours: Array<{ user: string | null; queue: string; gpuHours: number; gpusNow: number }>;
 }
 
-/** A live server as GET /api/monitor lists it under `servers` (several servers on one PostgreSQL; times ISO 8601). */
-export interface ServerListItem {
+/**
+ * A live server as GET /api/monitor lists it under `servers` (several servers on one PostgreSQL;
+ * docs/design.md §11; times ISO 8601). Schema: lib/api/monitor.ts ServerViewSchema.
+ */
+export interface ServerView {
   id: string;
   host: string;
   pid: number;
@@ -400,7 +503,7 @@ export interface ServerListItem {
 
 /** The part of GET /api/monitor the dashboard reads: `servers` is absent on one server (PGlite, no leases). */
 export interface MonitorServers {
-  servers?: ServerListItem[];
+  servers?: ServerView[];
 }
 
 // Users, personal tokens and the audit log (lib/api/team.ts, lib/api/audit.ts).
@@ -418,6 +521,35 @@ export interface TokenView {
   revokedAt: string | null;
 }
 
+/**
+ * GET /api/users/me: who the caller is, the highest priority it may give a job, and what the
+ * authorization table (lib/auth/rules.ts) lets it call — what the dashboard shows its controls
+ * and pages by.
+ */
+export interface UserMe {
+  id: number;
+  name: string;
+  role: Role;
+  /** The token it came with (its prefix); null for a browser session. */
+  tokenPrefix: string | null;
+  /**
+   * Highest priority it may give a job in any queue (its role's cap, JOBDECK_QUOTA_MEMBER_MAX_PRIORITY);
+   * a queue may lower it (QueueView.memberMaxPriority). Null: no cap (admins; members when none is set).
+   */
+  maxPriority: number | null;
+  /**
+   * Every row of the table the caller passes, keyed as the table is (`"PUT /api/queues/[name]"`),
+   * with its reach: `any`, or `own` — only on its own jobs (a member) or its own tokens.
+   * A row that is absent is refused.
+   */
+  may: Record<string, 'any' | 'own'>;
+}
+
+/** A new personal token (POST /api/tokens): the token itself is in this answer only. */
+export interface CreatedTokenView extends TokenView {
+  token: string;
+}
+
 /** A quota that applies to a user: its value (null: no limit) and where it comes from. */
 export interface QuotaView {
   value: number | null;
@@ -429,15 +561,20 @@ export interface QuotaView {
 export interface UserView {
   id: number;
   name: string;
+  /** `admin`, `member` or `viewer` (lib/jobs/roles.ts ROLES). */
   role: string;
   hasPassword: boolean;
   sso: boolean;
   /** The user's own running-CPU quota; null: its role's default, if any (see `quotas`). */
   maxRunningCpus: number | null;
+  /** The user's own running-GPU quota; null: its role's default, if any (see `quotas`). */
+  maxRunningGpus: number | null;
   /** The user's own pending-jobs quota; null: its role's default, if any (see `quotas`). */
   maxPendingJobs: number | null;
   /** The quotas that apply (docs/design.md §15 "Quotas"): the user's own, else its role's default. */
-  quotas: { maxRunningCpus: QuotaView; maxPendingJobs: QuotaView };
+  quotas: { maxRunningCpus: QuotaView; maxRunningGpus: QuotaView; maxPendingJobs: QuotaView };
+  /** The OS account its jobs run as when isolation is on (docs/design.md §16); null: the run account. */
+  osUser: string | null;
   disabled: boolean;
   createdAt: string;
 }

@@ -7,16 +7,18 @@
 import { stat } from 'node:fs/promises';
 import type { Attempt, JobEvent, Task } from '../generated/prisma/client';
 import { originOf } from '../jobs/origin';
-import type { Resources, TaskSpec } from '../jobs/spec';
+import { mayChangeJob, type Actor } from '../jobs/roles';
+import { mergedLabels, taskLabels, type Resources, type TaskSpec } from '../jobs/spec';
 import { usageFigures, type UsagePoint } from '../jobs/usage';
 import { logDiskBytes } from '../logs/source';
-import { jobListRows, jobTree, listJobRows, tokenRow, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
+import { groupSummaries } from './group-views';
+import { dependenciesOf, jobListRows, jobTree, listJobRows, tokenRow, usageSeriesOf, userNames, type JobListRow, type JobSummaryRow, type ListJobsOptions, type StoreScope } from '../store';
 import { encodeCursor, encodeNameCursor } from './cursor';
 import { MASKED_VALUE } from '../auth/secrets';
 import { readManifest } from '../control';
 import { attemptLogFiles } from '../monitor/retention';
 import { maskEnvs, maskSpecYaml } from './mask';
-import type { AttemptUsageView, AttemptView, JobDetail, JobEventView, JobList, JobSummary, TaskSummary, TaskView } from './types';
+import type { AttemptUsageView, AttemptView, JobDetail, JobEventView, JobList, JobPlace, JobSummary, TaskSummary, TaskView } from './types';
 
 // ─── reads, as views ─────────────────────────────────────────────────────────────────────────
 
@@ -30,7 +32,8 @@ export async function listJobs(store: StoreScope, opts: ListJobsOptions & { now?
   const now = opts.now ?? new Date();
   const last = jobs[jobs.length - 1]?.job;
   const nextCursor = more && last ? (opts.sort === 'name' ? encodeNameCursor(last.id, last.name) : encodeCursor(last.id)) : null;
-  return { jobs: jobs.map((r) => summaryOf(r, now)), nextCursor };
+  const leads = opts.foldGroups ? jobs.flatMap((r) => (r.job.groupLead && r.job.groupId !== null ? [r.job.groupId] : [])) : [];
+  return { jobs: jobs.map((r) => summaryOf(r, now)), nextCursor, ...(opts.foldGroups ? { groups: await groupSummaries(store, leads) } : {}) };
 }
 
 /** JobSummaries of the given ids (missing ids are skipped), in the order of `ids`. */
@@ -47,15 +50,17 @@ export async function getJobSummary(store: StoreScope, id: number, now: Date = n
  * The whole story of one job for its page: tasks with every attempt (log sizes read from disk),
  * every event in order, the masked YAML. Null when the job does not exist.
  */
-export async function getJobDetail(store: StoreScope, id: number, now: Date = new Date()): Promise<JobDetail | null> {
+export async function getJobDetail(store: StoreScope, id: number, now: Date = new Date(), viewer?: Actor): Promise<JobDetail | null> {
   const job = await jobTree(store, id);
   if (!job) return null;
   const series = await usageSeriesOf(store, job.tasks.flatMap((t) => t.attempts.filter((a) => a.cpuMs !== null).map((a) => a.id)));
   const tasks = await Promise.all(job.tasks.map((t) => toTaskView(t, series, now)));
   const [names, token] = await Promise.all([userNames(store, [job.userId]), job.tokenId === null ? null : tokenRow(store, job.tokenId)]);
   const owner = job.userId === null ? null : (names.get(job.userId) ?? null);
+  const deps = (await dependenciesOf(store, [job.id])).get(job.id) ?? [];
   return {
     ...toJobSummary(job, tasks, now, owner),
+    dependsOn: deps.map((d) => ({ jobId: d.onJobId, after: d.after as 'ok' | 'failed' | 'any' })),
     events: job.events.map(toJobEventView),
     specYaml: maskSpecYaml(job.specYaml),
     launch: launchView(job.launch),
@@ -65,16 +70,18 @@ export async function getJobDetail(store: StoreScope, id: number, now: Date = ne
     // Jobs from before warnings were stored have none (SQL NULL).
     warnings: Array.isArray(job.warnings) ? (job.warnings as unknown as JobDetail['warnings']) : [],
     viaToken: token?.prefix ?? null,
-    upload: uploadOf(job.launch),
+    // The upload's hash is for who may use it (a re-run): docs/design.md §16.
+    upload: uploadOf(job.launch, !viewer || mayChangeJob(viewer, job.userId)),
     logsRemovedAt: job.logsRemovedAt?.toISOString() ?? null,
     logBytesTotal: await logUsage(job.tasks.flatMap((t) => t.attempts.map((a) => a.logPath))),
   };
 }
 
-/** The manifest of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
-function uploadOf(launch: unknown): JobDetail['upload'] {
+/** The manifest of the folder uploaded with a job (Job.launch.workdirUpload), or null; its hash null unless `withHash`. */
+function uploadOf(launch: unknown, withHash: boolean): JobDetail['upload'] {
   const hash = launch && typeof launch === 'object' ? (launch as { workdirUpload?: unknown }).workdirUpload : undefined;
-  return typeof hash === 'string' ? readManifest(hash) : null;
+  const m = typeof hash === 'string' ? readManifest(hash) : null;
+  return m && !withHash ? { ...m, hash: null } : m;
 }
 
 /** Every value of a secrets map replaced by MASKED_VALUE (names kept, sorted as given). */
@@ -93,7 +100,7 @@ function launchView(json: unknown): JobDetail['launch'] {
 function summaryOf(r: JobListRow, now: Date): JobSummary {
   return toJobSummary(
     r.job,
-    r.tasks.map((t) => toTaskSummary(t.task, t.attempts)),
+    r.tasks.map((t) => toTaskSummary(t.task, t.attempts, t.nodes)),
     now,
     r.owner,
   );
@@ -128,8 +135,11 @@ function taskSpecView(json: unknown): {
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const span = (from: Date, to: Date): number => Math.max(0, to.getTime() - from.getTime());
 
-/** Maps one Task row and its attempt count to a TaskSummary. */
-export function toTaskSummary(t: Task, attempts: number): TaskSummary {
+/**
+ * Maps one Task row, its attempt count and its latest attempt's nodes (Attempt.nodes) to a
+ * TaskSummary.
+ */
+export function toTaskSummary(t: Task, attempts: number, latestNodes: unknown = null): TaskSummary {
   return {
     index: t.index,
     name: t.name,
@@ -137,11 +147,18 @@ export function toTaskSummary(t: Task, attempts: number): TaskSummary {
     attempts,
     restarts: t.restarts,
     maxRestarts: taskSpecView(t.spec).maxRestarts,
+    exitCodeRestarts: t.exitCodeRestarts,
     recoveries: t.recoveries,
     startedAt: iso(t.startedAt),
     endedAt: iso(t.endedAt),
+    nodeNames: nodeNamesOf(latestNodes) ?? [],
     ...nodesOf(t.spec),
   };
+}
+
+/** Attempt.nodes as stored: a list of host names, or null when none is recorded. */
+function nodeNamesOf(v: unknown): string[] | null {
+  return Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : null;
 }
 
 /** `{ nodes }` of a multi-node task's stored spec (numNodes > 1), else nothing. */
@@ -171,15 +188,31 @@ export function toJobSummary<T extends TaskSummary>(job: JobSummaryRow, tasks: T
     currentTask: job.currentTask,
     tasksSucceeded: tasks.filter((t) => t.status === 'SUCCEEDED').length,
     restartCount: job.restartCount,
+    exitCodeRestartCount: job.exitCodeRestartCount,
     recoveryCount: job.recoveryCount,
+    labels: mergedLabels(job.labels),
     cancelRequested: job.cancelRequestedAt !== null,
     priority: job.priority,
     queue: job.queue,
     owner,
     // PENDING: admission's reason; STARTING / RUNNING: the executor's scheduler's (lib/monitor/held.ts).
     pendingReason: job.status === 'PENDING' || job.status === 'STARTING' || job.status === 'RUNNING' ? job.pendingReason : null,
+    place: job.status === 'PENDING' ? placeOf(job.pendingPlace) : null,
+    nextAttemptAt: job.status === 'RUNNING' || job.status === 'RECOVERING' ? iso(job.nextAttemptAt) : null,
+    group: job.groupId !== null && job.groupIndex !== null ? { id: job.groupId, index: job.groupIndex, lead: job.groupLead } : null,
+    scheduleId: job.scheduleId,
     tasks,
   };
+}
+
+/** Job.pendingPlace as the API shows it (lib/jobs/capacity JobPlace), or null when none or malformed. */
+function placeOf(json: unknown): JobPlace | null {
+  if (!json || typeof json !== 'object') return null;
+  const p = json as Partial<JobPlace>;
+  if (!Number.isInteger(p.queuePosition)) return null;
+  const a = p.ahead;
+  const ahead = a && typeof a === 'object' && Number.isInteger(a.jobs) ? { jobs: a.jobs, cpus: Number(a.cpus) || 0, gpus: Number(a.gpus) || 0 } : null;
+  return { position: Number.isInteger(p.position) ? (p.position as number) : null, queuePosition: p.queuePosition as number, ahead: ahead && Number.isInteger(p.position) ? ahead : null };
 }
 
 /** Size of a file in bytes; 0 when the path is null or the file does not exist (yet). */
@@ -232,12 +265,25 @@ export async function toAttemptView(a: Attempt, usage: AttemptUsageView | null =
     exitCode: a.exitCode,
     reason: a.statusReason,
     executor: a.executor,
+    nodes: nodeNamesOf(a.nodes),
     createdAt: a.createdAt.toISOString(),
     startedAt: iso(a.startedAt),
     endedAt: iso(a.endedAt),
     logBytes: await logDiskBytes(a.logPath),
     usage,
+    gpus: attemptGpusView(a),
+    osUser: a.osUser,
+    logLostBytes: a.logLostBytes ? a.logLostBytes : null,
   };
+}
+
+/** An attempt's GPUs (Attempt.gpus, Attempt.gpuGrant) with its GPU-seconds so far; null: none. */
+function attemptGpusView(a: Attempt, now = Date.now()): AttemptView['gpus'] {
+  const g = a.gpuGrant && typeof a.gpuGrant === 'object' ? (a.gpuGrant as { type?: unknown; count?: unknown; devices?: unknown }) : null;
+  if (!a.gpus || !g || typeof g.type !== 'string' || typeof g.count !== 'number') return null;
+  const ran = a.startedAt ? Math.max(0, (a.endedAt?.getTime() ?? now) - a.startedAt.getTime()) / 1000 : 0;
+  const devices = Array.isArray(g.devices) ? (g.devices as Array<{ index: number; share: number }>) : undefined;
+  return { type: g.type, count: g.count, ...(devices ? { devices } : {}), gpuSeconds: Math.round(a.gpus * ran * 1000) / 1000 };
 }
 
 /** Maps a JobEvent row to a JobEventView. */
@@ -258,8 +304,10 @@ export function toJobEventView(e: JobEvent): JobEventView {
 export async function toTaskView(t: Task & { attempts: Attempt[] }, series: ReadonlyMap<number, UsagePoint[]> = new Map(), now: Date = new Date()): Promise<TaskView> {
   const s = taskSpecView(t.spec);
   const requested = { cpus: s.resources.cpus, memoryGb: s.resources.memoryGb };
+  const latest = t.attempts.reduce<Attempt | null>((best, a) => (best === null || a.number > best.number ? a : best), null);
   return {
-    ...toTaskSummary(t, t.attempts.length),
+    ...toTaskSummary(t, t.attempts.length, latest?.nodes ?? null),
+    labels: taskLabels(t.spec),
     statusReason: t.statusReason,
     exitCode: t.exitCode,
     setup: s.setup,

@@ -9,7 +9,7 @@ import { WEBHOOK_EVENTS } from '../store';
 import { isoTime, MetadataSchema, named } from './schemas';
 import type { DeliveryView, WebhookView } from './types';
 
-/** Longest URL of a subscription (also checked by lib/monitor/webhook-url.ts). */
+/** Longest URL of a subscription (also checked by lib/monitor/webhooks/url.ts). */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Longest job name glob. */
 export const MAX_WEBHOOK_GLOB = 200;

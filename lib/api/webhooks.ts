@@ -2,15 +2,15 @@
  * The webhook API's operations (docs/design.md §10 "Webhooks"): subscriptions (create with a
  * generated secret shown once, change, enable / disable, rotate the secret, delete), their
  * delivery log, a test event, a redeliver, and the notifications a job's events caused. A URL is
- * checked for SSRF (lib/monitor/webhook-url.ts) when it is set; the dispatcher checks it again
- * at every send. Secrets are sealed with the data folder's key (lib/monitor/webhook-secret.ts)
+ * checked for SSRF (lib/monitor/webhooks/url.ts) when it is set; the dispatcher checks it again
+ * at every send. Secrets are sealed with the data folder's key (lib/monitor/webhooks/secret.ts)
  * and never answered again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Prisma, WebhookSubscription } from '../generated/prisma/client';
-import { allowPrivateFromEnv } from '../monitor/webhook-config';
-import { newWebhookSecret, sealSecret, webhookKey } from '../monitor/webhook-secret';
-import { checkWebhookUrl, WebhookUrlError } from '../monitor/webhook-url';
+import { allowPrivateFromEnv } from '../monitor/webhooks/config';
+import { newWebhookSecret, sealSecret, webhookKey } from '../monitor/webhooks/secret';
+import { checkWebhookUrl, WebhookUrlError } from '../monitor/webhooks/url';
 import {
   countSubscriptions,
   createSubscription,
@@ -26,6 +26,8 @@ import {
   type DeliveryLogRow,
   type Store,
 } from '../store';
+import type { Actor } from '../jobs/roles';
+import { record } from './audit';
 import { badRequest, conflict, notFound } from './errors';
 import { MAX_WEBHOOKS, type CreateWebhookSchema, type DeliveryView, type PatchWebhookSchema, type WebhookView } from './webhook-schemas';
 import type { z } from 'zod';
@@ -109,10 +111,11 @@ export async function getWebhook(store: Store, name: string): Promise<WebhookVie
 }
 
 /**
- * Creates a subscription with a new secret, answered this once.
+ * Creates a subscription with a new secret, answered this once; `actor` (who asked: its creator,
+ * and the audit row's `webhook.create`).
  * @throws ApiError 400 for a refused URL or when MAX_WEBHOOKS exist; 409 when the name is taken.
  */
-export async function createWebhook(c: WebhookContext, body: z.output<typeof CreateWebhookSchema>, userId: number | null = null): Promise<{ webhook: WebhookView; secret: string }> {
+export async function createWebhook(c: WebhookContext, body: z.output<typeof CreateWebhookSchema>, actor: Actor | null = null): Promise<{ webhook: WebhookView; secret: string }> {
   await checkUrl(body.url);
   if ((await countSubscriptions(c.store)) >= MAX_WEBHOOKS) throw badRequest(`at most ${MAX_WEBHOOKS} webhooks: delete one first`);
   if (await subscriptionRow(c.store, body.name)) throw conflict(`webhook ${body.name} exists`);
@@ -127,16 +130,17 @@ export async function createWebhook(c: WebhookContext, body: z.output<typeof Cre
     namedOnly: body.namedOnly ?? false,
     enabled: body.enabled ?? true,
     secretEnc: sealSecret(webhookKey(c.home), secret),
-    userId,
+    userId: actor?.userId ?? null,
   }).catch((err: unknown) => {
     if ((err as { code?: string }).code === 'P2002') throw conflict(`webhook ${body.name} exists`);
     throw err;
   });
+  await record(c.store, actor, 'webhook.create', `webhook:${row.name}`, { url: row.url, events: row.events, format: row.format });
   return { webhook: await viewOf(c.store, row), secret };
 }
 
-/** Changes a subscription. @throws ApiError 400 for a refused URL; 404. */
-export async function patchWebhook(store: Store, name: string, body: z.output<typeof PatchWebhookSchema>): Promise<WebhookView> {
+/** Changes a subscription (audited: `webhook.update`, the fields changed). @throws ApiError 400 for a refused URL; 404. */
+export async function patchWebhook(store: Store, name: string, body: z.output<typeof PatchWebhookSchema>, actor: Actor | null = null): Promise<WebhookView> {
   await rowOrThrow(store, name);
   if (body.url !== undefined) await checkUrl(body.url);
   const row = await updateSubscription(store, name, {
@@ -146,22 +150,26 @@ export async function patchWebhook(store: Store, name: string, body: z.output<ty
     ...(body.enabled === false ? { disabledReason: 'disabled by an operator' } : {}),
   });
   if (!row) throw notFound(`webhook ${name} is not defined`);
+  const changed = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
+  await record(store, actor, 'webhook.update', `webhook:${name}`, { changed, ...(body.url !== undefined ? { url: body.url } : {}), ...(body.enabled !== undefined ? { enabled: body.enabled } : {}) });
   return viewOf(store, row);
 }
 
-/** A new secret for a subscription, answered this once (the old one stops signing at once). @throws ApiError 404. */
-export async function rotateWebhook(c: WebhookContext, name: string): Promise<{ webhook: WebhookView; secret: string }> {
+/** A new secret for a subscription, answered this once (the old one stops signing at once; audited: `webhook.rotate`). @throws ApiError 404. */
+export async function rotateWebhook(c: WebhookContext, name: string, actor: Actor | null = null): Promise<{ webhook: WebhookView; secret: string }> {
   await rowOrThrow(c.store, name);
   const secret = newWebhookSecret();
   const row = await updateSubscription(c.store, name, { secretEnc: sealSecret(webhookKey(c.home), secret) });
   if (!row) throw notFound(`webhook ${name} is not defined`);
+  await record(c.store, actor, 'webhook.rotate', `webhook:${name}`);
   return { webhook: await viewOf(c.store, row), secret };
 }
 
-/** Deletes a subscription and its delivery log. @throws ApiError 404. */
-export async function removeWebhook(store: Store, name: string): Promise<void> {
-  await rowOrThrow(store, name);
+/** Deletes a subscription and its delivery log (audited: `webhook.delete`). @throws ApiError 404. */
+export async function removeWebhook(store: Store, name: string, actor: Actor | null = null): Promise<void> {
+  const row = await rowOrThrow(store, name);
   if (!(await deleteSubscription(store, name))) throw notFound(`webhook ${name} is not defined`);
+  await record(store, actor, 'webhook.delete', `webhook:${name}`, { url: row.url });
 }
 
 /** A subscription's last deliveries, newest first. @throws ApiError 404. */
@@ -170,22 +178,24 @@ export async function webhookDeliveries(store: Store, name: string, limit: numbe
   return { deliveries: (await listDeliveries(store, row.id, limit)).map((d) => deliveryView(d, row.name)) };
 }
 
-/** Queues a test event for a subscription (sent like any delivery, signed). @throws ApiError 404. */
-export async function testWebhook(store: Store, name: string): Promise<DeliveryView> {
+/** Queues a test event for a subscription (sent like any delivery, signed; audited: `webhook.test`). @throws ApiError 404. */
+export async function testWebhook(store: Store, name: string, actor: Actor | null = null): Promise<DeliveryView> {
   const row = await rowOrThrow(store, name);
   const id = `msg_${randomUUID().replaceAll('-', '')}`;
   const payload = { type: 'test', timestamp: new Date().toISOString(), data: { message: `test event of webhook ${row.name}`, webhook: row.name } };
   const d = await insertTestDelivery(store, row.id, id, payload);
   store.bus.emit({ type: 'outbox', jobId: 0 });
+  await record(store, actor, 'webhook.test', `webhook:${name}`, { delivery: id });
   return deliveryView(d, row.name);
 }
 
-/** Sends a delivery again (same id), with a new retry window. @throws ApiError 404. */
-export async function redeliverWebhook(store: Store, name: string, id: string): Promise<DeliveryView> {
+/** Sends a delivery again (same id), with a new retry window (audited: `webhook.redeliver`). @throws ApiError 404. */
+export async function redeliverWebhook(store: Store, name: string, id: string, actor: Actor | null = null): Promise<DeliveryView> {
   const row = await rowOrThrow(store, name);
   const d = await redeliver(store, row.id, id);
   if (!d) throw notFound(`webhook ${name} has no delivery ${id}`);
   store.bus.emit({ type: 'outbox', jobId: 0 });
+  await record(store, actor, 'webhook.redeliver', `webhook:${name}`, { delivery: id });
   return deliveryView(d, row.name);
 }
 

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { ConfigError, setting, type Env, type SettingOf, type VariableName } from '../config';
 
 /**
  * Which listen addresses are safe without an explicit token: loopback only. Ray's job API
@@ -26,7 +27,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** Environment variables (process.env or a plain object in tests). */
-export type Env = Record<string, string | undefined>;
+export type { Env } from '../config';
 
 /** Thrown when jobdeck must not start: unsafe binding or a malformed token setting. */
 export class AuthConfigError extends Error {
@@ -36,9 +37,21 @@ export class AuthConfigError extends Error {
   }
 }
 
+/**
+ * A setting of the auth modules (lib/config.ts `setting`), its ConfigError an AuthConfigError:
+ * jobdeck must not start with it.
+ */
+export function authSetting<N extends VariableName>(name: N, env: Env): SettingOf<N> {
+  try {
+    return setting(name, env);
+  } catch (err) {
+    throw err instanceof ConfigError ? new AuthConfigError(err.message) : err;
+  }
+}
+
 /** True when the operator configured the token explicitly (a non-empty JOBDECK_TOKEN). */
 export function hasExplicitToken(env: Env = process.env): boolean {
-  return !!env.JOBDECK_TOKEN?.trim();
+  return setting('JOBDECK_TOKEN', env) !== null;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { logger } from '../log';
 import { appendAudit, FIRST_ADMIN_ID, type AuditEntry, type StoreScope } from '../store';
-import { type HeaderGetter, TOKEN_PREFIX_CHARS, bearerToken, checkRequest } from './guard';
+import { type HeaderGetter, TOKEN_PREFIX_CHARS, bearerToken, checkRequest, credentialExpiry, credentialProblem } from './guard';
 import { safeNextPath } from './origin';
 import { LOGIN_PATH, PEER_HEADER, type PublicPolicy, isApiPath, isPublicRequest } from './policy';
 import { issueSession, sessionSetCookie, viaHttps, type Session } from './session';
@@ -32,8 +32,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export interface GateOptions extends PublicPolicy {
   /** The server's authentication state (lib/auth/state.ts loadAuth). */
   auth: AuthState;
-  /** Largest request body (bytes) by Content-Length: the API's MAX_BODY_BYTES (lib/api/body.ts, 1 MiB). */
-  maxBodyBytes: number;
+  /** Largest request body (bytes) of a request, judged by its Content-Length: the API's one table (lib/api/body-limits.ts). */
+  bodyLimit: (method: string, pathname: string) => number;
   /** Where a login through the login URL is audited (`login` / `login.failed`, like every login path). */
   store: StoreScope;
 }
@@ -160,13 +160,12 @@ function lingerThenCut(req: IncomingMessage): void {
  * Next) or answers it itself (false):
  * - security headers on every response (nosniff, no framing, no referrer);
  * - a request target not in origin form (`GET http://host/x`) → 400;
- * - a declared body over the cap → 413 (Connection: close, nothing read);
+ * - a declared body over its route's cap (lib/api/body-limits.ts) → 413 (Connection: close, nothing read);
  * - `GET /login?token=` → log in and redirect;
  * - non-public request without valid credentials → pages: 303 to /login?next=…; API: 401
  *   problem+json; wrong Host / cross-origin → 403.
  */
 export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const maxBody = opts.maxBodyBytes;
   return (req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     // The client's address is the server's to say (the API router sets it).
@@ -185,6 +184,7 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
       return false;
     }
     const declared = Number(req.headers['content-length'] ?? 0);
+    const maxBody = declared > 0 ? opts.bodyLimit(method, url.pathname) : 0;
     if (Number.isFinite(declared) && declared > maxBody) {
       // Answer before reading a byte of the body. The rest of the upload is discarded as it
       // arrives (never buffered) so the client reads the 413 instead of a connection reset;
@@ -239,17 +239,21 @@ export function refuseUpgrade(socket: Duplex, status: number, title: string, det
 /** Who opened a WebSocket: the browser session (null for a bearer token, which has none). */
 export interface UpgradeCaller {
   session: Session | null;
-  /** The personal token it came with (its revoke closes the socket); null otherwise. */
+  /** The personal token it came with; null otherwise. */
   tokenId: number | null;
-  /** Its user (disabling the user closes the socket). */
+  /** Its user. */
   userId: number | null;
+  /** When its credential ends by itself (ms since epoch): the session's or token's expiry; null: never. */
+  expiresAt: number | null;
+  /** Why its credential no longer authenticates, or null while it does (guard.ts credentialProblem): asked for as long as the socket is open. */
+  problem: () => string | null;
 }
 
 /**
  * Checks a WebSocket upgrade like a state-changing request (a socket can do anything a token
  * can): Host, Origin (a cookie-authenticated upgrade must carry a matching Origin — blocks
  * cross-site WebSocket hijacking), then the bearer token or session cookie. Returns who opened
- * it (the session, for a cookie: its sockets close at its logout or expiry) to let it through;
+ * it, and how to tell later whether that credential still holds (its socket closes when not), to let it through;
  * otherwise null, having answered 400/401/403 on the socket. `auth`: the server's AuthState.
  * `known`: the path is a WebSocket endpoint, whose rule (lib/auth/rules.ts) is checked too.
  */
@@ -267,7 +271,16 @@ export function gateUpgrade(auth: AuthState, req: IncomingMessage, socket: Duple
   }
   // An endpoint that does not exist is authenticated only (the dispatcher answers 404 after).
   const verdict = checkRequest({ method: req.method ?? 'GET', headers: nodeHeaders(req) }, { stateChanging: true, path: known ? pathname : undefined }, auth);
-  if (verdict.ok) return { session: verdict.identity?.session ?? null, tokenId: verdict.identity?.tokenId ?? null, userId: verdict.identity?.user.id ?? null };
+  if (verdict.ok) {
+    const identity = verdict.identity;
+    return {
+      session: identity?.session ?? null,
+      tokenId: identity?.tokenId ?? null,
+      userId: identity?.user.id ?? null,
+      expiresAt: identity ? credentialExpiry(identity, auth) : null,
+      problem: () => (identity ? credentialProblem(identity, auth) : null),
+    };
+  }
   logger().info({ url: req.url?.split('?')[0], status: verdict.status, remote: req.socket.remoteAddress }, `WebSocket upgrade refused: ${verdict.detail}`);
   refuseUpgrade(socket, verdict.status, verdict.title, verdict.detail);
   return null;

@@ -1,4 +1,4 @@
-import { effectiveQuota, NO_ROLE_QUOTAS, type RoleQuotas } from '../jobs/quotas';
+import { effectiveQuota, NO_ROLE_QUOTAS, roleMaxPriority, type RoleQuotas } from '../jobs/quotas';
 import type { Actor } from '../jobs/roles';
 import type { DirectoryUser } from './directory';
 import { hostAllowed, isStateChanging, originMatches } from './origin';
@@ -30,18 +30,24 @@ export interface Identity {
   tokenId: number | null;
   /** The token's first characters, for lists and the audit log; null for a session. */
   tokenPrefix: string | null;
+  /**
+   * Set when the token is an attempt's own (JOBDECK_TOKEN in a job's environment, docs/design.md
+   * §16): it has its submitter's rights but makes no credential that would outlive it.
+   */
+  attemptId?: number;
 }
 
 /** Characters of a token shown as its prefix (`jdp_` + 8, or the admin token's `jd_` + 9). */
 export const TOKEN_PREFIX_CHARS = 12;
 
 /**
- * The Actor (lib/jobs/roles.ts) of an identity, with the client's address and its pending quota
- * (its own, else its role's default in `quotas`: the server's MonitorSettings.quotas).
+ * The Actor (lib/jobs/roles.ts) of an identity, with the client's address, its pending quota
+ * (its own, else its role's default in `quotas`: the server's MonitorSettings.quotas) and its
+ * role's priority cap.
  */
 export function actorOf(identity: Identity, ip: string | null, quotas: RoleQuotas = NO_ROLE_QUOTAS): Actor {
   const u = identity.user;
-  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, pendingQuota: effectiveQuota(u, 'maxPendingJobs', quotas) };
+  return { userId: u.id, name: u.name, role: u.role, tokenId: identity.tokenId, tokenPrefix: identity.tokenPrefix, ip, pendingQuota: effectiveQuota(u, 'maxPendingJobs', quotas), maxPriority: roleMaxPriority(u.role, quotas) };
 }
 
 /** The outcome of checkRequest(). */
@@ -86,8 +92,9 @@ function bearerIdentity(bearer: string, state: AuthState, now: number): { identi
   if (!found) return fail(state.tokenHash || state.directory.hasTokens() ? 'the token is not valid (unknown or revoked)' : 'no token is configured on this server');
   if (found.token.expiresAt !== null && found.token.expiresAt <= now) return fail(`the token ${found.token.prefix}… expired at ${new Date(found.token.expiresAt).toISOString()}`);
   if (!found.user || found.user.disabled) return fail(`the token's user is disabled`);
+  if (found.token.epoch !== found.user.tokenEpoch) return fail(`the token ${found.token.prefix}… was ended when its user was disabled`);
   state.directory.noteUse(found.token.id, now);
-  return { identity: { user: found.user, via: 'bearer', tokenId: found.token.id, tokenPrefix: found.token.prefix } };
+  return { identity: { user: found.user, via: 'bearer', tokenId: found.token.id, tokenPrefix: found.token.prefix, ...(found.token.attemptId !== null ? { attemptId: found.token.attemptId } : {}) } };
 }
 
 /**
@@ -107,11 +114,44 @@ export function authenticate(headers: HeaderGetter, state: AuthState, now: numbe
   const session = sessionFromCookieHeader(cookie, state, now);
   if (session) {
     const user = state.directory.user(session.userId);
-    if (user && !user.disabled) return { identity: { user, via: 'cookie', session, tokenId: null, tokenPrefix: null } };
-    return fail(`the session's user is disabled; log in again`);
+    if (!user || user.disabled) return fail(`the session's user is disabled; log in again`);
+    if (session.epoch !== user.sessionEpoch) return fail('the session was ended (its password changed, or its user was disabled); log in again');
+    return { identity: { user, via: 'cookie', session, tokenId: null, tokenPrefix: null } };
   }
   if (hasSessionCookie(cookie, state)) return fail('the session has expired or was logged out; log in again');
   return { identity: null };
+}
+
+/**
+ * Why a credential that authenticated earlier (a WebSocket's, checked at its upgrade) no longer
+ * does, or null while it still does: its user disabled or gone, a session expired, logged out or
+ * of an older epoch (password changed, user disabled), a personal token expired, revoked or of an
+ * older epoch (user disabled, even if enabled again since). The admin token holds until the
+ * server restarts with another. `state` as for authenticate(); `now` in ms.
+ */
+export function credentialProblem(identity: Identity, state: AuthState, now: number = Date.now()): string | null {
+  const user = state.directory.user(identity.user.id);
+  if (!user || user.disabled) return 'the user was disabled';
+  const s = identity.session;
+  if (identity.via === 'cookie' && s) {
+    if (s.expiresAt <= now) return 'the session expired; log in again';
+    if (state.revoked.has(s.id)) return 'the session was logged out; log in again';
+    if (s.epoch !== user.sessionEpoch) return 'the session was ended (its password changed, or its user was disabled); log in again';
+    return null;
+  }
+  if (identity.tokenId === null) return null;
+  const t = state.directory.tokenById(identity.tokenId);
+  if (!t) return 'the token was revoked';
+  if (t.expiresAt !== null && t.expiresAt <= now) return `the token ${t.prefix}… expired at ${new Date(t.expiresAt).toISOString()}`;
+  if (t.epoch !== user.tokenEpoch) return `the token ${t.prefix}… was ended when its user was disabled`;
+  return null;
+}
+
+/** When a credential ends by itself (ms since epoch): its session's or its token's expiry; null: never. */
+export function credentialExpiry(identity: Identity, state: AuthState): number | null {
+  if (identity.via === 'cookie' && identity.session) return identity.session.expiresAt;
+  if (identity.tokenId === null) return null;
+  return state.directory.tokenById(identity.tokenId)?.expiresAt ?? null;
 }
 
 /**
@@ -146,7 +186,7 @@ export function checkRequest(req: { method: string; headers: HeaderGetter }, opt
     return { ok: false, status: 403, title: 'Forbidden', detail: 'a request authenticated by the session cookie must carry an Origin header (CSRF protection); scripts should send Authorization: Bearer <token>' };
   }
   if (identity && opts.path !== undefined) {
-    const a = authorize(identity.user.role, req.method, opts.path);
+    const a = authorize(identity.user.role, req.method, opts.path, identity.attemptId !== undefined);
     if (!a.ok) return { ok: false, status: 403, title: 'Forbidden', detail: a.detail };
     return { ok: true, identity, rule: a.rule };
   }

@@ -1,4 +1,4 @@
-import { AuthConfigError, type Env } from './binding';
+import { authSetting, AuthConfigError, type Env } from './binding';
 import { ROLES, isRole, roleAtLeast, type Role } from '../jobs/roles';
 
 /**
@@ -33,12 +33,13 @@ export interface OidcSettings {
   roles: RoleRule[];
   /** The name the login page shows on its button ("Sign in with <label>"). */
   label: string;
+  /**
+   * The id-token claim naming the user's OS account (User.osUser, docs/design.md §16), set on
+   * every login where the token carries it; null: the provider names none (an admin sets it).
+   */
+  osUserClaim: string | null;
 }
 
-/** Default of JOBDECK_OIDC_ROLE_CLAIM. */
-export const DEFAULT_ROLE_CLAIM = 'groups';
-/** Default of JOBDECK_OIDC_ROLES: everyone the provider signs in is a viewer. */
-export const DEFAULT_ROLES = '*=viewer';
 /** Most `group=role` items in JOBDECK_OIDC_ROLES. */
 export const MAX_ROLE_RULES = 100;
 /** Longest group name in JOBDECK_OIDC_ROLES (characters). */
@@ -100,16 +101,18 @@ export function mapRole(rules: readonly RoleRule[], claim: unknown): Role | null
 }
 
 /**
- * The OIDC settings from the environment, or null when JOBDECK_OIDC_ISSUER is unset.
- * Variables: JOBDECK_OIDC_ISSUER, JOBDECK_OIDC_CLIENT_ID, JOBDECK_OIDC_CLIENT_SECRET (required
- * together), JOBDECK_OIDC_BASE_URL, JOBDECK_OIDC_ROLE_CLAIM (default `groups`),
- * JOBDECK_OIDC_ROLES (default `*=viewer`), JOBDECK_OIDC_LABEL (default the issuer's host).
+ * The OIDC settings from the environment (read through lib/config.ts, defaults there), or null
+ * when JOBDECK_OIDC_ISSUER is unset. Variables: JOBDECK_OIDC_ISSUER, JOBDECK_OIDC_CLIENT_ID,
+ * JOBDECK_OIDC_CLIENT_SECRET (required together), JOBDECK_OIDC_BASE_URL,
+ * JOBDECK_OIDC_ROLE_CLAIM (default `groups`), JOBDECK_OIDC_ROLES (default `*=viewer`: everyone
+ * the provider signs in is a viewer), JOBDECK_OIDC_LABEL (default the issuer's host),
+ * JOBDECK_OIDC_OS_USER_CLAIM (none by default).
  * @throws AuthConfigError naming the variable that is missing or malformed.
  */
 export function loadOidcSettings(env: Env): OidcSettings | null {
-  const issuerRaw = env.JOBDECK_OIDC_ISSUER?.trim();
-  const clientId = env.JOBDECK_OIDC_CLIENT_ID?.trim() ?? '';
-  const clientSecret = env.JOBDECK_OIDC_CLIENT_SECRET?.trim() ?? '';
+  const issuerRaw = authSetting('JOBDECK_OIDC_ISSUER', env);
+  const clientId = authSetting('JOBDECK_OIDC_CLIENT_ID', env) ?? '';
+  const clientSecret = authSetting('JOBDECK_OIDC_CLIENT_SECRET', env) ?? '';
   if (!issuerRaw) {
     if (clientId || clientSecret) throw new AuthConfigError('JOBDECK_OIDC_ISSUER: required when JOBDECK_OIDC_CLIENT_ID or JOBDECK_OIDC_CLIENT_SECRET is set');
     return null;
@@ -119,16 +122,18 @@ export function loadOidcSettings(env: Env): OidcSettings | null {
   if (!clientSecret) throw new AuthConfigError('JOBDECK_OIDC_CLIENT_SECRET: required when JOBDECK_OIDC_ISSUER is set');
   if (clientId.length > 256) throw new AuthConfigError('JOBDECK_OIDC_CLIENT_ID: at most 256 characters');
   if (clientSecret.length > 1024) throw new AuthConfigError('JOBDECK_OIDC_CLIENT_SECRET: at most 1024 characters');
-  const baseRaw = env.JOBDECK_OIDC_BASE_URL?.trim();
+  const baseRaw = authSetting('JOBDECK_OIDC_BASE_URL', env);
   let baseUrl: string | null = null;
   if (baseRaw) {
     const u = httpUrl('JOBDECK_OIDC_BASE_URL', baseRaw);
     if (u.pathname !== '/') throw new AuthConfigError(`JOBDECK_OIDC_BASE_URL: expected scheme://host[:port] with no path, got "${baseRaw}"`);
     baseUrl = u.origin;
   }
-  const roleClaim = env.JOBDECK_OIDC_ROLE_CLAIM?.trim() || DEFAULT_ROLE_CLAIM;
+  const roleClaim = authSetting('JOBDECK_OIDC_ROLE_CLAIM', env);
   if (!/^[A-Za-z0-9_:.\/-]{1,128}$/.test(roleClaim)) throw new AuthConfigError(`JOBDECK_OIDC_ROLE_CLAIM: expected a claim name (1–128 letters, digits, _ : . / -), got "${roleClaim}"`);
-  const label = env.JOBDECK_OIDC_LABEL?.trim() || issuer.hostname;
+  const label = authSetting('JOBDECK_OIDC_LABEL', env) ?? issuer.hostname;
   if (label.length > 64) throw new AuthConfigError('JOBDECK_OIDC_LABEL: at most 64 characters');
-  return { issuer: issuer.href.replace(/\/$/, issuer.pathname === '/' ? '' : '/'), clientId, clientSecret, baseUrl, roleClaim, roles: parseRoleRules(env.JOBDECK_OIDC_ROLES ?? DEFAULT_ROLES), label };
+  const osUserClaim = authSetting('JOBDECK_OIDC_OS_USER_CLAIM', env);
+  if (osUserClaim !== null && !/^[A-Za-z0-9_:.\/-]{1,128}$/.test(osUserClaim)) throw new AuthConfigError(`JOBDECK_OIDC_OS_USER_CLAIM: expected a claim name (1–128 letters, digits, _ : . / -), got "${osUserClaim}"`);
+  return { issuer: issuer.href.replace(/\/$/, issuer.pathname === '/' ? '' : '/'), clientId, clientSecret, baseUrl, roleClaim, roles: parseRoleRules(authSetting('JOBDECK_OIDC_ROLES', env)), label, osUserClaim };
 }

@@ -14,10 +14,15 @@ import { roleAtLeast, type Role } from '../jobs/roles';
 export interface RouteRule {
   /** Least role allowed; 'public' needs no credentials (also listed in lib/auth/policy.ts). */
   role: Role | 'public';
-  /** Changes one job: a member only its own (checked where the job is read). */
+  /** Changes one job (or group, or schedule): a member only its own (checked where it is read). */
   own?: boolean;
   /** Acts on tokens: a non-admin only on its own. */
   self?: boolean;
+  /**
+   * Makes a credential that would outlive the caller's (a token, a session, a password): refused
+   * to an attempt's own token, whose life is its attempt's (docs/design.md §16).
+   */
+  mints?: boolean;
 }
 
 const V: RouteRule = { role: 'viewer' };
@@ -54,6 +59,22 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'GET /api/jobs/[id]/notifications': V,
   // Reads the logs the list selects: whoever may read one job's logs may search them.
   'GET /api/logs/grep': V,
+  // Groups (arrays, sweeps) and schedules: a member changes only its own (lib/control/groups.ts,
+  // schedules.ts check the group's or schedule's owner with mayChangeJob); a schedule's jobs run
+  // with its owner's rights.
+  'GET /api/groups': V,
+  'GET /api/groups/[id]': V,
+  'DELETE /api/groups/[id]': OWN,
+  'POST /api/groups/[id]/cancel': OWN,
+  'POST /api/groups/[id]/rerun-failed': OWN,
+  'GET /api/schedules': V,
+  'POST /api/schedules': M,
+  'GET /api/schedules/[name]': V,
+  'PATCH /api/schedules/[name]': OWN,
+  'DELETE /api/schedules/[name]': OWN,
+  'POST /api/schedules/[name]/pause': OWN,
+  'POST /api/schedules/[name]/resume': OWN,
+  'POST /api/schedules/[name]/run': OWN,
   'GET /api/queues': V,
   'GET /api/queues/[name]': V,
   'PUT /api/queues/[name]': A,
@@ -68,37 +89,53 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'GET /api/webhooks/[name]/deliveries': A,
   'POST /api/webhooks/[name]/deliveries/[delivery]/redeliver': A,
   'GET /api/tokens': SELF,
-  'POST /api/tokens': SELF,
+  'POST /api/tokens': { ...SELF, mints: true },
   'DELETE /api/tokens/[id]': SELF,
   'GET /api/users': A,
-  'POST /api/users': A,
+  'POST /api/users': { ...A, mints: true },
   'GET /api/users/me': V,
-  'PATCH /api/users/[id]': A,
+  'PATCH /api/users/[id]': { ...A, mints: true },
   'GET /api/audit': A,
   'GET /ws/jobs': V,
   'GET /ws/jobs/[id]': V,
-  'GET /metrics': V,
+  // Admins; Prometheus uses the read-only metrics token instead (lib/auth/gate.ts metricsVerdict).
+  'GET /metrics': A,
 };
+
+/** One row of ROUTE_RULES split once: its method and its path segments (null: a `[param]`). */
+interface CompiledRule {
+  key: string;
+  method: string;
+  segs: Array<string | null>;
+  literals: number;
+}
+
+/** The table's rows by method and segment count, compiled at first use (every request asks). */
+let compiled: Map<string, CompiledRule[]> | null = null;
+
+function compiledRules(): Map<string, CompiledRule[]> {
+  if (compiled) return compiled;
+  const out = new Map<string, CompiledRule[]>();
+  for (const key of Object.keys(ROUTE_RULES)) {
+    const [method, pattern] = key.split(' ');
+    const segs = pattern.split('/').map((s) => (/^\[[A-Za-z0-9_]+\]$/.test(s) ? null : s));
+    const row = { key, method, segs, literals: segs.filter((s) => s !== null).length };
+    const at = `${method} ${segs.length}`;
+    out.set(at, [...(out.get(at) ?? []), row]);
+  }
+  return (compiled = out);
+}
 
 /** The rule key (`METHOD pattern`) of the table's row matching a request, or null. */
 export function ruleKeyFor(method: string, pathname: string): string | null {
   const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
   const parts = pathname.split('/');
-  let best: { key: string; literals: number } | null = null;
-  for (const key of Object.keys(ROUTE_RULES)) {
-    const [km, pattern] = key.split(' ');
-    if (km !== m) continue;
-    const segs = pattern.split('/');
-    if (segs.length !== parts.length) continue;
-    let literals = 0;
+  let best: CompiledRule | null = null;
+  for (const row of compiledRules().get(`${m} ${parts.length}`) ?? []) {
     let ok = true;
-    for (let i = 0; i < segs.length && ok; i++) {
-      if (/^\[[A-Za-z0-9_]+\]$/.test(segs[i])) ok = parts[i] !== '';
-      else if (segs[i] === parts[i]) literals++;
-      else ok = false;
-    }
+    for (let i = 0; i < parts.length && ok; i++) ok = row.segs[i] === null ? parts[i] !== '' : row.segs[i] === parts[i];
     // Literal segments win over dynamic ones (/api/users/me before /api/users/[id]), as the router's.
-    if (ok && (!best || literals > best.literals)) best = { key, literals };
+    if (ok && (!best || row.literals > best.literals)) best = row;
   }
   return best?.key ?? null;
 }
@@ -108,13 +145,35 @@ export type Authorization = { ok: true; rule: RouteRule } | { ok: false; status:
 
 /**
  * May a caller with `role` make this request? Its rule's least role must be met; a request with
- * no rule is refused (fail closed). Own-job and own-token checks come later, where the job or
- * token is read.
+ * no rule is refused (fail closed), and so is a `mints` rule for an attempt's own token
+ * (`attemptToken`). Own-job and own-token checks come later, where the job or token is read.
  */
-export function authorize(role: Role, method: string, pathname: string): Authorization {
+export function authorize(role: Role, method: string, pathname: string, attemptToken = false): Authorization {
   const key = ruleKeyFor(method, pathname);
   if (!key) return { ok: false, status: 403, detail: `no authorization rule for ${method.toUpperCase()} ${pathname}` };
   const rule = ROUTE_RULES[key];
+  if (attemptToken && rule.mints) return { ok: false, status: 403, detail: `${method.toUpperCase()} ${key.split(' ')[1]} makes a credential that would outlive the attempt; an attempt's own token (JOBDECK_TOKEN) may not call it` };
   if (rule.role === 'public' || roleAtLeast(role, rule.role)) return { ok: true, rule };
   return { ok: false, status: 403, detail: `${method.toUpperCase()} ${key.split(' ')[1]} needs the ${rule.role} role; you are ${role}` };
+}
+
+/**
+ * How far a role may use one row of the table: `any` — on anything the row covers; `own` — only
+ * on its own jobs (an `own` row) or its own tokens (a `self` row); a non-admin's only.
+ */
+export type Reach = 'any' | 'own';
+
+/**
+ * What `role` may call: every non-public row of the table it passes, keyed as the table is
+ * (`"PUT /api/queues/[name]"`), with its reach. The dashboard shows a control or a page only when
+ * the row behind it is here (GET /api/users/me answers it as `may`), so the browser reads the
+ * same table the server enforces instead of a copy of it.
+ */
+export function permissionsOf(role: Role): Record<string, Reach> {
+  const out: Record<string, Reach> = {};
+  for (const [key, rule] of Object.entries(ROUTE_RULES)) {
+    if (rule.role === 'public' || !roleAtLeast(role, rule.role)) continue;
+    out[key] = (rule.own || rule.self) && role !== 'admin' ? 'own' : 'any';
+  }
+  return out;
 }

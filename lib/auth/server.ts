@@ -13,9 +13,13 @@ import { tokenPath } from './tokens';
 /** Result of prepareServerAuth(). */
 export interface ServerAuth {
   result: LoadAuthResult;
-  /** Logs the login URL (call once the server listens and its port is known). */
-  /** Logs the login URL (or why there is none); answers that line's text, null when there is none. */
-  announce(log: Logger, port: number): string | null;
+  /**
+   * Logs how to log in (or why no one can), never with the token in it; call once the server
+   * listens and its port is known. Answers the line a person reads (plain, first); `secret`: it
+   * carries the admin token (the first start's login URL) and must go to the terminal or stdout
+   * only, never into a log line.
+   */
+  announce(log: Logger, port: number): { line: string; secret: boolean } | null;
 }
 
 /** The host to put in a URL for a listen address: wildcards become loopback, IPv6 bracketed. */
@@ -56,18 +60,19 @@ export function prepareServerAuth(opts: { home: string; host: string; env?: Env 
       if (!s.tokenHash) {
         const line = 'no token is configured: every API request and WebSocket will be refused';
         log.error(line);
-        return line;
+        return { line, secret: false };
       }
-      if (result.loginToken) {
-        const url = loginUrl(opts.host, port, result.loginToken);
-        const line = `${result.generated ? 'created an admin token in ' + tokenPath(s.home) + '; ' : ''}to log in, open ${url}`;
-        log.info({ loginUrl: url, tokenFile: tokenPath(s.home), generated: result.generated }, line);
-        return line;
+      const bare = loginUrl(opts.host, port, null);
+      if (result.loginToken && result.generated) {
+        // The first start: the URL that logs in, once, on stdout — never in the JSON log, which
+        // is kept and shipped where the token file's mode 0600 does not reach.
+        log.info({ loginUrl: bare, tokenFile: tokenPath(s.home), generated: true }, `created an admin token in ${tokenPath(s.home)}; the login URL with it is printed once, on stdout`);
+        return { line: `created an admin token in ${tokenPath(s.home)}; to log in, open ${loginUrl(opts.host, port, result.loginToken)}`, secret: true };
       }
-      const how = s.source === 'env' ? 'the token from JOBDECK_TOKEN' : `the token whose sha256 is in ${s.home}`;
-      const line = `to log in, open ${loginUrl(opts.host, port, null)} and paste ${how}`;
-      log.info({ loginUrl: loginUrl(opts.host, port, null) }, line);
-      return line;
+      const how = s.source === 'env' ? 'the token from JOBDECK_TOKEN' : result.loginToken ? `the token in ${tokenPath(s.home)}` : `the token whose sha256 is in ${s.home}`;
+      const line = `to log in, open ${bare} and paste ${how}`;
+      log.info({ loginUrl: bare }, line);
+      return { line, secret: false };
     },
   };
 }

@@ -3,9 +3,12 @@ import { type AuthState, revokeSessionId } from './state';
 
 /**
  * Browser sessions: an HMAC-signed cookie, so sessions survive a server restart without a
- * session table. Value: `v1.<expiresAtMs base36>.<id>.<mac>` (the first admin, user 1) or
- * `v2.<expiresAtMs base36>.<userId base36>.<id>.<mac>` (any user), where `id` is 16 random bytes
- * (base64url) and `mac` = HMAC-SHA256(sessionKey, everything before it) (base64url). The key is
+ * session table. Value: `v3.<expiresAtMs base36>.<userId base36>.<epoch base36>.<id>.<mac>`,
+ * where `epoch` is the user's session epoch when it was issued (User.sessionEpoch: a disable or a
+ * password change moves it on, and the session ends — docs/design.md §15), `id` is 16 random
+ * bytes (base64url) and `mac` = HMAC-SHA256(sessionKey, everything before it) (base64url). Older
+ * cookies still verify, as epoch 0: `v1.<exp>.<id>.<mac>` (the first admin, user 1) and
+ * `v2.<exp>.<userId>.<id>.<mac>`. The key is
  * derived from `session.key` and the token hash (lib/auth/state.ts), so rotating the token or
  * deleting session.key ends every session. Logout adds the id to a revocation list kept until
  * the session would have expired.
@@ -22,6 +25,8 @@ export interface Session {
   expiresAt: number;
   /** Whose session it is (User.id). */
   userId: number;
+  /** The user's session epoch it was issued under (0 for v1/v2 cookies). */
+  epoch: number;
 }
 
 /** Parses a Cookie header into name → values (a name may appear more than once). */
@@ -46,32 +51,40 @@ function mac(key: Buffer, payload: string): Buffer {
   return createHmac('sha256', key).update(payload).digest();
 }
 
-/** Signs a new session of user `userId` (default: the first admin) valid for the state's lifetime. `now` in ms (injectable for tests). */
+/**
+ * Signs a new session of user `userId` (default: the first admin) valid for the state's
+ * lifetime, under the user's current session epoch (from the state's directory). `now` in ms
+ * (injectable for tests).
+ */
 export function issueSession(state: AuthState, now: number = Date.now(), userId = 1): { value: string; session: Session } {
   const expiresAt = now + state.sessionTtlMs;
   const id = randomBytes(16).toString('base64url');
-  const payload = userId === 1 ? `v1.${expiresAt.toString(36)}.${id}` : `v2.${expiresAt.toString(36)}.${userId.toString(36)}.${id}`;
-  return { value: `${payload}.${mac(state.sessionKey, payload).toString('base64url')}`, session: { id, expiresAt, userId } };
+  const epoch = state.directory.user(userId)?.sessionEpoch ?? 0;
+  const payload = `v3.${expiresAt.toString(36)}.${userId.toString(36)}.${epoch.toString(36)}.${id}`;
+  return { value: `${payload}.${mac(state.sessionKey, payload).toString('base64url')}`, session: { id, expiresAt, userId, epoch } };
 }
 
 /**
  * Verifies a session cookie value: well-formed, MAC valid (constant-time compare), not expired,
- * not logged out. Returns the session or null. Never throws.
+ * not logged out. Returns the session or null (its epoch is checked against its user's by
+ * lib/auth/guard.ts). Never throws.
  */
 export function verifySession(value: string | null | undefined, state: AuthState, now: number = Date.now()): Session | null {
   if (!value || value.length > 200 || !state.tokenHash) return null;
   const parts = value.split('.');
   const v1 = parts.length === 4 && parts[0] === 'v1';
-  if (!v1 && !(parts.length === 5 && parts[0] === 'v2')) return null;
-  const [, expB36, uidB36, id, sig] = v1 ? [parts[0], parts[1], '1', parts[2], parts[3]] : parts;
-  if (!/^[0-9a-z]{1,12}$/.test(expB36) || !/^[0-9a-z]{1,8}$/.test(uidB36) || !/^[A-Za-z0-9_-]{22}$/.test(id) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
-  const expected = mac(state.sessionKey, v1 ? `v1.${expB36}.${id}` : `v2.${expB36}.${uidB36}.${id}`);
+  const v3 = parts.length === 6 && parts[0] === 'v3';
+  if (!v1 && !v3 && !(parts.length === 5 && parts[0] === 'v2')) return null;
+  const [, expB36, uidB36, epochB36, id, sig] = v1 ? [parts[0], parts[1], '1', '0', parts[2], parts[3]] : v3 ? parts : [parts[0], parts[1], parts[2], '0', parts[3], parts[4]];
+  if (!/^[0-9a-z]{1,12}$/.test(expB36) || !/^[0-9a-z]{1,8}$/.test(uidB36) || !/^[0-9a-z]{1,8}$/.test(epochB36) || !/^[A-Za-z0-9_-]{22}$/.test(id) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return null;
+  // What was signed: everything before the mac.
+  const expected = mac(state.sessionKey, parts.slice(0, -1).join('.'));
   const given = Buffer.from(sig, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const expiresAt = parseInt(expB36, 36);
   if (!(expiresAt > now)) return null;
   if (state.revoked.has(id)) return null;
-  return { id, expiresAt, userId: parseInt(uidB36, 36) };
+  return { id, expiresAt, userId: parseInt(uidB36, 36), epoch: parseInt(epochB36, 36) };
 }
 
 /** The first valid session among the cookies of a Cookie header (duplicates are tried in turn). */

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { AuthConfigError, type Env } from './binding';
+import { authSetting, AuthConfigError, type Env } from './binding';
 import { AuthDirectory } from './directory';
 import { type OidcSettings, loadOidcSettings } from './oidc-config';
 import {
@@ -98,15 +98,12 @@ function validateToken(token: string, where: string): void {
 }
 
 function parseTtl(env: Env): number {
-  const raw = env.JOBDECK_SESSION_TTL_HOURS?.trim();
-  if (!raw) return DEFAULT_SESSION_TTL_MS;
-  const h = Number(raw);
-  if (!Number.isFinite(h) || h < 1 || h > 8760) throw new AuthConfigError(`JOBDECK_SESSION_TTL_HOURS: expected hours between 1 and 8760, got "${raw}"`);
-  return Math.round(h * 3600 * 1000);
+  const h = authSetting('JOBDECK_SESSION_TTL_HOURS', env);
+  return h === null ? DEFAULT_SESSION_TTL_MS : Math.round(h * 3600 * 1000);
 }
 
 function parseOrigins(env: Env): string[] {
-  const raw = env.JOBDECK_ORIGINS?.trim();
+  const raw = authSetting('JOBDECK_ORIGINS', env);
   if (!raw) return [];
   return raw
     .split(',')
@@ -166,11 +163,11 @@ export function loadAuth(opts: LoadAuthOptions = {}): LoadAuthResult {
   let generated = false;
 
   const oidc = loadOidcSettings(env);
-  const metricsToken = env.JOBDECK_METRICS_TOKEN?.trim();
+  const metricsToken = authSetting('JOBDECK_METRICS_TOKEN', env);
   if (metricsToken) validateToken(metricsToken, 'JOBDECK_METRICS_TOKEN');
   const metricsTokenHash = metricsToken ? hashToken(metricsToken) : null;
 
-  const envToken = env.JOBDECK_TOKEN?.trim();
+  const envToken = authSetting('JOBDECK_TOKEN', env);
   if (envToken) {
     validateToken(envToken, 'JOBDECK_TOKEN');
     tokenHash = hashToken(envToken);

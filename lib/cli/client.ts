@@ -1,22 +1,40 @@
 /**
- * The CLI's REST client: `Authorization: Bearer <token>` on every request, and every failure
- * turned into a CliError with the right exit code (lib/cli/exit-codes.ts): problem+json answers
- * are shown by their `detail` (plus spec `issues` with file:line and key path); connection
- * refused → "cannot reach jobdeck at URL — is the server running?" (exit 6).
+ * The CLI's REST client: the client library's JobdeckClient (clients/ts, docs/client-typescript.md)
+ * with every failure turned into a CliError with the right exit code (lib/cli/exit-codes.ts):
+ * problem+json answers are shown by their `detail` (plus spec `issues` with file:line and key
+ * path); connection refused → "cannot reach jobdeck at URL — is the server running?" (exit 6).
  *
- * A connection that drops — before the answer, or while its body is read (undici's
- * `TypeError: terminated`) — is a connection failure like a refused one. An idempotent request
- * (GET; a submit with a submissionId, Ray's idempotency key) is then sent again with the
- * follower's backoff (lib/cli/backoff.ts: 250 ms doubling to 5 s) until `retryTimeoutMs`; a 502,
- * 503 or 504 (a proxy, a server stopping) is retried the same way. Other requests are never
- * sent twice: the error says the server may or may not have applied it. Only a refusal on the
- * very first try fails at once (nobody listens there).
+ * The library owns the transport and its retry rules (clients/ts/src/http.ts): a dropped
+ * connection of an idempotent request (GET; a submit with a submissionId) is retried with the
+ * follower's backoff (250 ms doubling to 5 s) until `retryTimeoutMs`, as is a 502, 503 or 504;
+ * other requests are never sent twice (the error says the server may or may not have applied
+ * it); a refusal on the very first try fails at once.
  */
-import type { CancelResult, JobDetail, JobList, JobSummary, QueueList, QueueView, SubmitResult, UploadManifestView } from '../api/types';
-import { backoffDelay } from './backoff';
+import {
+  failureCause,
+  formatIssue,
+  isUnreachable,
+  JobdeckClient as Client,
+  JobdeckError,
+  UnauthorizedError,
+  ForbiddenError,
+  NotFoundError,
+  BadRequestError,
+  UnreachableError,
+  type CancelRequest,
+  type HttpOptions,
+  type JobSource,
+  type SubmitOptions,
+  type QueueSettings,
+  type RequestOptions,
+  type RerunChanges,
+} from '../../clients/ts/src';
+import type { CancelResult, GroupDetail, JobDetail, JobList, JobSummary, QueueList, QueueView, ScheduleView, SubmitResult, UploadManifestView } from '../api/types';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
 import { tokenRefusedHint, type Connection } from './config';
+
+export { failureCause, isUnreachable, type RequestOptions };
 
 /** One problem in a job spec, as the API reports it (lib/api/schemas.ts SpecIssue). */
 export interface SpecIssue {
@@ -46,6 +64,25 @@ export interface SubmitRequest {
   workdirUpload?: string;
   /** The uploaded content of local file_mounts sources, by target. */
   fileMountUploads?: Record<string, { hash: string; kind: 'file' | 'dir' }>;
+  /** An array: jobs per parameter combination (`--num-jobs`). */
+  numJobs?: number;
+  /** A sweep: each parameter's values (`--param NAME=v1,v2`). */
+  params?: Record<string, string[]>;
+  /** Jobs this one waits for (`--depends-on`, `--after`). */
+  dependsOn?: { jobs: Array<number | string>; after?: 'ok' | 'failed' | 'any' };
+}
+
+/** The body of POST /api/schedules (PATCH: any field but the name). */
+export interface ScheduleRequest {
+  name?: string;
+  cron?: string;
+  timezone?: string;
+  yaml?: string;
+  filename?: string;
+  jobId?: number;
+  overlap?: 'skip' | 'allow' | 'cancel_previous';
+  catchUp?: 'last' | 'none';
+  paused?: boolean;
 }
 
 /** Query of GET /api/jobs. */
@@ -57,6 +94,8 @@ export interface ListParams {
   submittedBefore?: string;
   /** `key:value` pairs the job's metadata must all hold. */
   metadata?: string[];
+  /** `key=value` pairs the job's tasks' `resources.labels` must all hold. */
+  label?: string[];
   /** Only this submitter's jobs: "me" or a user name. */
   owner?: string;
   limit?: number;
@@ -71,7 +110,8 @@ export function unreachableMessage(url: string, cause?: string): string {
 /** The exit code for an HTTP error status. */
 export function exitCodeForHttp(status: number): number {
   if (status === 400 || status === 413 || status === 422) return EXIT.USAGE;
-  if (status === 401 || status === 403) return EXIT.UNAUTHORIZED;
+  if (status === 401) return EXIT.UNAUTHORIZED;
+  if (status === 403) return EXIT.FORBIDDEN;
   if (status === 404) return EXIT.NOT_FOUND;
   if (status === 409) return EXIT.REFUSED;
   return EXIT.INTERNAL;
@@ -83,36 +123,7 @@ export function exitCodeForHttp(status: number): number {
  */
 export function formatIssues(issues: unknown): string[] {
   if (!Array.isArray(issues)) return [];
-  const out: string[] = [];
-  for (const raw of issues) {
-    const i = (raw ?? {}) as SpecIssue;
-    if (typeof i.file !== 'string') continue;
-    const where = i.line != null ? `${i.file}:${i.line}` : i.file;
-    out.push(`${where}${i.path ? ` ${i.path}` : ''}: ${i.message ?? 'invalid'}`);
-  }
-  return out;
-}
-
-function causeCode(err: unknown): string | undefined {
-  const c = (err as { cause?: { code?: string; errors?: { code?: string }[] } })?.cause;
-  return c?.code ?? c?.errors?.[0]?.code;
-}
-
-/** Error codes that mean "nobody answers at that address" (not a connection that dropped). */
-const REFUSED_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'];
-
-/**
- * True when a fetch/WebSocket error means "nobody answers at that address" (refused, no such
- * host, no route) — as opposed to a connection that was reset or cut, which is worth retrying.
- */
-export function isUnreachable(err: unknown): boolean {
-  const code = causeCode(err) ?? (err as { code?: string })?.code;
-  return !!code && REFUSED_CODES.includes(code);
-}
-
-/** A short "why" for a failed fetch or body read: the system code, else the message. */
-export function failureCause(err: unknown): string {
-  return causeCode(err) ?? (err as { code?: string })?.code ?? (err as { cause?: Error }).cause?.message ?? (err as Error)?.message ?? String(err);
+  return issues.map((raw) => formatIssue((raw ?? {}) as SpecIssue)).filter((l): l is string => l !== null);
 }
 
 /** Turns a non-2xx answer into a CliError (problem+json `detail` when present). */
@@ -122,179 +133,133 @@ export async function errorFromResponse(res: Response, what: string): Promise<Cl
 
 /**
  * Like errorFromResponse, from an answer whose body was already read. `tokenHint` says where
- * the token came from (config.ts tokenRefusedHint), for a 401/403.
+ * the token came from (config.ts tokenRefusedHint), for a 401; a 403 is "forbidden" (the token
+ * was accepted; its user may not do this).
  */
 export function errorFromAnswer(status: number, statusText: string, text: string, what: string, tokenHint?: string): CliError {
   let detail: string | undefined;
   let details: string[] = [];
+  let field: unknown;
   try {
-    const body = JSON.parse(text) as { detail?: unknown; title?: unknown; issues?: unknown };
+    const body = JSON.parse(text) as { detail?: unknown; title?: unknown; issues?: unknown; field?: unknown };
     if (typeof body.detail === 'string') detail = body.detail;
     else if (typeof body.title === 'string') detail = body.title;
     details = formatIssues(body.issues);
+    field = body.field;
   } catch {
     detail = text.trim().slice(0, 500) || undefined;
   }
-  const code = exitCodeForHttp(status);
+  // A 403 naming a field refuses a value the caller gave (a priority above its cap), not its token.
+  const code = status === 403 && typeof field === 'string' ? EXIT.REFUSED : exitCodeForHttp(status);
   let message = detail ?? `${what}: HTTP ${status} ${statusText}`;
   if (code === EXIT.UNAUTHORIZED) message = `${tokenHint ?? tokenRefusedHint(undefined)} — the server answered HTTP ${status}${detail ? `: ${detail}` : ''}`;
+  if (code === EXIT.FORBIDDEN) message = `forbidden: ${detail ?? `${what} is not allowed to this token's user`}`;
   // A spec error: every issue on its own line (the detail spells out only the first few).
   if (details.length) message = `invalid job spec (${details.length} problem${details.length > 1 ? 's' : ''}):`;
   return new CliError(message, code, details);
 }
 
-/** Options of JobdeckClient. */
-export interface ClientOptions {
-  /** Keep retrying an idempotent request this long after its first failure (ms; default 60 000). */
-  retryTimeoutMs?: number;
-  /** Waits between retries (ms); tests pass a fake. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Told before each retry (the CLI prints a notice on stderr). */
-  onRetry?: (r: { what: string; attempt: number; delayMs: number; cause: string }) => void;
-  /** The clock (ms) for the retry budget; tests pass a fake. */
-  now?: () => number;
+/**
+ * The CliError for an error of the client library: an error answer as errorFromAnswer shows it;
+ * a lost server in the CLI's words; a local problem (a file that cannot be packed) as bad input.
+ */
+export function cliErrorOf(err: unknown, conn: Connection): unknown {
+  if (!(err instanceof JobdeckError)) return err;
+  if (err.answer) return errorFromAnswer(err.answer.status, err.answer.statusText, err.answer.text, err.what, tokenRefusedHint(conn.tokenSource));
+  if (err instanceof UnreachableError) {
+    if (err.phase === 'lost') return new CliError(`lost the connection to jobdeck at ${err.url} before its answer to ${err.what} (${err.reason}); the server may or may not have done it — check with \`jobdeck queue\``, EXIT.UNREACHABLE);
+    if (err.phase === 'gave-up') return new CliError(`${unreachableMessage(err.url, err.reason)} — gave up after ${Math.round(err.elapsedMs / 1000)} s of retries`, EXIT.UNREACHABLE);
+    if (err.phase === 'cut') return new CliError(err.message, EXIT.UNREACHABLE);
+    return new CliError(unreachableMessage(err.url, err.reason), EXIT.UNREACHABLE);
+  }
+  if (err instanceof UnauthorizedError) return new CliError(err.message, EXIT.UNAUTHORIZED);
+  if (err instanceof ForbiddenError) return new CliError(err.message, EXIT.FORBIDDEN);
+  if (err instanceof NotFoundError) return new CliError(err.message, EXIT.NOT_FOUND);
+  if (err instanceof BadRequestError) return new CliError(err.message, EXIT.USAGE);
+  return new CliError(err.message, EXIT.INTERNAL);
 }
 
-/** Options of one request. */
-export interface RequestOptions {
-  body?: unknown;
-  /** Names the request in errors ("submit", "job 7"). */
-  what?: string;
-  query?: URLSearchParams;
-  /** Safe to send again when the connection drops (default: GET only). */
-  idempotent?: boolean;
-}
-
-/** HTTP statuses an idempotent request is retried on (a proxy or a stopping server answers them). */
-const RETRY_STATUSES = new Set([502, 503, 504]);
-
-type Failure = { kind: 'refused' | 'dropped'; cause: string; answer?: { status: number; statusText: string; text: string } };
+/** Options of JobdeckClient: the library's transport options, and the environment a submit reads (JOBDECK_UPLOAD_MAX_BYTES, HOME). */
+export type ClientOptions = HttpOptions & { env?: NodeJS.ProcessEnv };
 
 /**
- * A thin typed client of the jobdeck REST API. Every method throws CliError on failure; see the
- * module comment for what is retried.
+ * The CLI's client: the library's, each method's failure a CliError (see the module comment).
  */
 export class JobdeckClient {
+  /** The library client (for what the CLI does beyond these methods: following a job). */
+  readonly lib: Client;
+
   constructor(
     readonly conn: Connection,
-    private readonly opts: ClientOptions = {},
-  ) {}
+    opts: ClientOptions = {},
+  ) {
+    // The connection is resolved already (lib/cli/config.ts): the library looks for no token of its own.
+    this.lib = new Client({ ...opts, url: conn.url, token: conn.token ?? null, tokenSource: conn.tokenSource, origin: 'cli', env: opts.env ?? process.env });
+  }
+
+  /** Runs a library call; its failure as a CliError. */
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw cliErrorOf(err, this.conn);
+    }
+  }
 
   /** Headers every request carries. */
   authHeaders(): Record<string, string> {
-    return this.conn.token ? { authorization: `Bearer ${this.conn.token}` } : {};
+    return this.lib.http.authHeaders();
   }
 
   /** Sends a request; answers the parsed JSON body, or throws CliError. */
-  async request<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<T> {
-    return (await this.send<T>(method, pathname, opts)).body;
+  request<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<T> {
+    return this.call(() => this.lib.request<T>(method, pathname, opts));
   }
 
   /**
-   * Like request() but also answers the HTTP status. Retries an idempotent request whose
-   * connection dropped (see the module comment).
+   * Like request() but also answers the HTTP status.
    * @throws CliError UNREACHABLE (refused, or dropped and not retried / retries spent), the HTTP
    *   status's code (exitCodeForHttp), INTERNAL for an answer that is not JSON.
    */
-  async send<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
-    const url = new URL(this.conn.url + pathname);
-    if (opts.query) url.search = opts.query.toString();
-    const what = opts.what ?? `${method} ${url.pathname}`;
-    const idempotent = opts.idempotent ?? method === 'GET';
-    const timeout = this.opts.retryTimeoutMs ?? 60_000;
-    const now = this.opts.now ?? Date.now;
-    const sleep = this.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-    let firstFailure: number | null = null;
-    for (let attempt = 1; ; attempt++) {
-      const r = await this.once(method, url, opts.body, what);
-      if (!('kind' in r)) return this.parse<T>(method, url, r);
-      // A refusal at the first try: nobody listens there. Later (a server restarting), keep trying.
-      if (r.kind === 'refused' && attempt === 1) throw new CliError(unreachableMessage(this.conn.url, r.cause), EXIT.UNREACHABLE);
-      if (!idempotent) {
-        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what, tokenRefusedHint(this.conn.tokenSource));
-        throw new CliError(
-          `lost the connection to jobdeck at ${this.conn.url} before its answer to ${what} (${r.cause}); the server may or may not have done it — check with \`jobdeck queue\``,
-          EXIT.UNREACHABLE,
-        );
-      }
-      firstFailure ??= now();
-      const delayMs = backoffDelay(attempt);
-      if (now() + delayMs - firstFailure > timeout) {
-        if (r.answer) throw errorFromAnswer(r.answer.status, r.answer.statusText, r.answer.text, what, tokenRefusedHint(this.conn.tokenSource));
-        throw new CliError(`${unreachableMessage(this.conn.url, r.cause)} — gave up after ${Math.round((now() - firstFailure) / 1000)} s of retries`, EXIT.UNREACHABLE);
-      }
-      this.opts.onRetry?.({ what, attempt, delayMs, cause: r.cause });
-      await sleep(delayMs);
-    }
-  }
-
-  /** One try: the answer with its whole body read, or how the connection failed. */
-  private async once(method: string, url: URL, payload: unknown, what: string): Promise<{ status: number; text: string } | Failure> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders() };
-    let body: string | undefined;
-    if (payload !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(payload);
-    }
-    let res: Response;
-    try {
-      res = await fetch(url, { method, headers, body });
-    } catch (err) {
-      return { kind: isUnreachable(err) ? 'refused' : 'dropped', cause: failureCause(err) };
-    }
-    // The body is part of the answer: a connection cut while it is read is a dropped connection.
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (err) {
-      return { kind: 'dropped', cause: failureCause(err) };
-    }
-    if (RETRY_STATUSES.has(res.status)) return { kind: 'dropped', cause: `HTTP ${res.status}`, answer: { status: res.status, statusText: res.statusText, text } };
-    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, what, tokenRefusedHint(this.conn.tokenSource));
-    return { status: res.status, text };
+  send<T>(method: string, pathname: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
+    return this.call(() => this.lib.http.send<T>(method, pathname, opts));
   }
 
   /**
-   * GETs `pathname` and writes its body to `out` as it arrives (waiting for 'drain' when `out` is
-   * full), never holding it whole: a log download. Not retried (bytes may have been written).
+   * GETs `pathname` and writes its body to `out` as it arrives, never holding it whole: a log
+   * download. Not retried (bytes may have been written).
    * @throws CliError UNREACHABLE when the server cannot be reached or the body is cut off, the
    *   HTTP status's code for an error answer.
    */
-  async download(pathname: string, out: { write(chunk: Uint8Array): boolean; once(event: 'drain', cb: () => void): unknown }): Promise<void> {
-    const url = new URL(this.conn.url + pathname);
-    const what = `GET ${url.pathname}`;
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: this.authHeaders() });
-    } catch (err) {
-      throw new CliError(unreachableMessage(this.conn.url, failureCause(err)), EXIT.UNREACHABLE);
-    }
-    if (!res.ok || !res.body) throw errorFromAnswer(res.status, res.statusText, await res.text().catch(() => ''), what, tokenRefusedHint(this.conn.tokenSource));
-    try {
-      for await (const chunk of res.body) {
-        if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', r));
-      }
-    } catch (err) {
-      throw new CliError(`lost the connection to jobdeck at ${this.conn.url} during ${what} (${failureCause(err)}); the output is incomplete`, EXIT.UNREACHABLE);
-    }
-  }
-
-  private parse<T>(method: string, url: URL, r: { status: number; text: string }): { status: number; body: T } {
-    if (r.status === 204) return { status: 204, body: undefined as T };
-    try {
-      return { status: r.status, body: (r.text ? JSON.parse(r.text) : undefined) as T };
-    } catch {
-      throw new CliError(`${method} ${url.pathname}: the server answered something that is not JSON (is ${this.conn.url} a jobdeck server?)`, EXIT.INTERNAL);
-    }
+  download(pathname: string, out: { write(chunk: Uint8Array): boolean; once(event: 'drain', cb: () => void): unknown }): Promise<void> {
+    return this.call(() => this.lib.download(pathname, out));
   }
 
   /**
    * POST /api/jobs; `created` is false when a repeated submissionId answered an existing job.
    * With a submissionId the submit is idempotent, so a dropped connection is retried.
    */
-  async submit(req: SubmitRequest): Promise<SubmitResult & { created: boolean }> {
-    const r = await this.send<SubmitResult>('POST', '/api/jobs', { body: { ...req, origin: 'cli' }, what: 'submit', idempotent: !!req.submissionId });
-    return { ...r.body, created: r.status === 201 };
+  submit(req: SubmitRequest): Promise<SubmitResult & { created: boolean }> {
+    return this.call(() => this.lib.submitRequest(req));
+  }
+
+  /**
+   * The library's submit (clients/ts/src/client.ts): YAML text with `base` has its relative
+   * workdir and local file_mounts packed and uploaded first; each upload is told to `onUpload`.
+   * @throws CliError USAGE for a folder that cannot be packed, UNREACHABLE while uploading, …
+   */
+  submitJob(job: JobSource, o: SubmitOptions): Promise<SubmitResult & { created: boolean }> {
+    return this.uploading(() => this.lib.submit(job, o));
+  }
+
+  /** Like call(), a lost server during an upload said as such. */
+  private async uploading<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof UnreachableError && err.what.startsWith('upload of ')) throw new CliError(`${unreachableMessage(this.conn.url, err.reason)} (while uploading ${err.what.slice('upload of '.length)})`, EXIT.UNREACHABLE);
+      throw cliErrorOf(err, this.conn);
+    }
   }
 
   /**
@@ -303,88 +268,97 @@ export class JobdeckClient {
    * @throws CliError UNREACHABLE, or the HTTP status's code (413 over the server's limit).
    */
   async upload(bytes: Uint8Array<ArrayBuffer>, what: string): Promise<UploadManifestView> {
-    const url = new URL(this.conn.url + '/api/uploads');
-    let res: Response;
-    try {
-      res = await fetch(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/gzip', ...this.authHeaders() }, body: bytes });
-    } catch (err) {
-      throw new CliError(`${unreachableMessage(this.conn.url, failureCause(err))} (while uploading ${what})`, EXIT.UNREACHABLE);
-    }
-    const text = await res.text();
-    if (!res.ok) throw errorFromAnswer(res.status, res.statusText, text, `upload of ${what}`, tokenRefusedHint(this.conn.tokenSource));
-    return this.parse<UploadManifestView>('POST', url, { status: res.status, text }).body;
+    return this.uploading(() => this.lib.upload(bytes, what));
   }
 
   /**
-   * POST /api/jobs/:id/rerun: job `id` submitted again, as it was submitted, as a new job. Not
-   * retried on a dropped connection (a second try could make a second job).
+   * POST /api/jobs/:id/rerun: job `id` submitted again, as it was submitted, as a new job, with
+   * `changes` (name, envs merged over the launch's, priority). Not retried on a dropped
+   * connection (a second try could make a second job).
    */
-  async rerun(id: number): Promise<SubmitResult> {
-    return this.request<SubmitResult>('POST', `/api/jobs/${id}/rerun`, { body: { origin: 'cli' }, what: `re-run job ${id}` });
+  rerun(id: number, changes: RerunChanges = {}): Promise<SubmitResult> {
+    return this.call(() => this.lib.rerun(id, changes));
   }
 
   /** GET /api/jobs (one page). */
   list(p: ListParams = {}): Promise<JobList> {
-    const q = new URLSearchParams();
-    for (const s of p.status ?? []) q.append('status', s);
-    if (p.q) q.set('q', p.q);
-    if (p.submittedAfter) q.set('submittedAfter', p.submittedAfter);
-    if (p.submittedBefore) q.set('submittedBefore', p.submittedBefore);
-    for (const m of p.metadata ?? []) q.append('metadata', m);
-    if (p.owner) q.set('owner', p.owner);
-    if (p.limit) q.set('limit', String(p.limit));
-    if (p.cursor) q.set('cursor', p.cursor);
-    return this.request<JobList>('GET', '/api/jobs', { query: q, what: 'list jobs' });
+    return this.call(() => this.lib.listPage(p));
   }
 
   /**
    * Pages through GET /api/jobs until `max` jobs or the end. Answers the jobs (newest first) and
    * whether more exist beyond `max`.
    */
-  async listAll(p: Omit<ListParams, 'cursor' | 'limit'>, max: number): Promise<{ jobs: JobSummary[]; more: boolean }> {
-    const jobs: JobSummary[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await this.list({ ...p, cursor, limit: Math.min(200, Math.max(1, max - jobs.length)) });
-      jobs.push(...page.jobs);
-      if (!page.nextCursor) return { jobs, more: false };
-      if (jobs.length >= max) return { jobs: jobs.slice(0, max), more: true };
-      cursor = page.nextCursor;
-    }
+  listAll(p: Omit<ListParams, 'cursor' | 'limit'>, max: number): Promise<{ jobs: JobSummary[]; more: boolean }> {
+    return this.call(() => this.lib.listAll(p, max));
   }
 
   /** GET /api/jobs/:id. */
   get(id: number): Promise<JobDetail> {
-    return this.request<JobDetail>('GET', `/api/jobs/${id}`, { what: `job ${id}` });
+    return this.call(() => this.lib.info(id));
   }
 
   /** POST /api/jobs/cancel with ids or a filter. */
   cancel(body: { ids: number[] } | { all: true } | { status: string[] }): Promise<CancelResult> {
-    return this.request<CancelResult>('POST', '/api/jobs/cancel', { body, what: 'cancel' });
+    return this.call(() => this.lib.cancelMany(body as CancelRequest));
   }
 
   /** PATCH /api/jobs/:id (a PENDING job's priority); answers the job's summary. */
   patch(id: number, body: { priority: number }): Promise<JobSummary> {
-    return this.request<JobSummary>('PATCH', `/api/jobs/${id}`, { body, what: `job ${id}` });
+    return this.call(() => this.lib.setPriority(id, body.priority));
   }
 
   /** GET /api/queues. */
   queues(): Promise<QueueList> {
-    return this.request<QueueList>('GET', '/api/queues', { what: 'queues' });
+    return this.call(() => this.lib.queues());
   }
 
   /** PUT /api/queues/:name (a field left out is no limit). */
-  putQueue(name: string, body: { maxRunning?: number; maxCpus?: number; defaultPriority?: number }): Promise<QueueView> {
-    return this.request<QueueView>('PUT', `/api/queues/${encodeURIComponent(name)}`, { body, what: `queue ${name}` });
+  putQueue(name: string, body: QueueSettings): Promise<QueueView> {
+    return this.call(() => this.lib.putQueue(name, body));
   }
 
   /** DELETE /api/queues/:name. */
   deleteQueue(name: string): Promise<unknown> {
-    return this.request<unknown>('DELETE', `/api/queues/${encodeURIComponent(name)}`, { what: `delete queue ${name}` });
+    return this.call(() => this.lib.deleteQueue(name));
   }
 
   /** DELETE /api/jobs/:id. */
   delete(id: number): Promise<unknown> {
-    return this.request<unknown>('DELETE', `/api/jobs/${id}`, { what: `delete job ${id}` });
+    return this.call(() => this.lib.delete(id));
+  }
+
+  /** GET /api/groups/:id. */
+  group(id: number): Promise<GroupDetail> {
+    return this.request<GroupDetail>('GET', `/api/groups/${id}`, { what: `group ${id}` });
+  }
+
+  /** POST /api/groups/:id/cancel, /rerun-failed; DELETE /api/groups/:id. */
+  groupAction<T>(id: number, action: 'cancel' | 'rerun-failed' | 'delete'): Promise<T> {
+    if (action === 'delete') return this.request<T>('DELETE', `/api/groups/${id}`, { what: `delete group ${id}` });
+    return this.request<T>('POST', `/api/groups/${id}/${action}`, { body: action === 'rerun-failed' ? { origin: 'cli' } : {}, what: `${action} group ${id}` });
+  }
+
+  /** GET /api/schedules (`mine`: the caller's). */
+  schedules(mine = false): Promise<{ schedules: ScheduleView[] }> {
+    return this.request<{ schedules: ScheduleView[] }>('GET', '/api/schedules', { query: mine ? new URLSearchParams({ mine: '1' }) : undefined, what: 'schedules' });
+  }
+
+  /** GET /api/schedules/:name. */
+  schedule(name: string): Promise<ScheduleView> {
+    return this.request<ScheduleView>('GET', `/api/schedules/${encodeURIComponent(name)}`, { what: `schedule ${name}` });
+  }
+
+  /** POST /api/schedules, or PATCH /api/schedules/:name when `name` is given apart. */
+  putSchedule(body: ScheduleRequest, patchName?: string): Promise<ScheduleView> {
+    if (patchName !== undefined) return this.request<ScheduleView>('PATCH', `/api/schedules/${encodeURIComponent(patchName)}`, { body, what: `schedule ${patchName}` });
+    return this.request<ScheduleView>('POST', '/api/schedules', { body, what: `create schedule ${body.name}` });
+  }
+
+  /** POST /api/schedules/:name/(pause|resume|run); DELETE /api/schedules/:name. */
+  scheduleAction<T>(name: string, action: 'pause' | 'resume' | 'run' | 'delete'): Promise<T> {
+    const at = `/api/schedules/${encodeURIComponent(name)}`;
+    if (action === 'delete') return this.request<T>('DELETE', at, { what: `delete schedule ${name}` });
+    return this.request<T>('POST', `${at}/${action}`, { body: {}, what: `${action} schedule ${name}` });
   }
 }

@@ -6,11 +6,23 @@
  *   `npm start` listen on; a wildcard HOST such as 0.0.0.0 or :: is reached on 127.0.0.1).
  * - Token: `--token`, else `JOBDECK_TOKEN`, else the local server's token file in
  *   `$JOBDECK_HOME` (read with lib/config.ts readLocalToken), else none.
+ *
+ * The rules are the client library's (clients/ts/src/config.ts), which library users get too.
  */
 import os from 'node:os';
-import path from 'node:path';
-import { readLocalToken, TOKEN_FILE } from '../config';
+import {
+  BadRequestError,
+  displayPath as libDisplayPath,
+  localTokenPath as libLocalTokenPath,
+  resolveTokenSource as libResolveTokenSource,
+  resolveUrl as libResolveUrl,
+  tokenRefusedHint as libTokenRefusedHint,
+  type TokenSource,
+} from '../../clients/ts/src';
+import { ConfigError, readLocalToken, setting, type Env, type SettingOf, type VariableName } from '../config';
 import { usageError } from './errors';
+
+export type { TokenSource };
 
 /** The environment variables the CLI reads (documented in --help and docs/cli.md). */
 export const CLI_ENV_HELP: readonly [string, string][] = [
@@ -23,10 +35,16 @@ export const CLI_ENV_HELP: readonly [string, string][] = [
 ];
 
 /**
- * Where the token came from: `--token`, `JOBDECK_TOKEN`, the local token file (its path), or
- * nowhere (the file that was looked for). Told when the server refuses the token.
+ * A setting the CLI reads (lib/config.ts `setting`), its ConfigError a usage error (exit 2).
+ * @throws CliError USAGE naming the variable when its value is malformed.
  */
-export type TokenSource = { from: 'flag' } | { from: 'env' } | { from: 'file'; path: string } | { from: 'none'; path: string };
+export function cliSetting<N extends VariableName>(name: N, env: Env = process.env): SettingOf<N> {
+  try {
+    return setting(name, env);
+  } catch (err) {
+    throw err instanceof ConfigError ? usageError(err.message) : err;
+  }
+}
 
 /** What a command needs to talk to the server. */
 export interface Connection {
@@ -44,44 +62,27 @@ export interface GlobalOptions {
 }
 
 /**
- * The server's base URL from `--url`, `JOBDECK_URL`, `HOST`/`PORT`.
+ * The server's base URL from `--url`, `JOBDECK_URL`, `HOST`/`PORT` (the client library's rule,
+ * clients/ts/src/config.ts).
  * @throws CliError (USAGE) when the value is not an http(s) URL.
  */
 export function resolveUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): string {
-  let raw = opts.url?.trim() || env.JOBDECK_URL?.trim();
-  const from = opts.url?.trim() ? '--url' : 'JOBDECK_URL';
-  if (!raw) {
-    let host = env.HOST?.trim() || '127.0.0.1';
-    if (host === '0.0.0.0' || host === '::' || host === '[::]') host = '127.0.0.1';
-    if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-    const port = env.PORT?.trim() || '3000';
-    raw = `http://${host}:${port}`;
-    return validate(raw, 'HOST/PORT');
-  }
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) raw = `http://${raw}`;
-  return validate(raw, from);
-}
-
-function validate(raw: string, from: string): string {
-  let u: URL;
   try {
-    u = new URL(raw);
-  } catch {
-    throw usageError(`${from}: not a URL: "${raw}"`);
+    return libResolveUrl(opts.url, env, '--url');
+  } catch (err) {
+    if (err instanceof BadRequestError) throw usageError(err.message);
+    throw err;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw usageError(`${from}: expected an http:// or https:// URL, got "${raw}"`);
-  return u.toString().replace(/\/+$/, '');
 }
 
 /** `~/…` for a path under the home folder (what a user would type), else the path. */
 export function displayPath(p: string, home: string = os.homedir()): string {
-  return home && (p === home || p.startsWith(`${home}${path.sep}`)) ? `~${p.slice(home.length)}` : p;
+  return libDisplayPath(p, home);
 }
 
 /** The local server's token file the CLI reads: `$JOBDECK_HOME/token`, default `~/.jobdeck/token`. */
 export function localTokenPath(env: NodeJS.ProcessEnv = process.env): string {
-  const home = path.resolve(env.JOBDECK_HOME || path.join(os.homedir(), '.jobdeck'));
-  return path.join(home, TOKEN_FILE);
+  return libLocalTokenPath(env);
 }
 
 /**
@@ -89,23 +90,12 @@ export function localTokenPath(env: NodeJS.ProcessEnv = process.env): string {
  * local server's token file), else none. `readLocal` errors (no file, unreadable) count as "no
  * token".
  */
-export async function resolveTokenSource(
+export function resolveTokenSource(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
   readLocal: (home?: string) => Promise<string | null | undefined> | string | null | undefined = defaultReadLocalToken,
 ): Promise<{ token: string | undefined; source: TokenSource }> {
-  const flag = opts.token?.trim();
-  if (flag) return { token: flag, source: { from: 'flag' } };
-  const fromEnv = env.JOBDECK_TOKEN?.trim();
-  if (fromEnv) return { token: fromEnv, source: { from: 'env' } };
-  const file = localTokenPath(env);
-  try {
-    const local = (await readLocal(env.JOBDECK_HOME || undefined))?.trim();
-    if (local) return { token: local, source: { from: 'file', path: file } };
-  } catch {
-    /* unreadable: no token */
-  }
-  return { token: undefined, source: { from: 'none', path: file } };
+  return libResolveTokenSource(opts.token, env, readLocal);
 }
 
 /**
@@ -126,18 +116,7 @@ export async function resolveToken(
  * $JOBDECK_TOKEN refused", …
  */
 export function tokenRefusedHint(source: TokenSource | undefined): string {
-  switch (source?.from) {
-    case 'flag':
-      return 'token from --token refused';
-    case 'env':
-      return 'token from $JOBDECK_TOKEN refused';
-    case 'file':
-      return `token from ${displayPath(source.path)} refused (that server uses another token: set JOBDECK_TOKEN, or JOBDECK_HOME to its data folder)`;
-    case 'none':
-      return `no token found at ${displayPath(source.path)} (set JOBDECK_TOKEN or JOBDECK_HOME)`;
-    default:
-      return 'token refused (set --token or JOBDECK_TOKEN)';
-  }
+  return libTokenRefusedHint(source, '--token');
 }
 
 /** Reads the local server's token file (lib/config.ts readLocalToken; null when none). */

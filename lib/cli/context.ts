@@ -3,7 +3,7 @@
  * resolved connection and a REST client, colour switches per stream.
  */
 import { JobdeckClient } from './client';
-import { type Connection, type GlobalOptions, resolveConnection } from './config';
+import { cliSetting, type Connection, type GlobalOptions, resolveConnection } from './config';
 import { colorEnabled, colors, type Colors } from './format';
 import type { Sink } from './follow';
 
@@ -61,12 +61,13 @@ export class CliContext {
   }
 
   /**
-   * A REST client for the resolved connection. Idempotent requests whose connection drops are
+   * A REST client for the resolved connection (the client library's, clients/ts). Idempotent requests whose connection drops are
    * retried for up to JOBDECK_RECONNECT_TIMEOUT_MS (as the follower's reconnects), with a notice
    * on stderr at the first retry of each request.
    */
   async client(): Promise<JobdeckClient> {
     return new JobdeckClient(await this.connection(), {
+      env: this.io.env,
       retryTimeoutMs: this.reconnectTimeoutMs(),
       onRetry: (r) => {
         if (r.attempt === 1) this.err(this.errColors.yellow(`⚠ lost the connection to jobdeck (${r.cause}) during ${r.what}; retrying…`));
@@ -74,10 +75,12 @@ export class CliContext {
     });
   }
 
-  /** JOBDECK_RECONNECT_TIMEOUT_MS when set to a positive number (ms), else undefined (the default). */
+  /**
+   * JOBDECK_RECONNECT_TIMEOUT_MS when set (ms), else undefined (the default).
+   * @throws CliError USAGE when it is set and not a number ≥ 1.
+   */
   reconnectTimeoutMs(): number | undefined {
-    const raw = Number(this.io.env.JOBDECK_RECONNECT_TIMEOUT_MS);
-    return Number.isFinite(raw) && raw > 0 ? raw : undefined;
+    return cliSetting('JOBDECK_RECONNECT_TIMEOUT_MS', this.io.env) ?? undefined;
   }
 
   /** Writes a line to stdout. */

@@ -25,7 +25,7 @@
 import type { JobSummary, StreamMessage, TaskSummary } from '../api/types';
 import { isTerminal } from '../jobs/status';
 import type { LogChunk } from '../logs/protocol';
-import { colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
+import { attemptEndLine, colorStatus, type Colors, colors as makeColors, taskLabel } from './format';
 import { RankLines } from './rank-lines';
 import { TimedLines } from './timed-lines';
 import { TerminalSafeFilter } from './terminal-safe';
@@ -77,11 +77,6 @@ export interface FollowOutcome {
 }
 
 type TaskInfo = { name: string | null; status: string; maxRestarts: number };
-
-const ATTEMPT_ENDED: Record<string, string> = {
-  SUCCEEDED: 'succeeded',
-  CANCELLED: 'cancelled',
-};
 
 /** See the module comment. */
 export class FollowRenderer {
@@ -460,17 +455,10 @@ export class FollowRenderer {
       if (typeof msg.eventId === 'number') this.boundaryEventId = msg.eventId;
     }
     if (this.lastTask === null || msg.task > this.lastTask) this.lastTask = msg.task;
-    const who = `Task ${msg.task} attempt ${msg.attempt}`;
     // A multi-node attempt's first failure names its rank (docs/slurm.md "Multi-node tasks").
     const rankM = msg.reason ? /^rank (\d+): /.exec(msg.reason) : null;
     const onRank = rankM ? ` on rank ${rankM[1]}` : '';
-    let text: string;
-    if (msg.status === 'FAILED') text = this.c.red(`│   ${who} failed with exit code ${msg.exitCode ?? '?'}${onRank}`);
-    else if (msg.status === 'FAILED_SETUP') text = this.c.red(`│   ${who} setup failed with exit code ${msg.exitCode ?? '?'}${onRank}`);
-    else if (msg.status === 'LOST') text = this.c.yellow(`│   ${who} was lost${msg.reason ? `: ${msg.reason}` : ''}`);
-    else if (ATTEMPT_ENDED[msg.status]) text = `│   ${who} ${ATTEMPT_ENDED[msg.status]}${msg.exitCode != null && msg.status !== 'SUCCEEDED' ? ` (exit code ${msg.exitCode})` : ''}`;
-    else text = `│   ${who} ended (status: ${msg.status})`;
-    this.marker(out, text);
+    this.marker(out, attemptEndLine(`Task ${msg.task} attempt ${msg.attempt}`, msg, onRank, this.c));
     if (this.scope?.attempt !== undefined && msg.task === this.scope.task && msg.attempt === this.scope.attempt) {
       this.finishScoped(msg.status, `${taskLabel(msg.task, this.tasks.get(msg.task)?.name)} attempt ${msg.attempt}`, out);
       return;

@@ -4,6 +4,7 @@
  */
 import { formatDistanceStrict } from 'date-fns';
 import pc from 'picocolors';
+import type { AnyStatus, AttemptStatus } from '../jobs/status';
 
 /** The colour functions a renderer uses; identity functions when colours are off. */
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -52,13 +53,50 @@ export function formatAgo(iso: string | null | undefined, now: Date = new Date()
   return formatDistanceStrict(t, now, { addSuffix: true });
 }
 
-/** Colours a status word by its kind: success green, failure red, cancel yellow, live cyan. */
+/** The colour of each status word: success green, failure red, cancel yellow, live cyan, waiting plain. */
+const STATUS_COLOR: { readonly [S in AnyStatus]: 'green' | 'red' | 'yellow' | 'cyan' | null } = {
+  PENDING: null,
+  STARTING: 'cyan',
+  RUNNING: 'cyan',
+  RECOVERING: 'cyan',
+  CANCELLING: 'yellow',
+  SUCCEEDED: 'green',
+  CANCELLED: 'yellow',
+  FAILED: 'red',
+  FAILED_SETUP: 'red',
+  FAILED_PRECHECKS: 'red',
+  FAILED_NO_RESOURCE: 'red',
+  FAILED_CONTROLLER: 'red',
+  LOST: 'red',
+};
+
+/** Colours a status word (STATUS_COLOR); a name this CLI does not know is red when it says FAILED…, else plain. */
 export function colorStatus(status: string, c: Colors): string {
-  if (status === 'SUCCEEDED') return c.green(status);
-  if (status.startsWith('FAILED') || status === 'LOST') return c.red(status);
-  if (status === 'CANCELLED' || status === 'CANCELLING') return c.yellow(status);
-  if (status === 'RUNNING' || status === 'STARTING' || status === 'RECOVERING') return c.cyan(status);
-  return status;
+  const color = Object.hasOwn(STATUS_COLOR, status) ? STATUS_COLOR[status as AnyStatus] : status.startsWith('FAILED') ? 'red' : null;
+  return color ? c[color](status) : status;
+}
+
+/** What an attempt's end says, as the follow prints it. */
+type AttemptEnd = { status: AttemptStatus; exitCode: number | null; reason: string | null };
+const endedAs = (who: string, m: AttemptEnd) => `│   ${who} ended (status: ${m.status})`;
+/** The follow's line for each way an attempt ends (a Record over AttemptStatus: tsc names it for a new one). */
+const ATTEMPT_END: { readonly [S in AttemptStatus]: (who: string, m: AttemptEnd, onRank: string, c: Colors) => string } = {
+  FAILED: (who, m, onRank, c) => c.red(`│   ${who} failed with exit code ${m.exitCode ?? '?'}${onRank}`),
+  FAILED_SETUP: (who, m, onRank, c) => c.red(`│   ${who} setup failed with exit code ${m.exitCode ?? '?'}${onRank}`),
+  LOST: (who, m, _onRank, c) => c.yellow(`│   ${who} was lost${m.reason ? `: ${m.reason}` : ''}`),
+  SUCCEEDED: (who) => `│   ${who} succeeded`,
+  CANCELLED: (who, m) => `│   ${who} cancelled${m.exitCode != null ? ` (exit code ${m.exitCode})` : ''}`,
+  STARTING: endedAs,
+  RUNNING: endedAs,
+  CANCELLING: endedAs,
+};
+
+/**
+ * `│   Task 0 attempt 1 failed with exit code 3`: the line `jobdeck logs -f` prints when an
+ * attempt ends (`who` names it, `onRank` the rank of a multi-node attempt's first failure).
+ */
+export function attemptEndLine(who: string, m: AttemptEnd, onRank: string, c: Colors): string {
+  return (Object.hasOwn(ATTEMPT_END, m.status) ? ATTEMPT_END[m.status] : endedAs)(who, m, onRank, c);
 }
 
 /** `Task 0 (name)` or `Task 0` when the task has no name. */

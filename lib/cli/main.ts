@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { addFlow } from './commands/flow';
 import { addLaunch } from './commands/launch';
 import { addLogs } from './commands/logs';
 import { addManage } from './commands/manage';
@@ -16,40 +16,22 @@ import { addQueue } from './commands/queue';
 import { addServer } from './commands/server';
 import { addWebhooks } from './commands/webhooks';
 import { addTeam } from './commands/team';
-import { CLI_ENV_HELP, type GlobalOptions } from './config';
+import { setting } from '../config';
+import type { GlobalOptions } from './config';
 import { CliContext, type CliIO, processIO } from './context';
 import { CliError } from './errors';
-import { EXIT, exitCodesHelp } from './exit-codes';
+import { EXIT } from './exit-codes';
+import { allCommands, EXIT_CODES_POINTER, helpFooter, helpWidthOf } from './help';
+import { projectRoot } from '../project-root';
+
+export { helpFooter } from './help';
 
 function cliVersion(): string {
   try {
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-    return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
   }
-}
-
-/** The text after the main help: environment variables and the exit-code table. */
-export function helpFooter(): string {
-  const w = Math.max(...CLI_ENV_HELP.map(([k]) => k.length));
-  const env = CLI_ENV_HELP.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`);
-  return [
-    '',
-    'Examples:',
-    '  jobdeck launch examples/seed-retry-pipeline.yaml   submit and follow; exit code = how it ended',
-    '  jobdeck launch -d --cmd "python train.py" -n train  submit only; prints "Job submitted, ID: N"',
-    '  jobdeck queue                                        jobs not finished (and finished in the last 24 h)',
-    '  jobdeck logs 7 1 --attempt 2                         task 1, attempt 2 of job 7',
-    '',
-    'Output: log bytes go to stdout — exactly as the job wrote them when redirected; on a terminal without',
-    '--raw, escape sequences other than colours are removed. Progress markers and errors go to stderr.',
-    '',
-    'Environment:',
-    ...env,
-    '',
-    exitCodesHelp(),
-  ].join('\n');
 }
 
 /**
@@ -61,6 +43,8 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
   let ctx: CliContext | null = null;
   const getCtx = () => (ctx ??= new CliContext(io, () => program.opts<GlobalOptions>()));
   const run = async (fn: () => Promise<number>) => setCode(await fn());
+  const outWidth = helpWidthOf(io.stdout as { isTTY?: boolean; columns?: number });
+  const errWidth = helpWidthOf(io.stderr as { isTTY?: boolean; columns?: number });
   program
     .name('jobdeck')
     .description('jobdeck — submit, follow and manage jobs on a jobdeck server (managed jobs and pipelines with retries and live logs).')
@@ -73,18 +57,22 @@ export function buildProgram(io: CliIO, setCode: (code: number) => void): Comman
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
+      getOutHelpWidth: () => outWidth,
+      getErrHelpWidth: () => errWidth,
     })
-    .addHelpText('after', helpFooter());
+    .addHelpText('after', ({ error }) => helpFooter(error ? errWidth : outWidth));
   addLaunch(program, getCtx, run);
   addQueue(program, getCtx, run);
   addLogs(program, getCtx, run);
   addManage(program, getCtx, run);
   addScheduling(program, getCtx, run);
+  addFlow(program, getCtx, run);
   addServers(program, getCtx, run);
   addWebhooks(program, getCtx, run);
   addTeam(program, getCtx, run);
   addServer(program, getCtx, run);
-  for (const c of program.commands) c.addHelpText('after', `\n${exitCodesHelp()}`);
+  // The exit-code table once, in the top-level help; each command's help says where it is.
+  for (const c of allCommands(program)) c.addHelpText('after', `\n${EXIT_CODES_POINTER}`);
   return program;
 }
 
@@ -115,7 +103,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     }
     const e = err as Error;
     io.stderr.write(`${red('error:')} ${e?.message ?? String(err)}\n`);
-    if (io.env.JOBDECK_DEBUG) io.stderr.write(`${e?.stack ?? ''}\n`);
+    if (setting('JOBDECK_DEBUG', io.env) !== null) io.stderr.write(`${e?.stack ?? ''}\n`);
     return EXIT.INTERNAL;
   }
 }

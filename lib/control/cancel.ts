@@ -6,7 +6,7 @@
  * monitor kicks a job whose event goes to CANCELLING (a PENDING job's cancel ends it at once).
  */
 import { logger } from '../log';
-import { isTerminal, type JobStatus } from '../jobs/status';
+import { JOB_STATUSES, type JobStatus } from '../jobs/status';
 import type { Actor } from '../jobs/roles';
 import { jobStatuses, recordCancelRequest, transitionJobsWhere, type Store } from '../store';
 import { splitByOwnership } from './ownership';
@@ -24,7 +24,28 @@ export interface CancelOutcome {
   forbidden?: number[];
 }
 
-const RUNNING_STATES: JobStatus[] = ['STARTING', 'RUNNING', 'RECOVERING'];
+/**
+ * What a cancel does to a job in each status: `now` — CANCELLED at once (nothing ever started);
+ * `request` — CANCELLING, the monitor stops it; `underway` — already CANCELLING, nothing
+ * written; `ended` — terminal, nothing written. A Record over JobStatus: tsc names it for a new status.
+ */
+const CANCEL_OF: { readonly [S in JobStatus]: 'now' | 'request' | 'underway' | 'ended' } = {
+  PENDING: 'now',
+  STARTING: 'request',
+  RUNNING: 'request',
+  RECOVERING: 'request',
+  CANCELLING: 'underway',
+  SUCCEEDED: 'ended',
+  CANCELLED: 'ended',
+  FAILED: 'ended',
+  FAILED_SETUP: 'ended',
+  FAILED_PRECHECKS: 'ended',
+  FAILED_NO_RESOURCE: 'ended',
+  FAILED_CONTROLLER: 'ended',
+};
+
+/** The statuses a cancel moves to CANCELLING (one guarded set write per status). */
+const RUNNING_STATES: readonly JobStatus[] = JOB_STATUSES.filter((s) => CANCEL_OF[s] === 'request');
 
 /** Rounds of read-then-write before a job that keeps changing status gets a durable request only. */
 const CANCEL_ROUNDS = 5;
@@ -66,8 +87,8 @@ export async function requestCancel(store: Store, ids: number[], actor?: Actor):
     for (const id of remaining) {
       const status = found.get(id);
       if (status === undefined) out.notFound.push(id);
-      else if (isTerminal('job', status)) out.alreadyTerminal.push({ id, status });
-      else if (status === 'CANCELLING') out.cancelling.push(id);
+      else if (CANCEL_OF[status] === 'ended') out.alreadyTerminal.push({ id, status });
+      else if (CANCEL_OF[status] === 'underway') out.cancelling.push(id);
       else byStatus.set(status, [...(byStatus.get(status) ?? []), id]);
     }
     const now = new Date();

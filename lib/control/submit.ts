@@ -8,14 +8,20 @@
  * Job.submissionId decides, and the loser (Prisma P2002) re-reads the winner's row.
  */
 import { stringify } from 'yaml';
+import { setting } from '../config';
 import type { Job } from '../generated/prisma/client';
-import { commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobNodes, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecUploads, type SpecExecutor, type SpecIssue } from '../jobs/spec';
+import { commandDocument, commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobLabels, jobNodes, pipelineGpus, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecArray, type SpecDependsOn, type SpecUploads, type SpecIssue } from '../jobs/spec';
+import { capabilitiesOf, type ExecutorKind } from '../jobs/executor-kinds';
 import type { SubmitOrigin } from '../jobs/origin';
+import { priorityCap, priorityCapProblem, type PriorityCap } from '../jobs/priority-cap';
 import type { Actor } from '../jobs/roles';
-import { localGpuCount } from '../executors/gpus';
-import { readManifest, type FileMountUpload } from '../executors/upload';
+import { localGpuDevices } from '../executors/local/gpus';
+import type { GpuDevice } from '../jobs/gpus';
+import { readManifest, type FileMountUpload } from '../uploads/upload';
 import type { JobStatus } from '../jobs/status';
-import { cachedQueueRows, jobBySubmissionId, pendingJobsOf, QueueGoneError, submitJob, type Store } from '../store';
+import { cachedQueueRows, groupSlots, jobBySubmissionId, pendingJobsOf, QueueGoneError, submitGroup, submitJob, uploadsSentBy, type NewJob, type Store } from '../store';
+import { arrayOf, memberSpecs, withoutArray, withSlotEnvs, type ArrayInput, type MemberSpec } from './array';
+import { resolveDependencies } from './dependencies';
 
 /** Where a spec comes from. */
 export type SpecSource =
@@ -35,7 +41,7 @@ export interface SubmitInput {
   envs?: Record<string, string>;
   /** Merged into every task's secrets (wins over the file); never shown back, never logged. */
   secrets?: Record<string, string>;
-  /** The content hash of a folder uploaded for the tasks' workdir (POST /api/uploads; lib/executors/upload.ts). */
+  /** The content hash of a folder uploaded for the tasks' workdir (POST /api/uploads; lib/uploads/upload.ts). */
   workdirUpload?: string;
   /** Uploaded content of the tasks' local `file_mounts` sources, by target (docs/spec.md "file_mounts"). */
   fileMountUploads?: Record<string, FileMountUpload>;
@@ -51,6 +57,22 @@ export interface SubmitInput {
   priority?: number;
   /** The operator queue; wins over the spec's `queue` (checked like it: an unknown one is a SpecError). */
   queue?: string;
+  /**
+   * The uploads are a stored job's, re-run (lib/control/rerun.ts, whose caller checked that the
+   * actor may re-run it): they need not be the actor's own. Otherwise an actor may name only
+   * uploads it sent (docs/design.md §16).
+   */
+  uploadsOfRerun?: boolean;
+  /** Submit as a group of jobs (`numJobs`, `params`); wins over the spec's `array`. */
+  array?: ArrayInput;
+  /** Other jobs this one waits for; wins over the spec's `depends_on`. */
+  dependsOn?: SpecDependsOn;
+  /**
+   * A re-run into its group's slot (lib/control/rerun.ts): the spec's `array` is not expanded
+   * again; `envs` are the slot's (SKYPILOT_JOB_RANK, JOBDECK_ARRAY_INDEX…, the parameters), set by
+   * jobdeck in every task as at the group's submit — not user envs, so the JOBDECK_ names pass.
+   */
+  group?: { id: number; index: number; envs?: Record<string, string> };
 }
 
 /**
@@ -72,6 +94,8 @@ export interface LaunchOverrides {
   priority?: number;
   /** The file name spec errors were reported against. */
   filename?: string;
+  /** A job of a group: its slot's envs (lib/control/array.ts), set again by a re-run. */
+  slot?: Record<string, string>;
 }
 
 /** Job.launch of a submission: its overrides, or null when it had none. */
@@ -86,6 +110,7 @@ export function launchOf(input: SubmitInput): LaunchOverrides | null {
   if (input.priority !== undefined) out.priority = input.priority;
   const filename = input.source.kind === 'cmd' ? undefined : input.source.filename;
   if (filename !== undefined) out.filename = filename;
+  if (input.group?.envs && Object.keys(input.group.envs).length) out.slot = { ...input.group.envs };
   return Object.keys(out).length ? out : null;
 }
 
@@ -96,6 +121,8 @@ export interface SubmittedJob {
   status: JobStatus;
   /** The spec's warnings (keys accepted, not acted on; docs/spec.md "SkyPilot keys"), as stored on the job. */
   warnings: SpecIssue[];
+  /** For an array: its group — `id` above is its first job. */
+  group?: { id: number; size: number; jobIds: number[] };
 }
 
 /** What a submit did: `created` false means a repeated submissionId matched an existing job. */
@@ -104,13 +131,13 @@ export interface SubmitOutcome {
   result: SubmittedJob;
 }
 
-/** The submit names an upload the data folder does not hold (never uploaded, or removed). Nothing was written. */
+/** The submit names an upload the data folder does not hold (never uploaded, or removed), or one its actor did not send. Nothing was written. */
 export class UnknownUploadError extends Error {
   constructor(
     readonly hash: string,
     readonly field = 'workdirUpload',
   ) {
-    super(`${field} ${hash} is not a stored upload: upload the folder first (POST /api/uploads)`);
+    super(`${field} ${hash} is not an upload of yours: upload the folder first (POST /api/uploads)`);
     this.name = 'UnknownUploadError';
   }
 }
@@ -132,6 +159,8 @@ export interface BuiltSpec {
   specYaml: string;
   /** Keys accepted and not acted on (lib/jobs/spec readJobSpec). */
   warnings: SpecIssue[];
+  /** Where each `depends_on.jobs` entry is written (YAML), for the errors about them. */
+  jobRefsAt?: Array<Omit<SpecIssue, 'message'>>;
 }
 
 /**
@@ -150,21 +179,30 @@ export function buildSpec(
   const defaultExecutor = defaultExecutorOrNone();
   switch (source.kind) {
     case 'yaml':
-      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() }), specYaml: source.text };
+      return { ...readJobSpec(source.text, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone(), containers: containersOn() }), specYaml: source.text };
     case 'spec': {
-      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone() });
+      const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone(), containers: containersOn() });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
       return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify({ run: source.cmd }), warnings: [] };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify(commandDocument(source.cmd, ov.name)), warnings: [] };
   }
 }
 
-/** The local executor's GPUs (lib/executors/gpus.ts), or undefined when JOBDECK_LOCAL_GPUS is malformed (the server's start reports it). */
-export function localGpusOrNone(): number | undefined {
+/** True when the server runs `image_id: docker:…` in containers (JOBDECK_CONTAINER_RUNTIME; a malformed value: no — the server's start reports it). */
+export function containersOn(): boolean {
   try {
-    return localGpuCount();
+    return setting('JOBDECK_CONTAINER_RUNTIME') !== 'off';
+  } catch {
+    return false;
+  }
+}
+
+/** The local executor's GPUs (lib/executors/local/gpus.ts), or undefined when JOBDECK_LOCAL_GPUS is malformed (the server's start reports it). */
+export function localGpusOrNone(): GpuDevice[] | undefined {
+  try {
+    return localGpuDevices();
   } catch {
     return undefined;
   }
@@ -174,7 +212,7 @@ export function localGpusOrNone(): number | undefined {
  * The server's default executor for the spec checks that depend on it (num_nodes on local);
  * undefined when JOBDECK_EXECUTOR is invalid — the submit then fails on it, saying so.
  */
-export function defaultExecutorOrNone(): SpecExecutor | undefined {
+export function defaultExecutorOrNone(): ExecutorKind | undefined {
   try {
     return serverExecutor();
   } catch {
@@ -201,10 +239,35 @@ export class PendingQuotaError extends Error {
     readonly maxPendingJobs: number,
     /** The role whose default the quota is; null: the user's own value. */
     readonly roleDefault: string | null = null,
+    /** Jobs the refused submit would have added (an array's size). */
+    readonly adding = 1,
   ) {
-    super(`user ${user} has ${pending} job${pending === 1 ? '' : 's'} pending and may have ${maxPendingJobs} at once${roleDefault ? ` (the ${roleDefault} role's default)` : ''}: wait for one to start, or cancel one`);
+    super(`user ${user} has ${pending} job${pending === 1 ? '' : 's'} pending and may have ${maxPendingJobs} at once${roleDefault ? ` (the ${roleDefault} role's default)` : ''}${adding > 1 ? `; the array would add ${adding}` : ''}: wait for one to start, or cancel one`);
     this.name = 'PendingQuotaError';
   }
+}
+
+/** A member asked for a priority above its cap (lib/jobs/priority-cap.ts): nothing was written. */
+export class PriorityCapError extends Error {
+  constructor(
+    message: string,
+    readonly priority: number,
+    readonly cap: PriorityCap,
+  ) {
+    super(message);
+    this.name = 'PriorityCapError';
+  }
+}
+
+/**
+ * @throws PriorityCapError when `actor` may not give `priority` to a job of `queue` (its role's
+ *   cap, or the queue's lower one); nothing without an actor (the server's own calls).
+ */
+export function checkPriorityCap(actor: Actor | undefined, priority: number | undefined, queue: { name: string; memberMaxPriority: number | null } | null): void {
+  if (!actor || priority === undefined) return;
+  const cap = priorityCap(actor.role, actor.maxPriority ?? null, queue);
+  const problem = priorityCapProblem(priority, cap, actor.role);
+  if (problem) throw new PriorityCapError(problem, priority, cap!);
 }
 
 /**
@@ -212,11 +275,12 @@ export class PendingQuotaError extends Error {
  *   its own, else its role's default). Checked before the write, not inside it: submits racing
  *   each other may pass it together (a quota, not a lock).
  */
-async function checkPendingQuota(store: Store, actor: Actor | undefined): Promise<void> {
+export async function checkPendingQuota(store: Store, actor: Actor | undefined, adding = 1): Promise<void> {
   const max = actor?.pendingQuota?.value;
   if (max === null || max === undefined || !actor) return;
   const pending = await pendingJobsOf(store, actor.userId);
-  if (pending >= max) throw new PendingQuotaError(actor.name, pending, max, actor.pendingQuota?.source === 'role' ? actor.role : null);
+  // An array counts each of its jobs: all of them must fit.
+  if (pending + adding > max) throw new PendingQuotaError(actor.name, pending, max, actor.pendingQuota?.source === 'role' ? actor.role : null, adding);
 }
 
 /**
@@ -231,7 +295,8 @@ async function checkPendingQuota(store: Store, actor: Actor | undefined): Promis
  * with the list, or — the queue defined again meanwhile — one more try.
  * @throws SpecError when the spec is invalid; SubmissionConflictError when the submissionId is
  *   taken by a job with a different spec; QueueGoneError when the queue vanished twice under the
- *   submit; Error when JOBDECK_EXECUTOR names no executor.
+ *   submit; PriorityCapError when a member asks for a priority above its cap; PendingQuotaError;
+ *   Error when JOBDECK_EXECUTOR names no executor.
  */
 export async function submitJobSpec(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
   try {
@@ -243,52 +308,108 @@ export async function submitJobSpec(store: Store, input: SubmitInput): Promise<S
   }
 }
 
-async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
+/**
+ * Every upload a submit names is stored and, but for a re-run's, sent by its actor: an upload
+ * another user sent answers exactly as one never sent, so a hash seen elsewhere tells nothing.
+ * @throws UnknownUploadError naming the field.
+ */
+async function checkUploads(store: Store, input: SubmitInput): Promise<void> {
+  const named: Array<[string, string]> = [
+    ...(input.workdirUpload !== undefined ? [['workdirUpload', input.workdirUpload] as [string, string]] : []),
+    ...Object.entries(input.fileMountUploads ?? {}).map(([target, up]): [string, string] => [`fileMountUploads.${target}`, up.hash]),
+  ];
+  if (named.length === 0) return;
+  const sent = input.actor && !input.uploadsOfRerun ? await uploadsSentBy(store, named.map(([, h]) => h), input.actor.userId) : null;
+  for (const [field, hash] of named) if (!readManifest(hash) || (sent && !sent.has(hash))) throw new UnknownUploadError(hash, field);
+}
+
+/** A submit validated and resolved, ready to be written (submitOnce, and a schedule's fire). */
+export interface PreparedSubmit {
+  spec: PipelineSpec;
+  /** The job's row as submitJob() takes it (for an array: what its jobs share). */
+  job: NewJob;
+  /** The array it expands to; null: one job. */
+  array: SpecArray | null;
+}
+
+/**
+ * Validates a submission and resolves what it names (uploads, queue, `depends_on`): the job to
+ * write, nothing written yet.
+ * @throws SpecError (spec, overrides, `depends_on`), UnknownUploadError.
+ */
+export async function prepareSubmit(store: Store, input: SubmitInput): Promise<PreparedSubmit> {
   const queues = await cachedQueueRows(store);
-  if (input.workdirUpload !== undefined && !readManifest(input.workdirUpload)) throw new UnknownUploadError(input.workdirUpload);
-  for (const [target, up] of Object.entries(input.fileMountUploads ?? {})) if (!readManifest(up.hash)) throw new UnknownUploadError(up.hash, `fileMountUploads.${target}`);
-  const { spec, specYaml, warnings } = buildSpec(
+  await checkUploads(store, input);
+  const built = buildSpec(
     input.source,
     { name: input.name, envs: input.envs, secrets: input.secrets, queue: input.queue },
     queues.map((q) => q.name),
-    { workdir: input.workdirUpload, fileMountTargets: Object.keys(input.fileMountUploads ?? {}), fileMountRoot: process.env.JOBDECK_FILE_MOUNT_ROOT || null },
+    { workdir: input.workdirUpload, fileMountTargets: Object.keys(input.fileMountUploads ?? {}), fileMountRoot: setting('JOBDECK_FILE_MOUNT_ROOT') },
   );
+  const file = (input.source.kind === 'cmd' ? undefined : input.source.filename) ?? (input.source.kind === 'spec' ? 'job.json' : 'job.yaml');
+  const array = input.group ? null : arrayOf(built.spec, input.array, file);
+  const spec = input.group ? withSlotEnvs(withoutArray(built.spec), input.group.envs ?? {}) : built.spec;
+  if (array) spec.array = array;
+  const dependsOn = input.dependsOn ?? spec.dependsOn;
+  if (input.dependsOn) spec.dependsOn = input.dependsOn;
+  const deps = dependsOn ? await resolveDependencies(store, dependsOn, spec.name, input.actor?.userId, input.dependsOn ? [] : built.jobRefsAt, file) : null;
   const queue = spec.queue ?? DEFAULT_QUEUE;
-  const hash = specHash(spec);
-  const submissionId = input.submissionId ?? null;
+  return {
+    spec,
+    array,
+    job: {
+      name: spec.name,
+      submissionId: input.submissionId ?? null,
+      specYaml: built.specYaml,
+      spec: spec as never,
+      specHash: specHash(spec),
+      cpus: jobCpus(spec),
+      nodes: jobNodes(spec),
+      ...gpusOf(spec),
+      priority: input.priority ?? spec.priority ?? queues.find((q) => q.name === queue)?.defaultPriority ?? PRIORITY.default,
+      queue,
+      executor: jobExecutor(spec),
+      metadata: (input.metadata ?? undefined) as never,
+      launch: (launchOf(input) ?? undefined) as never,
+      warnings: built.warnings.length ? (built.warnings as never) : undefined,
+      labels: jobLabels(spec.tasks),
+      origin: input.origin ?? 'api',
+      userId: input.actor?.userId ?? null,
+      tokenId: input.actor?.tokenId ?? null,
+      group: input.group ? { id: input.group.id, index: input.group.index, lead: false } : null,
+      dependsOn: deps?.edges ?? [],
+      depsWaiting: deps?.waiting ?? false,
+      pendingReason: deps?.reason ?? null,
+      tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
+    },
+  };
+}
+
+async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutcome> {
+  const prepared = await prepareSubmit(store, input);
+  const { job } = prepared;
+  const members = prepared.array ? memberSpecs(prepared.spec, prepared.array) : null;
+  // An array's submissionId is its first job's, and so is the hash a repeat is compared with.
+  const hash = members ? members[0].hash : job.specHash;
+  const submissionId = job.submissionId ?? null;
 
   const existing = async (): Promise<SubmitOutcome | null> => {
     if (!submissionId) return null;
     const row = await jobBySubmissionId(store, submissionId);
     if (!row) return null;
     if (row.specHash !== hash) throw new SubmissionConflictError(submissionId, row.id);
-    return { created: false, result: resultOf(row) };
+    return { created: false, result: await resultWithGroup(store, row) };
   };
 
   const before = await existing();
   if (before) return before;
-  await checkPendingQuota(store, input.actor);
+  // What the member asked for (the request's, else the spec's); a queue's default is the operator's.
+  const queueRow = (await cachedQueueRows(store)).find((q) => q.name === job.queue) ?? null;
+  checkPriorityCap(input.actor, input.priority ?? prepared.spec.priority, queueRow);
+  await checkPendingQuota(store, input.actor, members?.length ?? 1);
   try {
-    const job = await submitJob(store, {
-      name: spec.name,
-      submissionId,
-      specYaml,
-      spec: spec as never,
-      specHash: hash,
-      cpus: jobCpus(spec),
-      nodes: jobNodes(spec),
-      priority: input.priority ?? spec.priority ?? queues.find((q) => q.name === queue)?.defaultPriority ?? PRIORITY.default,
-      queue,
-      executor: jobExecutor(spec),
-      metadata: (input.metadata ?? undefined) as never,
-      launch: (launchOf(input) ?? undefined) as never,
-      warnings: warnings.length ? (warnings as never) : undefined,
-      origin: input.origin ?? 'api',
-      userId: input.actor?.userId ?? null,
-      tokenId: input.actor?.tokenId ?? null,
-      tasks: spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
-    });
-    return { created: true, result: resultOf(job) };
+    if (members) return { created: true, result: await writeArray(store, input, prepared, members) };
+    return { created: true, result: resultOf(await submitJob(store, job)) };
   } catch (err) {
     if (!submissionId || !isUniqueViolation(err)) throw err;
     // Lost the race on the unique index: the winner's row exists now.
@@ -296,4 +417,38 @@ async function submitOnce(store: Store, input: SubmitInput): Promise<SubmitOutco
     if (after) return after;
     throw err;
   }
+}
+
+/** Job.gpus and Job.gpuRequest of a spec (lib/jobs/spec pipelineGpus): none → nothing to write. */
+function gpusOf(spec: PipelineSpec): { gpus?: number; gpuRequest?: never } {
+  const executor = jobExecutor(spec);
+  const g = pipelineGpus(spec.tasks, executor, capabilitiesOf(executor)?.gpus === 'host' ? localGpusOrNone() : undefined);
+  return g.options.length ? { gpus: g.total, gpuRequest: g.options as never } : {};
+}
+
+/** An array's jobs written as one group (lib/store submitGroup). */
+async function writeArray(store: Store, input: SubmitInput, prepared: PreparedSubmit, members: MemberSpec[]): Promise<SubmittedJob> {
+  const { job, spec, array } = prepared;
+  const launch = launchOf(input) ?? {};
+  const jobs: NewJob[] = members.map((m) => ({
+    ...job,
+    // The first job carries the submit's idempotency key.
+    submissionId: m.index === 0 ? job.submissionId : null,
+    name: m.spec.name,
+    spec: m.spec as never,
+    specHash: m.hash,
+    // A re-run of one job submits its slot's name and envs again (lib/control/rerun.ts).
+    launch: { ...launch, name: m.spec.name, slot: m.envs } as never,
+    tasks: m.spec.tasks.map((t) => ({ name: t.name, spec: t as never })),
+  }));
+  const written = await submitGroup(store, { name: spec.name, array: { numJobs: array!.numJobs, params: Object.fromEntries(array!.params) }, userId: job.userId ?? null, tokenId: job.tokenId ?? null }, jobs);
+  const first = written.jobs[0];
+  return { ...resultOf(first), group: { id: written.groupId, size: written.jobs.length, jobIds: written.jobs.map((j) => j.id) } };
+}
+
+/** The answer for a job, with its group when it leads one (a repeated array submit). */
+async function resultWithGroup(store: Store, row: Job): Promise<SubmittedJob> {
+  if (row.groupId === null || !row.groupLead) return resultOf(row);
+  const slots = await groupSlots(store, row.groupId);
+  return { ...resultOf(row), group: { id: row.groupId, size: slots.length, jobIds: slots.map((s) => s.jobId) } };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PrismaClient } from '../generated/prisma/client';
-import { loadConfig } from '../config';
+import { loadConfig, setting } from '../config';
 import { logger } from '../log';
 import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
@@ -33,6 +33,11 @@ export interface OpenOptions {
   pgliteSharedBuffers?: string;
   /** PGlite in a worker thread (lib/db/pglite-worker.ts) or in this thread; default from JOBDECK_PGLITE_WORKER (lib/config.ts). */
   pgliteWorker?: boolean;
+  /**
+   * A `memory://` PGlite starts from this `dumpDataDir()` tarball instead of an empty initdb (the
+   * tests' migrated template: tests/helpers/db-templates.ts). PGlite in this thread only.
+   */
+  pgliteLoadDataDir?: Blob;
 }
 
 /**
@@ -56,7 +61,9 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
   const dir = opts.pgliteDir ?? path.join(loadConfig().home, 'db');
   const cfg = loadConfig();
-  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, cfg.pgliteOptimize, opts.pgliteWorker ?? cfg.pgliteWorker);
+  const inWorker = opts.pgliteWorker ?? cfg.pgliteWorker;
+  if (opts.pgliteLoadDataDir && (inWorker || !dir.startsWith('memory://'))) throw new Error('pgliteLoadDataDir: for a memory:// PGlite in this thread only');
+  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, cfg.pgliteOptimize, inWorker, opts.pgliteLoadDataDir);
 }
 
 /** PGlite opened either in a worker thread or in this thread: what openPglite() needs of it. */
@@ -66,7 +73,7 @@ interface PgliteEngine {
   close(): Promise<void>;
 }
 
-async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, optimize: boolean, inWorker: boolean): Promise<Database> {
+async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, optimize: boolean, inWorker: boolean, loadDataDir?: Blob): Promise<Database> {
   const memory = dir.startsWith('memory://');
   const dataDir = memory ? undefined : dir;
   let lock: DataFolderLock | null = null;
@@ -92,7 +99,7 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
       const conn = await compiledForMemory(optimize, () => t.open({ dataDir, startParams }));
       engine = { ...conn, close: t.close };
     } else {
-      engine = await openPgliteHere(PGlite!, dataDir, startParams, optimize);
+      engine = await openPgliteHere(PGlite!, dataDir, startParams, optimize, loadDataDir);
     }
   } catch (err) {
     await thread?.close();
@@ -129,11 +136,12 @@ async function openPgliteHere(
   dataDir: string | undefined,
   startParams: string[],
   optimize: boolean,
+  loadDataDir?: Blob,
 ): Promise<PgliteEngine> {
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
   // A dynamic import: the list is an ES module (the worker thread loads it too), this file may run as CommonJS (tsx).
   const extensions = await (await import('./pglite-extensions.mjs')).pgliteExtensions();
-  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams, extensions }));
+  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams, extensions, ...(loadDataDir ? { loadDataDir } : {}) }));
   return {
     adapter: new PrismaPGlite(pglite),
     raw: {
@@ -189,7 +197,7 @@ async function openPostgres(url: string, runMigrations: boolean): Promise<Databa
       await client.end().catch(() => undefined);
     }
   }
-  const max = Number(process.env.JOBDECK_PG_POOL || 10);
+  const max = setting('JOBDECK_PG_POOL');
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max }) });
   return {
     prisma,

@@ -4,4 +4,5 @@
  * to whoever needs it; nothing here keeps an open database of its own, so `next build` and route
  * bundles never touch PGlite or the migration files.
  */
+export { pingDatabase } from './ping';
 export { openDatabase, type Database, type DatabaseKind, type OpenOptions } from './client';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { setting } from '../config';
 
 /**
  * A raw SQL connection the migration runner drives: one session (the advisory lock is held by
@@ -44,13 +44,14 @@ export const MIGRATION_LOCK_KEY = 7_410_251_113;
  * this package (found from this file when run unbundled), else under the working directory.
  */
 export function migrationsDir(): string {
-  if (process.env.JOBDECK_MIGRATIONS_DIR) return process.env.JOBDECK_MIGRATIONS_DIR;
-  try {
-    const here = path.dirname(fileURLToPath(import.meta.url));
-    const candidate = path.resolve(here, '..', '..', 'prisma', 'migrations');
+  const dir = setting('JOBDECK_MIGRATIONS_DIR');
+  if (dir) return dir;
+  // This file's folder from CommonJS' `__dirname` (tsx, vitest and Playwright run it as CommonJS),
+  // not import.meta: Playwright's CommonJS output keeps import.meta, and Node then loads the file
+  // as an ES module, where `exports` is undefined. A bundle has no such folder: the cwd.
+  if (typeof __dirname === 'string') {
+    const candidate = path.resolve(__dirname, '..', '..', 'prisma', 'migrations');
     if (existsSync(candidate)) return candidate;
-  } catch {
-    // bundled: import.meta.url is not a file URL
   }
   return path.resolve(process.cwd(), 'prisma', 'migrations');
 }

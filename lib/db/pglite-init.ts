@@ -47,8 +47,9 @@ export function hasCluster(dir: string): boolean {
 }
 
 function resolveModule(id: string): string {
-  // import.meta.url is a file URL under tsx and vitest; in a bundle it is not (use the cwd).
-  const base = import.meta.url?.startsWith('file:') ? import.meta.url : path.join(process.cwd(), 'package.json');
+  // This file under tsx, vitest and Playwright (CommonJS' `__filename`; not import.meta, which
+  // Playwright's CommonJS output cannot hold: lib/db/migrate.ts migrationsDir); in a bundle the cwd.
+  const base = typeof __filename === 'string' && path.isAbsolute(__filename) ? __filename : path.join(process.cwd(), 'package.json');
   return createRequire(base).resolve(id);
 }
 

@@ -82,7 +82,7 @@ export interface PgliteConnection {
 /**
  * Path of the worker program, or null when it cannot be found. Next to this file when run
  * unbundled (tsx, vitest); else `lib/db/` under the working directory (inside a bundle
- * import.meta.url is not this file) — the same lookup as lib/executors/launcher.ts.
+ * import.meta.url is not this file) — the same lookup as lib/executors/local/launcher.ts.
  */
 export function pgliteWorkerProgram(): string | null {
   const candidates: string[] = [];

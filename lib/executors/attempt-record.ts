@@ -1,6 +1,7 @@
-import { readFileSync, statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log';
+import { LOST_SUFFIX } from './log-pump';
 import type { AttemptHandle, ExitListener, ProbeResult } from './types';
 
 /**
@@ -15,16 +16,99 @@ import type { AttemptHandle, ExitListener, ProbeResult } from './types';
 export const EXIT_FILE = 'exit';
 /** Name of the handle copy in the attempt folder. */
 export const HANDLE_FILE = 'handle.json';
+/**
+ * The folder of a Slurm attempt that runs as an OS account (docs/design.md §16): its scripts and
+ * the records its batch job writes, the account's; the attempt folder around it stays jobdeck's.
+ */
+export const JOB_DIR = 'job';
+/** Most bytes of an exit record read: a record is one short line. */
+const MAX_RECORD_BYTES = 64 * 1024;
+
+/**
+ * Where an attempt's exit record is: `<attemptDir>/job` when that folder is there (a Slurm
+ * attempt run as an account: only jobdeck can make it, in its own attempt folder), else the
+ * attempt folder itself.
+ */
+export function recordDirOf(attemptDir: string): string {
+  const dir = path.join(attemptDir, JOB_DIR);
+  try {
+    return lstatSync(dir).isDirectory() ? dir : attemptDir;
+  } catch {
+    return attemptDir;
+  }
+}
+
+/**
+ * A small file's text, read without following a link and without blocking (a FIFO put in its
+ * place answers at once), and only when the file's owner is its folder's (a hard link to another
+ * owner's file is not a record): in a folder a job's account writes, whatever is at that name
+ * must not lead jobdeck elsewhere. Null when there is no such file.
+ * @throws Error for a name that is not a regular file of its folder's owner, or larger than `max` bytes; I/O errors.
+ */
+function readRecordFile(file: string, max: number): string | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (code === 'ELOOP') throw new Error(`${file} is a symbolic link, not an exit record`, { cause: err });
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${file} is not a regular file`);
+    if (st.uid !== statSync(path.dirname(file)).uid) throw new Error(`${file} belongs to uid ${st.uid}, not to its folder's owner`);
+    if (st.size > max) throw new Error(`${file} is ${st.size} bytes, more than an exit record (${max})`);
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Name of the file a Slurm batch script writes with its nodes' host names (one a line, rank order). */
+export const HOSTS_FILE = 'hosts';
+/** Most nodes a hosts file is read for (the spec's num_nodes bound). */
+const MAX_HOSTS = 1024;
+
+/**
+ * The host names `<attemptDir>/hosts` lists (one a line, in rank order), or null when there is
+ * none yet or it holds anything but host names (letters, digits, `.`, `_`, `-`; ≤ 253 characters).
+ */
+export function readHostsFile(attemptDir: string): string[] | null {
+  // Where the batch job writes its records (an account's `job/` folder), read as an exit record is.
+  let text: string | null;
+  try {
+    text = readRecordFile(path.join(recordDirOf(attemptDir), HOSTS_FILE), 64 * 1024);
+  } catch {
+    return null;
+  }
+  if (text === null) return null;
+  const names = text.split('\n').filter((l) => l !== '');
+  if (names.length === 0 || names.length > MAX_HOSTS || !names.every((n) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/.test(n))) return null;
+  return names;
+}
 
 /**
  * What the wrapper records when the attempt ends, as one JSON line in `<attemptDir>/exit`
  * (written to `exit.tmp`, renamed, then fsynced with its folder before the wrapper exits):
- * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"]}`.
+ * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"][,"cpuMs":N]}`.
  * `phase: "setup"` with a non-zero code means setup failed (or never started: missing workdir,
  * cancelled between setup and run) and run never started; `phase: "run"` carries run's code
  * (0 when run is null). A process killed by signal N exits 128+N (SIGTERM → 143). A multi-node
  * attempt's record (written by its batch script from the ranks' own) adds `"nodes":N` and, when a
- * rank's failure decided, `"rank":K` (lib/executors/slurm-gang.ts).
+ * rank's failure decided, `"rank":K` (lib/executors/slurm/gang.ts). A local attempt in a control
+ * group adds `"oomKills":N` when the kernel killed processes of its group for memory (the group's
+ * own count, read by the wrapper: lib/executors/local/cgroup.ts). `"logLostBytes":N` when the
+ * log could not take N bytes of the attempt's output (a full disk: the log pump's count,
+ * lib/executors/log-pump.ts; the log has a marker line where they went missing).
  */
 export interface ExitRecord {
   phase: 'setup' | 'run';
@@ -34,23 +118,52 @@ export interface ExitRecord {
   reason?: string;
   /** A multi-node attempt's: the rank whose end decided. */
   rank?: number;
+  /**
+   * CPU time (user + system, ms) of what the wrapper waited for — setup, run and what they waited
+   * for — from the kernel's record of its children (bash's `times`): the attempt's final CPU
+   * reading, taken at its end (docs/design.md §7 "Resource usage"). Absent from older records
+   * and multi-node ones.
+   */
+  cpuMs?: number;
+  /** Processes of the attempt's control group the kernel killed for memory (absent: none, or no group). */
+  oomKills?: number;
+  /** Bytes of output its log could not take (a full disk; docs/design.md §8). Absent: none lost. */
+  logLostBytes?: number;
 }
 
 /**
- * Reads `<attemptDir>/exit`.
+ * The bytes the log pump counted as lost for the record named `exitName` in `recordDir`
+ * (`<exitName>.lost`: a fixed-width number the pump keeps; lib/executors/log-pump.ts); 0 when
+ * there is none or it is unreadable. For an exit record written without the wrapper (it could
+ * not write its own: a full disk).
+ */
+export function readLostBytes(recordDir: string, exitName: string = EXIT_FILE): number {
+  try {
+    const t = readRecordFile(path.join(recordDir, exitName + LOST_SUFFIX), 64);
+    const n = t === null ? NaN : Number(t.trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Reads the exit record of the attempt in `attemptDir` (`exit`, in recordDirOf's folder), never
+ * through a link, a FIFO or a file larger than a record.
  * @returns the record; null when there is none yet; `{ malformed }` when the file is unreadable
  *   as an exit record (never seen with the atomic rename; reported as a lost attempt).
  * @throws for I/O errors other than "no such file".
  */
 export function readExitRecord(attemptDir: string): ExitRecord | null | { malformed: string } {
-  const file = path.join(attemptDir, EXIT_FILE);
+  const file = path.join(recordDirOf(attemptDir), EXIT_FILE);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    const t = readRecordFile(file, MAX_RECORD_BYTES);
+    if (t === null) return null;
+    text = t;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== undefined) throw err;
+    return { malformed: (err as Error).message };
   }
   let data: unknown;
   try {
@@ -65,7 +178,7 @@ export function readExitRecord(attemptDir: string): ExitRecord | null | { malfor
   let endedAtMs = Number(rec.endedAtMs);
   if (!Number.isFinite(endedAtMs) || endedAtMs <= 0) {
     try {
-      endedAtMs = statSync(file).mtimeMs;
+      endedAtMs = lstatSync(file).mtimeMs;
     } catch {
       endedAtMs = Date.now();
     }
@@ -73,6 +186,11 @@ export function readExitRecord(attemptDir: string): ExitRecord | null | { malfor
   const out: ExitRecord = { phase: rec.phase, exitCode: rec.exitCode as number, endedAtMs };
   if (typeof rec.reason === 'string') out.reason = rec.reason;
   if (Number.isInteger(rec.rank) && (rec.rank as number) >= 0) out.rank = rec.rank;
+  // A gang's record copies the deciding rank's: one rank's CPU time is not the attempt's.
+  const gang = Number((rec as { nodes?: unknown }).nodes) > 1;
+  if (!gang && typeof rec.cpuMs === 'number' && Number.isFinite(rec.cpuMs) && rec.cpuMs >= 0) out.cpuMs = rec.cpuMs;
+  if (Number.isInteger(rec.oomKills) && (rec.oomKills as number) > 0) out.oomKills = rec.oomKills;
+  if (Number.isSafeInteger(rec.logLostBytes) && (rec.logLostBytes as number) > 0) out.logLostBytes = rec.logLostBytes;
   return out;
 }
 
@@ -85,6 +203,11 @@ export function toResult(rec: ExitRecord | { malformed: string }): EndResult {
   const r: EndResult = { state: 'exited', phase: rec.phase, exitCode: rec.exitCode, endedAt: new Date(rec.endedAtMs) };
   if (rec.reason) r.reason = rec.reason;
   if (rec.rank !== undefined) r.rank = rec.rank;
+  if (rec.cpuMs !== undefined && r.state === 'exited') r.cpuMs = rec.cpuMs;
+  if (rec.logLostBytes !== undefined && r.state === 'exited') r.logLostBytes = rec.logLostBytes;
+  // Out of memory is the group's own count, and only for an attempt that failed: a task that
+  // caught a child's OOM kill and went on to succeed succeeded.
+  if (rec.oomKills && rec.exitCode !== 0) r.limit = 'memory';
   return r;
 }
 
@@ -135,7 +258,7 @@ export function watchExitRecord(
     }
   };
   try {
-    const w: FSWatcher = fsWatch(handle.attemptDir, { persistent: false }, (_event, filename) => {
+    const w: FSWatcher = fsWatch(recordDirOf(handle.attemptDir), { persistent: false }, (_event, filename) => {
       if (!filename || filename === EXIT_FILE) checkFile();
     });
     w.on('error', () => w.close());

@@ -1,14 +1,16 @@
-import { createLocalExecutor } from './local';
-import { createSlurmExecutor } from './slurm';
+import { createLocalExecutor } from './local/executor';
+import { createSlurmExecutor } from './slurm/executor';
+import type { ExecutorKind } from '../jobs/executor-kinds';
 import type { Executor } from './types';
 
 export type { AttemptHandle, ExitListener, Executor, LaunchRequest, ProbeResult } from './types';
 
 /**
- * Factories of the known executors, by the name stored on Attempt.executor. Another backend
- * adds one line here.
+ * Factories of the executor kinds (lib/jobs/executor-kinds.ts), by the name stored on
+ * Attempt.executor: one per kind, so a kind added to that table without a factory here does not
+ * compile. Another backend adds its kind there and one line here.
  */
-const FACTORIES: Record<string, () => Executor> = {
+const FACTORIES: Record<ExecutorKind, () => Executor> = {
   local: () => createLocalExecutor(),
   slurm: () => createSlurmExecutor(),
 };
@@ -16,7 +18,7 @@ const FACTORIES: Record<string, () => Executor> = {
 /**
  * The executors of one server, by name: each created on first use and then the same instance —
  * the local one knows which attempts this process is the parent of, and owns the attempt
- * launcher process (lib/executors/launcher.ts). The server makes one registry at start
+ * launcher process (lib/executors/local/launcher.ts). The server makes one registry at start
  * (lib/server/start.ts) and hands it to the monitor and the API.
  */
 export interface ExecutorRegistry {

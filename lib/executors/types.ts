@@ -1,6 +1,12 @@
+import type { OsAccount } from '../accounts';
+import type { GpuDevice } from '../jobs/gpus';
+import type { LimitKind, LimitsStatus } from '../jobs/limits';
+
+export type { LimitsStatus } from '../jobs/limits';
+
 /**
  * The executor contract: how the monitor starts, watches and stops one attempt of one task.
- * Local processes (lib/executors/local.ts) by default; Slurm where one machine is not enough.
+ * Local processes (lib/executors/local/executor.ts) by default; Slurm where one machine is not enough.
  */
 
 /** Everything an executor needs to start one attempt. */
@@ -8,6 +14,8 @@ export interface LaunchRequest {
   jobId: number;
   /** 0-based index of the task in its pipeline. */
   taskIndex: number;
+  /** Tasks in the pipeline (absent: 1), for SKYPILOT_TASK_IDS. */
+  taskCount?: number;
   /** 1-based attempt number within the task. */
   attempt: number;
   /** bash script run first; a non-zero exit ends the attempt as FAILED_SETUP. */
@@ -16,7 +24,10 @@ export interface LaunchRequest {
   run: string | null;
   /** The task's envs; the executor adds jobdeck's variables and SkyPilot's (lib/executors/wrapper.ts taskEnv). */
   envs: Record<string, string>;
-  /** Working folder (absolute or ~-relative); null → the attempt folder. */
+  /**
+   * Working folder (absolute or ~-relative: the home of the account the attempt runs as); null →
+   * the attempt's workspace, a fresh folder of its own (`<attemptDir>/work`, docs/spec.md "workdir").
+   */
   workdir: string | null;
   /** CPUs the task asks for (per node). */
   cpus: number;
@@ -28,10 +39,18 @@ export interface LaunchRequest {
   nodes?: number;
   /**
    * GPUs per node (SkyPilot's `accelerators`, docs/spec.md "accelerators"): Slurm reserves them
-   * as GRES (`--gres=gpu:<type>:<count>`); the local executor checked at submit that it has them.
-   * Absent: none.
+   * as GRES (`--gres=gpu:<type>:<count>`, whole GPUs); the local executor runs the attempt on the
+   * `devices` admission granted (CUDA_VISIBLE_DEVICES, and only those openable where the devices
+   * controller is there). Absent: none.
    */
-  gpus?: { type: string; count: number };
+  gpus?: { type: string; count: number; devices?: Array<{ index: number; share: number }> };
+  /** Memory per node in bytes (`resources.memory`): the local attempt's cgroup limit, Slurm's `--mem`. Absent: no limit. */
+  memoryBytes?: number;
+  /**
+   * `max_duration` in ms: Slurm's `--time` (whole minutes, rounded up; Slurm stops the job). The
+   * local executor has no clock of its own: the monitor stops the attempt (docs/design.md §7).
+   */
+  maxDurationMs?: number;
   /** The attempt's own folder (created by the executor if missing): exit status, wrapper. */
   attemptDir: string;
   /**
@@ -39,6 +58,42 @@ export interface LaunchRequest {
    * rank K > 0 writes `rankLogPath(logPath, K)` (lib/jobs/paths.ts).
    */
   logPath: string;
+  /**
+   * The OS account setup and run start as (docs/design.md §16 "Isolation"), with a clean
+   * environment of its own (wrapper.ts jobEnv); absent: as this process, with its environment
+   * minus jobdeck's settings (single-user).
+   */
+  account?: OsAccount;
+  /**
+   * Run setup and run inside a container of `image` (`image_id: docker:IMAGE`, docs/design.md §7
+   * "Containers"); `mounts`: host paths bind-mounted at their own paths besides the workdir (the
+   * placed file_mounts targets). An executor without a container runtime throws a LaunchPrecheckError.
+   */
+  container?: { image: string; mounts?: string[] };
+  /** How the attempt calls jobdeck back: JOBDECK_URL and JOBDECK_TOKEN (its own token) in its environment. */
+  api?: { url: string; token: string };
+  /**
+   * The job group this task belongs to (`execution: parallel`, docs/spec.md "Job groups"); absent
+   * for a pipeline or DAG. An executor that places tasks on hosts it learns only at run time
+   * (Slurm: one heterogeneous job for the group's first attempts, docs/slurm.md "Job groups")
+   * reads every task's shape here; the local executor ignores it (its hosts are in the envs).
+   */
+  group?: LaunchGroup;
+}
+
+/** A job group as an executor sees it from one task's launch (LaunchRequest.group). */
+export interface LaunchGroup {
+  /** A folder of the job's own for the group's allocation (absolute; the executor creates it). */
+  dir: string;
+  /** Every task of the group, by index: its shape and the env var the others find its host by. */
+  tasks: Array<{
+    /** `JOBDECK_TASK_<NAME>_HOST`. */
+    hostEnv: string;
+    /** CPUs (per node). */
+    cpus: number;
+    memoryBytes?: number;
+    maxDurationMs?: number;
+  }>;
 }
 
 /** How to find a launched attempt again, also after a restart of jobdeck (stored on Attempt). */
@@ -75,6 +130,16 @@ export type ProbeResult =
       reason?: string;
       /** A gang's: the rank whose end decided (the first failure; absent when every rank exited 0). */
       rank?: number;
+      /** The attempt's CPU time at its end (ms; the wrapper's record of its children), when recorded. */
+      cpuMs?: number;
+      /**
+       * Which of its limits the executor stopped it at, from the executor's own record — the
+       * cgroup's OOM kill count (local), Slurm's OUT_OF_MEMORY / TIMEOUT state — never guessed
+       * from an exit code. Absent: it ended on its own.
+       */
+      limit?: LimitKind;
+      /** Bytes of output the attempt's log could not take (a full disk: docs/design.md §8); absent: none. */
+      logLostBytes?: number;
     }
   /** The attempt is gone and recorded nothing (killed with the machine, pid reused…). */
   | { state: 'lost'; reason: string };
@@ -100,6 +165,11 @@ export type ExitListener = (result: Exclude<ProbeResult, { state: 'running' }>) 
  */
 export interface Executor {
   readonly name: string;
+  /**
+   * True when the backend itself stops an attempt at its `max_duration` (Slurm's `--time`); the
+   * monitor then only reads the end. Absent: the monitor stops it at the deadline (local).
+   */
+  readonly stopsAtMaxDuration?: boolean;
   /** Starts the attempt detached (it outlives jobdeck). @throws when it cannot be started. */
   launch(req: LaunchRequest): Promise<AttemptHandle>;
   /** Current state from durable facts (exit file, process table, scheduler). */
@@ -125,9 +195,18 @@ export interface Executor {
    * multi-node attempts, its nodes (a job asking for more is FAILED_NO_RESOURCE). `host`: the
    * CPUs are this host's, shared by every server on it (local); absent: the backend's own,
    * whoever admits (Slurm's cluster). Admission counts a `host` executor's CPUs per host
-   * (docs/design.md "Replicas").
+   * (docs/design.md "Replicas"). `gpus`: the GPU devices of an executor that grants them itself
+   * (local: admission names the devices each job gets); absent: GPUs are the backend's to place
+   * (Slurm's GRES).
    */
-  capacity(): { cpus: number; nodes?: number; host?: boolean };
+  capacity(): { cpus: number; nodes?: number; host?: boolean; gpus?: readonly GpuDevice[] };
+  /** Optional: how it holds attempts to their resources (GET /api/health); absent: it says nothing (Slurm's cluster enforces). */
+  limits?(): LimitsStatus;
+  /**
+   * Optional, with `capacity().gpus`: the indices of the devices that processes hold now
+   * (nvidia-smi's compute apps) — those jobdeck did not grant are left out of its grants.
+   */
+  gpusHeld?(): Promise<number[]>;
   /**
    * Optional, for a backend with a scheduler of its own: which of these launched attempts (by
    * `AttemptHandle.ref`) that scheduler still holds back, each with its own reason (Slurm:
@@ -136,6 +215,12 @@ export interface Executor {
    * @throws with `transient: true` when the backend does not answer.
    */
   held?(refs: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Optional: the nodes the attempt runs (or ran) on, host names in rank order (SkyPilot's
+   * node_names): locally this machine's name, on Slurm the allocated nodes as its batch script
+   * recorded them. Null while not known (a Slurm job not started yet). Cheap (no backend call).
+   */
+  nodes?(handle: AttemptHandle): string[] | null;
   /**
    * Optional: what each running attempt uses now, in one look for all of them (one pass over
    * `/proc` locally; one `sstat` call on Slurm). One answer per handle, in order; null where the

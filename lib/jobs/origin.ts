@@ -5,10 +5,13 @@
  */
 export const SUBMIT_ORIGINS = ['cli', 'api', 'dashboard'] as const;
 
-/** One of SUBMIT_ORIGINS. */
-export type SubmitOrigin = (typeof SUBMIT_ORIGINS)[number];
+/** Job.origin of a job a schedule's fire submitted (the server, not a client, says it). */
+export const SCHEDULE_ORIGIN = 'schedule';
+
+/** One of SUBMIT_ORIGINS, or the schedule's. */
+export type SubmitOrigin = (typeof SUBMIT_ORIGINS)[number] | typeof SCHEDULE_ORIGIN;
 
 /** The origin a stored value names, "api" for anything else (rows written before it was kept). */
 export function originOf(value: unknown): SubmitOrigin {
-  return (SUBMIT_ORIGINS as readonly unknown[]).includes(value) ? (value as SubmitOrigin) : 'api';
+  return (SUBMIT_ORIGINS as readonly unknown[]).includes(value) || value === SCHEDULE_ORIGIN ? (value as SubmitOrigin) : 'api';
 }

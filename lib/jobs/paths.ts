@@ -7,6 +7,9 @@ import { loadConfig } from '../config';
  *   $JOBDECK_HOME/jobs/<jobId>/                          the job's folder (removed by deleteJobs)
  *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/ one attempt's folder (executor files)
  *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/run.log   the attempt's log (Attempt.logPath)
+ *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/work/     the attempt's workspace: its
+ *                                                        default workdir and the copy of an
+ *                                                        uploaded folder (workspaceOf)
  *
  *   $JOBDECK_HOME/jobs/<jobId>/task-<index>/attempt-<n>/run.rank-<k>.log  rank k's log (k ≥ 1) of
  *                                                        a multi-node attempt (rank 0: run.log)
@@ -69,4 +72,14 @@ export function rankLogPath(logPath: string, rank: number): string {
 export function timesPath(logPath: string): string {
   const ext = path.extname(logPath);
   return `${ext ? logPath.slice(0, -ext.length) : logPath}.times`;
+}
+
+/**
+ * The attempt's workspace: `<attemptDir>/work`, a fresh folder of the attempt's own — the default
+ * workdir and where an uploaded folder is copied (docs/spec.md "workdir"). The one part of the
+ * attempt folder the job's OS account owns; the rest (scripts, log, exit record, handle) is
+ * jobdeck's (docs/design.md §16).
+ */
+export function workspaceOf(attemptDir: string): string {
+  return path.join(attemptDir, 'work');
 }

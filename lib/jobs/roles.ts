@@ -40,6 +40,11 @@ export interface Actor {
    * no quota.
    */
   pendingQuota?: { value: number | null; source: 'user' | 'role' | null };
+  /**
+   * The highest priority it may give a job in any queue: its role's cap (lib/jobs/quotas.ts
+   * roleMaxPriority; a queue may lower it: lib/jobs/priority-cap.ts); absent or null: none.
+   */
+  maxPriority?: number | null;
 }
 
 /**

@@ -1,4 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { gzPathOf, openLog } from './source';
 
 /**
@@ -9,8 +13,12 @@ import { gzPathOf, openLog } from './source';
  * when `signal` aborts (rg is killed).
  *
  * A pattern is a literal string unless `regex` (rg's Rust syntax; the Node scan takes it as a
- * JavaScript RegExp: the common subset — classes, alternation, anchors, repetition — means the
- * same). Log files hold the attempt's bytes as written (the stream's framing is on the wire
+ * JavaScript RegExp with the `u` flag: the common subset — classes, alternation, anchors,
+ * repetition, `\p{…}` — means the same). A pattern either engine cannot compile is refused before
+ * the search starts (patternProblem()). Neither engine runs a pattern on the server's event loop:
+ * rg is another process (its regex engine is linear in the text), and the Node scan matches in a
+ * worker thread that is ended at the time limit — a backtracking pattern (`(a+)+$`) costs that
+ * thread its time, no more; at most NODE_SCANS_AT_ONCE such threads run at once. Log files hold the attempt's bytes as written (the stream's framing is on the wire
  * only), so line numbers are the file's; a line is cut at `\n` (a `\r` stays in its text).
  *
  * A finished log may be compressed (docs/design.md §8 "Compressed logs": `run.log.gz` instead of
@@ -74,6 +82,32 @@ export function hasRipgrep(): boolean {
   return rgAvailable;
 }
 
+/**
+ * Why `pattern` cannot be searched with `engine` (default: the one grepLogs() would choose), or
+ * null when it can: rg's own message for a regex rg refuses (`rg -e PATTERN` on an empty file,
+ * a few ms), the JavaScript RegExp's for the Node scan. A literal pattern is always fine.
+ */
+export async function patternProblem(pattern: string, opts: { regex?: boolean; ignoreCase?: boolean; engine?: 'rg' | 'node' } = {}): Promise<string | null> {
+  if (!opts.regex) return null;
+  const engine = opts.engine ?? (hasRipgrep() ? 'rg' : 'node');
+  if (engine === 'node') {
+    try {
+      new RegExp(pattern, opts.ignoreCase ? 'iu' : 'u');
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn('rg', ['--no-config', '--no-messages', ...(opts.ignoreCase ? ['-i'] : []), '-e', pattern, '--', '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    child.once('error', reject);
+    // 0: a match, 1: none — the pattern compiled; 2: rg refused it (or could not run).
+    child.once('close', (code) => resolve(code === 2 ? stderr.trim().replace(/\s*\n\s*/g, ' ') || 'rg refused the pattern' : null));
+  });
+}
+
 const cutText = (s: string) => (s.length > MAX_MATCH_TEXT ? { text: s.slice(0, MAX_MATCH_TEXT), cut: true } : { text: s, cut: false });
 
 /**
@@ -127,29 +161,41 @@ async function viaRipgrep<K>(files: readonly GrepFile<K>[], opts: GrepOptions, s
     const args = ['--json', '--no-config', '--no-messages', '-a', '-z', ...(opts.regex ? [] : ['-F']), ...(opts.ignoreCase ? ['-i'] : []), '-e', opts.pattern, '--', ...chunk];
     await new Promise<void>((resolve, reject) => {
       const child = spawn('rg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let buf = '';
+      // The line being received, in pieces: a 10 MB line arrives in ~160 of them, and joining
+      // and scanning the whole of it again per piece made a search of one long line quadratic.
+      let parts: string[] = [];
+      let pending = 0;
       let stderr = '';
       const kill = () => child.kill('SIGKILL');
       signal.addEventListener('abort', kill);
+      const take = (line: string) => {
+        if (!line.startsWith('{"type":"match"')) return;
+        const m = JSON.parse(line) as { data: { path: { text?: string }; line_number: number; lines: { text?: string; bytes?: string } } };
+        const p = m.data.path.text;
+        const hit = p === undefined ? undefined : byPath.get(p);
+        if (hit === undefined) return;
+        if ((reportedAs.get(hit.log) ?? p) !== p) return;
+        reportedAs.set(hit.log, p!);
+        const raw = m.data.lines.text ?? Buffer.from(m.data.lines.bytes ?? '', 'base64').toString('utf8');
+        emit({ key: hit.key, line: m.data.line_number, ...cutText(raw.replace(/\r?\n$/, '')) });
+      };
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (d: string) => {
-        buf += d;
+        let from = 0;
         let nl;
-        while ((nl = buf.indexOf('\n')) >= 0 && !signal.aborted) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (!line.startsWith('{"type":"match"')) continue;
-          const m = JSON.parse(line) as { data: { path: { text?: string }; line_number: number; lines: { text?: string; bytes?: string } } };
-          const p = m.data.path.text;
-          const hit = p === undefined ? undefined : byPath.get(p);
-          if (hit === undefined) continue;
-          if ((reportedAs.get(hit.log) ?? p) !== p) continue;
-          reportedAs.set(hit.log, p!);
-          const raw = m.data.lines.text ?? Buffer.from(m.data.lines.bytes ?? '', 'base64').toString('utf8');
-          emit({ key: hit.key, line: m.data.line_number, ...cutText(raw.replace(/\r?\n$/, '')) });
+        while ((nl = d.indexOf('\n', from)) >= 0 && !signal.aborted) {
+          const line = parts.length ? parts.join('') + d.slice(from, nl) : d.slice(from, nl);
+          parts = [];
+          pending = 0;
+          from = nl + 1;
+          take(line);
+        }
+        if (from < d.length) {
+          parts.push(from ? d.slice(from) : d);
+          pending += d.length - from;
         }
         // A very long line arrives in pieces: keep only what the text needs plus the JSON around it.
-        if (buf.length > 64 * 1024 * 1024) kill();
+        if (pending > 64 * 1024 * 1024) kill();
       });
       child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
       child.once('error', (err) => {
@@ -167,46 +213,131 @@ async function viaRipgrep<K>(files: readonly GrepFile<K>[], opts: GrepOptions, s
   }
 }
 
+/** Node scans running at once (each a worker thread that may use a CPU to its time limit); more wait their turn. */
+export const NODE_SCANS_AT_ONCE = 2;
+let nodeScans = 0;
+const nodeScanTurns: Array<() => void> = [];
+
+/** Waits for a Node scan's turn; false when `signal` ended the wait first. */
+async function nodeScanTurn(signal: AbortSignal): Promise<boolean> {
+  while (nodeScans >= NODE_SCANS_AT_ONCE) {
+    if (signal.aborted) return false;
+    await new Promise<void>((resolve) => {
+      const go = () => {
+        signal.removeEventListener('abort', go);
+        resolve();
+      };
+      nodeScanTurns.push(go);
+      signal.addEventListener('abort', go);
+    });
+  }
+  if (signal.aborted) return false;
+  nodeScans++;
+  return true;
+}
+
+function endNodeScan(): void {
+  nodeScans--;
+  nodeScanTurns.shift()?.();
+}
+
+/**
+ * Path of the matcher's worker program (lib/logs/grep-worker.mjs): beside this file when run
+ * unbundled (tsx, vitest), else under the working directory — the lookup of lib/executors/launcher.ts.
+ */
+function grepWorkerProgram(): string {
+  const candidates: string[] = [];
+  try {
+    candidates.push(path.join(path.dirname(fileURLToPath(import.meta.url)), 'grep-worker.mjs'));
+  } catch {
+    // bundled: import.meta.url is not a file URL
+  }
+  candidates.push(path.resolve(/*turbopackIgnore: true*/ process.cwd(), 'lib', 'logs', 'grep-worker.mjs'));
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) throw new Error(`the log search's matcher is missing (looked for ${candidates.join(', ')})`);
+  return found;
+}
+
+type WorkerReply = { matches: Array<{ line: number; text: string; cut: boolean }> } | { error: string };
+
+/**
+ * The Node scan: this thread reads each log (through openLog(), 256 KiB pieces) and hands the
+ * pieces in turn to a worker thread that splits and matches them (lib/logs/grep-worker.mjs), so
+ * a pattern that backtracks for ever blocks that thread only; the thread is ended when the
+ * search stops (time, limit, abort).
+ */
 async function viaNode<K>(files: readonly GrepFile<K>[], opts: GrepOptions, signal: AbortSignal, emit: (m: GrepMatch<K>) => void): Promise<void> {
-  const re = opts.regex ? new RegExp(opts.pattern, opts.ignoreCase ? 'i' : '') : null;
-  const needle = opts.ignoreCase ? opts.pattern.toLowerCase() : opts.pattern;
-  const test = (line: string) => (re ? re.test(line) : (opts.ignoreCase ? line.toLowerCase() : line).includes(needle));
-  for (const f of files) {
-    if (signal.aborted) return;
-    await scanFile(f, test, signal, emit);
+  if (!(await nodeScanTurn(signal))) return;
+  const worker = new Worker(grepWorkerProgram(), { workerData: { pattern: opts.pattern, regex: !!opts.regex, ignoreCase: !!opts.ignoreCase, maxText: MAX_MATCH_TEXT }, stdout: false, stderr: false });
+  let answer: ((r: WorkerReply | null) => void) | null = null;
+  let failure: Error | null = null;
+  const settle = (r: WorkerReply | null) => {
+    const a = answer;
+    answer = null;
+    a?.(r);
+  };
+  worker.on('message', (r: WorkerReply) => settle(r));
+  worker.on('error', (err) => {
+    failure = err;
+    settle(null);
+  });
+  let ending = false;
+  worker.on('exit', (code) => {
+    if (!ending && !signal.aborted) failure ??= new Error(`the log search's matcher thread ended (exit code ${code})`);
+    settle(null);
+  });
+  const stop = () => settle(null);
+  signal.addEventListener('abort', stop);
+  /** Sends one piece; its matches, or null when the search stopped (or the thread failed) meanwhile. */
+  const ask = (bytes: Uint8Array, end: 'no' | 'yes' | 'discard') =>
+    new Promise<WorkerReply | null>((resolve) => {
+      if (signal.aborted || failure) return resolve(null);
+      answer = resolve;
+      worker.postMessage({ bytes, end });
+    });
+  try {
+    for (const f of files) {
+      if (signal.aborted) return;
+      if (!(await scanFile(f, ask, emit))) break;
+    }
+    if (failure) throw failure;
+  } finally {
+    ending = true;
+    signal.removeEventListener('abort', stop);
+    endNodeScan();
+    void worker.terminate();
   }
 }
 
-/** Reads one log in 1 MiB pieces, line by line; a line longer than a piece is kept in parts up to what matching needs. */
-async function scanFile<K>(f: GrepFile<K>, test: (line: string) => boolean, signal: AbortSignal, emit: (m: GrepMatch<K>) => void): Promise<void> {
-  let carry = '';
-  let line = 0;
+const NO_BYTES = new Uint8Array(0);
+
+/** The matcher could not run the pattern (a search checks it first: patternProblem()). */
+class MatcherError extends Error {}
+
+/**
+ * Reads one log piece by piece and has each matched (`ask`); emits the matches with the log's
+ * key. False when the search stopped meanwhile. A log removed or unreadable part-way reports
+ * what was matched before (its unfinished last line is dropped).
+ */
+async function scanFile<K>(f: GrepFile<K>, ask: (bytes: Uint8Array, end: 'no' | 'yes' | 'discard') => Promise<WorkerReply | null>, emit: (m: GrepMatch<K>) => void): Promise<boolean> {
+  const deliver = (r: WorkerReply | null): boolean => {
+    if (!r) return false;
+    if ('error' in r) throw new MatcherError(r.error);
+    for (const m of r.matches) emit({ key: f.key, ...m });
+    return true;
+  };
   let stream;
+  let end: 'yes' | 'discard' = 'yes';
   try {
     const src = await openLog(f.path, { sequential: true });
-    if (!src) return;
+    if (!src) return true;
     stream = src.stream(await src.size());
-    stream.setEncoding('utf8');
-    for await (const piece of stream as AsyncIterable<string>) {
-      if (signal.aborted) break;
-      const text = carry + piece;
-      let start = 0;
-      let nl;
-      while ((nl = text.indexOf('\n', start)) >= 0) {
-        line++;
-        const l = text.slice(start, nl);
-        if (test(l)) emit({ key: f.key, line, ...cutText(l.replace(/\r$/, '')) });
-        start = nl + 1;
-      }
-      carry = text.slice(start);
-    }
-    if (carry && !signal.aborted) {
-      line++;
-      if (test(carry)) emit({ key: f.key, line, ...cutText(carry) });
-    }
-  } catch {
-    // A log removed or unreadable meanwhile: nothing to report from it.
+    for await (const piece of stream as AsyncIterable<Buffer>) if (!deliver(await ask(piece, 'no'))) return false;
+  } catch (err) {
+    if (err instanceof MatcherError) throw err;
+    end = 'discard';
   } finally {
     stream?.destroy();
   }
+  return deliver(await ask(NO_BYTES, end));
 }

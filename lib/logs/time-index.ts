@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { appendFile, open, readFile, stat } from 'node:fs/promises';
+import { appendFile, open, readFile, stat, statfs } from 'node:fs/promises';
+import path from 'node:path';
 import { timesPath } from '../jobs/paths';
 import type { TimeEntry } from './protocol';
 
@@ -66,6 +67,23 @@ export function nextEntry(size: number, mtimeMs: number, now: number, last: Time
   return [size, ms];
 }
 
+/**
+ * `statfs` types of the local file systems whose inotify sees every write to a file (all writers
+ * are on this host): ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS. On any other (NFS, a
+ * cluster file system where a Slurm rank on another node writes) fs.watch may miss writes: there
+ * the poll stays the way a log is seen to grow.
+ */
+const LOCAL_FS_TYPES = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0x2fc12fc1, 0xf2f52010]);
+
+/** True when `dir` is on a file system of LOCAL_FS_TYPES; false when unknown or unreadable. */
+async function onLocalFileSystem(dir: string): Promise<boolean> {
+  try {
+    return LOCAL_FS_TYPES.has((await statfs(dir)).type);
+  } catch {
+    return false;
+  }
+}
+
 /** One log file the indexer follows. */
 interface Tracked {
   file: string;
@@ -78,6 +96,10 @@ interface Tracked {
   unknownBefore: boolean;
   loaded: Promise<void>;
   watcher: FSWatcher | null;
+  /** The log is on a local file system (its watcher sees every write): polled only rarely while watched. */
+  local: boolean;
+  /** `local` was decided (on the first look that found the file). */
+  localKnown: boolean;
   poll: NodeJS.Timeout | null;
   later: NodeJS.Timeout | null;
   busy: Promise<void> | null;
@@ -89,8 +111,17 @@ interface Tracked {
 
 /** Options of a LogTimeIndexer (tests shorten them). */
 export interface TimeIndexerOptions {
-  /** How often each log is looked at besides fs.watch (ms; default 500). */
+  /**
+   * How often each log is looked at besides fs.watch (ms; default 500) — while it has no watcher,
+   * or is on a file system where a watcher may miss writes (a shared cluster folder).
+   */
   pollMs?: number;
+  /**
+   * How often a log on a local file system with a live watcher is looked at anyway (ms; default
+   * 30,000): a safety net only, the watcher sees every write there. With 1,000 running attempts
+   * the 500 ms poll was 2,000 stat calls a second of the server's steady CPU (bench/README.md).
+   */
+  watchedPollMs?: number;
   /** Called with errors the indexer survives (a full disk…); default: ignored. */
   onError?: (err: unknown, file: string) => void;
 }
@@ -107,10 +138,16 @@ export class LogTimeIndexer {
   private readonly finishing = new Set<Promise<void>>();
   private readonly finishingFiles = new Set<string>();
   private readonly pollMs: number;
+  private readonly watchedPollMs: number;
+  /** Whether a device (`stat().dev`) holds a local file system, asked once per device. */
+  private readonly localDevices = new Map<number, Promise<boolean>>();
+  /** Looks begun (each one stat of the log): for tests and diagnostics. */
+  looks = 0;
   private readonly onError: (err: unknown, file: string) => void;
 
   constructor(opts: TimeIndexerOptions = {}) {
     this.pollMs = opts.pollMs ?? 500;
+    this.watchedPollMs = opts.watchedPollMs ?? 30_000;
     this.onError = opts.onError ?? (() => undefined);
   }
 
@@ -121,12 +158,26 @@ export class LogTimeIndexer {
    */
   track(file: string, fresh: boolean): void {
     if (this.logs.has(file)) return;
-    const t: Tracked = { file, sidecar: timesPath(file), last: null, count: 0, torn: false, unknownBefore: !fresh, loaded: Promise.resolve(), watcher: null, poll: null, later: null, busy: null, again: false, lastLook: 0, stopped: false };
+    const t: Tracked = { file, sidecar: timesPath(file), last: null, count: 0, torn: false, unknownBefore: !fresh, loaded: Promise.resolve(), watcher: null, local: false, localKnown: false, poll: null, later: null, busy: null, again: false, lastLook: 0, stopped: false };
     this.logs.set(file, t);
     t.loaded = this.load(t);
-    t.poll = setInterval(() => this.look(t), this.pollMs);
-    t.poll.unref();
+    this.schedulePoll(t);
     this.look(t);
+  }
+
+  /** The next poll of `t`: soon while no watcher can be trusted with its writes, rarely once one can. */
+  private schedulePoll(t: Tracked): void {
+    if (t.stopped) return;
+    if (t.poll) clearTimeout(t.poll);
+    t.poll = setTimeout(
+      () => {
+        t.poll = null;
+        this.look(t);
+        this.schedulePoll(t);
+      },
+      t.watcher && t.local ? this.watchedPollMs : this.pollMs,
+    );
+    t.poll.unref();
   }
 
   /** Files being indexed. */
@@ -173,7 +224,7 @@ export class LogTimeIndexer {
     this.logs.delete(t.file);
     t.watcher?.close();
     t.watcher = null;
-    if (t.poll) clearInterval(t.poll);
+    if (t.poll) clearTimeout(t.poll);
     if (t.later) clearTimeout(t.later);
   }
 
@@ -214,6 +265,7 @@ export class LogTimeIndexer {
       return;
     }
     t.lastLook = Date.now();
+    this.looks++;
     t.busy = (async () => {
       await t.loaded;
       await this.sample(t, false);
@@ -237,6 +289,14 @@ export class LogTimeIndexer {
         // No log yet: nothing was written before this look, so nothing of it has an unknown time.
         t.unknownBefore = false;
         return;
+      }
+      if (!t.localKnown) {
+        t.localKnown = true;
+        let local = this.localDevices.get(st.dev);
+        if (!local) this.localDevices.set(st.dev, (local = onLocalFileSystem(path.dirname(t.file))));
+        t.local = await local;
+        // Watched on a local file system: the poll slows down.
+        if (t.local && t.watcher) this.schedulePoll(t);
       }
       const now = Date.now();
       const unknown = t.unknownBefore && st.size > 0;
@@ -262,7 +322,11 @@ export class LogTimeIndexer {
       t.watcher.on('error', () => {
         t.watcher?.close();
         t.watcher = null;
+        // No watcher: the poll looks often again (the next look tries a new watcher).
+        this.schedulePoll(t);
       });
+      // Watched from now on: on a local file system the poll slows down.
+      if (t.local) this.schedulePoll(t);
     } catch {
       // Not there yet (or no inotify on this file system): the poll looks until it is.
       t.watcher = null;

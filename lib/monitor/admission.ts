@@ -1,17 +1,21 @@
-import type { MonitorState } from './handle';
-import { planAdmission, planAdmissionReads, priorityOf, type AdmissionInput, type AdmissionPlan, type QueueReads, type QueueSummary, type QueueUse, type WaitingJob } from '../jobs/capacity';
+import type { MonitorState } from './state';
+import { lineOrder, placesInLine, planAdmission, planAdmissionReads, priorityOf, type AdmissionInput, type AdmissionPlan, type GpuPoolInput, type JobPlace, type QueueLimits, type QueueReads, type QueueSummary, type QueueUse, type WaitingJob } from '../jobs/capacity';
+import type { GpuGrant } from '../jobs/gpus';
+import { DEFAULT_EXECUTOR, kindsWith } from '../jobs/executor-kinds';
 import type { TaskStatus } from '../jobs/status';
 import type { LaunchSystem } from './launch';
 import type { ReapSystem } from './reap';
 import { noteError, now, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { StoreEvent, WaitingRow } from './store';
+import type { PendingReasonRow, StoreEvent, WaitingRow } from './store-view';
 import type { JobRow, Next } from './types';
-import type { Writes } from './writes';
+import { taskViews, type Writes } from './writes';
+import { graphState } from '../jobs/task-graph';
 
 /**
  * Admission (docs/design.md §6): a pass (lib/jobs/capacity) starts PENDING jobs in line order
- * (priority, then submission) while their CPUs fit, and ends FAILED_NO_RESOURCE the ones that never can or waited
+ * (priority, then submission) while their CPUs and GPUs fit — naming the GPU devices each gets on
+ * an executor that has them (local) — and ends FAILED_NO_RESOURCE the ones that never can or waited
  * past the start timeout. A pass decides; the job's next step acts on the verdict, once (rule 5:
  * a verdict belongs to the first iteration that sees the job PENDING). Passes run one at a
  * time, after submits, ends, reaps and ticks; two shortcuts skip passes that would decide
@@ -20,6 +24,9 @@ import type { Writes } from './writes';
 
 /** Waiting jobs a pass reads per query from the head of an executor's queue. */
 const ADMISSION_PAGE = 64;
+
+/** How far a pass read an executor's line without a gap: through this job (line order), or all of it. */
+type ReadThrough = Pick<WaitingJob, 'id' | 'priority'> | 'all';
 
 /** CPUs held per executor and per operator queue, and the summary of each executor's line, as a pass reads them. */
 interface QueueReadout {
@@ -31,8 +38,8 @@ interface QueueReadout {
 
 /** Admission passes and their verdicts (see the module comment). */
 export class AdmissionSystem {
-  /** Jobs the pass admitted, consumed by their next step. */
-  private readonly admitted = new Set<number>();
+  /** Jobs the pass admitted, consumed by their next step, each with the GPU devices it was granted (null: none). */
+  private readonly admitted = new Map<number, GpuGrant | null>();
   /** Host-shared admission: per admitted job, what its step calls once its STARTING write is done. */
   private readonly written = new Map<number, () => void>();
   /** Verdicts "no resource" (job id → reason), consumed by the job's next step. */
@@ -44,6 +51,8 @@ export class AdmissionSystem {
   private soon: NodeJS.Immediate | null = null;
   /** Executors whose line the last completed pass found blocked → their CPU budget and the blocking job's priority. */
   private blockedQueues: Map<string, { total: number; priority: number }> | null = null;
+  /** The queues' limits as the last pass read them (their own start timeouts decide the created-job shortcut). */
+  private lastLimits: Record<string, QueueLimits> = {};
   /**
    * True when the last completed pass left no job waiting and no job was created since: freed
    * CPUs (a job ending, a reap done) then have nobody to go to, and their pass is skipped (the
@@ -150,9 +159,12 @@ export class AdmissionSystem {
    */
   private behindBlock(e: StoreEvent): boolean {
     const b = e.job ? this.blockedQueues?.get(e.job.executor) : undefined;
-    if (!e.job || b === undefined || this.res.settings.startTimeoutMs <= 0) return false;
-    // A multi-node job may be too big in nodes: its pass decides.
-    return e.job.cpus <= b.total && (e.job.nodes ?? 1) <= 1 && priorityOf(e.job) <= b.priority;
+    if (!e.job || b === undefined) return false;
+    // A start timeout of 0 (the server's or a queue's) ends a job that cannot start at once: its pass decides.
+    const timeouts = [this.res.settings.startTimeoutMs, ...Object.values(this.lastLimits).map((l) => l.startTimeoutMs ?? null)];
+    if (timeouts.some((t) => t !== null && t <= 0)) return false;
+    // A multi-node job may be too big in nodes, a GPU job in GPUs: its pass decides.
+    return e.job.cpus <= b.total && (e.job.nodes ?? 1) <= 1 && (e.job.gpus ?? 0) === 0 && priorityOf(e.job) <= b.priority;
   }
 
   /** The pass running now (null when none) and whether one is scheduled. */
@@ -191,11 +203,16 @@ export class AdmissionSystem {
       return d.deriveJob(verdict).write('no-resource');
     }
     if (this.admitted.has(job.id)) {
+      const grant = this.admitted.get(job.id) ?? null;
       this.admitted.delete(job.id);
-      const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED');
+      // The first task that may start (a pipeline's first; in a group or DAG the others that may
+      // start follow in the job's next iterations, admitted with it: its CPUs cover them all).
+      const first = graphState(taskViews(job)).ready[0];
+      const cur = job.tasks.find((t) => t.index === first);
       if (!cur) return this.writes.finish(job, 'finish');
       if (cur.status !== 'PENDING') throw new Error(`job ${job.id} is PENDING but task ${cur.index} is ${cur.status}`);
-      return this.launch.launchTask(job, cur, e, 'admit', () => this.noteWritten(job.id));
+      // The grant is written with the job's move to STARTING (Job.gpuGrant): the next pass reads it back.
+      return this.launch.launchTask(job, cur, e, 'admit', () => this.noteWritten(job.id), grant ?? undefined);
     }
     return 'idle';
   }
@@ -246,16 +263,22 @@ export class AdmissionSystem {
     const createdBefore = this.createdSeen;
     const { used, queueUsed, queues, waitingCount } = await this.readQueues();
     const queueLimits = await this.res.store.queueLimits();
-    const { quotas: userQuotas, used: userUsed } = await this.res.store.userQuotas(this.res.settings.quotas);
+    this.lastLimits = queueLimits;
+    const { quotas: userQuotas, used: userUsed, gpusUsed: userGpusUsed } = await this.res.store.userQuotas(this.res.settings.quotas);
     const { total, totalNodes } = this.totals(queues, used);
-    const common = { used, total, totalNodes, queueLimits, queueUsed, userQuotas, userUsed, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
+    const gpuPools = await this.gpuPools(queues, used);
+    const common = { used, total, totalNodes, queueLimits, queueUsed, userQuotas, userUsed, userGpusUsed, gpuPools, nowMs: this.res.clock.now(), startTimeoutMs: this.res.settings.startTimeoutMs, enabled: this.res.settings.capacityCheck };
     // Only the waiting jobs admission can decide on are read (planAdmissionReads) — not every
     // PENDING job on every pass (a pass runs after each submit).
     const waiting = new Map<number, WaitingRow>();
+    const through: Record<string, ReadThrough> = {};
     // Line after line in plan order: each line's reads depend on the lines before (lib/jobs/capacity planOrder).
     for (const queue of [...queues].sort((a, b) => (a.executor < b.executor ? -1 : a.executor > b.executor ? 1 : 0))) {
       const reads = planAdmissionReads({ ...common, queue });
-      if (reads) for (const j of await this.readWaiting(queue.executor, reads, common, [...waiting.values()])) waiting.set(j.id, j);
+      if (!reads) continue;
+      const read = await this.readWaiting(queue.executor, reads, common, [...waiting.values()]);
+      for (const j of read.rows) waiting.set(j.id, j);
+      through[queue.executor] = read.through;
     }
     const plan = planAdmission({ ...common, waiting: [...waiting.values()] });
     this.noteCapacity(plan, total);
@@ -267,31 +290,40 @@ export class AdmissionSystem {
     let out = none;
     if (plan.admit.length > 0 || plan.noResource.length > 0) {
       for (const n of plan.noResource) this.noResource.set(n.id, n.reason);
-      for (const id of plan.admit) this.admitted.add(id);
+      for (const id of plan.admit) this.admitted.set(id, plan.grants[id] ?? null);
       const written = shared ? plan.admit.map((id) => new Promise<void>((r) => this.written.set(id, r))) : [];
       const kicks = [...plan.admit, ...plan.noResource.map((n) => n.id)].map((id) => this.res.scheduler.kick(id));
       out = { steps: Promise.all(kicks).then(() => undefined), admitted: written.map((w, i) => Promise.race([w, kicks[i]])) };
       if (!shared) await out.steps;
     }
-    await this.writeReasons(plan, waiting);
+    await this.writeReasons(plan, waiting, through);
     return out;
   }
 
   /**
-   * Stores why each job the pass read still waits (Job.pendingReason), only where it changed
-   * (no write for a reason already stored); clears the reason of a job the last pass read and
-   * this one did not (its place is unknown now: behind the first page). The first pass after a
-   * start clears every other reason once. A failed write is noted; the next pass starts afresh.
+   * Stores why each job the pass read still waits (Job.pendingReason) and its place in line
+   * (Job.pendingPlace, lib/jobs/capacity placesInLine: among the jobs still waiting, an overall
+   * position only as far as the pass read the line without a gap), only where either changed (no
+   * write for what is already stored: a job's place changes when a job ahead of it leaves the
+   * line or one comes in ahead of it); clears both of a job the last pass read and this one did
+   * not (its place is unknown now: behind the first page). The first pass after a start clears
+   * every other reason once. A failed write is noted; the next pass starts afresh.
    */
-  private async writeReasons(plan: AdmissionPlan, waiting: Map<number, WaitingRow>): Promise<void> {
-    const rows: Array<{ id: number; reason: string | null }> = [];
+  private async writeReasons(plan: AdmissionPlan, waiting: Map<number, WaitingRow>, through: Record<string, ReadThrough>): Promise<void> {
+    const rows: PendingReasonRow[] = [];
     const now = new Set<number>();
+    const places = placesInLine(
+      plan.waiting.map((w) => waiting.get(w.id)).filter((j): j is WaitingRow => j !== undefined),
+      through,
+    );
     for (const w of plan.waiting) {
       now.add(w.id);
-      if (waiting.get(w.id)?.pendingReason !== w.reason) rows.push({ id: w.id, reason: w.reason });
+      const place = places.get(w.id) ?? null;
+      const stored = waiting.get(w.id);
+      if (stored?.pendingReason !== w.reason || !samePlace(stored?.pendingPlace, place)) rows.push({ id: w.id, reason: w.reason, place });
     }
     const leaving = new Set([...plan.admit, ...plan.noResource.map((n) => n.id)]);
-    for (const id of this.reasoned ?? []) if (!now.has(id) && !leaving.has(id)) rows.push({ id, reason: null });
+    for (const id of this.reasoned ?? []) if (!now.has(id) && !leaving.has(id)) rows.push({ id, reason: null, place: null });
     const first = this.reasoned === null;
     this.reasoned = null;
     try {
@@ -315,9 +347,10 @@ export class AdmissionSystem {
     for (const g of await this.res.store.queueGroups()) {
       if (g.status !== 'PENDING') {
         used[g.executor] = (used[g.executor] ?? 0) + g.sumCpus;
-        const q = (queueUsed[g.queue] ??= { running: 0, cpus: 0 });
+        const q = (queueUsed[g.queue] ??= { running: 0, cpus: 0, gpus: 0 });
         q.running += g.count;
         q.cpus += g.sumCpus;
+        q.gpus = (q.gpus ?? 0) + g.sumGpus;
         continue;
       }
       waitingCount += g.count;
@@ -332,10 +365,11 @@ export class AdmissionSystem {
       l.maxNodes = Math.max(l.maxNodes ?? 1, g.maxNodes);
       l.oldestSubmittedAtMs = Math.min(l.oldestSubmittedAtMs, g.oldestSubmittedAtMs);
     }
-    // Several servers on the host: a host executor's CPUs in use are those of the host's jobs.
+    // Several servers on the host: a host executor's CPUs in use are those of the host's jobs
+    // (the host kinds' always, lib/jobs/executor-kinds.ts `hostCpus`: another server's may run).
     const host = this.res.store.host;
     if (host) {
-      const shared = Object.keys(used).concat([...lines.keys()], 'local').filter((n, i, all) => all.indexOf(n) === i && this.hostExecutor(n));
+      const shared = Object.keys(used).concat([...lines.keys()], kindsWith((c) => c.hostCpus)).filter((n, i, all) => all.indexOf(n) === i && this.hostExecutor(n));
       const held = await host.cpus(shared);
       for (const n of shared) used[n] = held[n] ?? 0;
     }
@@ -352,7 +386,7 @@ export class AdmissionSystem {
    * nodes of those that run multi-node jobs.
    */
   private totals(queues: QueueSummary[], used: Record<string, number>): { total: Record<string, number>; totalNodes: Record<string, number> } {
-    const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), 'local']);
+    const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), DEFAULT_EXECUTOR]);
     const total: Record<string, number> = {};
     const totalNodes: Record<string, number> = {};
     for (const n of names) {
@@ -365,6 +399,31 @@ export class AdmissionSystem {
       }
     }
     return { total, totalNodes };
+  }
+
+  /**
+   * The GPU devices of each executor that has some of its own (lib/jobs/executor-kinds.ts `gpus:
+   * 'host'`: capacity().gpus), with the grants its
+   * jobs hold — active ones, and those whose leftovers are still being stopped — and the devices
+   * processes outside jobdeck hold (Executor.gpusHeld). A pass reads the grants back from the
+   * database every time, so a restarted server (even after kill -9) never grants a held device.
+   */
+  private async gpuPools(queues: QueueSummary[], used: Record<string, number>): Promise<Record<string, GpuPoolInput>> {
+    const out: Record<string, GpuPoolInput> = {};
+    const names = new Set<string>([...queues.map((q) => q.executor), ...Object.keys(used), ...kindsWith((c) => c.gpus === 'host')]);
+    for (const n of names) {
+      let ex;
+      try {
+        ex = this.res.executor(n);
+      } catch {
+        continue; // unknown executor
+      }
+      const devices = ex.capacity().gpus;
+      if (!devices || devices.length === 0) continue;
+      const [granted, held] = await Promise.all([this.res.store.gpuGrants(n, this.reap.jobIds()), ex.gpusHeld ? ex.gpusHeld() : Promise.resolve([])]);
+      out[n] = { devices, granted, held };
+    }
+    return out;
   }
 
   /** True when the executor's CPUs are the host's (local), false for others and unknown ones. */
@@ -400,26 +459,51 @@ export class AdmissionSystem {
    * order, deduplicated: the first page of the line, then, when `reads.head`, further pages of
    * ADMISSION_PAGE until planAdmission() over `before` (the earlier lines' rows) and the pages
    * finds the line blocked (or it ends). The jobs of queues that plan finds full are skipped from
-   * the next page on; one page of each is read for the reasons.
+   * the next page on; one page of each is read for the reasons. `through`: how far the rows hold
+   * every waiting job of the line — the nearest of where the pages of the other queues and the
+   * page of each skipped queue end (a page shorter than asked: that part was read to its end).
    */
-  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>, before: WaitingJob[]): Promise<WaitingRow[]> {
+  private async readWaiting(executor: string, reads: QueueReads, common: Omit<AdmissionInput, 'waiting'>, before: WaitingJob[]): Promise<{ rows: WaitingRow[]; through: ReadThrough }> {
     const store = this.res.store;
-    if (reads.all) return store.waitingAll(executor);
+    if (reads.all) return { rows: await store.waitingAll(executor), through: 'all' };
     const out = new Map<number, WaitingRow>();
     const skip = new Set(planAdmission({ ...common, waiting: before }).fullQueues);
     const head: WaitingRow[] = [];
+    const ends: ReadThrough[] = [];
     for (;;) {
       const last = head.length ? head[head.length - 1] : null;
       const page = await store.waitingPage(executor, { after: last && { id: last.id, priority: priorityOf(last) }, take: ADMISSION_PAGE, skipQueues: [...skip] });
       head.push(...page);
-      if (!reads.head || page.length < ADMISSION_PAGE) break;
+      const done = page.length < ADMISSION_PAGE;
+      if (done || !reads.head) {
+        ends.push(done ? 'all' : head[head.length - 1]);
+        break;
+      }
       const plan = planAdmission({ ...common, waiting: [...before, ...head] });
-      if (plan.blocked.includes(executor)) break;
+      if (plan.blocked.includes(executor)) {
+        ends.push(head[head.length - 1]);
+        break;
+      }
       for (const q of plan.fullQueues) skip.add(q);
     }
     for (const j of head) out.set(j.id, j);
-    for (const queue of skip) for (const j of await store.waitingPage(executor, { after: null, take: ADMISSION_PAGE, queue })) out.set(j.id, j);
+    for (const queue of skip) {
+      const page = await store.waitingPage(executor, { after: null, take: ADMISSION_PAGE, queue });
+      for (const j of page) out.set(j.id, j);
+      ends.push(page.length < ADMISSION_PAGE ? 'all' : page[page.length - 1]);
+    }
     for (const r of await store.waitingMatching(executor, { cpusAbove: reads.cpusAbove, nodesAbove: reads.nodesAbove ?? null, submittedAtOrBefore: reads.submittedAtOrBefore })) out.set(r.id, r);
-    return [...out.values()];
+    const through = ends.reduce<ReadThrough>((a, b) => (a === 'all' ? b : b === 'all' || lineOrder(a, b) <= 0 ? a : b), 'all');
+    return { rows: [...out.values()], through };
   }
+}
+
+/** True when a stored Job.pendingPlace (JSON) says what `place` says. */
+function samePlace(stored: unknown, place: JobPlace | null): boolean {
+  if (stored === null || stored === undefined) return place === null;
+  if (place === null) return false;
+  const s = stored as Partial<JobPlace>;
+  const a = s.ahead ?? null;
+  const b = place.ahead;
+  return (s.position ?? null) === place.position && s.queuePosition === place.queuePosition && (a === null || b === null ? a === b : a.jobs === b.jobs && a.cpus === b.cpus && a.gpus === b.gpus);
 }

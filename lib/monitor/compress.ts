@@ -3,7 +3,7 @@ import path from 'node:path';
 import { compressLog, removeStaleTemps } from '../logs/compress';
 import { gzPathOf } from '../logs/source';
 import type { CompressCandidate } from '../store';
-import type { CompressStats } from './handle';
+import type { CompressStats } from './state';
 import { PeriodicRound } from './periodic';
 import type { ReapSystem } from './reap';
 import { errMessage, noteError, type MonitorResources } from './resources';

@@ -1,9 +1,9 @@
 import type { Attempt } from '../generated/prisma/client';
 import { isTerminal, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
-import { handleFor } from './handles';
+import { handleFor } from './attempt-handle';
 import { errMessage, now, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { AnyTransition } from './store';
+import type { AnyTransition } from './store-view';
 import type { JobRow, TaskRow } from './types';
 import type { Writes } from './writes';
 
@@ -44,11 +44,12 @@ export class ExceptionPath {
         return;
       }
       await this.res.hooks.beforeWrite?.({ jobId: id, phase: 'exception', job });
-      const cur = job.tasks.find((t) => !isTerminal('task', t.status));
-      const att = cur?.attempts[0];
-      const active = att && !isTerminal('attempt', att.status) ? att : undefined;
-      const stopped = cur && active ? await this.stopActive(job, cur, active, e) : false;
-      const res = await this.res.store.transitionMany(this.failWrites(job, cur, active, stopped, reason), job);
+      // Every live task's attempt is stopped: one in a pipeline, several in a group or DAG (§17).
+      const live = job.tasks.filter((t) => !isTerminal('task', t.status));
+      const cur = live[0];
+      const actives = live.flatMap((t) => (t.attempts[0] && !isTerminal('attempt', t.attempts[0].status) ? [{ task: t, att: t.attempts[0] }] : []));
+      const stopped = new Map(await Promise.all(actives.map(async (a) => [a.att.id, await this.stopActive(job, a.task, a.att, e)] as const)));
+      const res = await this.res.store.transitionMany(this.failWrites(job, cur, actives, stopped, reason), job);
       if (res.outcome === 'applied') {
         this.res.counters.controllerFailures++;
         this.res.log.error({ jobId: id, err: cause }, `job ${id}: FAILED_CONTROLLER (${reason})`);
@@ -77,13 +78,18 @@ export class ExceptionPath {
     return stopped;
   }
 
-  /** The attempt (CANCELLED if stopped, else LOST), the task FAILED_CONTROLLER, later tasks CANCELLED, the job FAILED_CONTROLLER. */
-  private failWrites(job: JobRow, cur: TaskRow | undefined, active: Attempt | undefined, stopped: boolean, reason: string): AnyTransition[] {
+  /**
+   * The attempts (CANCELLED if stopped, else LOST), the first live task FAILED_CONTROLLER, the
+   * other live tasks CANCELLED, the job FAILED_CONTROLLER.
+   */
+  private failWrites(job: JobRow, cur: TaskRow | undefined, actives: Array<{ task: TaskRow; att: Attempt }>, stopped: Map<number, boolean>, reason: string): AnyTransition[] {
     const tr: AnyTransition[] = [];
-    if (active) tr.push({ entity: 'attempt', id: active.id, from: active.status as AttemptStatus, to: stopped ? 'CANCELLED' : 'LOST', reason, data: { endedAt: now(this.res) } });
+    for (const { att } of actives) tr.push({ entity: 'attempt', id: att.id, from: att.status as AttemptStatus, to: stopped.get(att.id) ? 'CANCELLED' : 'LOST', reason, data: { endedAt: now(this.res) } });
     if (cur) tr.push({ entity: 'task', id: cur.id, from: cur.status as TaskStatus, to: 'FAILED_CONTROLLER', reason, data: { endedAt: now(this.res) } });
     for (const t of job.tasks) {
-      if (t !== cur && t.status === 'PENDING') tr.push({ entity: 'task', id: t.id, from: 'PENDING', to: 'CANCELLED', reason: 'the job failed in the controller' });
+      if (t === cur || isTerminal('task', t.status)) continue;
+      const pending = t.status === 'PENDING';
+      tr.push({ entity: 'task', id: t.id, from: t.status as TaskStatus, to: 'CANCELLED', reason: 'the job failed in the controller', ...(pending ? {} : { data: { endedAt: now(this.res) } }) });
     }
     tr.push({ entity: 'job', id: job.id, from: job.status as JobStatus, to: 'FAILED_CONTROLLER', reason, data: { endedAt: now(this.res), ...this.writes.sums(job) } });
     return tr;

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../jobs/executor-kinds';
 import type { JobStatus } from '../jobs/status';
 import type { AdmissionSystem } from './admission';
 import { noteError, type MonitorResources } from './resources';
@@ -18,9 +19,12 @@ import { noteError, type MonitorResources } from './resources';
 /** The job statuses of a launched attempt whose reason this pass writes. */
 const LAUNCHED: readonly JobStatus[] = ['STARTING', 'RUNNING'];
 
-/** How a held attempt's reason reads: the executor's name, then its scheduler's own word. */
+/**
+ * How a held attempt's reason reads: the executor's label (lib/jobs/executor-kinds.ts; its name
+ * for one that is no kind), then its scheduler's own word.
+ */
 export function heldReason(executor: string, reason: string): string {
-  const who = executor === 'slurm' ? 'Slurm' : executor;
+  const who = capabilitiesOf(executor)?.label ?? executor;
   return `${who}: ${reason === 'None' ? 'pending' : reason}`;
 }
 

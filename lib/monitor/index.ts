@@ -4,7 +4,7 @@
  * it in its services for GET /api/monitor, and stops it on SIGTERM without touching running
  * attempts (the next start re-adopts them).
  */
-export { processMemory, type MonitorHandle, type MonitorState, type ProcessMemory } from './handle';
+export { processMemory, type LiveServers, type MonitorHandle, type MonitorState, type ProcessMemory } from './state';
 export { createMonitor, type Clock, type Monitor, type MonitorHooks, type MonitorOptions, type StepPhase, type WriteContext } from './monitor';
 export { isTransientDbError, TransientDatabaseError } from './errors';
 export { leaseMsFromEnv, monitorSettingsFromEnv, type MonitorSettings } from './config';

@@ -1,16 +1,20 @@
+import { setting } from '../config';
 import path from 'node:path';
 import type { Attempt, Job, Task } from '../generated/prisma/client';
-import type { ProbeResult } from '../executors/types';
-import { placeFileMounts, uploadedWorkdir, type FileMountUpload } from '../executors/upload';
+import type { LaunchGroup, ProbeResult } from '../executors/types';
+import { fileMountPath, placeFileMounts, uploadedWorkdir, type FileMountUpload } from '../uploads/upload';
 import { resolveWorkdir } from '../executors/wrapper';
-import { attemptLogPath, dataFolder } from '../jobs/paths';
+import { attemptGpus, grantedGpus, readGrant, type AttemptGpus, type GpuGrant } from '../jobs/gpus';
+import { attemptLogPath, dataFolder, jobDir } from '../jobs/paths';
+import { taskHostEnv } from '../jobs/spec/task-graph-spec';
 import { diskFull } from '../proc';
 import type { TaskStatus } from '../jobs/status';
 import { isPrecheckError, isTransientExecutorError } from './errors';
 import type { ReapSystem } from './reap';
 import { errMessage, now, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { AnyTransition, Transition, TransitionOutcome } from './store';
+import type { AnyTransition, Transition, TransitionOutcome } from './store-view';
+import { runAsPart } from './run-as';
 import { readTaskSpec } from './taskspec';
 import type { JobRow, Next, StepPhase, TaskRow } from './types';
 import type { Writes } from './writes';
@@ -37,8 +41,24 @@ export interface AttemptPlan {
   before?: AnyTransition[];
   /** The probe result the decision acts on (for the hook). */
   observed?: ProbeResult;
-  /** 'restart': the task's restarts grow by one (the job's restartCount with them). */
-  counted?: 'restart';
+  /**
+   * 'restart': the task's restarts grow by one (the job's restartCount with them); 'exitCode': its
+   * restarts on a recover_on_exit_codes code (exitCodeRestarts, the job's exitCodeRestartCount).
+   */
+  counted?: 'restart' | 'exitCode';
+  /**
+   * The GPUs admission granted the job (its first attempt only): recorded on the job in the same
+   * write (Job.gpuGrant), held by every attempt of it until it ends. Absent: the job's own.
+   */
+  grant?: GpuGrant | null;
+}
+
+/** An attempt's GPUs as recorded on its row (Attempt.gpuGrant), for the launch request. */
+function recordedGpus(v: unknown): AttemptGpus | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const g = v as Partial<AttemptGpus>;
+  if (typeof g.type !== 'string' || typeof g.count !== 'number') return undefined;
+  return { type: g.type, count: g.count, ...(Array.isArray(g.devices) ? { devices: g.devices } : {}) };
 }
 
 /** The content hash of the folder uploaded with a job (Job.launch.workdirUpload), or null. */
@@ -57,6 +77,28 @@ function fileMountsOf(launch: unknown, targets: Record<string, string> | undefin
     if (up) out[t] = up;
   }
   return Object.keys(out).length ? out : null;
+}
+
+/**
+ * The job group a task's launch belongs to (LaunchRequest.group: the group's folder and every
+ * task's shape, from the job's stored spec), or undefined for a pipeline or DAG.
+ */
+export function launchGroupOf(job: Pick<Job, 'id' | 'spec' | 'cpus'>, home: string | undefined): LaunchGroup | undefined {
+  const spec = (job.spec && typeof job.spec === 'object' ? job.spec : {}) as { execution?: unknown; tasks?: unknown };
+  if (spec.execution !== 'parallel' || !Array.isArray(spec.tasks)) return undefined;
+  return {
+    dir: path.join(jobDir(job.id, home), 'group'),
+    tasks: spec.tasks.map((t: unknown) => {
+      const r = readTaskSpec(t, job.cpus);
+      const name = t && typeof t === 'object' ? (t as { name?: unknown }).name : undefined;
+      return {
+        hostEnv: taskHostEnv(typeof name === 'string' ? name : ''),
+        cpus: r.cpus,
+        ...(r.memoryBytes !== undefined ? { memoryBytes: r.memoryBytes } : {}),
+        ...(r.maxDurationMs !== undefined ? { maxDurationMs: r.maxDurationMs } : {}),
+      };
+    }),
+  };
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -78,7 +120,7 @@ export class LaunchSystem {
    * Starts the first attempt of a PENDING task (or succeeds it at once when it has nothing to
    * run). `written`: called once the STARTING write is done (applied or not), before the launch.
    */
-  launchTask(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, written?: () => void): Promise<Next> {
+  launchTask(job: JobRow, task: TaskRow, e: JobEntry, phase: StepPhase, written?: () => void, grant?: GpuGrant | null): Promise<Next> {
     const spec = readTaskSpec(task.spec, job.cpus);
     if (spec.run === null && spec.setup === null) {
       return this.writes
@@ -87,7 +129,7 @@ export class LaunchSystem {
         .deriveJob(`task ${task.index} had nothing to run`)
         .write('nothing-to-run');
     }
-    return this.newAttempt(job, task, e, phase, { number: 1, cause: 'first', taskFrom: 'PENDING', reason: phase === 'admit' ? 'admitted' : `task ${task.index} starts` }, written);
+    return this.newAttempt(job, task, e, phase, { number: 1, cause: 'first', taskFrom: 'PENDING', reason: phase === 'admit' ? 'admitted' : `task ${task.index} starts`, ...(grant !== undefined ? { grant } : {}) }, written);
   }
 
   /**
@@ -106,8 +148,15 @@ export class LaunchSystem {
     const logPath = attemptLogPath(job.id, task.index, a.number, this.res.home);
     const after = new Map<number, TaskStatus>([[task.id, 'STARTING']]);
     const restarts = new Map<number, number>();
+    const exitCodeRestarts = new Map<number, number>();
     if (a.counted === 'restart') restarts.set(task.id, task.restarts + 1);
-    const jt = this.writes.jobTransition(job, after, a.reason, { data: { currentTask: task.index }, restarts });
+    const grant = a.grant !== undefined ? a.grant : readGrant(job.gpuGrant);
+    const spec = readTaskSpec(task.spec, job.cpus);
+    const gpus = attemptGpus(spec.gpus, grant);
+    // A job's first attempt records the devices admission granted it; they are held until it ends.
+    const granted = a.grant ? { gpuGrant: a.grant as never, gpus: grantedGpus(a.grant) } : {};
+    if (a.counted === 'exitCode') exitCodeRestarts.set(task.id, task.exitCodeRestarts + 1);
+    const jt = this.writes.jobTransition(job, after, a.reason, { data: { currentTask: task.index, ...granted }, restarts, exitCodeRestarts });
     let res: TransitionOutcome<Attempt>;
     try {
       res = await this.writes.guarded({ jobId: job.id, phase, job, observed: a.observed }, () =>
@@ -117,6 +166,7 @@ export class LaunchSystem {
           cause: a.cause,
           executor: job.executor,
           logPath,
+          ...(gpus ? { gpus: (gpus.devices ? grantedGpus({ ...gpus, devices: gpus.devices }) : gpus.count) * spec.nodes, gpuGrant: gpus } : {}),
           taskFrom: a.taskFrom,
           reason: a.reason,
           taskData: a.taskData,
@@ -159,30 +209,43 @@ export class LaunchSystem {
    */
   private async launchAttempt(job: Job, task: Task, attempt: Attempt, e: JobEntry): Promise<void> {
     const spec = readTaskSpec(task.spec, job.cpus);
+    const gpus = recordedGpus(attempt.gpuGrant);
     const logPath = attempt.logPath ?? attemptLogPath(job.id, task.index, attempt.number, this.res.home);
     const executor = this.res.executor(attempt.executor);
     // Nothing of an earlier attempt of this job may run beside the new one.
     await this.reap.awaitJob(job.id);
     try {
       e.launchedAt.set(attempt.id, now(this.res));
+      // As whom it runs, and its token (docs/design.md §16): before anything is placed for it.
+      const runAs = await runAsPart(this.res, job, task.index, attempt);
       const upload = workdirUploadOf(job.launch);
       // Each attempt gets its own fresh copy of the uploaded folder (docs/spec.md "workdir").
       const workdir = upload ? await uploadedWorkdir(upload, spec.workdir, path.dirname(logPath), this.res.home) : spec.workdir;
       const mounts = fileMountsOf(job.launch, spec.fileMounts);
-      if (mounts) await placeFileMounts(mounts, resolveWorkdir(workdir, path.dirname(logPath)), path.dirname(logPath), this.res.home);
+      const cwd = resolveWorkdir(workdir, path.dirname(logPath), runAs.account?.home);
+      if (mounts) await placeFileMounts(mounts, cwd, path.dirname(logPath), this.res.home, undefined, { ownFolderOnly: runAs.account !== undefined });
+      // In a container the placed file_mounts are bind-mounted where they were placed (docs/design.md §7 "Containers").
+      const container = spec.image ? { image: spec.image, mounts: mounts ? Object.keys(mounts).map((t) => fileMountPath(t, cwd, setting('JOBDECK_FILE_MOUNT_ROOT'), path.dirname(logPath)).dest) : [] } : null;
+      const group = launchGroupOf(job, this.res.home);
       const handle = await executor.launch({
         jobId: job.id,
         taskIndex: task.index,
+        taskCount: job.taskCount,
         attempt: attempt.number,
         setup: spec.setup,
         run: spec.run,
         envs: spec.envs,
         workdir,
         cpus: spec.cpus,
-        ...(spec.gpus ? { gpus: spec.gpus } : {}),
+        ...(gpus ? { gpus } : {}),
+        ...(spec.memoryBytes !== undefined ? { memoryBytes: spec.memoryBytes } : {}),
+        ...(spec.maxDurationMs !== undefined ? { maxDurationMs: spec.maxDurationMs } : {}),
         ...(spec.nodes > 1 ? { nodes: spec.nodes } : {}),
+        ...(container ? { container } : {}),
+        ...(group ? { group } : {}),
         attemptDir: path.dirname(logPath),
         logPath,
+        ...runAs,
       });
       e.relaunch.delete(attempt.id);
       e.handles.set(attempt.id, handle);

@@ -1,10 +1,11 @@
+import { DependencySystem } from './dependencies';
 import { isTerminal } from '../jobs/status';
 import { AdmissionSystem } from './admission';
 import { AttemptSystem } from './attempts';
 import { CancelSystem } from './cancel';
 import { isTransientDbError, isTransientError } from './errors';
 import { ExceptionPath } from './exception';
-import { processMemory, type MonitorState, type ServerView } from './handle';
+import { processMemory, type LiveServers, type MonitorState } from './state';
 import { liveServers } from '../store';
 import { HeldSystem } from './held';
 import { LaunchSystem } from './launch';
@@ -13,14 +14,16 @@ import { ReapSystem } from './reap';
 import { RecoverySystem } from './recovery';
 import { createResources, errMessage, noteError, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
-import type { ActiveJob, StoreEvent } from './store';
-import type { CompressStats, FaultSite, JobRow, Monitor, MonitorOptions, Next, RetentionStats, UsageStats } from './types';
+import type { ActiveJob, StoreEvent } from './store-view';
+import type { CompressStats, FaultSite, JobRow, Monitor, MonitorOptions, Next, RetentionStats, TaskRow, UsageStats } from './types';
 import { UsageSystem } from './usage';
 import { RetentionSystem } from './retention';
 import { CompressSystem } from './compress';
-import { Writes } from './writes';
-import { webhookSettingsFromEnv } from './webhook-config';
-import { WebhookSystem } from './webhooks';
+import { taskViews, Writes } from './writes';
+import { GroupSystem } from './group';
+import { graphState } from '../jobs/task-graph';
+import { webhookSettingsFromEnv } from './webhooks/config';
+import { WebhookSystem } from './webhooks/dispatcher';
 
 /**
  * The monitor (docs/design.md §6): turns submitted jobs into attempts, watches them, restarts
@@ -57,6 +60,8 @@ interface Systems {
   usage: UsageSystem;
   retention: RetentionSystem;
   compress: CompressSystem;
+  deps: DependencySystem;
+  group: GroupSystem;
 }
 
 function buildSystems(res: MonitorResources): Systems {
@@ -73,7 +78,9 @@ function buildSystems(res: MonitorResources): Systems {
   const usage = new UsageSystem(res);
   const retention = new RetentionSystem(res);
   const compress = new CompressSystem(res, reap);
-  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage, retention, compress };
+  const deps = new DependencySystem(res, writes);
+  const group = new GroupSystem(res, writes);
+  return { writes, reap, admission, launch, attempts, recovery, cancel, exception, held, usage, retention, compress, deps, group };
 }
 
 /**
@@ -146,6 +153,8 @@ class MonitorLoop implements Monitor {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([first, new Promise<void>((r) => (timer = setTimeout(r, this.startWaitMs)))]);
     clearTimeout(timer);
+    // Dependents are PENDING outside the lines: the scan does not name them.
+    await this.sys.deps.sweep(true);
     this.scheduleTick(0);
     this.webhooks.start();
     this.sys.usage.start();
@@ -204,10 +213,9 @@ class MonitorLoop implements Monitor {
     };
   }
 
-  async servers(): Promise<ServerView[] | null> {
+  async servers(): Promise<LiveServers | null> {
     if (!this.lease) return null;
-    const rows = await liveServers(this.res.store.raw, this.lease.leaseMs);
-    return rows.map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.startedAt.toISOString(), heartbeatAgeMs: r.heartbeatAgeMs, jobsOwned: r.jobsOwned, takeovers: r.takeovers, self: r.id === this.lease!.serverId }));
+    return { rows: await liveServers(this.res.store.raw, this.lease.leaseMs), selfId: this.lease.serverId };
   }
 
   wake(jobId?: number): void {
@@ -288,6 +296,8 @@ class MonitorLoop implements Monitor {
   private async reconcile(awaitSteps: boolean): Promise<void> {
     const t0 = this.res.clock.now();
     await this.sys.admission.run();
+    const deps = this.sys.deps.sweep(awaitSteps);
+    if (awaitSteps) await deps;
     // A tick does not wait for it: a cluster controller that does not answer must not hold up
     // the reconcile of every other job (reconcileNow, a test's entry point, does).
     const held = this.sys.held.run();
@@ -337,18 +347,23 @@ class MonitorLoop implements Monitor {
     if (this.res.life.stopped) return;
     if (e.type === 'created') {
       this.lease?.claimSoon();
+      // A dependent decides at once: what it waits for may have ended before it was written.
+      if (e.job?.depsWaiting) void this.res.scheduler.kick(e.jobId);
       return this.sys.admission.created(e);
     }
     if (e.type === 'deleted') return this.res.scheduler.forget(e.jobId);
     if (e.type === 'cancel-requested') return void this.res.scheduler.kick(e.jobId);
     // A new priority reorders a line: a pass decides afresh.
-    if (e.type === 'updated') return e.changed === 'priority' ? this.sys.admission.schedule() : undefined;
+    if (e.type === 'updated') return e.changed === 'priority' || e.changed === 'deps' ? this.sys.admission.schedule() : undefined;
     // New limits: a pass decides afresh.
     if (e.type === 'queues') return this.sys.admission.schedule();
     const ev = e.event;
     if (!ev || ev.entity !== 'job') return;
     if (ev.to === 'CANCELLING') void this.res.scheduler.kick(e.jobId);
-    if (isTerminal('job', ev.to)) this.sys.admission.schedule(true);
+    if (isTerminal('job', ev.to)) {
+      this.sys.admission.schedule(true);
+      this.sys.deps.ended([e.jobId]);
+    }
   }
 
   // ───────────────────────────── the step ─────────────────────────────
@@ -419,13 +434,29 @@ class MonitorLoop implements Monitor {
     this.res.scheduler.later(id, this.res.settings.reconcileMs);
   }
 
-  /** The dispatcher: hands the job to the system that owns its current state. */
+  /**
+   * The dispatcher: hands the job to the system that owns its current state. A job's tasks form a
+   * graph (lib/jobs/task-graph.ts: a pipeline's chain, an in-job DAG, a job group): each task
+   * that may run now is stepped in index order until one has something to do; a job whose end is
+   * decided while tasks still run has them stopped first (GroupSystem).
+   */
   private async dispatch(job: JobRow, e: JobEntry): Promise<Next> {
-    const { admission, attempts, cancel, launch, recovery, writes } = this.sys;
+    const { admission, cancel, group, writes } = this.sys;
     if (job.status === 'CANCELLING' || job.cancelRequestedAt !== null) return cancel.advance(job, e);
-    if (job.status === 'PENDING') return admission.advancePending(job, e);
-    const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED');
-    if (!cur || isTerminal('task', cur.status)) return writes.finish(job, 'finish');
+    if (job.status === 'PENDING') return job.depsWaiting ? this.sys.deps.advance(job) : admission.advancePending(job, e);
+    const g = graphState(taskViews(job));
+    if (g.live.length === 0) return writes.finish(job, 'finish');
+    if (g.stop.length > 0) return group.stop(job, g.stop, g.decided ?? 'the job ended', e);
+    for (const index of g.ready) {
+      const next = await this.dispatchTask(job, job.tasks.find((t) => t.index === index)!, e);
+      if (next !== 'idle') return next;
+    }
+    return 'idle';
+  }
+
+  /** One task that may run now: launch, settle, recover, or watch it. */
+  private dispatchTask(job: JobRow, cur: TaskRow, e: JobEntry): Promise<Next> {
+    const { attempts, cancel, launch, recovery } = this.sys;
     if (cur.status === 'PENDING') return launch.launchTask(job, cur, e, 'launch');
     // A task cancelling without a cancel request on the job: make the job follow it.
     if (cur.status === 'CANCELLING') return cancel.follow(job, 'a task is cancelling');

@@ -1,6 +1,6 @@
 import type { Attempt, Job, Task } from '../generated/prisma/client';
 import type { AttemptHandle, Executor } from '../executors/types';
-import { handleFor } from './handles';
+import { handleFor } from './attempt-handle';
 import { errMessage, type MonitorResources } from './resources';
 import type { JobEntry } from './scheduler';
 

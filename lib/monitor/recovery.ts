@@ -68,7 +68,9 @@ export class RecoverySystem {
       d.task(cur, 'FAILED_CONTROLLER', decision.reason, { endedAt: now(this.res) });
       d.cancelLater(cur.index, `task ${cur.index} could not be kept running`);
     }
-    d.deriveJob(`task ${cur.index}: ${decision.reason}`, { recoveries });
+    // When the recovery's attempt starts (the API's nextAttemptAt), written with the job's move to RECOVERING.
+    const data = decision.action === 'recover' ? { nextAttemptAt: new Date(this.res.clock.now() + decision.delayMs) } : undefined;
+    d.deriveJob(`task ${cur.index}: ${decision.reason}`, { recoveries, data });
     const next = await d.write('lost', observed, () => {
       if (decision.action === 'recover') this.res.counters.recoveries++;
     });

@@ -6,8 +6,8 @@ import { LogTimeIndexer } from '../logs/time-index';
 import { monitorSettingsFromEnv, type MonitorSettings } from './config';
 import { isTransientError } from './errors';
 import { Scheduler } from './scheduler';
-import { Faults, monitorStore, type MonitorStore } from './store';
-import type { Clock, Lifecycle, MonitorHooks, MonitorOptions } from './types';
+import { Faults, monitorStore, type MonitorStore } from './store-view';
+import type { Clock, Lifecycle, MonitorHooks, MonitorOptions, RunAsOptions } from './types';
 
 /**
  * What every monitor system shares, built once by createMonitor() and handed to each system
@@ -41,6 +41,8 @@ export interface MonitorResources {
   readonly scheduler: Scheduler;
   readonly faults: Faults;
   readonly watches: WatchTable;
+  /** As whom attempts run (MonitorOptions.runAs); null: as this process, without a token. */
+  readonly runAs: RunAsOptions | null;
 }
 
 /** The settings: each option given wins over the environment (lib/monitor/config). */
@@ -51,9 +53,11 @@ function settingsFrom(opts: MonitorOptions): MonitorSettings {
     maxRecoveries: opts.maxRecoveries ?? env.maxRecoveries,
     recoveryBackoffMs: opts.recoveryBackoffMs ?? env.recoveryBackoffMs,
     maxRecoveryBackoffMs: opts.maxRecoveryBackoffMs ?? env.maxRecoveryBackoffMs,
+    restartBackoffMs: opts.restartBackoffMs ?? env.restartBackoffMs,
+    maxRestartBackoffMs: opts.maxRestartBackoffMs ?? env.maxRestartBackoffMs,
     lostConfirmMs: opts.lostConfirmMs ?? (opts.reconcileMs !== undefined ? Math.min(500, opts.reconcileMs) : env.lostConfirmMs),
     launchGraceMs: opts.launchGraceMs ?? env.launchGraceMs,
-    startTimeoutMs: opts.startTimeoutMs ?? env.startTimeoutMs,
+    startTimeoutMs: opts.startTimeoutMs !== undefined ? opts.startTimeoutMs : env.startTimeoutMs,
     cancelGraceMs: opts.cancelGraceMs ?? env.cancelGraceMs,
     leftoverGraceMs: opts.leftoverGraceMs ?? env.leftoverGraceMs,
     capacityCheck: opts.capacityCheck ?? env.capacityCheck,
@@ -88,6 +92,7 @@ export function createResources(opts: MonitorOptions): MonitorResources {
     scheduler,
     faults,
     watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId), opts.logTimes === false ? null : new LogTimeIndexer({ onError: (err, file) => log.debug({ err: errMessage(err), file }, 'log time index: write failed') })),
+    runAs: opts.runAs ?? null,
   };
 }
 

@@ -1,12 +1,12 @@
 import { readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { uploadsDir, UPLOAD_HASH } from '../executors/upload';
+import { uploadsDir, UPLOAD_HASH } from '../uploads/upload';
 import { jobDir, jobsRoot } from '../jobs/paths';
 import { isCompressTemp } from '../logs/compress';
 import { noteError, type MonitorResources } from './resources';
 import { PeriodicRound } from './periodic';
 import type { RetentionJob } from '../store';
-import type { RetentionStats } from './handle';
+import type { RetentionStats } from './state';
 
 /**
  * The retention system (docs/design.md "Retention"): every `JOBDECK_RETENTION_INTERVAL_MS` a

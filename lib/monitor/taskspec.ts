@@ -1,10 +1,10 @@
 /**
  * What the monitor needs from a task's stored spec (Task.spec: the normalized TaskSpec JSON of
  * lib/jobs/spec — `{ name, setup, run, envs, workdir, resources: { cpus, … }, jobRecovery: {
- * maxRestartsOnErrors, recoverOnExitCodes, strategy } }`). Read tolerantly: a missing field takes
+ * maxRestartsOnErrors, recoverOnExitCodes, strategy, restartBackoffMs? } }`). Read tolerantly: a missing field takes
  * its documented default, so rows written by older versions still run.
  */
-import { parseAccelerators, type GpuRequest } from '../jobs/spec';
+import { dockerImageOf, parseAccelerators, type GpuOption } from '../jobs/spec';
 
 export interface RunnableTask {
   setup: string | null;
@@ -14,14 +14,22 @@ export interface RunnableTask {
   workdir: string | null;
   /** `file_mounts` targets → sources as written (their content comes from Job.launch); absent when none. */
   fileMounts?: Record<string, string>;
-  /** GPUs per node (`resources.accelerators`, lib/jobs/spec parseAccelerators); absent when none. */
-  gpus?: GpuRequest;
+  /** GPU alternatives per node, in order (`resources.accelerators`, lib/jobs/spec parseAccelerators); absent when none. */
+  gpus?: GpuOption[];
   /** CPUs the task asks for, per node (falls back to the job's). */
   cpus: number;
+  /** Memory per node in bytes (`resources.memory`); absent when not given. */
+  memoryBytes?: number;
+  /** `max_duration` in ms: how long one attempt may run; absent when not given. */
+  maxDurationMs?: number;
+  /** `image_id: docker:IMAGE`: the image setup and run run in (docs/spec.md "image_id"); absent: on the host. */
+  image?: string;
   /** Nodes of one attempt (`numNodes`; 1 when absent). */
   nodes: number;
   maxRestartsOnErrors: number;
   recoverOnExitCodes: number[];
+  /** `job_recovery.restart_backoff` in ms; null: the server's default. */
+  restartBackoffMs: number | null;
 }
 
 function str(v: unknown): string | null {
@@ -42,6 +50,8 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
   const codes = Array.isArray(rec.recoverOnExitCodes) ? rec.recoverOnExitCodes : typeof rec.recoverOnExitCodes === 'number' ? [rec.recoverOnExitCodes] : [];
   const cpus = Number(res.cpus);
   const nodes = Number(s.numNodes);
+  const memoryGb = Number(res.memoryGb);
+  const maxDurationMs = Number(s.maxDurationMs);
   return {
     setup: str(s.setup),
     run: str(s.run),
@@ -50,13 +60,22 @@ export function readTaskSpec(json: unknown, jobCpus: number): RunnableTask {
     ...(s.fileMounts && typeof s.fileMounts === 'object' && !Array.isArray(s.fileMounts) ? { fileMounts: s.fileMounts as Record<string, string> } : {}),
     ...gpusOf(res.other),
     cpus: Number.isFinite(cpus) && cpus > 0 ? cpus : jobCpus,
+    ...(res.memoryGb != null && Number.isFinite(memoryGb) && memoryGb > 0 ? { memoryBytes: Math.round(memoryGb * 1024 ** 3) } : {}),
+    ...(s.maxDurationMs != null && Number.isFinite(maxDurationMs) && maxDurationMs > 0 ? { maxDurationMs } : {}),
+    ...imageOf(res.other),
     nodes: Number.isInteger(nodes) && nodes > 1 ? nodes : 1,
     maxRestartsOnErrors: Number.isInteger(max) && max >= 0 ? max : 0,
     recoverOnExitCodes: codes.map(Number).filter((n) => Number.isInteger(n)),
+    restartBackoffMs: typeof rec.restartBackoffMs === 'number' && rec.restartBackoffMs >= 0 ? rec.restartBackoffMs : null,
   };
 }
 
-function gpusOf(other: unknown): { gpus?: GpuRequest } {
+function gpusOf(other: unknown): { gpus?: GpuOption[] } {
   const g = other && typeof other === 'object' ? parseAccelerators((other as Record<string, unknown>).accelerators) : null;
-  return g && typeof g === 'object' ? { gpus: g } : {};
+  return Array.isArray(g) ? { gpus: g } : {};
+}
+
+function imageOf(other: unknown): { image?: string } {
+  const i = other && typeof other === 'object' ? dockerImageOf((other as Record<string, unknown>).image_id) : null;
+  return i ? { image: i } : {};
 }

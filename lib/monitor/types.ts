@@ -1,9 +1,10 @@
+import type { Isolation } from '../config';
 import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/client';
 import type { ServerInfo, Store } from '../store';
-import type { WebhookSettings } from './webhook-config';
+import type { WebhookSettings } from './webhooks/config';
 import type { Executor, ProbeResult } from '../executors/types';
 import type { MonitorSettings } from './config';
-import type { CompressStats, MonitorHandle, RetentionStats } from './handle';
+import type { CompressStats, MonitorHandle, RetentionStats } from './state';
 
 /**
  * The monitor's public types (re-exported by lib/monitor/monitor.ts) and the row shapes its
@@ -24,9 +25,11 @@ export interface Lifecycle {
 export type StepPhase =
   | 'admit'
   | 'no-resource'
+  | 'dependency'
   | 'nothing-to-run'
   | 'launch'
   | 'attach'
+  | 'group-stop'
   | 'settle'
   | 'lost'
   | 'recover'
@@ -84,6 +87,20 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
    * server's row, and the lease length. Absent: one server steps every job (PGlite, tests).
    */
   lease?: LeaseOptions;
+  /**
+   * As whom attempts run and how they call jobdeck back (docs/design.md §16): the isolation
+   * settings (lib/config.ts isolationFromEnv) and the URL attempts get as JOBDECK_URL (null until
+   * known: the server sets it once it listens). Absent: every attempt runs as this process's
+   * account and gets no token (tests of the monitor alone).
+   */
+  runAs?: RunAsOptions;
+}
+
+/** MonitorOptions.runAs. */
+export interface RunAsOptions {
+  isolation: Isolation;
+  /** The URL attempts are given as JOBDECK_URL (lib/config.ts jobApiUrl); null: not known yet (no token then). */
+  api: { url: string | null };
 }
 
 /** The lease settings of a monitor (MonitorOptions.lease). */
@@ -96,7 +113,7 @@ export interface LeaseOptions {
   claimBatch?: number;
 }
 
-export type { CompressStats, RetentionStats } from './handle';
+export type { CompressStats, RetentionStats } from './state';
 
 /** Counters of the resource-usage sampler (lib/monitor/usage.ts). */
 export interface UsageStats {

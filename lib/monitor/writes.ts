@@ -1,9 +1,11 @@
 import type { Job, Task } from '../generated/prisma/client';
 import type { ProbeResult } from '../executors/types';
-import { deriveJobStatus, isTerminal, type JobStatus, type TaskStatus } from '../jobs/status';
+import { deriveJobStatus, isTerminal, type JobStatus, type TaskStatus, type TaskStatusView } from '../jobs/status';
+import { graphPartOf, graphState } from '../jobs/task-graph';
 import type { ReapSystem } from './reap';
 import { now, type MonitorResources } from './resources';
-import type { AnyTransition, BatchOutcome, Transition, TransitionOutcome } from './store';
+import type { AnyTransition, BatchOutcome, Transition, TransitionOutcome } from './store-view';
+import { SQL_NULL } from '../store';
 import type { JobRow, Next, StepPhase, WriteContext } from './types';
 
 /**
@@ -15,9 +17,10 @@ import type { JobRow, Next, StepPhase, WriteContext } from './types';
  * started right after it.
  */
 
-/** restartCount / recoveryCount of a job, as the sums over its tasks. */
+/** restartCount / exitCodeRestartCount / recoveryCount of a job, as the sums over its tasks. */
 export interface JobSums {
   restartCount: number;
+  exitCodeRestartCount: number;
   recoveryCount: number;
 }
 
@@ -29,6 +32,8 @@ export interface DeriveOptions {
   restarts?: Map<number, number>;
   /** Tasks' recoveries after this decision, by task id. */
   recoveries?: Map<number, number>;
+  /** Tasks' restarts on a recover_on_exit_codes code after this decision, by task id. */
+  exitCodeRestarts?: Map<number, number>;
 }
 
 /** The writes of the monitor's decisions (see the module comment). */
@@ -43,15 +48,17 @@ export class Writes {
     return new Decision(this, job);
   }
 
-  /** restartCount / recoveryCount as the sums over the job's tasks (with overrides by task id). */
-  sums(job: JobRow, restarts?: Map<number, number>, recoveries?: Map<number, number>): JobSums {
+  /** The restart and recovery counts as the sums over the job's tasks (with overrides by task id). */
+  sums(job: JobRow, restarts?: Map<number, number>, recoveries?: Map<number, number>, exitCodeRestarts?: Map<number, number>): JobSums {
     let restartCount = 0;
+    let exitCodeRestartCount = 0;
     let recoveryCount = 0;
     for (const t of job.tasks) {
       restartCount += restarts?.get(t.id) ?? t.restarts;
+      exitCodeRestartCount += exitCodeRestarts?.get(t.id) ?? t.exitCodeRestarts;
       recoveryCount += recoveries?.get(t.id) ?? t.recoveries;
     }
-    return { restartCount, recoveryCount };
+    return { restartCount, exitCodeRestartCount, recoveryCount };
   }
 
   /**
@@ -60,27 +67,34 @@ export class Writes {
    * endedAt and the sums.
    */
   jobTransition(job: JobRow, after: Map<number, TaskStatus>, reason: string | null, o: DeriveOptions = {}): Transition<'job'> | null {
-    const views = job.tasks.map((t) => ({ index: t.index, status: after.get(t.id) ?? (t.status as TaskStatus) }));
+    const views = taskViews(job, after);
     const to = deriveJobStatus(views, { cancelRequested: job.cancelRequestedAt !== null || job.status === 'CANCELLING' });
     if (to === job.status) return null;
-    const d: Transition<'job'>['data'] = { ...(o.data ?? {}), ...this.sums(job, o.restarts, o.recoveries) };
+    const d: Transition<'job'>['data'] = { ...(o.data ?? {}), ...this.sums(job, o.restarts, o.recoveries, o.exitCodeRestarts) };
     if (job.status === 'PENDING' && !job.startedAt) d.startedAt = now(this.res);
-    // Why it waited (admission's, or its executor's scheduler's) is over with the status it was for.
+    // Why it waited (admission's, or its executor's scheduler's) and its place in line are over with the status they were for.
     if (job.pendingReason !== null) d.pendingReason = null;
+    if (job.pendingPlace !== null) d.pendingPlace = SQL_NULL;
+    // A restart's or recovery's wait ends with the status (a recovery sets its own: o.data).
+    if (job.nextAttemptAt !== null && !('nextAttemptAt' in d)) d.nextAttemptAt = null;
     if (isTerminal('job', to)) d.endedAt = now(this.res);
     return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: d };
   }
 
   /** The job's write to `to`, whatever its tasks say (a cancel request), with the sums. */
   jobTo(job: JobRow, to: JobStatus, reason: string): Transition<'job'> {
-    return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: { ...this.sums(job), ...(job.pendingReason !== null ? { pendingReason: null } : {}) } };
+    const clear = { ...(job.pendingReason !== null ? { pendingReason: null } : {}), ...(job.pendingPlace !== null ? { pendingPlace: SQL_NULL } : {}), ...(job.nextAttemptAt !== null ? { nextAttemptAt: null } : {}) };
+    return { entity: 'job', id: job.id, from: job.status as JobStatus, to, reason, data: { ...this.sums(job), ...clear } };
   }
 
-  /** Writes every PENDING task after `index` → CANCELLED (never started), noting each in `after`. */
+  /**
+   * Writes every PENDING task → CANCELLED (never started: a task failed, so nothing more starts;
+   * in a pipeline these are the tasks after `index`), noting each in `after`.
+   */
   cancelLater(job: JobRow, index: number, after: Map<number, TaskStatus>, reason: string): AnyTransition[] {
     const tr: AnyTransition[] = [];
     for (const t of job.tasks) {
-      if (t.index > index && t.status === 'PENDING') {
+      if (t.index !== index && t.status === 'PENDING' && !after.has(t.id)) {
         after.set(t.id, 'CANCELLED');
         tr.push({ entity: 'task', id: t.id, from: 'PENDING', to: 'CANCELLED', reason });
       }
@@ -134,15 +148,25 @@ export class Writes {
     return this.outcome(job, phase, res);
   }
 
-  /** The current task is terminal (or all succeeded): later tasks CANCELLED, the job as derived. */
+  /**
+   * No task is live any more (lib/jobs/task-graph.ts): the tasks that can never start CANCELLED,
+   * the job as derived. In a pipeline: the current task ended, later tasks CANCELLED.
+   */
   finish(job: JobRow, phase: StepPhase): Promise<Next> {
-    const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED');
+    const g = graphState(taskViews(job));
+    const cur = job.tasks.find((t) => t.status !== 'SUCCEEDED' && !g.blocked.includes(t.index));
     const d = this.decide(job);
-    if (cur) d.cancelLater(cur.index, `task ${cur.index} ended ${cur.status}`);
-    d.deriveJob(cur ? `task ${cur.index} ended ${cur.status}` : 'all tasks succeeded');
-    if (d.empty) throw new Error(`job ${job.id} is ${job.status} but its tasks say ${deriveJobStatus(job.tasks.map((t) => ({ index: t.index, status: t.status as TaskStatus })))}`);
+    const why = g.decided ?? (cur ? `task ${cur.index} ended ${cur.status}` : 'all tasks succeeded');
+    for (const t of job.tasks) if (g.blocked.includes(t.index)) d.task(t, 'CANCELLED', why);
+    d.deriveJob(why);
+    if (d.empty) throw new Error(`job ${job.id} is ${job.status} but its tasks say ${deriveJobStatus(taskViews(job))}`);
     return d.write(phase);
   }
+}
+
+/** A job's tasks as the status rule and the task graph see them (statuses overridden by `after`). */
+export function taskViews(job: JobRow, after?: Map<number, TaskStatus>): TaskStatusView[] {
+  return job.tasks.map((t) => ({ index: t.index, status: after?.get(t.id) ?? (t.status as TaskStatus), ...graphPartOf(t.spec) }));
 }
 
 /**

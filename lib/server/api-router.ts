@@ -8,6 +8,7 @@ import { ApiError, problem } from '../api/errors';
 import { PEER_HEADER } from '../api/handler';
 import { LINGER_BYTES, LINGER_MS } from '../auth/gate';
 import { logger } from '../log';
+import { BUNDLED_API_ROUTES } from './api-routes-bundled';
 
 /**
  * The custom server's own dispatcher for `/api/…`: it serves the App Router route handlers of
@@ -60,14 +61,17 @@ function walk(dir: string, out: string[] = []): string[] {
 }
 
 /**
- * Loads every `route.ts` under `<appDir>/api` (imported in this process: the server runs under
- * tsx; the handlers reach the server's services through lib/server/services.ts services()).
+ * Loads every `route.ts` under `<appDir>/api` (imported in this process, from the sources under
+ * tsx or compiled into the server's bundle; the handlers reach the server's services through
+ * lib/server/services.ts services()).
  * @throws when a route module fails to import (a broken route must stop the start, not 500 later).
  */
 export async function loadApiRouter(appDir: string): Promise<ApiRouter> {
   const apiDir = path.join(appDir, 'api');
   const routes: ApiRoute[] = [];
-  for (const file of walk(apiDir).sort()) {
+  // In the server's bundle the modules are compiled in (scripts/build-server.mjs); from the sources, on disk.
+  const files = BUNDLED_API_ROUTES ? BUNDLED_API_ROUTES.map((r) => path.join(appDir, r.file)) : walk(apiDir).sort();
+  for (const [i, file] of files.entries()) {
     const rel = path.relative(appDir, path.dirname(file)).split(path.sep);
     const segments = rel
       .filter((s) => !(s.startsWith('(') && s.endsWith(')')))
@@ -77,7 +81,7 @@ export async function loadApiRouter(appDir: string): Promise<ApiRouter> {
         if (s.startsWith('[')) throw new Error(`${file}: catch-all segments (${s}) are not supported by the API router`);
         return { literal: s };
       });
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const mod = BUNDLED_API_ROUTES ? BUNDLED_API_ROUTES[i].mod : ((await import(pathToFileURL(file).href)) as Record<string, unknown>);
     const handlers: ApiRoute['handlers'] = {};
     for (const m of METHODS) if (typeof mod[m] === 'function') handlers[m] = mod[m] as RouteHandler;
     routes.push({ pattern: '/' + rel.join('/'), segments, handlers });
@@ -173,7 +177,8 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
   const hasBody = method !== 'GET' && method !== 'HEAD';
   // A body of declared length within MAX_BODY_BYTES (every JSON/YAML submit) is read whole here,
   // from the socket: readBody()/limitRequestBody() take the bytes without two layers of Web
-  // streams (~1 ms of CPU per submit). Others (chunked, larger) stream as Next would.
+  // streams (~1 ms of CPU per submit). Others (chunked, larger: an upload) stream as Next would;
+  // each route's own limit (lib/api/body-limits.ts) was checked by the gate and is by apiRoute().
   const declared = Number(req.headers['content-length']);
   const readFirst = hasBody && req.headers['content-length'] !== undefined && Number.isInteger(declared) && declared >= 0 && declared <= MAX_BODY_BYTES;
   const whole = readFirst ? await readWhole(req) : null;

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { hostIdentity, pidExists } from '../proc';
-import { activeJobIds, jobStatuses, lastServerStops, liveServers, recordServerEvents, type Store } from '../store';
+import { activeJobIds, jobOwners, jobStatuses, lastServerStops, liveServers, recordServerEvents, type Store } from '../store';
 
 /** With several servers on one PostgreSQL (docs/design.md "Replicas"): this server's id and lease length. */
 export interface ReplicaScope {
@@ -21,7 +21,7 @@ export interface ReplicaScope {
  */
 async function scoped(store: Store, ids: number[], r: ReplicaScope | undefined, at: 'stop' | 'start'): Promise<number[]> {
   if (!r || ids.length === 0) return ids;
-  const rows = await store.prisma.job.findMany({ where: { id: { in: ids } }, select: { id: true, ownerId: true } });
+  const rows = await jobOwners(store, ids);
   if (at === 'stop') return rows.filter((j) => j.ownerId === r.serverId).map((j) => j.id);
   const running = new Set((await liveServers(store, r.leaseMs)).filter((s) => s.hostId !== hostIdentity() || pidExists(s.pid)).map((s) => s.id));
   return rows.filter((j) => j.ownerId === null || !running.has(j.ownerId)).map((j) => j.id);

@@ -5,10 +5,13 @@
  * README "Metrics".
  *
  * Each figure comes from the one place its thing happens: status changes from the store's bus (a
- * guarded write announces each JobEvent after commit — lib/store/bus.ts), restarts and recoveries
+ * guarded write announces each JobEvent after commit — lib/store/bus.ts; only this server's own:
+ * another server's, relayed to this bus, is counted by that server), restarts and recoveries
  * from the monitor's counters (incremented where the restart and recovery decisions are taken),
- * queue length, pass duration and WebSocket figures from their owners at scrape time, and the jobs
- * by status from one GROUP BY at scrape time. The process' default metrics (CPU, RSS, heap, event
+ * queue length, pass duration and WebSocket figures from their owners at scrape time, the jobs
+ * by status from one GROUP BY at scrape time, and GPU use by user and queue from the attempts that
+ * held GPUs (lib/store gpuSecondsByUser: one statement per scrape; the users and queues are few,
+ * so the labels stay few). The process' default metrics (CPU, RSS, heap, event
  * loop lag) keep prom-client's conventional `process_` / `nodejs_` names.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,7 +19,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Attempt, Job } from '../generated/prisma/client';
 import { JOB_STATUSES, isTerminal } from '../jobs/status';
 import type { Monitor } from '../monitor/monitor';
-import { jobStatusCounts, type Store, type StoreEvent } from '../store';
+import { gpuSecondsByUser, jobStatusCounts, type Store, type StoreEvent } from '../store';
 import type { WsHub } from '../ws/hub';
 
 /** Buckets of the wait and latency histograms (seconds): 10 ms to 1 h. */
@@ -58,8 +61,9 @@ export function createMetrics(src: MetricsSources): Metrics {
       for (const s of JOB_STATUSES) this.set({ status: s }, counts.byStatus[s] ?? 0);
     },
   });
-  const finished = new Counter({ name: 'jobdeck_attempts_finished_total', help: 'Attempts that ended, by outcome (the attempt status they ended in).', labelNames: ['outcome'], registers: [registry] });
-  const jobsEnded = new Counter({ name: 'jobdeck_jobs_finished_total', help: 'Jobs that ended, by status.', labelNames: ['status'], registers: [registry] });
+  gpuMetrics(registry, store);
+  const finished = new Counter({ name: 'jobdeck_attempts_finished_total', help: 'Attempts this server ended, by outcome (the attempt status they ended in); sum over the servers for the total.', labelNames: ['outcome'], registers: [registry] });
+  const jobsEnded = new Counter({ name: 'jobdeck_jobs_finished_total', help: 'Jobs this server ended, by status; sum over the servers for the total.', labelNames: ['status'], registers: [registry] });
   fromMonitor(registry, 'jobdeck_restarts_total', 'Restarts decided after a task’s own failure (since this server started).', () => monitor.state().restarts);
   fromMonitor(registry, 'jobdeck_recoveries_total', 'Recoveries of attempts the executor lost (since this server started).', () => monitor.state().recoveries);
   const wait = new Histogram({ name: 'jobdeck_job_start_wait_seconds', help: 'Time from a job’s submit to its first start (PENDING → STARTING).', buckets: WAIT_BUCKETS, registers: [registry] });
@@ -77,7 +81,9 @@ export function createMetrics(src: MetricsSources): Metrics {
 
   const onChange = (e: StoreEvent) => {
     const ev = e.event;
-    if (e.type !== 'event' || !ev) return;
+    // Another server's write, heard through the relay: that server counts it (each job once in
+    // a sum over the servers).
+    if (e.type !== 'event' || !ev || e.remote) return;
     if (ev.entity === 'attempt' && isTerminal('attempt', ev.to)) {
       finished.inc({ outcome: ev.to });
       const endedAt = (e.row as Attempt | undefined)?.endedAt;
@@ -111,6 +117,41 @@ export function createMetrics(src: MetricsSources): Metrics {
       store.bus.off('change', onChange);
     },
   };
+}
+
+/**
+ * `jobdeck_gpu_seconds_total{user,queue}` (GPUs × seconds the attempts held them, all time: a
+ * deleted job's share leaves it, which Prometheus reads as a counter reset) and
+ * `jobdeck_gpus_in_use{user,queue}`, one read for both per scrape. `user` is the submitter's name
+ * (empty for a job without one).
+ */
+function gpuMetrics(registry: Registry, store: Store): void {
+  let read: { at: number; rows: Promise<Awaited<ReturnType<typeof gpuSecondsByUser>>> } | null = null;
+  // The two collectors of one scrape share one query.
+  const rows = () => {
+    if (!read || Date.now() - read.at > 500) read = { at: Date.now(), rows: gpuSecondsByUser(store) };
+    return read.rows;
+  };
+  new Counter({
+    name: 'jobdeck_gpu_seconds_total',
+    help: 'GPU-seconds used by attempts (GPUs they held × their run time), by submitter and queue; read from the database: every server tells the same total.',
+    labelNames: ['user', 'queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await rows()) this.inc({ user: r.user ?? '', queue: r.queue }, r.gpuSeconds);
+    },
+  });
+  new Gauge({
+    name: 'jobdeck_gpus_in_use',
+    help: 'GPUs held by running attempts now, by submitter and queue (from the database, like jobdeck_jobs).',
+    labelNames: ['user', 'queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await rows()) if (r.gpusNow > 0) this.set({ user: r.user ?? '', queue: r.queue }, r.gpusNow);
+    },
+  });
 }
 
 /** A gauge read at scrape time. */

@@ -10,21 +10,21 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Store, StoreEvent } from '../store';
+import { createdJobs, jobEventsByIds, notifyChannel, type Store, type StoreEvent } from '../store';
 
 /** The channel. */
 const CHANNEL = 'jobdeck';
 /** PostgreSQL's payload limit is 8000 bytes: stay below it. */
 const MAX_PAYLOAD = 7000;
-/** At most this many JobEvent rows read per query. */
-const READ_CHUNK = 500;
 
 type Kind = StoreEvent['type'];
 /**
  * Every kind of the bus, by its index in the payload (append only: servers of two versions may
- * share the channel during an upgrade). `outbox` wakes the other servers' webhook dispatchers.
+ * share the channel during an upgrade). `outbox` wakes the other servers' webhook dispatchers;
+ * `token` (an attempt's new token, relayed without its row) has them read their users and tokens
+ * again at once, so an attempt may call any of them from its start.
  */
-const KINDS = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox', 'logs-removed'] as const satisfies readonly Kind[];
+const KINDS = ['event', 'created', 'deleted', 'cancel-requested', 'updated', 'queues', 'outbox', 'logs-removed', 'token'] as const satisfies readonly Kind[];
 // A bus kind missing from KINDS would encode as -1 and make the whole notification unreadable.
 const EVERY_KIND: Exclude<Kind, (typeof KINDS)[number]> extends never ? true : never = true;
 void EVERY_KIND;
@@ -67,7 +67,7 @@ export function decodeNotification(payload: string): { sender: string; items: It
     const jobId = Number(job);
     const eventId = Number(ev);
     if (!kind || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(eventId)) return null;
-    items.push({ kind, jobId, eventId, ...(changed === 'priority' || changed === 'pendingReason' ? { changed } : {}) });
+    items.push({ kind, jobId, eventId, ...(changed === 'priority' || changed === 'pendingReason' || changed === 'nextAttemptAt' ? { changed } : {}) });
   }
   return { sender: payload.slice(0, bar), items };
 }
@@ -149,8 +149,7 @@ export class NotifyRelay {
     const items = this.queue;
     this.queue = [];
     try {
-      // executeRaw: pg_notify() answers void, a column Prisma's raw query cannot decode.
-      for (const payload of encodeNotifications(this.serverId, items)) await this.store.prisma.$executeRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
+      for (const payload of encodeNotifications(this.serverId, items)) await notifyChannel(this.store, CHANNEL, payload);
     } catch (err) {
       this.log.warn({ err }, 'relay: could not notify the other servers; their poll covers it');
     } finally {
@@ -165,14 +164,9 @@ export class NotifyRelay {
   /** Reads the JobEvents of `items` once and emits everything on the local bus, in order. */
   private async remote(items: Item[]): Promise<void> {
     const ids = items.filter((i) => i.eventId > 0).map((i) => i.eventId);
-    const events = new Map<number, Awaited<ReturnType<Store['prisma']['jobEvent']['findMany']>>[number]>();
-    for (let i = 0; i < ids.length; i += READ_CHUNK) {
-      for (const e of await this.store.prisma.jobEvent.findMany({ where: { id: { in: ids.slice(i, i + READ_CHUNK) } }, orderBy: { id: 'asc' } })) events.set(e.id, e);
-    }
+    const events = await jobEventsByIds(this.store, ids);
     const created = items.filter((i) => i.kind === 'created').map((i) => i.jobId);
-    const jobs = new Map(
-      created.length ? (await this.store.prisma.job.findMany({ where: { id: { in: created } }, select: { id: true, cpus: true, executor: true, nodes: true, priority: true } })).map((j) => [j.id, j]) : [],
-    );
+    const jobs = new Map((await createdJobs(this.store, created)).map((j) => [j.id, j]));
     for (const it of items) {
       const event = it.eventId > 0 ? events.get(it.eventId) : undefined;
       // A status event whose row is gone (the job was deleted since): nothing to tell.

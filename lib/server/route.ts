@@ -1,4 +1,6 @@
 import { apiRoute, type ApiRouteOptions, type Caller, type RouteContext } from '../api/handler';
+import { meView, type UserMe } from '../api/team';
+import { actorOf, authenticate, type HeaderGetter } from '../auth/guard';
 import { closedAuthState } from '../auth/state';
 import { startedServices } from './services';
 
@@ -15,5 +17,19 @@ export function route<P = Record<string, never>>(
   handler: (req: Request, params: P, caller: Caller) => Promise<Response>,
   opts: Omit<ApiRouteOptions, 'auth'> = {},
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return apiRoute(handler, { ...opts, auth: () => startedServices()?.auth ?? closedAuthState(), quotas: () => startedServices()?.settings.quotas });
+  return apiRoute(handler, { ...opts, auth: () => startedServices()?.auth ?? closedAuthState(), quotas: () => startedServices()?.settings.quotas, bodyLimits: () => startedServices()?.bodyLimits });
+}
+
+/**
+ * Who is looking at a page, for the dashboard's server render (app/layout.tsx): the answer GET
+ * /api/users/me gives that browser, so a page is drawn for the viewer's role on the server and
+ * the browser's first render matches it (its controls, its navigation, a member's own-jobs view).
+ * Null when no server runs in this process or the request carries no valid credentials (the HTTP
+ * gate sends those to /login before a page renders, but for the login page itself).
+ */
+export function pageViewer(headers: HeaderGetter): UserMe | null {
+  const s = startedServices();
+  if (!s) return null;
+  const { identity } = authenticate(headers, s.auth);
+  return identity ? meView(actorOf(identity, null, s.settings.quotas)) : null;
 }

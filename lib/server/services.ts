@@ -7,8 +7,9 @@
  * services' modules.
  */
 import type { Logger } from 'pino';
+import type { BodyLimitSettings } from '../api/body-limits';
 import type { AuthState } from '../auth/state';
-import type { Config } from '../config';
+import type { Config, Isolation } from '../config';
 import type { Database } from '../db/client';
 import type { ExecutorRegistry } from '../executors';
 import type { MonitorSettings } from '../monitor/config';
@@ -18,6 +19,7 @@ import type { NotifyRelay } from './relay';
 import type { Store } from '../store';
 import type { WsHub } from '../ws/hub';
 import type { Metrics } from './metrics';
+import type { ScheduleLoop } from './schedules';
 
 /** What a running server is made of, in the order startServer() builds it. */
 export interface Services {
@@ -37,6 +39,8 @@ export interface Services {
   settings: MonitorSettings;
   /** The monitor (started: recovery done before the server listens). */
   monitor: Monitor;
+  /** The schedule loop: fires due schedules (lib/server/schedules.ts); its settings and clock serve the schedule routes. */
+  schedules: ScheduleLoop;
   /** The WebSocket hub behind /ws/jobs and /ws/jobs/:id (lib/ws). */
   ws: WsHub;
   /** Several servers on one PostgreSQL: the bus relayed over NOTIFY (lib/server/relay.ts); null on one server. */
@@ -45,6 +49,10 @@ export interface Services {
   replicas: ReplicaScope | null;
   /** The Prometheus metrics behind GET /metrics (lib/server/metrics.ts). */
   metrics: Metrics;
+  /** The operator's request body limits (lib/api/body-limits.ts), read at start. */
+  bodyLimits: BodyLimitSettings;
+  /** As whom jobs run (lib/config.ts isolationFromEnv, docs/design.md §16), read at start. */
+  isolation: Isolation;
 }
 
 declare global {

@@ -2,14 +2,13 @@ import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { MAX_BODY_BYTES } from '../api/body';
+import { bodyLimitFor, bodyLimitSettings, type BodyLimitSettings } from '../api/body-limits';
 import { createHttpGate, gateUpgrade, METRICS_PATH, refuseUpgrade } from '../auth/gate';
 import { listPublicFiles } from '../auth/policy';
 import { prepareServerAuth } from '../auth/server';
 import type { AuthState } from '../auth/state';
-import { loadConfig, type Config } from '../config';
+import { isolationFromEnv, jobApiUrl, loadConfig, type Config } from '../config';
 import { openDatabase } from '../db/client';
 import { checkDataFolder, databaseLabel } from '../db/identity';
 import { createExecutors } from '../executors';
@@ -18,7 +17,13 @@ import { createStore } from '../store';
 import { leaseMsFromEnv, monitorSettingsFromEnv } from '../monitor/config';
 import { hostIdentity, newServerId } from '../monitor/lease';
 import { createMonitor } from '../monitor/monitor';
+import type { RunAsOptions } from '../monitor/types';
+import { prepareDataFolderModes, settleAutoIsolation } from './data-modes';
+import { attemptTokens, isolationMode } from './isolation';
+import { scheduleSettingsFromEnv } from '../jobs/schedule';
+import { ScheduleLoop } from './schedules';
 import { WsHub, wsRoutes } from '../ws';
+import { projectRoot } from '../project-root';
 import { loadApiRouter } from './api-router';
 import { createMetrics } from './metrics';
 import { noteServerStart, noteServerStop } from './history';
@@ -53,7 +58,7 @@ export interface StartOptions {
  * @throws what openDatabase() or the monitor's start throws; Error naming the variable for a
  *   malformed JOBDECK_* monitor setting.
  */
-async function startServices(config: Config, log: Logger, auth: AuthState): Promise<Services> {
+async function startServices(config: Config, log: Logger, auth: AuthState, bodyLimits: BodyLimitSettings, runAs: RunAsOptions): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl });
   log.info({ database: db.kind, migrations: db.migrations.length }, 'database open');
   try {
@@ -67,16 +72,22 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
   const store = createStore(db.prisma);
   // Users and personal tokens, before the first request is checked against them.
   await auth.directory.reload(store);
+  // Attempts' own tokens authenticate from their creation and stop at their attempt's end.
+  store.bus.on('change', attemptTokens(store, auth));
   auth.directory.start(store, (err) => log.warn({ err }, 'reading users and tokens failed; the last read holds'));
   let built: Partial<Pick<Services, 'monitor' | 'ws' | 'relay' | 'metrics'>> = {};
   try {
     const executors = createExecutors();
+    // The local executor now: it says once how attempts are held to their resources (control
+    // groups or not) and refuses a malformed JOBDECK_LOCAL_GPUS or JOBDECK_CGROUPS, or a container
+    // runtime (JOBDECK_CONTAINER_RUNTIME) that does not answer, before the port opens.
+    executors.get('local');
     const settings = monitorSettingsFromEnv();
     // PostgreSQL may be shared by several servers: each owns its jobs by lease (docs/design.md
     // "Replicas"). PGlite has one holder (lib/db/lock.ts): no leases, no cost.
     const lease = db.kind === 'postgresql' ? { server: { id: newServerId(), host: hostname(), hostId: hostIdentity(), pid: process.pid }, leaseMs: leaseMsFromEnv() } : undefined;
     if (lease) log.info({ serverId: lease.server.id, hostId: lease.server.hostId }, `server id ${lease.server.id}`);
-    const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name), lease });
+    const monitor = createMonitor({ ...settings, db: db.prisma, store, executor: (name) => executors.get(name), lease, runAs });
     // The other servers' writes on this server's bus, and this one's on theirs.
     const relay = lease && config.databaseUrl ? new NotifyRelay(config.databaseUrl, store, lease.server.id, log) : null;
     built = { monitor, relay };
@@ -89,7 +100,10 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
     await noteServerStart(store, log, lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : undefined);
     await monitor.start();
     log.debug({ subsystem: 'monitor' }, 'started');
-    return { config, log, auth, db, store, executors, settings, monitor, ws, relay, metrics, replicas: lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : null };
+    // Every server looks for due schedules; the fire's guarded write makes each time fire once.
+    const schedules = new ScheduleLoop({ store, settings: scheduleSettingsFromEnv(process.env), quotas: settings.quotas, serverId: lease?.server.id ?? null, log });
+    schedules.start();
+    return { config, log, auth, db, store, executors, settings, monitor, ws, relay, metrics, bodyLimits, schedules, isolation: runAs.isolation, replicas: lease ? { serverId: lease.server.id, leaseMs: lease.leaseMs } : null };
   } catch (err) {
     built.metrics?.close();
     await built.ws?.stop().catch(() => undefined);
@@ -103,6 +117,7 @@ async function startServices(config: Config, log: Logger, auth: AuthState): Prom
 
 /** Stops what startServices() started, in reverse order (the database stays open). */
 async function stopServices(s: Services): Promise<void> {
+  await s.schedules.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'schedules' }, 'stop failed'));
   s.metrics.close();
   s.auth.directory.stop();
   await s.ws.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'ws' }, 'stop failed'));
@@ -153,7 +168,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const cfg = loadConfig();
   const port = opts.port ?? cfg.port;
   const host = opts.host ?? cfg.host;
-  const dir = opts.dir ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const dir = opts.dir ?? projectRoot();
   const log = logger();
   // The API route modules load (~0.4 s of module loading) while the database opens and the
   // monitor recovers, not after: the time until listening is what a restart's recovery waits for.
@@ -164,7 +179,20 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // creates the token — before the database opens, so a refused start touches nothing.
   const auth = prepareServerAuth({ home: cfg.home, host });
 
-  const s = await startServices(cfg, log, auth.result.state);
+  // Read before anything opens: a malformed limit refuses the start, naming its variable.
+  const bodyLimits = bodyLimitSettings();
+  // As whom jobs run (docs/design.md §16): decided, and the data folder's modes made to fit it,
+  // before the database opens — a refused start touches nothing else.
+  const isolation = await settleAutoIsolation(cfg.home, isolationFromEnv());
+  const modeWarnings = prepareDataFolderModes(cfg.home, isolation);
+  // The URL attempts call back: known now unless the port is chosen at listen (PORT=0).
+  const api = { url: port || process.env.JOBDECK_URL ? jobApiUrl(host, port) : null };
+  const s = await startServices(cfg, log, auth.result.state, bodyLimits, { isolation, api });
+  for (const w of modeWarnings) log.warn(w);
+  log.info({ isolation: isolationMode(isolation), runAccount: isolation.on ? isolation.runAccount : undefined }, isolation.why);
+  if (!isolation.on && isolation.serverUid === 0) {
+    log.warn(isolation.singleUser ? "the first admin's jobs run as root (single-user): isolation could not be turned on, see the line above" : 'jobs run as root: JOBDECK_ISOLATION=off on a jobdeck that runs as root gives every user who may submit a root shell');
+  }
   // Set when close() begins: no new WebSocket is accepted while the services stop (a client that
   // reconnects during shutdown would otherwise get a fresh stream and hold the stop open).
   let closing = false;
@@ -172,7 +200,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   let app: Awaited<ReturnType<typeof prepareNext>> | undefined;
   try {
     // The gate audits logins through the login URL: it needs the store.
-    const gate = createHttpGate({ auth: auth.result.state, store: s.store, dev: !!opts.dev, publicFiles: listPublicFiles(dir), maxBodyBytes: MAX_BODY_BYTES });
+    const gate = createHttpGate({ auth: auth.result.state, store: s.store, dev: !!opts.dev, publicFiles: listPublicFiles(dir), bodyLimit: (method, pathname) => bodyLimitFor(method, pathname, bodyLimits) });
     publishServices(s);
     app = await prepareNext(dir, host, port, !!opts.dev);
     // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves
@@ -208,13 +236,15 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   }
   const addr = server.address();
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  api.url ??= jobApiUrl(host, actualPort);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   // The login URL first: whoever waits for "listening" has it already.
   const login = auth.announce(log, actualPort);
   const listening = `jobdeck listening on ${url} (database: ${s.db.kind})`;
   log.info({ url, database: s.db.kind }, listening);
-  // Not on a terminal, a person reads these two lines first, plain, then the JSON logs.
-  announceListening(login ? [listening, login] : [listening]);
+  // Not on a terminal, a person reads these two lines first, plain, then the JSON logs; the
+  // first start's login URL (it carries the token) is printed plain on a terminal too.
+  announceListening(login ? [listening, login.line] : [listening], login?.secret ? [login.line] : []);
 
   const srv = server;
   const next = app;

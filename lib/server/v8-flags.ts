@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import v8 from 'node:v8';
+import { DEFAULT_V8_FLAGS, setting } from '../config';
 
 /**
  * V8 flags the server applies to itself at start (`JOBDECK_V8_FLAGS`, space-separated; replaces
@@ -13,7 +14,7 @@ import v8 from 'node:v8';
  * V8's memory reducer waits for an allocation rate under ~1 MB/s. With 1,000 running jobs it
  * saves ~90 MB of steady RSS at the same speed (bench/README.md, fixes table).
  */
-export const DEFAULT_V8_FLAGS = '--heap-growing-percent=50';
+export { DEFAULT_V8_FLAGS } from '../config';
 
 /**
  * Flags V8 reads only when it starts, so they go on node's command line: `npm start` and
@@ -72,8 +73,9 @@ export function checkV8Flags(flags: readonly string[]): void {
  * or, for a value set in the environment, one that node refuses (checkV8Flags).
  */
 export function applyV8Flags(env: Record<string, string | undefined> = process.env): string[] {
-  const flags = parseV8Flags(env.JOBDECK_V8_FLAGS ?? DEFAULT_V8_FLAGS);
-  if (env.JOBDECK_V8_FLAGS !== undefined) checkV8Flags(flags);
+  const set = setting('JOBDECK_V8_FLAGS', env);
+  const flags = parseV8Flags(set ?? DEFAULT_V8_FLAGS);
+  if (set !== undefined) checkV8Flags(flags);
   for (const f of flags) v8.setFlagsFromString(f);
   return flags;
 }

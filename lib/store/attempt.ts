@@ -1,6 +1,6 @@
 import type { Attempt } from '../generated/prisma/client';
 import { assertTransition, type TaskStatus } from '../jobs/status';
-import type { Store } from './store';
+import type { Store } from './handle';
 import { assertBatch, firstLoser, logApplied, runBatch, type AnyTransition, type Fence, type NewAttempt, type Step, type Transition, type TransitionOutcome } from './transition';
 
 /**
@@ -59,4 +59,9 @@ export async function startAttempt(
   done.events.forEach((e, i) => store.bus.emit({ type: 'event', jobId: e.jobId, event: e, ...(i === ai ? {} : { row: done.rows[i] }) }));
   if (done.outbox > 0) store.bus.emit({ type: 'outbox', jobId: 0 });
   return { outcome: 'applied', row: done.rows[ai] as Attempt, event: done.events[ai] };
+}
+
+/** Records the OS account an attempt runs as (Attempt.osUser; docs/design.md §16). */
+export async function recordAttemptAccount(store: Store, attemptId: number, osUser: string): Promise<void> {
+  await store.prisma.attempt.updateMany({ where: { id: attemptId }, data: { osUser } });
 }

@@ -4,7 +4,7 @@
  * admins. Append-only: the table refuses UPDATE and DELETE (its migration's trigger).
  */
 import type { AuditEvent, Prisma } from '../generated/prisma/client';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** The audited actions. */
 export const AUDIT_ACTIONS = [
@@ -17,10 +17,27 @@ export const AUDIT_ACTIONS = [
   'token.revoke',
   'user.create',
   'user.update',
+  'webhook.create',
+  'webhook.update',
+  'webhook.rotate',
+  'webhook.delete',
+  'webhook.test',
+  'webhook.redeliver',
+  'queue.set',
+  'queue.delete',
   'login',
   'login.failed',
   'retention.jobs',
   'retention.uploads',
+  'group.cancel',
+  'group.rerun',
+  'group.delete',
+  'schedule.create',
+  'schedule.update',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.run',
+  'schedule.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Attempt, Job, JobEvent, Task } from '../generated/prisma/client';
+import type { ApiToken, Attempt, Job, JobEvent, Task } from '../generated/prisma/client';
 import { logger } from '../log';
 
 /** What a store announces after a commit (the WebSocket hub and the monitor listen). */
@@ -10,9 +10,10 @@ export interface StoreEvent {
    * (recordCancelRequest) — the job's monitor must act on it now; `updated`: a field of a job
    * that is not its status changed (see `changed`); `queues`: the operator queues changed (jobId 0);
    * `outbox`: webhook deliveries became due (jobId 0; the dispatcher listens); `logs-removed`:
-   * the retention policy removed a finished job's logs (open log streams of it are told and closed).
+   * the retention policy removed a finished job's logs (open log streams of it are told and closed);
+   * `token`: an attempt's own token was created (the server's auth directory takes it at once).
    */
-  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues' | 'outbox' | 'logs-removed';
+  type: 'event' | 'created' | 'deleted' | 'cancel-requested' | 'updated' | 'queues' | 'outbox' | 'logs-removed' | 'token';
   jobId: number;
   /** The JobEvent row, for `event` and `created`. */
   event?: JobEvent;
@@ -22,10 +23,16 @@ export interface StoreEvent {
    * created (a new attempt) and for `created` / `deleted`.
    */
   row?: Job | Task | Attempt;
-  /** For `created`: what admission needs of the new job (Job.cpus, Job.nodes, Job.executor, Job.priority). */
-  job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes' | 'priority'>>;
-  /** For `updated`: which field changed (a priority change reorders admission). */
-  changed?: 'priority' | 'pendingReason';
+  /** For `created`: what admission needs of the new job (Job.cpus, Job.nodes, Job.gpus, Job.executor, Job.priority, Job.depsWaiting). */
+  job?: Pick<Job, 'cpus' | 'executor'> & Partial<Pick<Job, 'nodes' | 'priority' | 'gpus' | 'depsWaiting'>>;
+  /** For `token`: the token's row (its hash, never the token). */
+  token?: ApiToken;
+  /**
+   * For `updated`: which field changed (a priority change reorders admission; `pendingReason`
+   * covers the place in line too; `deps`: a dependent's dependencies were met; `nodes`: an
+   * attempt's, Attempt.nodes).
+   */
+  changed?: 'priority' | 'pendingReason' | 'nextAttemptAt' | 'deps' | 'nodes';
   /**
    * Another server's write, relayed over PostgreSQL NOTIFY (lib/server/relay.ts): the JobEvent
    * is read back, `row` is absent. A remote event is never relayed again.

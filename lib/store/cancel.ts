@@ -9,7 +9,7 @@ import { assertTransition, JOB_TERMINAL, type JobStatus, type TaskStatus } from 
 import { outboxInsert, webhookEventOf } from './outbox';
 import { anySubscription } from './webhook-subscriptions';
 import { pgTimestamp } from './sql';
-import type { Store } from './store';
+import type { Store } from './handle';
 
 /** A set write over many jobs: see transitionJobsWhere(). */
 export interface JobsWhere {

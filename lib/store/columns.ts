@@ -9,8 +9,8 @@
  * and column names (no @@map / @map), DateTime columns are TIMESTAMP(3) (Prisma's default for
  * PostgreSQL), enum columns have the enum's own type.
  */
-import type { PrismaClient } from '../generated/prisma/client';
-import type { Entity } from '../jobs/status';
+import type { $Enums, PrismaClient } from '../generated/prisma/client';
+import type { AttemptStatus, Entity, JobStatus, TaskStatus } from '../jobs/status';
 
 /** SQL type of a column, as the store casts a parameter to it and decodes its `to_jsonb` value. */
 export type ColumnType = 'int' | 'float8' | 'text' | 'jsonb' | 'timestamp' | 'bool' | 'enum';
@@ -106,3 +106,13 @@ export function columnsOf(prisma: PrismaClient): ColumnTable {
   return table;
 }
 
+// ─── compile-time check: lib/jobs/status.ts's statuses are the schema's enums ────────────────
+// A status added to one and not the other fails tsc here (tests/unit/status.test.ts checks the
+// values at run time too).
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Check<T extends true> = T;
+export type StatusEnumChecks = [
+  Check<Equals<JobStatus, $Enums.JobStatus>>,
+  Check<Equals<TaskStatus, $Enums.TaskStatus>>,
+  Check<Equals<AttemptStatus, $Enums.AttemptStatus>>,
+];

@@ -5,7 +5,7 @@
 import { logger } from '../log';
 import { JOB_TERMINAL } from '../jobs/status';
 import { appendAudit, type AuditEntry } from './audit';
-import { inTransaction, type Store } from './store';
+import { inTransaction, type Store } from './handle';
 
 /**
  * Deletes terminal jobs (with their tasks, attempts and events, by cascade) and announces a

@@ -1,6 +1,6 @@
 /** One job's whole story as rows: the job, its tasks with every attempt, its events. */
 import type { Attempt, Job, JobEvent, Task } from '../generated/prisma/client';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** A job with its tasks (index order), their attempts (number order) and its events (id order). */
 export type JobTree = Job & { tasks: Array<Task & { attempts: Attempt[] }>; events: JobEvent[] };

@@ -1,5 +1,5 @@
 /** The read behind the whole-job log download: every task's attempts, in order, with their logs. */
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** One attempt as the whole-job download needs it. */
 export interface JobLogAttempt {

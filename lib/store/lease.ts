@@ -6,7 +6,7 @@
  */
 import { ACTIVE_JOB_STATUSES } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import type { Store, StoreScope } from './store';
+import type { Store, StoreScope } from './handle';
 
 /** `"status" NOT IN (…terminal…)`: the SQL of "non-terminal" (the statuses are fixed words, not input). */
 const LIVE = `"status" NOT IN (${[...JOB_TERMINAL].map((s) => `'${s}'`).join(', ')})`;
@@ -190,4 +190,10 @@ export async function expireServers(store: StoreScope, ids: readonly string[]): 
       ` UPDATE "Job" SET "leaseExpiresAt" = now() WHERE "ownerId" IN (SELECT "id" FROM s) AND ${LIVE}`,
     [...ids],
   );
+}
+
+/** The owner (Job.ownerId; null: unowned) of each of `ids` that exists. */
+export async function jobOwners(store: StoreScope, ids: readonly number[]): Promise<Array<{ id: number; ownerId: string | null }>> {
+  if (ids.length === 0) return [];
+  return store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: { id: true, ownerId: true } });
 }

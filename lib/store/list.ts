@@ -7,9 +7,9 @@
  * page costs what the first one costs, with 10,000+ jobs.
  * A page costs three queries whatever its size: jobs, their tasks, attempt counts (groupBy).
  */
-import type { Prisma, Task } from '../generated/prisma/client';
+import { Prisma, type Task } from '../generated/prisma/client';
 import { JOB_STATUSES, JOB_TERMINAL, type JobStatus } from '../jobs/status';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 import { allJobStatusCounts, type StatusCounts } from './status-counts';
 
 /** Largest job id (PostgreSQL `integer`). */
@@ -34,6 +34,17 @@ export interface JobFilter {
    * jsonb containment; the API bounds it to 8 pairs, keys ≤ 64 and values ≤ 200 characters).
    */
   metadata?: ReadonlyArray<readonly [key: string, value: string]>;
+  /** Only the jobs of this group (Job.groupId; docs/design.md §17 "Groups"). */
+  groupId?: number;
+  /** Only the jobs this schedule's fires submitted (Job.scheduleId). */
+  scheduleId?: number;
+  /** A group stands as its first job alone (Job.groupLead): the folded list. */
+  foldGroups?: boolean;
+  /**
+   * Only jobs whose tasks carry every one of these labels (`resources.labels`, Job.labels: jsonb
+   * containment, each pair in some task; the API bounds it to 8 pairs).
+   */
+  labels?: ReadonlyArray<readonly [key: string, value: string]>;
 }
 
 /**
@@ -53,7 +64,8 @@ export function likeLiteral(s: string): string {
  * (`ILIKE '%…%'`; a q under 3 characters has no trigram and scans), the status and the
  * submitted-time range from (status, submittedAt) / (submittedAt), the id from the primary key,
  * the metadata pairs from the GIN index on `metadataSet` (`[metadata] @> [{k: v}, …]`: one object
- * a pair, so a key given twice with two values matches nothing, as AND says).
+ * a pair, so a key given twice with two values matches nothing, as AND says), the labels from the
+ * GIN index on `labels` (`labels @> [{k: v}, …]`: every pair held by some task's labels).
  */
 export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   const and: Prisma.JobWhereInput[] = [];
@@ -62,6 +74,10 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
   if (f.submittedAfter || f.submittedBefore) and.push({ submittedAt: { ...(f.submittedAfter ? { gte: f.submittedAfter } : {}), ...(f.submittedBefore ? { lt: f.submittedBefore } : {}) } });
   if (f.userId !== undefined) and.push({ userId: f.userId });
   if (f.metadata && f.metadata.length) and.push({ metadataSet: { array_contains: f.metadata.map(([k, v]) => ({ [k]: v })) } });
+  if (f.groupId !== undefined) and.push({ groupId: f.groupId });
+  if (f.scheduleId !== undefined) and.push({ scheduleId: f.scheduleId });
+  if (f.foldGroups) and.push({ OR: [{ groupId: null }, { groupLead: true }] });
+  if (f.labels && f.labels.length) and.push({ labels: { array_contains: f.labels.map(([k, v]) => ({ [k]: v })) } });
   const q = f.q?.trim();
   if (q) {
     const byName: Prisma.JobWhereInput = { name: { contains: likeLiteral(q), mode: 'insensitive' } };
@@ -91,20 +107,32 @@ const JOB_SUMMARY_COLUMNS = {
   currentTask: true,
   restartCount: true,
   recoveryCount: true,
+  exitCodeRestartCount: true,
+  labels: true,
   cancelRequestedAt: true,
   priority: true,
   queue: true,
   pendingReason: true,
+  pendingPlace: true,
+  nextAttemptAt: true,
   userId: true,
+  groupId: true,
+  groupIndex: true,
+  groupLead: true,
+  scheduleId: true,
+  depsWaiting: true,
 } satisfies Prisma.JobSelect;
 
 /** A Job row as far as a list needs it (a whole Job row is one too). */
 export type JobSummaryRow = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_COLUMNS }>;
 
-/** A job of a list: its summary columns, and its tasks (pipeline order) with their attempt counts. */
+/**
+ * A job of a list: its summary columns, and its tasks (pipeline order) with their attempt counts
+ * and the nodes of their latest attempt (Attempt.nodes; null: none recorded).
+ */
 export interface JobListRow {
   job: JobSummaryRow;
-  tasks: Array<{ task: Task; attempts: number }>;
+  tasks: Array<{ task: Task; attempts: number; nodes: unknown }>;
   /** The submitter's name (User.name), or null when none is recorded (or the user is gone). */
   owner: string | null;
 }
@@ -229,19 +257,25 @@ export async function userNames(store: StoreScope, ids: ReadonlyArray<number | n
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
-/** Tasks, attempt counts and submitter names for a set of jobs: three queries. */
+/**
+ * Tasks, attempt counts (with each task's latest attempt's nodes: one grouped read of the attempts,
+ * by the Attempt(jobId) index) and submitter names for a set of jobs: three queries.
+ */
 async function withTasks(store: StoreScope, jobs: JobSummaryRow[]): Promise<JobListRow[]> {
   if (jobs.length === 0) return [];
   const ids = jobs.map((j) => j.id);
   const [tasks, counts, names] = await Promise.all([
     store.prisma.task.findMany({ where: { jobId: { in: ids } }, orderBy: [{ jobId: 'asc' }, { index: 'asc' }] }),
-    store.prisma.attempt.groupBy({ by: ['taskId'], where: { jobId: { in: ids } }, _count: { _all: true } }),
+    store.prisma.$queryRaw<Array<{ taskId: number; n: number; nodes: unknown }>>(Prisma.sql`
+      SELECT "taskId", count(*)::int AS "n", (array_agg("nodes" ORDER BY "number" DESC))[1] AS "nodes"
+      FROM "Attempt" WHERE "jobId" IN (${Prisma.join(ids)}) GROUP BY "taskId"`),
     userNames(store, jobs.map((j) => j.userId)),
   ]);
-  const attemptsOf = new Map(counts.map((c) => [c.taskId, c._count._all]));
+  const attemptsOf = new Map(counts.map((c) => [c.taskId, c]));
   const tasksOf = new Map<number, JobListRow['tasks']>();
   for (const t of tasks) {
-    const entry = { task: t, attempts: attemptsOf.get(t.id) ?? 0 };
+    const a = attemptsOf.get(t.id);
+    const entry = { task: t, attempts: a?.n ?? 0, nodes: a?.nodes ?? null };
     const list = tasksOf.get(t.jobId);
     if (list) list.push(entry);
     else tasksOf.set(t.jobId, [entry]);

@@ -1,6 +1,6 @@
-/** The read behind the log routes: which attempt a logs request is about. */
+/** The reads behind the log routes and the job stream: which attempt a logs request is about, one attempt by task and number. */
 import type { Attempt, Task } from '../generated/prisma/client';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** Which attempt's log: absent fields mean the job's current task and that task's latest attempt. */
 export interface LogTarget {
@@ -30,4 +30,14 @@ export async function findLogAttempt(store: StoreScope, jobId: number, target: L
   if (attempt) return { found: true, task, attempt };
   const attempts = target.attempt !== undefined ? await prisma.attempt.count({ where: { taskId: task.id } }) : 0;
   return { found: false, missing: 'attempt', index, attempts, asked: target.attempt };
+}
+
+/** Attempt `number` of job `jobId`'s task `taskIndex` (the attempt a job stream opens), or null. */
+export function attemptOf(store: StoreScope, jobId: number, taskIndex: number, number: number): Promise<Attempt | null> {
+  return store.prisma.attempt.findFirst({ where: { jobId, number, task: { index: taskIndex } } });
+}
+
+/** Which restart of its task attempt `number` is: the task's attempts caused by a restart, up to and including it. */
+export function restartOrdinal(store: StoreScope, taskId: number, number: number): Promise<number> {
+  return store.prisma.attempt.count({ where: { taskId, cause: 'restart', number: { lte: number } } });
 }

@@ -5,7 +5,7 @@
  * (lib/jobs/status.ts), so its log is finished. Index `(logCompressedAt, endedAt)`.
  */
 import { ATTEMPT_TERMINAL } from '../jobs/status';
-import type { Store } from './store';
+import type { Store } from './handle';
 
 /** The SQL list of terminal attempt statuses (constants of lib/jobs/status.ts, never user input). */
 const TERMINAL_SQL = [...ATTEMPT_TERMINAL].map((s) => `'${s}'`).join(', ');

@@ -1,6 +1,6 @@
 /** The read behind the cross-job log search (lib/api/grep.ts): which log files a filter's jobs have. */
 import { jobFilterWhere, type JobFilter } from './list';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** One attempt's log to search, and where it belongs. */
 export interface LogSearchTarget {

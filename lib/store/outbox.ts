@@ -12,9 +12,11 @@
  * enabled subscription exists (anySubscription(), the store's copy of that fact, at most 1 s old:
  * a subscription made on another server hears the changes committed from then on). A statement
  * with one joins the subscriptions and stores a snapshot — the event, the job row, the rows the
- * statement wrote — from which webhookPayload() (lib/monitor/webhook-format.ts) builds the body
+ * statement wrote — from which webhookPayload() (lib/monitor/webhooks/format.ts) builds the body
  * when it is sent: the statement stays small to plan.
  */
+
+import { JOB_FAILED } from '../jobs/status';
 
 /** The event types a subscription may ask for (`*`: all of them). */
 export const WEBHOOK_EVENTS = ['job.succeeded', 'job.failed', 'job.cancelled', 'job.started', 'task.restarted', 'task.recovered'] as const;
@@ -25,12 +27,12 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /**
  * The notification a JobEvent is, or null. A restart and a recovery are the new attempt's event
  * (from nothing to STARTING, reason = its cause, as startAttempt records it); `job.failed` is any
- * FAILED_* status of the job; `job.started` its move out of PENDING into STARTING or RUNNING.
+ * failure of the job (JOB_FAILED); `job.started` its move out of PENDING into STARTING or RUNNING.
  */
 export function webhookEventOf(e: { entity: string; from: string | null; to: string; reason?: string | null }): WebhookEvent | null {
   if (e.entity === 'job') {
     if (e.to === 'SUCCEEDED') return 'job.succeeded';
-    if (e.to.startsWith('FAILED')) return 'job.failed';
+    if ((JOB_FAILED as ReadonlySet<string>).has(e.to)) return 'job.failed';
     if (e.to === 'CANCELLED') return 'job.cancelled';
     if (e.from === 'PENDING' && (e.to === 'STARTING' || e.to === 'RUNNING')) return 'job.started';
     return null;

@@ -4,20 +4,32 @@
  * (jobId 0) so the monitor runs an admission pass with the new limits.
  */
 import { Prisma, type Queue } from '../generated/prisma/client';
-import { ACTIVE_JOB_STATUSES } from '../jobs/capacity';
+import { ACTIVE_JOB_STATUSES, type QueueLimits } from '../jobs/capacity';
 import { JOB_TERMINAL } from '../jobs/status';
-import type { Store, StoreScope } from './store';
+import type { Store, StoreScope } from './handle';
 
 /** A queue's settings as an operator writes them (null = no limit / no default). */
 export interface QueueSettings {
   maxRunning: number | null;
   maxCpus: number | null;
+  /** Absent: no limit (as null). */
+  maxGpus?: number | null;
+  /** ms; null or absent: the server's start timeout. */
+  startTimeoutMs?: number | null;
   defaultPriority: number | null;
+  /** Highest priority a member may give the queue's jobs (lib/jobs/priority-cap.ts); null: the role's cap only. */
+  memberMaxPriority: number | null;
 }
 
 /** Every queue row, by name. */
 export function listQueueRows(store: StoreScope): Promise<Queue[]> {
   return store.prisma.queue.findMany({ orderBy: { name: 'asc' } });
+}
+
+/** The operator queues' limits by name (admission's read; the default queue has none). */
+export async function queueLimits(store: StoreScope): Promise<Record<string, QueueLimits>> {
+  const rows = await store.prisma.queue.findMany({ select: { name: true, maxRunning: true, maxCpus: true, maxGpus: true, startTimeoutMs: true } });
+  return Object.fromEntries(rows.map((r) => [r.name, { maxRunning: r.maxRunning, maxCpus: r.maxCpus, maxGpus: r.maxGpus, startTimeoutMs: r.startTimeoutMs }]));
 }
 
 /** How long a submit may use the queues it read before (ms): another server's change shows within it. */
@@ -42,21 +54,22 @@ export function queueRow(store: StoreScope, name: string): Promise<Queue | null>
   return store.prisma.queue.findUnique({ where: { name } });
 }
 
-/** Per queue name: its jobs waiting (PENDING, no cancel request), active, and the CPUs the active ones hold. */
-export async function queueUse(store: StoreScope): Promise<Map<string, { pending: number; running: number; cpus: number }>> {
+/** Per queue name: its jobs waiting (PENDING, no cancel request), active, and the CPUs and GPUs the active ones hold. */
+export async function queueUse(store: StoreScope): Promise<Map<string, { pending: number; running: number; cpus: number; gpus: number }>> {
   const groups = await store.prisma.job.groupBy({
     by: ['queue', 'status'],
     where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null }] },
     _count: { _all: true },
-    _sum: { cpus: true },
+    _sum: { cpus: true, gpus: true },
   });
-  const out = new Map<string, { pending: number; running: number; cpus: number }>();
+  const out = new Map<string, { pending: number; running: number; cpus: number; gpus: number }>();
   for (const g of groups) {
-    const u = out.get(g.queue) ?? { pending: 0, running: 0, cpus: 0 };
+    const u = out.get(g.queue) ?? { pending: 0, running: 0, cpus: 0, gpus: 0 };
     if (g.status === 'PENDING') u.pending += g._count._all;
     else {
       u.running += g._count._all;
       u.cpus += g._sum.cpus ?? 0;
+      u.gpus += g._sum.gpus ?? 0;
     }
     out.set(g.queue, u);
   }

@@ -13,7 +13,7 @@ import { JOB_TERMINAL } from '../jobs/status';
 import { appendAudit, AUDIT_MAX_IDS, SERVER_ACTOR, type AuditEntry } from './audit';
 import { deleteTerminalJobs } from './delete';
 import { recordServerEvents } from './server-event';
-import type { Store } from './store';
+import type { Store } from './handle';
 
 /** The SQL list of terminal statuses (constants of lib/jobs/status.ts, never user input). */
 const TERMINAL_SQL = [...JOB_TERMINAL].map((s) => `'${s}'`).join(', ');
@@ -164,5 +164,8 @@ export async function deleteJobsPastRetention(store: Store, ids: number[], folde
 
 /** Appends the `retention.uploads` audit row of stored uploads a pass removed (hashes, bytes freed). */
 export async function recordUploadsRemoved(store: Store, hashes: readonly string[], bytes: number): Promise<void> {
-  if (hashes.length) await appendAudit(store, retentionAudit('retention.uploads', hashes, bytes));
+  if (!hashes.length) return;
+  // Who sent them goes with them: sent again, an upload is owned afresh.
+  await store.prisma.uploadOwner.deleteMany({ where: { hash: { in: [...hashes] } } });
+  await appendAudit(store, retentionAudit('retention.uploads', hashes, bytes));
 }

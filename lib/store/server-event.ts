@@ -4,7 +4,7 @@
  * not status changes — no row's status moves, `from` is null — so the status streams skip them;
  * the job page's status history shows them between the transitions (docs/design.md §8).
  */
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** What the server did: stopped with the job unfinished, started and re-adopted it, took it over from a server whose lease expired (docs/design.md "Replicas"), or removed its logs by the retention policy ("Retention"). */
 export const SERVER_EVENTS = ['STOPPED', 'READOPTED', 'TAKEN_OVER', 'LOGS_REMOVED'] as const;

@@ -26,6 +26,12 @@ export function pgTimestamp(d: Date): string {
 }
 
 /**
+ * SQL NULL for a Json column in a write's `data` (Transition data): Prisma's input types take
+ * no plain null there, and only lib/store touches the Prisma client.
+ */
+export const SQL_NULL: typeof Prisma.DbNull = Prisma.DbNull;
+
+/**
  * A value written to a column, as the parameter sent with its cast (Prisma's input rules:
  * DateTime takes a Date or an ISO string; Int an integer; Json any JSON value, Prisma.JsonNull
  * for a JSON null, Prisma.DbNull for SQL NULL).

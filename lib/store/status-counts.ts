@@ -9,7 +9,7 @@
  * deadlock over); a read that finds many of them folds them into one per status.
  */
 import type { JobStatus } from '../jobs/status';
-import type { Store } from './store';
+import type { Store } from './handle';
 
 /** Rows above which a read folds the deltas into one row per status (then about 13). */
 export const FOLD_ABOVE = 512;

@@ -22,6 +22,9 @@ export interface NewJob {
   cpus: number;
   /** Nodes asked for at once (Job.nodes; default 1). */
   nodes?: number;
+  /** GPUs in all (Job.gpus; default 0) and the alternatives per node (Job.gpuRequest; default none). */
+  gpus?: number;
+  gpuRequest?: Prisma.InputJsonValue;
   /** Admission priority (Job.priority; default 500). */
   priority?: number;
   /** The operator queue (Job.queue; default "default"). */
@@ -31,6 +34,8 @@ export interface NewJob {
   launch?: Prisma.InputJsonValue;
   /** The spec's warnings (Job.warnings), or none. */
   warnings?: Prisma.InputJsonValue;
+  /** The tasks' `resources.labels` (Job.labels: one map per task that has labels), or none. */
+  labels?: ReadonlyArray<Record<string, string>> | null;
   /** What submitted it (Job.origin; default "api"). */
   origin?: string;
   executor?: string;
@@ -38,6 +43,16 @@ export interface NewJob {
   userId?: number | null;
   /** Through which personal token (Job.tokenId: ApiToken.id), or none. */
   tokenId?: number | null;
+  /** The group it belongs to and its slot (Job.groupId, groupIndex, groupLead), or none. */
+  group?: { id: number; index: number; lead: boolean } | null;
+  /** The schedule whose fire submits it (Job.scheduleId), or none. */
+  scheduleId?: number | null;
+  /** Its job-level dependencies (JobDependency rows), resolved to job ids. */
+  dependsOn?: ReadonlyArray<{ onJobId: number; after: string }>;
+  /** True while those are not met (Job.depsWaiting): it waits outside its executor's line. */
+  depsWaiting?: boolean;
+  /** The reason it waits, written with it (a dependent's "waits for job 41 to succeed"); null: none yet. */
+  pendingReason?: string | null;
   tasks: NewTask[];
 }
 
@@ -56,11 +71,20 @@ export interface JobEntry {
   metadataJson: string | null;
   launchJson: string | null;
   warningsJson: string | null;
+  gpuRequestJson: string | null;
+  labelsJson: string | null;
   origin: string;
   executor: string;
   submissionId: string | null;
   userId: number | null;
   tokenId: number | null;
+  groupId: number | null;
+  groupIndex: number | null;
+  groupLead: boolean;
+  scheduleId: number | null;
+  depsJson: string;
+  depsWaiting: boolean;
+  pendingReason: string | null;
 }
 
 /**
@@ -96,12 +120,60 @@ export function newJobEntry(job: NewJob): JobEntry {
     metadataJson: job.metadata === undefined || job.metadata === null ? null : JSON.stringify(job.metadata),
     launchJson: job.launch === undefined || job.launch === null ? null : JSON.stringify(job.launch),
     warningsJson: job.warnings === undefined || job.warnings === null ? null : JSON.stringify(job.warnings),
+    gpuRequestJson: job.gpuRequest === undefined || job.gpuRequest === null ? null : JSON.stringify(job.gpuRequest),
+    labelsJson: job.labels && job.labels.length ? JSON.stringify(job.labels) : null,
     origin: job.origin ?? 'api',
     executor: job.executor ?? 'local',
     submissionId: job.submissionId ?? null,
     userId: job.userId ?? null,
     tokenId: job.tokenId ?? null,
+    groupId: job.group?.id ?? null,
+    groupIndex: job.group?.index ?? null,
+    groupLead: job.group?.lead ?? false,
+    scheduleId: job.scheduleId ?? null,
+    depsJson: JSON.stringify(job.dependsOn ?? []),
+    depsWaiting: job.depsWaiting ?? false,
+    pendingReason: job.pendingReason ?? null,
   };
+}
+
+/**
+ * The statement of one job (insertOne) with `before` data-modifying CTEs ahead of its own and the
+ * job's row written only when `gate` (a FROM item) yields a row: the schedule fire's
+ * compare-and-set (schedule-fire.ts) is such a gate. `id` is the job's id when the caller drew it
+ * (nextval) beforehand, else the sequence's default. Answers the ids, or no row when the gate
+ * held nothing back.
+ */
+export function jobInsertSql(e: JobEntry, gate: Prisma.Sql, before: Prisma.Sql | null = null, id: Prisma.Sql | null = null): Prisma.Sql {
+  const { job, at } = e;
+  const queue = job.queue ?? DEFAULT_QUEUE_NAME;
+  const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
+  const queueGate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
+  return Prisma.sql`
+    WITH ${before ? Prisma.sql`${before}, ` : Prisma.empty}j AS (
+      INSERT INTO "Job" (${id ? Prisma.sql`"id", ` : Prisma.empty}"submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "gpus", "gpuRequest", "priority", "queue", "metadata", "launch", "warnings", "labels", "origin", "executor", "userId", "tokenId",
+                         "groupId", "groupIndex", "groupLead", "scheduleId", "depsWaiting",
+                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
+      SELECT ${id ? Prisma.sql`${id}, ` : Prisma.empty}${e.submissionId}, ${job.name}, 'PENDING', NULL, ${e.pendingReason}, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.gpus ?? 0}::float8, ${e.gpuRequestJson}::jsonb, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.labelsJson}::jsonb, ${e.origin}, ${e.executor}, ${e.userId}::int, ${e.tokenId}::int,
+              ${e.groupId}::int, ${e.groupIndex}::int, ${e.groupLead}, ${e.scheduleId}::int, ${e.depsWaiting},
+              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
+      FROM ${queueGate}, ${gate}
+      RETURNING "id"
+    ), t AS (
+      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
+      SELECT j."id", (x.i - 1)::int, x.v->>'name', 'PENDING', NULL, x.v->'spec', 0, 0, NULL, NULL, NULL
+      FROM j, jsonb_array_elements(${tasksJson}::jsonb) WITH ORDINALITY AS x(v, i)
+      RETURNING "id", "index"
+    ), d AS (
+      INSERT INTO "JobDependency" ("jobId", "onJobId", "after")
+      SELECT j."id", (x.v->>'onJobId')::int, x.v->>'after' FROM j, jsonb_array_elements(${e.depsJson}::jsonb) AS x(v)
+      RETURNING "jobId"
+    ), e AS (
+      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
+      SELECT j."id", ${at}::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM j
+      RETURNING "id"
+    )
+    SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds", (SELECT count(*) FROM d)::int AS "deps" FROM j, e`;
 }
 
 /**
@@ -109,32 +181,10 @@ export function newJobEntry(job: NewJob): JobEntry {
  * queue's row is there, which the statement locks (see QueueGoneError).
  * @throws QueueGoneError when the queue's row is gone.
  */
-async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
-  const { job, at } = e;
-  const queue = job.queue ?? DEFAULT_QUEUE_NAME;
-  const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
-  const gate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
-  const rows = await db.$queryRaw<InsertedIds[]>(Prisma.sql`
-    WITH j AS (
-      INSERT INTO "Job" ("submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor", "userId", "tokenId",
-                         "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT ${e.submissionId}, ${job.name}, 'PENDING', NULL, NULL, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.origin}, ${e.executor}, ${e.userId}::int, ${e.tokenId}::int,
-              ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
-      FROM ${gate}
-      RETURNING "id"
-    ), t AS (
-      INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
-      SELECT j."id", (x.i - 1)::int, x.v->>'name', 'PENDING', NULL, x.v->'spec', 0, 0, NULL, NULL, NULL
-      FROM j, jsonb_array_elements(${tasksJson}::jsonb) WITH ORDINALITY AS x(v, i)
-      RETURNING "id", "index"
-    ), e AS (
-      INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
-      SELECT j."id", ${at}::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM j
-      RETURNING "id"
-    )
-    SELECT j."id" AS "jobId", e."id" AS "eventId", (SELECT array_agg(t."id" ORDER BY t."index") FROM t) AS "taskIds" FROM j, e`);
-  if (rows.length === 0) throw new QueueGoneError(queue);
-  return rows[0];
+export async function insertOne(db: PrismaClient | Prisma.TransactionClient, e: JobEntry): Promise<InsertedIds> {
+  const rows = await db.$queryRaw<InsertedIds[]>(jobInsertSql(e, Prisma.sql`(SELECT 1) AS s`));
+  if (rows.length === 0) throw new QueueGoneError(e.job.queue ?? DEFAULT_QUEUE_NAME);
+  return { jobId: rows[0].jobId, eventId: rows[0].eventId, taskIds: rows[0].taskIds };
 }
 
 /**
@@ -143,7 +193,7 @@ async function insertOne(db: PrismaClient, e: JobEntry): Promise<InsertedIds> {
  * event of each job join on its id. Same columns and values as insertOne(); a job whose named
  * queue's row is gone is not written (null in its place), the others are (see QueueGoneError).
  */
-async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promise<Array<InsertedIds | null>> {
+export async function insertMany(db: PrismaClient | Prisma.TransactionClient, entries: readonly JobEntry[]): Promise<Array<InsertedIds | null>> {
   const input = JSON.stringify(
     entries.map((e) => ({
       submissionId: e.submissionId,
@@ -153,16 +203,26 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       specHash: e.job.specHash,
       cpus: e.job.cpus,
       nodes: e.job.nodes ?? 1,
+      gpus: e.job.gpus ?? 0,
+      ...(e.gpuRequestJson === null ? {} : { gpuRequest: JSON.parse(e.gpuRequestJson) as unknown }),
       priority: e.job.priority ?? 500,
       queue: e.job.queue ?? 'default',
       // Absent (SQL NULL), not a JSON null, when there is none — as insertOne() stores it.
       ...(e.metadataJson === null ? {} : { metadata: JSON.parse(e.metadataJson) as unknown }),
       ...(e.launchJson === null ? {} : { launch: JSON.parse(e.launchJson) as unknown }),
       ...(e.warningsJson === null ? {} : { warnings: JSON.parse(e.warningsJson) as unknown }),
+      ...(e.labelsJson === null ? {} : { labels: JSON.parse(e.labelsJson) as unknown }),
       origin: e.origin,
       executor: e.executor,
       userId: e.userId,
       tokenId: e.tokenId,
+      groupId: e.groupId,
+      groupIndex: e.groupIndex,
+      groupLead: e.groupLead,
+      scheduleId: e.scheduleId,
+      depsWaiting: e.depsWaiting,
+      pendingReason: e.pendingReason,
+      deps: JSON.parse(e.depsJson) as unknown,
       at: e.at,
       tasks: e.job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })),
     })),
@@ -177,9 +237,11 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
     ), ${queueGate}, j AS (
-      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "priority", "queue", "metadata", "launch", "warnings", "origin", "executor", "userId", "tokenId",
+      INSERT INTO "Job" ("id", "submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "gpus", "gpuRequest", "priority", "queue", "metadata", "launch", "warnings", "labels", "origin", "executor", "userId", "tokenId",
+                         "groupId", "groupIndex", "groupLead", "scheduleId", "depsWaiting",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, NULL, v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->>'origin', v->>'executor', (v->>'userId')::int, (v->>'tokenId')::int,
+      SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'pendingReason', v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'gpus')::float8, v->'gpuRequest', (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->'labels', v->>'origin', v->>'executor', (v->>'userId')::int, (v->>'tokenId')::int,
+             (v->>'groupId')::int, (v->>'groupIndex')::int, (v->>'groupLead')::boolean, (v->>'scheduleId')::int, (v->>'depsWaiting')::boolean,
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
       FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME} OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
       RETURNING "id"
@@ -188,13 +250,19 @@ async function insertMany(db: PrismaClient, entries: readonly JobEntry[]): Promi
       SELECT input."id", (y.k - 1)::int, y.w->>'name', 'PENDING', NULL, y.w->'spec', 0, 0, NULL, NULL, NULL
       FROM input JOIN j ON j."id" = input."id", jsonb_array_elements(input.v->'tasks') WITH ORDINALITY AS y(w, k)
       RETURNING "id", "jobId", "index"
+    ), d AS (
+      INSERT INTO "JobDependency" ("jobId", "onJobId", "after")
+      SELECT input."id", (y.w->>'onJobId')::int, y.w->>'after'
+      FROM input JOIN j ON j."id" = input."id", jsonb_array_elements(input.v->'deps') AS y(w)
+      RETURNING "jobId"
     ), e AS (
       INSERT INTO "JobEvent" ("jobId", "at", "entity", "taskIndex", "attemptNumber", "from", "to", "reason")
       SELECT input."id", (input.v->>'at')::timestamp(3), 'job', NULL, NULL, NULL, 'PENDING', 'submitted' FROM input JOIN j ON j."id" = input."id" ORDER BY input."ord"
       RETURNING "id", "jobId"
     )
     SELECT input."ord", j."id" AS "jobId", e."id" AS "eventId",
-           (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds"
+           (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds",
+           (SELECT count(*) FROM d WHERE d."jobId" = j."id")::int AS "deps"
     FROM input JOIN j ON j."id" = input."id" JOIN e ON e."jobId" = input."id"
     ORDER BY input."ord"`);
   const out: Array<InsertedIds | null> = entries.map(() => null);

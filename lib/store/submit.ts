@@ -1,10 +1,10 @@
 import type { Job, JobEvent, Task } from '../generated/prisma/client';
 import { logger } from '../log';
 import { uniqueViolationAsP2002 } from './sql';
-import type { Store } from './store';
+import type { Store } from './handle';
 import { newJobEntry, type InsertedIds, type JobEntry, type NewJob, type SubmitStatementStats } from './submit-queue';
 
-export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type SubmitStatementStats } from './submit-queue';
+export { newJobEntry, QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, type NewJob, type NewTask, type SubmitStatementStats } from './submit-queue';
 
 /**
  * Creates a job in PENDING with its tasks (PENDING) and the first JobEvent ("submitted"), then
@@ -50,7 +50,7 @@ export function submitStatementStats(store: Store): SubmitStatementStats {
 }
 
 /** The stored rows of a written job (from its input and ids), logged and announced as `created`. */
-function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { tasks: Task[] } {
+export function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { tasks: Task[] } {
   const { job, now } = e;
   const row: Job = {
     id: ids.jobId,
@@ -58,12 +58,16 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     name: job.name,
     status: 'PENDING',
     statusReason: null,
-    pendingReason: null,
+    pendingReason: e.pendingReason,
+    pendingPlace: null,
     specYaml: job.specYaml,
     spec: JSON.parse(e.specJson),
     specHash: job.specHash,
     cpus: job.cpus,
     nodes: job.nodes ?? 1,
+    gpus: job.gpus ?? 0,
+    gpuRequest: e.gpuRequestJson === null ? null : JSON.parse(e.gpuRequestJson),
+    gpuGrant: null,
     priority: job.priority ?? 500,
     queue: job.queue ?? 'default',
     metadata: e.metadataJson === null ? null : JSON.parse(e.metadataJson),
@@ -71,6 +75,7 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     metadataSet: e.metadataJson === null ? null : [JSON.parse(e.metadataJson)],
     launch: e.launchJson === null ? null : JSON.parse(e.launchJson),
     warnings: e.warningsJson === null ? null : JSON.parse(e.warningsJson),
+    labels: e.labelsJson === null ? null : JSON.parse(e.labelsJson),
     origin: e.origin,
     executor: e.executor,
     submittedAt: now,
@@ -86,8 +91,16 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     cancelRequestedAt: null,
     restartCount: 0,
     recoveryCount: 0,
+    exitCodeRestartCount: 0,
     currentTask: 0,
+    nextAttemptAt: null,
     taskCount: job.tasks.length,
+    groupId: e.groupId,
+    groupIndex: e.groupIndex,
+    groupLead: e.groupLead,
+    scheduleId: e.scheduleId,
+    depsWaiting: e.depsWaiting,
+    readyAt: null,
   };
   const tasks: Task[] = job.tasks.map((t, index) => ({
     id: ids.taskIds[index],
@@ -99,12 +112,13 @@ function announceNewJob(store: Store, e: JobEntry, ids: InsertedIds): Job & { ta
     spec: JSON.parse(JSON.stringify(t.spec)),
     restarts: 0,
     recoveries: 0,
+    exitCodeRestarts: 0,
     exitCode: null,
     startedAt: null,
     endedAt: null,
   }));
   const event: JobEvent = { id: ids.eventId, jobId: row.id, at: now, entity: 'job', taskIndex: null, attemptNumber: null, from: null, to: 'PENDING', reason: 'submitted' };
   logger().info({ jobId: row.id, name: row.name, tasks: job.tasks.length }, `job ${row.id}: submitted (${row.name})`);
-  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, nodes: row.nodes, executor: row.executor, priority: row.priority } });
+  store.bus.emit({ type: 'created', jobId: row.id, event, job: { cpus: row.cpus, nodes: row.nodes, gpus: row.gpus, executor: row.executor, priority: row.priority, depsWaiting: row.depsWaiting } });
   return { ...row, tasks };
 }

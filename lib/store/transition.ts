@@ -5,7 +5,7 @@ import type { ColumnTable } from './columns';
 import { outboxInsert, webhookEventOf, type WebhookEvent } from './outbox';
 import { anySubscription } from './webhook-subscriptions';
 import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolationAsP2002 } from './sql';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /**
  * The guarded write: the only code that writes a status (docs/design.md §4, "The guarded write";
@@ -69,6 +69,9 @@ export interface NewAttempt {
   cause: 'first' | 'restart' | 'recovery';
   executor?: string;
   logPath?: string | null;
+  /** GPUs the attempt holds in all (Attempt.gpus) and the devices it is given (Attempt.gpuGrant); absent: none. */
+  gpus?: number | null;
+  gpuGrant?: unknown;
 }
 
 /** One step of a batch statement: a guarded write, or the creation of an attempt of a task written by an earlier step. */
@@ -81,9 +84,11 @@ const RANK: Readonly<Record<Entity, number>> = { job: 0, task: 1, attempt: 2 };
 function attemptInsert(cols: ColumnTable, p: Params, i: number, s: Extract<Step, { kind: 'attempt' }>, at: string): { write: string; event: string } {
   const a = s.a;
   const number = encodeValue(cols.attempt, 'number', cols.attempt.columns.get('number')!, a.number);
+  const gpus = encodeValue(cols.attempt, 'gpus', cols.attempt.columns.get('gpus')!, a.gpus ?? null);
+  const grant = encodeValue(cols.attempt, 'gpuGrant', cols.attempt.columns.get('gpuGrant')!, a.gpuGrant ?? null);
   const write =
-    `u${i} AS (INSERT INTO ${cols.attempt.table} ("jobId", "taskId", "number", "status", "statusReason", "cause", "executor", "executorRef", "pid", "pidStartTime", "exitCode", "logPath", "createdAt", "startedAt", "endedAt")` +
-    ` SELECT x."jobId", x."id", ${p.add(number, 'int')}, 'STARTING', NULL, ${p.add(a.cause, 'text')}, ${p.add(a.executor ?? 'local', 'text')}, NULL, NULL, NULL, NULL, ${p.add(a.logPath ?? null, 'text')}, ${at}, NULL, NULL` +
+    `u${i} AS (INSERT INTO ${cols.attempt.table} ("jobId", "taskId", "number", "status", "statusReason", "cause", "executor", "executorRef", "pid", "pidStartTime", "exitCode", "logPath", "createdAt", "startedAt", "endedAt", "gpus", "gpuGrant")` +
+    ` SELECT x."jobId", x."id", ${p.add(number, 'int')}, 'STARTING', NULL, ${p.add(a.cause, 'text')}, ${p.add(a.executor ?? 'local', 'text')}, NULL, NULL, NULL, NULL, ${p.add(a.logPath ?? null, 'text')}, ${at}, NULL, NULL, ${p.add(gpus, 'float8')}, ${p.add(grant, 'jsonb')}` +
     ` FROM u${s.task} x RETURNING *)`;
   const event = `SELECT ${i} AS k, x."jobId", 'attempt' AS "entity", x."index" AS "taskIndex", ${p.add(number, 'int')} AS "attemptNumber", NULL::text AS "from", 'STARTING'::text AS "to", ${p.add(a.cause, 'text')} AS "reason" FROM u${s.task} x`;
   return { write, event };

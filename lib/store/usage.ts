@@ -7,7 +7,7 @@
 import { Prisma } from '../generated/prisma/client';
 import type { UsagePoint } from '../jobs/usage';
 import { pgTimestamp } from './sql';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** A live attempt with an executor handle (what a sampling round looks at). */
 export interface UsageTarget {

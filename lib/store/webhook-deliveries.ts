@@ -6,7 +6,7 @@
  */
 import type { Prisma, WebhookDelivery } from '../generated/prisma/client';
 import { pgTimestamp } from './sql';
-import type { Store, StoreScope } from './store';
+import type { Store, StoreScope } from './handle';
 
 /** A delivery claimed for sending: the row, its claim's token. */
 export type ClaimedDelivery = WebhookDelivery;

@@ -4,7 +4,7 @@
  * by webhook-deliveries.ts. The secret is stored as the caller encrypted it (`secretEnc`).
  */
 import { Prisma, type WebhookSubscription } from '../generated/prisma/client';
-import type { StoreScope } from './store';
+import type { StoreScope } from './handle';
 
 /** A new subscription, validated by the caller (lib/api/webhooks.ts). */
 export interface NewSubscription {
@@ -43,14 +43,29 @@ export async function anySubscription(store: StoreScope, nowMs = Date.now()): Pr
   if (!('webhookCache' in store)) return true;
   const c = store.webhookCache;
   if (c && nowMs >= c.atMs && nowMs - c.atMs < WEBHOOK_CACHE_MS) return c.any;
-  const any = (await store.prisma.webhookSubscription.count({ where: { enabled: true }, take: 1 })) > 0;
-  store.webhookCache = { any, atMs: nowMs };
-  return any;
+  // Callers while a read is under way share it: on a busy embedded database a read can take longer
+  // than WEBHOOK_CACHE_MS, and every launch of a burst then read it again (one per guarded write).
+  const r = reading.get(store);
+  if (r && nowMs >= r.atMs && nowMs - r.atMs < WEBHOOK_CACHE_MS) return r.any;
+  const entry = { atMs: nowMs, any: store.prisma.webhookSubscription.count({ where: { enabled: true }, take: 1 }).then((n) => n > 0) };
+  reading.set(store, entry);
+  try {
+    const any = await entry.any;
+    // Not when a change dropped the copy meanwhile: this read may predate it.
+    if (reading.get(store) === entry) store.webhookCache = { any, atMs: nowMs };
+    return any;
+  } finally {
+    if (reading.get(store) === entry) reading.delete(store);
+  }
 }
 
-/** Drops the store's copy (a change made through it). */
+/** anySubscription()'s read under way per store, and when it began (ms). */
+const reading = new WeakMap<StoreScope, { atMs: number; any: Promise<boolean> }>();
+
+/** Drops the store's copy and any read under way (a change made through it). */
 function changed(store: StoreScope): void {
   if ('webhookCache' in store) store.webhookCache = null;
+  reading.delete(store);
 }
 
 /** How a subscription is named in a path: its numeric id or its name. */

@@ -3,7 +3,7 @@
  * Errors are the API's problem+json bodies turned into ApiRequestError with the server's detail.
  * Browser-safe.
  */
-import type { CancelResult, DeliveryView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView, TokenView, AuditRow, UserView } from '../api/types';
+import type { CancelResult, CreatedTokenView, DeliveryView, GroupDetail, ScheduleView, InsightsView, JobCounts, JobDetail, JobList, JobSummary, LogRange, MonitorServers, QueueList, QueueView, SubmitResult, WebhookView, TokenView, AuditRow, UserMe, UserView } from '../api/types';
 import type { UserBody } from './user-form';
 import type { ListFilter } from './list-cache';
 
@@ -84,7 +84,12 @@ export async function apiFetch<T>(path: string, init: RequestInit = {}): Promise
 export interface QueueSettingsInput {
   maxRunning?: number | null;
   maxCpus?: number | null;
+  maxGpus?: number | null;
+  /** ms; null: the server's start timeout. */
+  startTimeoutMs?: number | null;
   defaultPriority?: number | null;
+  /** Highest priority a member may give the queue's jobs; null: the role's cap only. */
+  memberMaxPriority?: number | null;
 }
 
 const json = (method: string, data: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) });
@@ -108,6 +113,7 @@ export type ListFilterFields = Pick<ListFilter, 'status' | 'q' | 'queue' | 'owne
 /** The query string of GET /api/jobs for a filter. */
 export function listQuery(f: ListFilter): string {
   const p = listFilterParams(f);
+  if (f.fold) p.set('fold', 'groups');
   if (f.sort !== 'newest') p.set('sort', f.sort);
   if (f.cursor) p.set('cursor', f.cursor);
   p.set('limit', String(f.limit));
@@ -125,11 +131,15 @@ export const api = {
   },
   /** Every operator queue with its limits and what it holds (GET /api/queues). */
   queues: (signal?: AbortSignal) => apiFetch<QueueList>('/api/queues', { signal }),
+  /** One queue's settings and what it holds (GET /api/queues/{name}). */
+  queue: (name: string, signal?: AbortSignal) => apiFetch<QueueView>(`/api/queues/${encodeURIComponent(name)}`, { signal }),
   /** Creates or replaces a queue (PUT /api/queues/{name}; a field left out is no limit). */
   putQueue: (name: string, settings: QueueSettingsInput) => apiFetch<QueueView>(`/api/queues/${encodeURIComponent(name)}`, json('PUT', settings)),
   /** Deletes a queue (409 while an unfinished job is in it). */
   deleteQueue: (name: string) => apiFetch<unknown>(`/api/queues/${encodeURIComponent(name)}`, { method: 'DELETE' }),
   getJob: (id: number, signal?: AbortSignal) => apiFetch<JobDetail>(`/api/jobs/${id}`, { signal }),
+  /** One byte range of the current task's latest attempt's log (GET /api/jobs/{id}/logs): its `size` says how long the log is. */
+  logRange: (id: number, limit: number, signal?: AbortSignal) => apiFetch<LogRange>(`/api/jobs/${id}/logs?limit=${limit}`, { signal }),
   submit: (yaml: string, extra: { name?: string; envs?: Record<string, string>; submissionId?: string } = {}) => apiFetch<SubmitResult>('/api/jobs', json('POST', { yaml, ...extra, origin: 'dashboard' })),
   /** Job `id` submitted again as it was submitted (lib/control/rerun.ts), as a new job. */
   rerun: (id: number) => apiFetch<SubmitResult>(`/api/jobs/${id}/rerun`, json('POST', { origin: 'dashboard' })),
@@ -142,6 +152,19 @@ export const api = {
   /** The charts page's aggregates (GET /api/insights). */
   insights: (range: InsightsView['range'], signal?: AbortSignal) => apiFetch<InsightsView>(`/api/insights?range=${range}`, { signal }),
   validate: (yaml: string, signal?: AbortSignal) => apiFetch<ValidateResult>('/api/validate', { ...json('POST', { yaml }), signal }),
+};
+
+/** Groups (arrays, sweeps: /api/groups…) and schedules (/api/schedules…). */
+export const flowApi = {
+  group: (id: number, signal?: AbortSignal) => apiFetch<GroupDetail>(`/api/groups/${id}`, { signal }),
+  cancelGroup: (id: number) => apiFetch<CancelResult>(`/api/groups/${id}/cancel`, { method: 'POST' }),
+  rerunFailed: (id: number) => apiFetch<{ rerun: Array<{ index: number; from: number; jobId: number }> }>(`/api/groups/${id}/rerun-failed`, json('POST', { origin: 'dashboard' })),
+  deleteGroup: (id: number) => apiFetch<{ deleted: number[] }>(`/api/groups/${id}`, { method: 'DELETE' }),
+  schedules: (signal?: AbortSignal) => apiFetch<{ schedules: ScheduleView[] }>('/api/schedules', { signal }),
+  schedule: (name: string, signal?: AbortSignal) => apiFetch<ScheduleView>(`/api/schedules/${encodeURIComponent(name)}`, { signal }),
+  createSchedule: (body: { name: string; cron: string; timezone?: string; yaml: string; overlap: string; catchUp: string }) => apiFetch<ScheduleView>('/api/schedules', json('POST', body)),
+  scheduleAction: (name: string, action: 'pause' | 'resume' | 'run') => apiFetch<unknown>(`/api/schedules/${encodeURIComponent(name)}/${action}`, json('POST', {})),
+  deleteSchedule: (name: string) => apiFetch<unknown>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'DELETE' }),
 };
 
 /** The webhook API (/api/webhooks…; the secret comes only in the create and rotate answers). */
@@ -169,9 +192,9 @@ export function jobLogUrl(jobId: number): string {
 
 /** Personal tokens, users and the audit log (/api/tokens, /api/users, /api/audit). */
 export const teamApi = {
-  me: (signal?: AbortSignal) => apiFetch<{ id: number; name: string; role: string; tokenPrefix: string | null }>('/api/users/me', { signal }),
+  me: (signal?: AbortSignal) => apiFetch<UserMe>('/api/users/me', { signal }),
   tokens: (all: boolean, signal?: AbortSignal) => apiFetch<{ tokens: TokenView[] }>(`/api/tokens${all ? '?all=1' : ''}`, { signal }),
-  createToken: (body: { name: string; expiresInDays?: number }) => apiFetch<TokenView & { token: string }>('/api/tokens', json('POST', body)),
+  createToken: (body: { name: string; expiresInDays?: number }) => apiFetch<CreatedTokenView>('/api/tokens', json('POST', body)),
   revokeToken: (id: number) => apiFetch<unknown>(`/api/tokens/${id}`, { method: 'DELETE' }),
   /** Every user (GET /api/users; admins — 403 for others). */
   users: (signal?: AbortSignal) => apiFetch<{ users: UserView[] }>('/api/users', { signal }),

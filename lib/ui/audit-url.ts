@@ -8,7 +8,38 @@
  */
 
 /** The audited actions GET /api/audit filters by (the server's list: lib/store/audit.ts AUDIT_ACTIONS). */
-export const AUDIT_ACTIONS = ['job.submit', 'job.cancel', 'job.delete', 'job.rerun', 'job.priority', 'token.create', 'token.revoke', 'user.create', 'user.update', 'login', 'login.failed', 'retention.jobs', 'retention.uploads'] as const;
+export const AUDIT_ACTIONS = [
+  'job.submit',
+  'job.cancel',
+  'job.delete',
+  'job.rerun',
+  'job.priority',
+  'token.create',
+  'token.revoke',
+  'user.create',
+  'user.update',
+  'webhook.create',
+  'webhook.update',
+  'webhook.rotate',
+  'webhook.delete',
+  'webhook.test',
+  'webhook.redeliver',
+  'queue.set',
+  'queue.delete',
+  'login',
+  'login.failed',
+  'retention.jobs',
+  'retention.uploads',
+  'group.cancel',
+  'group.rerun',
+  'group.delete',
+  'schedule.create',
+  'schedule.update',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.run',
+  'schedule.delete',
+] as const;
 
 /** Rows per page of the Audit page (the API allows 1–500). */
 export const AUDIT_PAGE_SIZE = 50;

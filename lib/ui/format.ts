@@ -3,7 +3,7 @@
  * Pure (the current time is passed in), browser-safe.
  */
 import { format, formatDistanceStrict } from 'date-fns';
-import { isTerminal } from '../jobs/status';
+import { isTerminal, type AnyStatus } from '../jobs/status';
 
 /**
  * A compact duration: `850ms`, `4.2s`, `12s`, `3m 05s`, `2h 03m`, `3d 4h`. Negative → `0s`.
@@ -68,25 +68,27 @@ export function formatClockMs(iso: string | null): string {
 /** How a status badge is coloured. */
 export type StatusTone = 'success' | 'error' | 'warning' | 'running' | 'pending' | 'neutral';
 
-/** Tone of any job, task or attempt status. */
+/** The badge tone of each job, task and attempt status. */
+const STATUS_TONE: { readonly [S in AnyStatus]: StatusTone } = {
+  PENDING: 'pending',
+  STARTING: 'pending',
+  RUNNING: 'running',
+  RECOVERING: 'warning',
+  CANCELLING: 'warning',
+  SUCCEEDED: 'success',
+  CANCELLED: 'neutral',
+  FAILED: 'error',
+  FAILED_SETUP: 'error',
+  FAILED_PRECHECKS: 'error',
+  FAILED_NO_RESOURCE: 'error',
+  FAILED_CONTROLLER: 'error',
+  LOST: 'warning',
+};
+
+/** Tone of any job, task or attempt status (STATUS_TONE); a name this page does not know is an error when it says FAILED…, else neutral. */
 export function statusTone(status: string): StatusTone {
-  switch (status) {
-    case 'SUCCEEDED':
-      return 'success';
-    case 'CANCELLED':
-      return 'neutral';
-    case 'CANCELLING':
-    case 'RECOVERING':
-    case 'LOST':
-      return 'warning';
-    case 'RUNNING':
-      return 'running';
-    case 'PENDING':
-    case 'STARTING':
-      return 'pending';
-    default:
-      return status.startsWith('FAILED') ? 'error' : 'neutral';
-  }
+  if (Object.hasOwn(STATUS_TONE, status)) return STATUS_TONE[status as AnyStatus];
+  return status.startsWith('FAILED') ? 'error' : 'neutral';
 }
 
 /** A status as people read it: `FAILED_SETUP` → `Failed setup`. */

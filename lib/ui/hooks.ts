@@ -208,7 +208,7 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
           if (t.index !== msg.task) return t;
           const list = t.attemptList.slice();
           const i = list.findIndex((a) => a.number === msg.attempt);
-          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, usage: null, reason: null, exitCode: null, status: msg.status };
+          const base = i >= 0 ? list[i] : { number: msg.attempt, cause: msg.cause, executor: old.executor, nodes: null, createdAt: msg.at, startedAt: msg.at, endedAt: null, logBytes: 0, usage: null, gpus: null, osUser: null, logLostBytes: null, reason: null, exitCode: null, status: msg.status };
           const next = { ...base, status: msg.status, exitCode: msg.exitCode ?? base.exitCode, reason: msg.reason ?? base.reason, endedAt: msg.phase === 'end' ? msg.at : base.endedAt };
           if (i >= 0) list[i] = next;
           else list.push(next);
@@ -224,9 +224,13 @@ function patchDetail(old: JobDetail | undefined, msg: StreamMessage): JobDetail 
  * Follows a job's live story over `/ws/jobs/:id` into a LogBuffer (one per job page), patching
  * the cached detail from control messages and refetching it (coalesced) for the full picture.
  * Returns the buffer, its version (re-render trigger, at most once per animation frame), the
- * stream and its state (`restarting`: the server said it is restarting, lib/ui/socket.ts). Mount once per job (key the component by job id).
+ * stream and its state (`restarting`: the server said it is restarting, lib/ui/socket.ts), and
+ * `position()`: the next byte the stream wants. While `hold.current` is true the version stays
+ * put (the buffer still fills: a tail preview is shown meanwhile, lib/ui/use-job-log.ts);
+ * `refresh()` catches it up. The stream opens once `enabled` (default true). Mount once per job
+ * (key the component by job id).
  */
-export function useJobStream(jobId: number): { buffer: LogBuffer; version: number; stream: JobStream | null; state: ConnectionState | 'idle'; restarting: boolean; ended: boolean } {
+export function useJobStream(jobId: number, hold?: { readonly current: boolean }, enabled = true): { buffer: LogBuffer; version: number; stream: JobStream | null; state: ConnectionState | 'idle'; restarting: boolean; ended: boolean; position: () => StreamPosition | null; refresh: () => void } {
   const qc = useQueryClient();
   const [buffer] = useState(() => new LogBuffer());
   const [version, setVersion] = useState(0);
@@ -239,9 +243,10 @@ export function useJobStream(jobId: number): { buffer: LogBuffer; version: numbe
   const [ended, setEnded] = useState(false);
 
   useEffect(() => {
+    if (!enabled) return;
     let frame = 0;
     const unsub = buffer.subscribe(() => {
-      if (frame) return;
+      if (frame || hold?.current) return;
       frame = requestAnimationFrame(() => {
         frame = 0;
         setVersion(buffer.version);
@@ -284,9 +289,9 @@ export function useJobStream(jobId: number): { buffer: LogBuffer; version: numbe
       reportConnection(`job:${jobId}`, 'closed');
       streamRef.current = null;
     };
-  }, [jobId, buffer, qc]);
+  }, [jobId, buffer, qc, enabled]);
 
-  return { buffer, version, stream: streamRef.current, state, restarting, ended };
+  return { buffer, version, stream: streamRef.current, state, restarting, ended, position: () => streamRef.current?.tracker.position ?? posRef.current ?? null, refresh: () => setVersion(buffer.version) };
 }
 
 /** Cancel one job. */

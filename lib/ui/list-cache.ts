@@ -20,6 +20,8 @@ export interface ListFilter {
   /** null for the first (newest) page. */
   cursor: string | null;
   limit: number;
+  /** A group (array) is one row, its first job's (GET /api/jobs `fold=groups`). */
+  fold?: boolean;
 }
 
 /** Query key of a list page: ['jobs', 'list', filter]. */
@@ -38,6 +40,8 @@ export function listKey(filter: ListFilter): readonly ['jobs', 'list', ListFilte
  * Returns the same object when nothing changed.
  */
 export function applyListMessage(page: JobList, filter: ListFilter, msg: ListMessage): JobList | 'refetch' {
+  // A folded list shows a group as its first job: the others are in its row's counts (GroupRow reads them).
+  if (filter.fold && msg.type !== 'deleted' && msg.job.group && !msg.job.group.lead) return page;
   switch (msg.type) {
     case 'updated': {
       const i = page.jobs.findIndex((j) => j.id === msg.job.id);

@@ -6,13 +6,21 @@
  * cursors, in order, so "← Previous" can step back). Pure, browser-safe.
  */
 
-/** The status filter chips: each maps to the statuses it shows. */
+import { JOB_FAILED, JOB_STATUSES, STATUS_OUTCOME, type JobStatus, type Outcome } from '../jobs/status';
+
+/** The job statuses of one outcome (lib/jobs/status.ts STATUS_OUTCOME), in JOB_STATUSES order. */
+const ofOutcome = (o: Outcome): readonly JobStatus[] => JOB_STATUSES.filter((s) => STATUS_OUTCOME[s] === o);
+
+/**
+ * The status filter chips: each maps to the statuses it shows — every status of its outcome
+ * (`failed` is JOB_FAILED), so a new status joins its chip by the outcome it is given there.
+ */
 export const STATUS_GROUPS = [
-  { id: 'all', label: 'All', statuses: [] as string[] },
-  { id: 'active', label: 'Active', statuses: ['PENDING', 'STARTING', 'RUNNING', 'RECOVERING', 'CANCELLING'] },
-  { id: 'succeeded', label: 'Succeeded', statuses: ['SUCCEEDED'] },
-  { id: 'failed', label: 'Failed', statuses: ['FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'] },
-  { id: 'cancelled', label: 'Cancelled', statuses: ['CANCELLED'] },
+  { id: 'all', label: 'All', statuses: [] as readonly JobStatus[] },
+  { id: 'active', label: 'Active', statuses: ofOutcome('live') },
+  { id: 'succeeded', label: 'Succeeded', statuses: ofOutcome('succeeded') },
+  { id: 'failed', label: 'Failed', statuses: [...JOB_FAILED] },
+  { id: 'cancelled', label: 'Cancelled', statuses: ofOutcome('cancelled') },
 ] as const;
 
 /** The orders the list offers (GET /api/jobs `sort`); the first is the default. */
@@ -79,7 +87,7 @@ export function listUrlQuery(s: ListUrlState): string {
 }
 
 /** The statuses a group shows (empty: every status). */
-export function groupStatuses(group: GroupId): string[] {
+export function groupStatuses(group: GroupId): JobStatus[] {
   return [...(STATUS_GROUPS.find((g) => g.id === group)?.statuses ?? [])];
 }
 

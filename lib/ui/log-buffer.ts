@@ -24,7 +24,7 @@ export type LogRow =
       kind: 'line';
       task: number;
       attempt: number;
-      /** 1-based line number within the attempt's log file (its raw download; the rank's file). */
+      /** 1-based line number within the attempt's log file (its raw download; the rank's file); 0: unknown (LogBuffer.startAt). */
       n: number;
       /** The rank (node) whose log the line is from, in a multi-node attempt; absent otherwise. */
       rank?: number;
@@ -73,6 +73,8 @@ interface AttemptState {
   nls: number[];
   /** The log's time index as received (`times` messages; lib/logs/protocol.ts). */
   times: TimeEntry[];
+  /** Bytes up to the next newline are dropped: the log was started mid-line (startAt). */
+  skipping: boolean;
 }
 
 const key = (task: number, attempt: number) => `${task}:${attempt}`;
@@ -109,12 +111,19 @@ export class LogBuffer {
   lineCount = 0;
   /** Line rows ever added (the last line's `seq`; rows dropped by maxRows still count). */
   lineSeq = 0;
+  /** Log bytes taken in so far, every attempt and rank. */
+  bytesIn = 0;
   private readonly maxRows: number;
   private readonly attempts = new Map<string, AttemptState>();
   /** Ranks of the multi-node attempts seen (attempt key → nodes). */
   private readonly gangs = new Map<string, number>();
   /** The most ranks any attempt of the job has (1 without a multi-node attempt). */
   maxNodes = 1;
+  /**
+   * False once an attempt's log was started past its first byte (startAt): lines then do not know
+   * their number in the raw file (`n` is 0) and the viewer shows none.
+   */
+  numbered = true;
   private readonly firstRow = new Map<string, number>();
   private readonly banners = new Set<string>();
   private readonly listeners = new Set<() => void>();
@@ -139,7 +148,7 @@ export class LogBuffer {
     const k = rankKey(task, attempt, rank);
     let st = this.attempts.get(k);
     if (!st) {
-      st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0, lineStart: 0, nls: [], times: [] };
+      st = { decoder: new TextDecoder('utf-8'), partial: '', partialRow: -1, lines: 0, bytes: 0, lineStart: 0, nls: [], times: [], skipping: false };
       this.attempts.set(k, st);
     }
     return st;
@@ -174,9 +183,37 @@ export class LogBuffer {
     return this.gangs.get(key(task, attempt)) ?? 1;
   }
 
+  /**
+   * Takes an attempt's log from byte `offset` on instead of its first byte (the end of a long log
+   * shown first: lib/ui/tail-preview.ts). The bytes up to the first newline after `offset` are
+   * dropped — that line began earlier, possibly mid-character — and the lines' numbers in the raw
+   * file are unknown: their `n` is 0 and `numbered` turns false. Call before any byte of it.
+   */
+  startAt(task: number, attempt: number, offset: number, rank = 0): void {
+    const st = this.state(task, attempt, rank);
+    if (offset <= 0 || st.bytes > 0) return;
+    st.bytes = offset;
+    st.lineStart = undefined;
+    st.skipping = true;
+    this.numbered = false;
+  }
+
   /** Appends raw log bytes of an attempt, of `rank` for a multi-node one (decoded as UTF-8, streaming). */
   appendBytes(task: number, attempt: number, bytes: Uint8Array, rank = 0): void {
     const st = this.state(task, attempt, rank);
+    if (st.skipping) {
+      const nl = bytes.indexOf(0x0a);
+      if (nl < 0) {
+        st.bytes += bytes.byteLength;
+        return;
+      }
+      st.skipping = false;
+      st.bytes += nl + 1;
+      st.lineStart = st.bytes;
+      bytes = bytes.subarray(nl + 1);
+      if (bytes.byteLength === 0) return;
+    }
+    this.bytesIn += bytes.byteLength;
     // A newline byte is a newline character in UTF-8: the k-th '\n' decoded is the k-th found here.
     for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) st.nls.push(st.bytes + i + 1);
     st.bytes += bytes.byteLength;
@@ -199,7 +236,7 @@ export class LogBuffer {
         if (row && row.kind === 'line') row.text = line;
         st.partialRow = -1;
       } else {
-        this.push({ kind: 'line', task, attempt, n: st.lines, seq: ++this.lineSeq, text: line, ...r, ...at(st.lineStart) });
+        this.push({ kind: 'line', task, attempt, n: this.numbered ? st.lines : 0, seq: ++this.lineSeq, text: line, ...r, ...at(st.lineStart) });
       }
       st.lineStart = st.nls.shift();
       start = idx + 1;
@@ -210,7 +247,7 @@ export class LogBuffer {
       const shown = applyCarriageReturns(st.partial);
       const row = st.partialRow >= 0 ? this.rows[st.partialRow] : undefined;
       if (row && row.kind === 'line') row.text = shown;
-      else st.partialRow = this.push({ kind: 'line', task, attempt, n: st.lines + 1, seq: ++this.lineSeq, text: shown, ...r, ...at(st.lineStart) });
+      else st.partialRow = this.push({ kind: 'line', task, attempt, n: this.numbered ? st.lines + 1 : 0, seq: ++this.lineSeq, text: shown, ...r, ...at(st.lineStart) });
     }
     this.changed();
   }

@@ -5,6 +5,7 @@
  * job stream's control messages. Pure, browser-safe.
  */
 import type { StreamMessage } from '../api/types';
+import type { JobStatus } from '../jobs/status';
 import type { BannerTone } from './log-buffer';
 
 /** What the story needs to know about the job besides the message itself. */
@@ -51,12 +52,26 @@ function extraReason(reason: string | null, exitCode: number | null): string | n
   return reason;
 }
 
-/** Tone of a final job status. */
+/** The banner tone of each job status (the job's end banner). */
+const JOB_TONE: { readonly [S in JobStatus]: BannerTone } = {
+  PENDING: 'info',
+  STARTING: 'info',
+  RUNNING: 'info',
+  RECOVERING: 'info',
+  CANCELLING: 'warning',
+  SUCCEEDED: 'success',
+  CANCELLED: 'warning',
+  FAILED: 'error',
+  FAILED_SETUP: 'error',
+  FAILED_PRECHECKS: 'error',
+  FAILED_NO_RESOURCE: 'error',
+  FAILED_CONTROLLER: 'error',
+};
+
+/** Tone of a final job status (JOB_TONE); a name this page does not know is an error when it says FAILED…, else info. */
 export function toneOfStatus(status: string): BannerTone {
-  if (status === 'SUCCEEDED') return 'success';
-  if (status === 'CANCELLED' || status === 'CANCELLING') return 'warning';
-  if (status.startsWith('FAILED')) return 'error';
-  return 'info';
+  if (Object.hasOwn(JOB_TONE, status)) return JOB_TONE[status as JobStatus];
+  return status.startsWith('FAILED') ? 'error' : 'info';
 }
 
 /**
@@ -101,7 +116,8 @@ export function bannerFor(msg: StreamMessage, ctx: StoryContext): Banner | null 
       }
       const key = `end:${task}:${attempt}`;
       const code = msg.exitCode === null ? '' : ` with exit code ${msg.exitCode}`;
-      switch (msg.status) {
+      const status = msg.status;
+      switch (status) {
         case 'SUCCEEDED':
           return { key, tone: 'success', text: `${label} succeeded${msg.exitCode === null ? '' : ` (exit code ${msg.exitCode})`}`, task, attempt };
         case 'FAILED':
@@ -112,8 +128,15 @@ export function bannerFor(msg: StreamMessage, ctx: StoryContext): Banner | null 
           return { key, tone: 'warning', text: withReason(`${label} cancelled`, reason), task, attempt };
         case 'LOST':
           return { key, tone: 'warning', text: withReason(`${label} lost`, reason), task, attempt };
-        default:
-          return { key, tone: 'info', text: withReason(`${label} ended (${msg.status})${code}`, reason), task, attempt };
+        case 'STARTING':
+        case 'RUNNING':
+        case 'CANCELLING':
+          return { key, tone: 'info', text: withReason(`${label} ended (${status})${code}`, reason), task, attempt };
+        default: {
+          // Every AttemptStatus has its case above (tsc checks); only a newer server's name lands here.
+          const unknown: never = status;
+          return { key, tone: 'info', text: withReason(`${label} ended (${String(unknown)})${code}`, reason), task, attempt };
+        }
       }
     }
     case 'end':

@@ -16,10 +16,13 @@ export interface UserDraft {
   password: string;
   maxPendingJobs: string;
   maxRunningCpus: string;
+  maxRunningGpus: string;
+  /** The OS account its jobs run as ('' for none: the run account). */
+  osUser: string;
 }
 
 /** The fields the API takes, each a key of an error map. */
-export type UserField = 'name' | 'role' | 'password' | 'maxPendingJobs' | 'maxRunningCpus' | 'disabled';
+export type UserField = 'name' | 'role' | 'password' | 'maxPendingJobs' | 'maxRunningCpus' | 'maxRunningGpus' | 'osUser' | 'disabled';
 
 /** Field → message; `general` a message for no one field. */
 export type FieldErrors = Partial<Record<UserField | 'general', string>>;
@@ -31,16 +34,18 @@ export interface UserBody {
   password?: string;
   maxPendingJobs?: number | null;
   maxRunningCpus?: number | null;
+  maxRunningGpus?: number | null;
+  osUser?: string | null;
   disabled?: boolean;
 }
 
 /** An empty form, a new member. */
-export const EMPTY_USER: UserDraft = { name: '', role: 'member', password: '', maxPendingJobs: '', maxRunningCpus: '' };
+export const EMPTY_USER: UserDraft = { name: '', role: 'member', password: '', maxPendingJobs: '', maxRunningCpus: '', maxRunningGpus: '', osUser: '' };
 
 /** The form for an existing user (no password shown: it is never sent back). */
-export function draftOfUser(u: Pick<UserView, 'name' | 'role' | 'maxPendingJobs' | 'maxRunningCpus'>): UserDraft {
+export function draftOfUser(u: Pick<UserView, 'name' | 'role' | 'maxPendingJobs' | 'maxRunningCpus'> & Partial<Pick<UserView, 'maxRunningGpus' | 'osUser'>>): UserDraft {
   const text = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
-  return { name: u.name, role: u.role, password: '', maxPendingJobs: text(u.maxPendingJobs), maxRunningCpus: text(u.maxRunningCpus) };
+  return { name: u.name, role: u.role, password: '', maxPendingJobs: text(u.maxPendingJobs), maxRunningCpus: text(u.maxRunningCpus), maxRunningGpus: text(u.maxRunningGpus), osUser: u.osUser ?? '' };
 }
 
 /** A quota as typed: null when empty, the number when it is one (the API checks its range). */
@@ -56,23 +61,28 @@ function quotaOf(text: string): number | null | 'nan' {
  * Only "is it a number" is checked here; the ranges and the name and password rules are the API's,
  * whose answer names the field.
  */
-export function userBody(d: UserDraft, was?: Pick<UserView, 'role' | 'maxPendingJobs' | 'maxRunningCpus'>): { body: UserBody } | { errors: FieldErrors } {
+export function userBody(d: UserDraft, was?: Pick<UserView, 'role' | 'maxPendingJobs' | 'maxRunningCpus'> & Partial<Pick<UserView, 'maxRunningGpus' | 'osUser'>>): { body: UserBody } | { errors: FieldErrors } {
   const pending = quotaOf(d.maxPendingJobs);
   const cpus = quotaOf(d.maxRunningCpus);
+  const gpus = quotaOf(d.maxRunningGpus ?? '');
   const errors: FieldErrors = {};
   if (pending === 'nan') errors.maxPendingJobs = 'must be a whole number, or empty for none';
   if (cpus === 'nan') errors.maxRunningCpus = 'must be a number of CPUs, or empty for none';
-  if (pending === 'nan' || cpus === 'nan') return { errors };
-  if (!was) return { body: { name: d.name.trim(), role: d.role, ...(d.password ? { password: d.password } : {}), maxPendingJobs: pending, maxRunningCpus: cpus } };
+  if (gpus === 'nan') errors.maxRunningGpus = 'must be a number of GPUs, or empty for none';
+  if (pending === 'nan' || cpus === 'nan' || gpus === 'nan') return { errors };
+  const osUser = (d.osUser ?? '').trim() || null;
+  if (!was) return { body: { name: d.name.trim(), role: d.role, ...(d.password ? { password: d.password } : {}), maxPendingJobs: pending, maxRunningCpus: cpus, maxRunningGpus: gpus, ...(osUser ? { osUser } : {}) } };
   const body: UserBody = {};
   if (d.role !== was.role) body.role = d.role;
   if (pending !== (was.maxPendingJobs ?? null)) body.maxPendingJobs = pending;
   if (cpus !== (was.maxRunningCpus ?? null)) body.maxRunningCpus = cpus;
+  if (gpus !== (was.maxRunningGpus ?? null)) body.maxRunningGpus = gpus;
+  if (osUser !== (was.osUser ?? null)) body.osUser = osUser;
   if (d.password) body.password = d.password;
   return { body };
 }
 
-const FIELDS: readonly string[] = ['name', 'role', 'password', 'maxPendingJobs', 'maxRunningCpus', 'disabled'];
+const FIELDS: readonly string[] = ['name', 'role', 'password', 'maxPendingJobs', 'maxRunningCpus', 'maxRunningGpus', 'osUser', 'disabled'];
 
 /**
  * An API refusal as messages by field: a 400's `issues` (`[{path, message}]`, path like

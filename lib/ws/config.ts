@@ -1,24 +1,13 @@
+import { setting, type Env } from '../config';
 import { LOG_CHUNK_BYTES } from '../logs/protocol';
 
 /**
- * Limits and timings of the WebSocket streams. Defaults suit production; each can be set from
- * the environment (tests shorten the stall timeout) or per hub (in-process tests).
- *
- * - `JOBDECK_WS_HIGH_WATER` (bytes, default 1 MiB): stop reading a log while a socket holds more
- *   than this unsent; resume as it drains.
- * - `JOBDECK_WS_TOTAL_HIGH_WATER` (bytes, default 16 MiB): the job streams sending log bytes at
- *   the same moment share this: each stops at this ÷ their number when that is lower than
- *   JOBDECK_WS_HIGH_WATER (never below one frame), so 50 clients replaying a log hold about as
- *   much server memory as 16 (LogSendBudget in lib/ws/send-memory.ts).
- * - `JOBDECK_WS_HARD_CAP` (bytes, default 16 MiB): a socket holding more is cut at once.
- * - `JOBDECK_WS_STALL_MS` (default 30 000): a socket above the high-water mark that makes no
- *   progress this long is cut (error `slow_consumer` with a resume position, close 4408).
- * - `JOBDECK_WS_CLOSE_GRACE_MS` (default 10 000): how long a closing socket may take to flush
- *   and answer the close before it is destroyed.
- * - `JOBDECK_WS_LOG_POLL_MS` (default 250): log poll interval when fs.watch is silent.
- * - `JOBDECK_WS_EVENT_POLL_MS` (default 2 000): status poll interval when the store bus is
- *   silent (a safety net; the bus wakes streams at once).
- * - `JOBDECK_WS_HEARTBEAT_MS` (default 30 000): ping interval; a peer that missed a pong is dropped.
+ * Limits and timings of the WebSocket streams. Defaults suit production; each of the
+ * JOBDECK_WS_* variables (their meaning, bounds and defaults: lib/config.ts, and the README's
+ * table) can be set from the environment (tests shorten the stall timeout), or the limits given
+ * per hub (in-process tests). The high-water mark, the shared total of the streams sending log
+ * bytes at once (LogSendBudget in lib/ws/send-memory.ts), the hard cap, the stall and close
+ * timeouts, the log and status poll intervals and the heartbeat; the rest are fixed.
  */
 export interface StreamLimits {
   highWater: number;
@@ -42,27 +31,19 @@ export interface StreamLimits {
   eventLagMs: number;
 }
 
-function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name}: expected a number ≥ ${min}, got "${raw}"`);
-  return n;
-}
-
-/** Reads the limits from the environment. @throws Error naming the variable when malformed. */
-export function loadStreamLimits(env: NodeJS.ProcessEnv = process.env): StreamLimits {
+/** Reads the limits from the environment. @throws ConfigError naming the variable when malformed. */
+export function loadStreamLimits(env: Env = process.env): StreamLimits {
   return {
-    highWater: num(env, 'JOBDECK_WS_HIGH_WATER', 1024 * 1024, 1),
-    totalHighWater: num(env, 'JOBDECK_WS_TOTAL_HIGH_WATER', 16 * 1024 * 1024, 1),
-    hardCap: num(env, 'JOBDECK_WS_HARD_CAP', 16 * 1024 * 1024, 1),
-    stallMs: num(env, 'JOBDECK_WS_STALL_MS', 30_000, 1),
-    closeGraceMs: num(env, 'JOBDECK_WS_CLOSE_GRACE_MS', 10_000, 1),
+    highWater: setting('JOBDECK_WS_HIGH_WATER', env),
+    totalHighWater: setting('JOBDECK_WS_TOTAL_HIGH_WATER', env),
+    hardCap: setting('JOBDECK_WS_HARD_CAP', env),
+    stallMs: setting('JOBDECK_WS_STALL_MS', env),
+    closeGraceMs: setting('JOBDECK_WS_CLOSE_GRACE_MS', env),
     chunkBytes: LOG_CHUNK_BYTES,
     sliceBytes: 4 * 1024 * 1024,
-    logPollMs: num(env, 'JOBDECK_WS_LOG_POLL_MS', 250, 1),
-    eventPollMs: num(env, 'JOBDECK_WS_EVENT_POLL_MS', 2_000, 1),
-    heartbeatMs: num(env, 'JOBDECK_WS_HEARTBEAT_MS', 30_000, 10),
+    logPollMs: setting('JOBDECK_WS_LOG_POLL_MS', env),
+    eventPollMs: setting('JOBDECK_WS_EVENT_POLL_MS', env),
+    heartbeatMs: setting('JOBDECK_WS_HEARTBEAT_MS', env),
     listCoalesceMs: 100,
     listCap: 4 * 1024 * 1024,
     eventLagMs: 10_000,

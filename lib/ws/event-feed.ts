@@ -1,4 +1,5 @@
-import type { Attempt, JobEvent, PrismaClient } from '../generated/prisma/client';
+import type { Attempt, JobEvent } from '../generated/prisma/client';
+import { jobEventsAfter, type StoreScope } from '../store';
 import { isTerminal } from '../jobs/status';
 import type { StreamLimits } from './config';
 
@@ -22,7 +23,7 @@ export class JobEventFeed {
   private readonly endRows = new Map<number, Attempt>();
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly store: StoreScope,
     private readonly jobId: number,
     private readonly limits: Pick<StreamLimits, 'eventLagMs'>,
   ) {}
@@ -48,7 +49,7 @@ export class JobEventFeed {
   async fetch(): Promise<number> {
     this.dirty = false;
     const now = Date.now();
-    const rows = await this.prisma.jobEvent.findMany({ where: { jobId: this.jobId, id: { gt: this.floor } }, orderBy: { id: 'asc' } });
+    const rows = await jobEventsAfter(this.store, this.jobId, this.floor);
     this.lastFetch = Date.now();
     const fresh = rows.filter((r) => !this.seen.has(r.id));
     for (const r of fresh) this.seen.add(r.id);

@@ -19,20 +19,32 @@ export interface WsHubOptions {
   store: Store;
   /** Stream limits (default: from the environment, lib/ws/config.ts). */
   limits?: StreamLimits;
-  /** The server's auth state: a session's logout (its `onRevoke`) closes that session's sockets. */
+  /**
+   * The server's auth state: a session's logout (its `onRevoke`) and every change of its
+   * directory make the open sockets check their credential again.
+   */
   auth?: AuthState;
 }
 
 /**
  * Who opened a socket, as the upgrade gate found it (lib/auth/gate.ts gateUpgrade): the browser
- * session (id, expiry in ms since epoch), or null for a bearer token.
+ * session (id, expiry in ms since epoch), or null for a bearer token; and how to tell whether its
+ * credential still holds.
  */
 export interface SocketOwner {
   session: { id: string; expiresAt: number } | null;
-  /** The personal token it was opened with (ApiToken.id): its revoke closes the socket. */
+  /** The personal token it was opened with (ApiToken.id). */
   tokenId?: number | null;
-  /** Its user (User.id): disabling the user closes the socket. */
+  /** Its user (User.id). */
   userId?: number | null;
+  /** When its credential ends by itself (ms since epoch; default the session's expiry); null: never. */
+  expiresAt?: number | null;
+  /**
+   * Why its credential no longer authenticates (revoked, expired, logged out, user disabled, an
+   * older epoch), or null while it does (lib/auth/guard.ts credentialProblem). Asked at every
+   * change of the auth directory, at a logout, and when the credential's expiry comes.
+   */
+  problem?: () => string | null;
 }
 
 /** Longest timer Node keeps (ms); a later expiry is re-armed when it fires. */
@@ -43,8 +55,9 @@ const MAX_TIMER_MS = 2_147_483_647;
  * (noServer, no compression, small client frames), every open socket, one store-bus listener
  * that routes each change to the streams of its job and to the list stream, a heartbeat, and the
  * graceful stop (close 1001). Authentication happens before a route is called
- * (lib/server/start.ts); the hub only remembers which session opened each socket and closes
- * them (4401 `unauthorized`) when that session is logged out or expires.
+ * (lib/server/start.ts); the hub remembers who opened each socket and closes it (4401
+ * `unauthorized`, after an `error` message saying why) as soon as that credential stops
+ * authenticating — a stream never outlives its session or token (docs/design.md §15).
  */
 export class WsHub {
   readonly limits: StreamLimits;
@@ -63,15 +76,14 @@ export class WsHub {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly store: Store;
   private readonly auth: AuthState | undefined;
-  /** Open sockets by the session that opened them. */
-  private readonly bySession = new Map<string, Set<WebSocket>>();
+  /** Who opened each open socket (sockets opened without an owner are not here). */
+  private readonly owners = new Map<WebSocket, SocketOwner>();
   private stopped = false;
-  /** Open sockets by the personal token, and by the user, that opened them. */
-  private readonly byToken = new Map<number, Set<WebSocket>>();
-  private readonly byUser = new Map<number, Set<WebSocket>>();
-  private readonly onRevoke = (sessionId: string) => this.closeSession(sessionId, 'logged out');
-  private readonly onTokenRevoke = (tokenId: number) => this.closeAll(this.byToken.get(tokenId), 'the token was revoked');
-  private readonly onUserDisabled = (userId: number) => this.closeAll(this.byUser.get(userId), 'the user was disabled');
+  private readonly onRevoke = (sessionId: string) => {
+    this.closeSession(sessionId, 'the session was logged out; log in again');
+    this.recheck();
+  };
+  private readonly onAuthChange = () => this.recheck();
   private readonly onChange = (e: StoreEvent) => {
     try {
       const set = this.byJob.get(e.jobId);
@@ -101,8 +113,7 @@ export class WsHub {
     this.store.bus.on('change', this.onChange);
     this.auth = opts.auth;
     this.auth?.onRevoke?.add(this.onRevoke);
-    this.auth?.directory.onTokenRevoke.add(this.onTokenRevoke);
-    this.auth?.directory.onUserDisabled.add(this.onUserDisabled);
+    this.auth?.directory.onChange.add(this.onAuthChange);
     this.heartbeat = setInterval(() => this.beat(), limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -163,56 +174,49 @@ export class WsHub {
       // Protocol errors (bad frames, frames over maxPayload) end in a close; never crash on them.
       ws.on('error', (err) => logger().debug({ err: err.message }, 'WebSocket error'));
       then(ws);
-      if (owner?.session) this.own(ws, owner.session);
-      if (owner?.tokenId != null) this.index(this.byToken, owner.tokenId, ws);
-      if (owner?.userId != null) this.index(this.byUser, owner.userId, ws);
+      if (owner) this.own(ws, owner);
     });
-  }
-
-  /** Adds `ws` to `map`'s set for `key` until it closes. */
-  private index(map: Map<number, Set<WebSocket>>, key: number, ws: WebSocket): void {
-    let set = map.get(key);
-    if (!set) map.set(key, (set = new Set()));
-    set.add(ws);
-    ws.on('close', () => {
-      set.delete(ws);
-      if (set.size === 0 && map.get(key) === set) map.delete(key);
-    });
-  }
-
-  private closeAll(set: Set<WebSocket> | undefined, why: string): void {
-    for (const ws of [...(set ?? [])]) this.closeSocket(ws, why, why);
   }
 
   /**
-   * Remembers that `session` opened `ws`, and closes it when the session expires (a timer) or is
-   * logged out (closeSession). A session that expired meanwhile closes it at once.
+   * Remembers who opened `ws` until it closes, and closes it when its credential ends by itself
+   * (a timer at its expiry) — at once when it already has — or stops authenticating (recheck()).
    */
-  private own(ws: WebSocket, session: { id: string; expiresAt: number }): void {
-    let set = this.bySession.get(session.id);
-    if (!set) this.bySession.set(session.id, (set = new Set()));
-    set.add(ws);
+  private own(ws: WebSocket, owner: SocketOwner): void {
+    this.owners.set(ws, owner);
+    const expiresAt = owner.expiresAt !== undefined ? owner.expiresAt : (owner.session?.expiresAt ?? null);
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
-      const left = session.expiresAt - Date.now();
-      if (left <= 0) return this.closeSocket(ws, 'session expired');
+      if (expiresAt === null) return;
+      const left = expiresAt - Date.now();
+      if (left <= 0) return this.closeSocket(ws, owner.problem?.() ?? (owner.session ? 'the session expired; log in again' : 'the token expired'));
       timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
       timer.unref();
     };
     ws.on('close', () => {
       clearTimeout(timer);
-      set.delete(ws);
-      if (set.size === 0 && this.bySession.get(session.id) === set) this.bySession.delete(session.id);
+      this.owners.delete(ws);
     });
     arm();
+    this.recheckOne(ws, owner);
   }
 
-  /** Closes every socket `sessionId` opened (4401 unauthorized, with an `error` message saying why). */
+  /** Asks every open socket's owner whether its credential still holds; closes those that do not. */
+  private recheck(): void {
+    for (const [ws, owner] of [...this.owners]) this.recheckOne(ws, owner);
+  }
+
+  private recheckOne(ws: WebSocket, owner: SocketOwner): void {
+    const why = owner.problem?.();
+    if (why) this.closeSocket(ws, why);
+  }
+
+  /** Closes every socket `sessionId` opened (4401 unauthorized, with an `error` message `why`). */
   closeSession(sessionId: string, why: string): void {
-    for (const ws of [...(this.bySession.get(sessionId) ?? [])]) this.closeSocket(ws, why);
+    for (const [ws, owner] of [...this.owners]) if (owner.session?.id === sessionId) this.closeSocket(ws, why);
   }
 
-  private closeSocket(ws: WebSocket, why: string, message = `the session ${why}; log in again`): void {
+  private closeSocket(ws: WebSocket, message: string): void {
     if (ws.readyState !== ws.OPEN) return;
     const msg: StreamMessage = { type: 'error', code: 'unauthorized', message };
     try {
@@ -274,8 +278,7 @@ export class WsHub {
     this.stopped = true;
     this.store.bus.off('change', this.onChange);
     this.auth?.onRevoke?.delete(this.onRevoke);
-    this.auth?.directory.onTokenRevoke.delete(this.onTokenRevoke);
-    this.auth?.directory.onUserDisabled.delete(this.onUserDisabled);
+    this.auth?.directory.onChange.delete(this.onAuthChange);
     clearInterval(this.heartbeat);
     for (const set of this.byJob.values()) for (const s of [...set]) s.goAway();
     this.list.closeAll(CLOSE.GOING_AWAY, 'server stopping');

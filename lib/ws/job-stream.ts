@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import { getJobSummary, toTaskSummary } from '../api/views';
 import type { Attempt, JobEvent } from '../generated/prisma/client';
 import { isTerminal, type AttemptStatus, type JobStatus, type TaskStatus } from '../jobs/status';
-import type { Store, StoreEvent } from '../store';
+import { attemptOf, jobExists, jobWithTasks, restartOrdinal, type Store, type StoreEvent } from '../store';
 import { logger } from '../log';
 import { LogTruncatedError } from '../logs/reader';
 import { CLOSE, LOG_HEADER_BYTES, logsRemovedText, PROTOCOL_VERSION } from '../logs/protocol';
@@ -112,7 +112,7 @@ export class JobStream {
     readonly start: StreamStart,
     private readonly deps: StreamDeps,
   ) {
-    this.events = new JobEventFeed(deps.store.prisma, jobId, deps.limits);
+    this.events = new JobEventFeed(deps.store, jobId, deps.limits);
     this.pos = { task: start.task, attempt: start.attempt, offset: start.offset };
     this.reached = (start.task === 0 && start.attempt === 1 && start.offset === 0) || start.since !== null;
     if (start.since !== null) this.lastEventId = start.since;
@@ -190,7 +190,7 @@ export class JobStream {
   /** Sends hello and the history so far. @returns false when the stream ended instead. */
   private async hello(): Promise<boolean> {
     const { store } = this.deps;
-    const job = await store.prisma.job.findUnique({ where: { id: this.jobId }, include: { tasks: { orderBy: { index: 'asc' } } } });
+    const job = await jobWithTasks(store, this.jobId);
     if (this.closed) return false;
     if (!job) {
       this.sock.fail('not_found', `job ${this.jobId} does not exist`, CLOSE.NOT_FOUND);
@@ -225,7 +225,6 @@ export class JobStream {
 
   private async loop(): Promise<void> {
     const { store, limits } = this.deps;
-    const prisma = store.prisma;
     if (!(await this.hello())) return;
     const events = this.events;
     for (;;) {
@@ -245,7 +244,7 @@ export class JobStream {
         const byPoll = !events.dirty;
         const fresh = await events.fetch();
         if (this.closed) return;
-        if (byPoll && fresh === 0 && !(await prisma.job.findUnique({ where: { id: this.jobId }, select: { id: true } }))) {
+        if (byPoll && fresh === 0 && !(await jobExists(store, this.jobId))) {
           return this.sock.fail('deleted', `job ${this.jobId} was deleted`, CLOSE.NOT_FOUND);
         }
       }
@@ -369,7 +368,7 @@ export class JobStream {
   // ─── attempts ──────────────────────────────────────────────────────────────────────────────
 
   private loadAttempt(task: number, number: number): Promise<Attempt | null> {
-    return this.deps.store.prisma.attempt.findFirst({ where: { jobId: this.jobId, number, task: { index: task } } });
+    return attemptOf(this.deps.store, this.jobId, task, number);
   }
 
   private async refreshOpen(): Promise<void> {
@@ -416,7 +415,7 @@ export class JobStream {
       const cause = row.cause === 'restart' || row.cause === 'recovery' ? row.cause : 'first';
       let restart: { n: number; max: number } | undefined;
       if (cause === 'restart') {
-        const n = await this.deps.store.prisma.attempt.count({ where: { taskId: row.taskId, cause: 'restart', number: { lte: number } } });
+        const n = await restartOrdinal(this.deps.store, row.taskId, number);
         restart = { n, max: this.taskInfo.get(task)?.maxRestarts ?? 0 };
       }
       this.sock.send({

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { e2eServer, expect, submitSpec, test, waitForStatus } from './fixtures';
+import { e2eServer, expect, submitSpec, test, waitForStatus, expectShownPast } from './fixtures';
 
 /**
  * The log viewer with 100,000 lines: time to first render, time until the last line shows, and
@@ -86,9 +86,9 @@ test('a 100,000-line log loads and scrolls smoothly (measured)', async ({ app: p
   };
   console.log(`[dashboard-perf] ${JSON.stringify(report)}`);
   test.info().annotations.push({ type: 'perf', description: JSON.stringify(report) });
-  // Generous bounds: the numbers are for the report; these only catch a viewer that stopped being virtual.
-  expect(stats.jumps.p95).toBeLessThan(250);
-  expect(allLoaded).toBeLessThan(60_000);
+  // The numbers are for the report (speed is measured in bench/, not asserted on a shared
+  // machine); what the test holds is that the viewer stayed virtual through the scrolling.
+  expect(await page.getByTestId('log-line').count()).toBeLessThan(300);
 });
 
 test('follow mode sticks to the bottom while lines arrive, pauses on scroll up, resumes on demand', async ({ app: page }) => {
@@ -96,14 +96,15 @@ test('follow mode sticks to the bottom while lines arrive, pauses on scroll up, 
   await page.goto(`${e2eServer().url}/jobs/${id}`);
   const log = page.getByTestId('log-viewer');
   const scroller = page.getByTestId('log-scroller');
-  await expect(log.getByText('tick 60', { exact: true })).toBeVisible();
+  await expectShownPast(log, 'tick', 60);
   const gap = () => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
 
-  // While lines keep arriving, the view stays at the bottom.
+  // While lines keep arriving, the view stays at the bottom (each look waits for the frame that
+  // follows a line: a loaded machine draws late, a view that stopped following never comes back).
   let lastSeen = 0;
   for (let i = 0; i < 8; i++) {
     await page.waitForTimeout(150);
-    expect(await gap()).toBeLessThan(25);
+    await expect.poll(gap).toBeLessThan(25);
     const n = Number(await log.getAttribute('data-rows'));
     expect(n).toBeGreaterThanOrEqual(lastSeen);
     lastSeen = n;
@@ -123,8 +124,7 @@ test('follow mode sticks to the bottom while lines arrive, pauses on scroll up, 
   // "Jump to latest" resumes following.
   await page.getByTestId('jump-latest').click();
   await expect(log).toHaveAttribute('data-following', 'true');
-  await page.waitForTimeout(400);
-  expect(await gap()).toBeLessThan(25);
+  await expect.poll(gap).toBeLessThan(25);
   await expect(log.getByText('tick 400', { exact: true })).toBeVisible({ timeout: 60_000 });
-  expect(await gap()).toBeLessThan(25);
+  await expect.poll(gap).toBeLessThan(25);
 });

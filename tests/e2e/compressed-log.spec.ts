@@ -19,7 +19,7 @@ let server: ServerProcess;
 
 test.beforeAll(async () => {
   db = await createEmptyPgDatabase('e2e-compressed-log');
-  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, DATABASE_URL: db.url, JOBDECK_COMPRESS_LOGS_AFTER: '0', JOBDECK_COMPRESS_INTERVAL_MS: '200' }, timeoutMs: 120_000 });
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, DATABASE_URL: db.url, JOBDECK_COMPRESS_LOGS_AFTER: '0', JOBDECK_COMPRESS_INTERVAL_MS: '200' } });
 });
 
 test.afterAll(async () => {

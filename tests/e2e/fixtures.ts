@@ -1,4 +1,4 @@
-import { test as base, expect, type Page } from '@playwright/test';
+import { test as base, expect, type Locator, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../helpers/server';
@@ -40,7 +40,7 @@ export async function getJob(id: number, server = e2eServer()): Promise<{ status
 }
 
 /** Waits (polling the API — test side only) until the job is in one of `statuses`. */
-export async function waitForStatus(id: number, statuses: string[], timeoutMs = 60_000): Promise<string> {
+export async function waitForStatus(id: number, statuses: string[], timeoutMs = 180_000): Promise<string> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const { status } = await getJob(id);
@@ -53,6 +53,18 @@ export async function waitForStatus(id: number, statuses: string[], timeoutMs = 
 /** An example spec from examples/. */
 export function example(name: string): string {
   return readFileSync(path.join(ROOT, 'examples', `${name}.yaml`), 'utf8');
+}
+
+/**
+ * Waits until the log view shows a `<word> N` line with N ≥ `n` (default timeout: expect's). A
+ * followed view renders only its tail, and on a busy machine a page may open when the log is long
+ * past a given line: "reached line n" is the largest number shown, not line n itself. Answers
+ * the largest number shown then.
+ */
+export async function expectShownPast(log: Locator, word: string, n: number, timeout?: number): Promise<number> {
+  const shown = async () => Math.max(0, ...(await log.getByText(new RegExp(`^${word} \\d+$`)).allTextContents()).map((t) => Number(t.slice(word.length + 1))));
+  await expect.poll(shown, { timeout }).toBeGreaterThanOrEqual(n);
+  return shown();
 }
 
 /** Marks the document so a later check proves the page was never reloaded. */
@@ -83,11 +95,25 @@ export function watchPageErrors(page: Page): string[] {
   return errors;
 }
 
-/** `test` with a logged-in `app` page; fails the test on uncaught errors or console errors in the page. */
+/**
+ * `test` with a logged-in `app` page on the jobs list; fails the test on uncaught errors or
+ * console errors in the page. The run's one admin session (tests/e2e/global-setup.ts) is put in
+ * the page's context (like a storage state) instead of a login per test; tests of logging in
+ * use `page` and login().
+ */
 export const test = base.extend<{ app: Page }>({
   app: async ({ page }, use) => {
     const errors = watchPageErrors(page);
-    await login(page);
+    const server = e2eServer();
+    const session = process.env.JOBDECK_E2E_SESSION;
+    if (session) {
+      const eq = session.indexOf('=');
+      await page.context().addCookies([{ name: session.slice(0, eq), value: session.slice(eq + 1), url: server.url, httpOnly: true, sameSite: 'Strict' }]);
+      await page.goto(`${server.url}/`);
+      await expect(page).toHaveURL(`${server.url}/`);
+    } else {
+      await login(page, server);
+    }
     await use(page);
     expect(errors, 'errors in the page (uncaught or console.error)').toEqual([]);
   },

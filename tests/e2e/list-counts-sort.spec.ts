@@ -59,7 +59,7 @@ test('chips count, "#ID" finds the job, the order lives in the URL, task segment
     await expect(async () => {
       await box.fill(text);
       await expect(page).toHaveURL(new RegExp(`[?&]q=${encodeURIComponent(text)}(&|$)`), { timeout: 2000 });
-    }).toPass({ timeout: 30_000 });
+    }).toPass({ timeout: 120_000 });
     await expect(page.locator(`tr[data-job-id="${ok}"]`)).toBeVisible();
     await expect(page.locator(`tr[data-job-id="${pipeline}"]`)).toHaveCount(0);
   }

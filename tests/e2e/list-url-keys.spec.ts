@@ -121,7 +121,7 @@ test('a selection is re-run and deleted from the selection bar; rows have a menu
   await expect(page.locator('tbody tr[data-job-id]')).toHaveCount(4);
   // The re-runs end before the next clicks: a pending row's reason line leaving moves the rows
   // below it, and a click whose press and release land on different rows selects nothing.
-  await expect(page.locator('tbody tr[data-job-id] [data-status="SUCCEEDED"]')).toHaveCount(4, { timeout: 30_000 });
+  await expect(page.locator('tbody tr[data-job-id] [data-status="SUCCEEDED"]')).toHaveCount(4);
 
   for (const id of ids) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
   await bar.getByRole('button', { name: 'Delete selected (2)' }).click();

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { e2eServer, example, expect, submitSpec, test, waitForStatus } from './fixtures';
+import { e2eServer, example, expect, submitSpec, test, waitForStatus, expectShownPast } from './fixtures';
 
 /**
  * The job page's log pane as people use it: it fills the screen (laptop and phone, where the logs
@@ -131,7 +131,7 @@ test('"Jump to end" only when there is more below; g / G / f; wrap; ? lists the 
   // `f` on a running job: pause, follow again.
   const running = await submitSpec('name: follow-key\nrun: |\n  for i in $(seq 1 600); do echo "tick $i"; sleep 0.05; done\n');
   await page.goto(`${e2eServer().url}/jobs/${running}`);
-  await expect(log.getByText('tick 20', { exact: true })).toBeVisible();
+  await expectShownPast(log, 'tick', 20);
   await expect(log).toHaveAttribute('data-following', 'true');
   await page.keyboard.press('f');
   await expect(log).toHaveAttribute('data-following', 'false');

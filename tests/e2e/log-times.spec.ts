@@ -8,7 +8,11 @@ import { e2eServer, expect, submitSpec, test, waitForStatus } from './fixtures';
  * header, "Download this attempt" names the attempt.
  */
 test('the Times toggle shows when each line was written; t toggles it; ? lists it', async ({ app: page }) => {
-  const id = await submitSpec('name: times-e2e\nrun: echo one; sleep 1; echo two; sleep 1; echo three\n');
+  // Each line waits until the one before has its time in the attempt's index (`../run.times`
+  // from the default workdir, docs/design.md §8), then a second: the lines are a second apart
+  // by construction, however late a busy server looks at the log.
+  const wait = (n: number) => `until [ "$(wc -l 2>/dev/null < ../run.times || echo 0)" -ge ${n} ]; do sleep 0.05; done`;
+  const id = await submitSpec(`name: times-e2e\nrun: |\n  echo one\n  ${wait(1)}\n  sleep 1; echo two\n  ${wait(2)}\n  sleep 1; echo three\n`);
   await waitForStatus(id, ['SUCCEEDED']);
   await page.goto(`${e2eServer().url}/jobs/${id}`);
   const log = page.getByTestId('log-viewer');

@@ -42,7 +42,7 @@ async function jobCount(): Promise<number> {
 
 test.beforeAll(async () => {
   // Its own server, without JOBDECK_TOKEN: a first start that generates the token.
-  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_TOKEN: '' }, timeoutMs: 120_000 });
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_TOKEN: '' } });
   const m = /to log in, open (http:\/\/127\.0\.0\.1:\d+\/login\?token=[^\s"]+)/.exec(server.output());
   if (!m) throw new Error(`no login URL printed:\n${server.output()}`);
   loginUrl = m[1];
@@ -83,6 +83,10 @@ test('an anonymous visitor is sent to the login page, and a wrong token is refus
   await expect(page.getByRole('heading', { name: 'Log in to jobdeck' })).toBeVisible();
   // No single sign-on configured on this server: no "Sign in with …" button.
   await expect(page.getByTestId('sso-login')).toHaveCount(0);
+  // No user has a password here: the admin token leads, and the page says where it is.
+  await expect(page.getByTestId('login-token')).toBeFocused();
+  await expect(page.getByTestId('login-token')).toHaveAttribute('placeholder', 'jd_…');
+  await expect(page.getByTestId('password-login')).toHaveCount(0);
   await page.getByTestId('login-token').fill('jd_not_the_right_token_0123456789');
   await page.getByTestId('login-submit').click();
   await expect(page.getByTestId('login-error')).toContainText('not valid');
@@ -153,7 +157,7 @@ test('a job printing an XSS payload renders as text', async ({ page }) => {
   expect(submit.status).toBe(201);
   const { id } = (await submit.json()) as { id: number };
   await expect
-    .poll(async () => TERMINAL.has(((await (await fetch(`${server.url}/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status), { timeout: 30_000 })
+    .poll(async () => TERMINAL.has(((await (await fetch(`${server.url}/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status), { timeout: 120_000 })
     .toBe(true);
 
   await page.goto(loginUrl);

@@ -12,7 +12,7 @@ test.describe.configure({ mode: 'serial', timeout: 180_000 });
 let server: ServerProcess;
 
 test.beforeAll(async () => {
-  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_CAPACITY_CHECK: '1', JOBDECK_CPUS: '1' }, timeoutMs: 120_000 });
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_CAPACITY_CHECK: '1', JOBDECK_CPUS: '1' } });
 });
 
 test.afterAll(async () => {
@@ -27,7 +27,9 @@ test("the list shows a waiting job's reason; the job page's priority control mov
 
   const row = (id: number) => page.locator(`tr[data-job-id="${id}"]`);
   // The first one waiting is at the front: it needs the CPU the holder has.
-  await expect(row(older).getByTestId('pending-reason')).toHaveText('needs 1 CPU, 0 of 1 free');
+  // Each waiting row leads with its place in line (overall · in its queue), then its reason.
+  await expect(row(older).getByTestId('place')).toHaveText('#1 · q1');
+  await expect(row(older).getByTestId('pending-reason')).toHaveText(/^#1 · q1needs 1 CPU, 0 of 1 free$/);
   await expect(row(holder).getByTestId('pending-reason')).toHaveCount(0);
 
   await page.goto(`${server.url}/jobs/${later}`);
@@ -36,11 +38,11 @@ test("the list shows a waiting job's reason; the job page's priority control mov
   await page.getByTestId('priority-input').fill('900');
   await page.getByTestId('priority-set').click();
   await expect(page.getByTestId('job-priority')).toHaveText('900');
-  await expect(reason).toHaveText(/^Waiting: needs 1 CPU, 0 of 1 free · start timeout in \d+ min · queue default$/);
+  await expect(reason).toHaveText(/^Waiting: needs 1 CPU, 0 of 1 free( · start timeout in \d+ min)? · queue default$/);
 
   await page.goto(`${server.url}/`);
-  await expect(row(older).getByTestId('pending-reason')).toHaveText('1 job ahead at priority ≥ 500');
-  await expect(row(later).getByTestId('pending-reason')).toHaveText('needs 1 CPU, 0 of 1 free');
+  await expect(row(later).getByTestId('pending-reason')).toHaveText(/^#1 · q1needs 1 CPU, 0 of 1 free$/);
+  await expect(row(older).getByTestId('pending-reason')).toHaveText(/^#2 · q21 job ahead at priority ≥ 500$/);
 
   // A priority out of range cannot be sent.
   await page.goto(`${server.url}/jobs/${older}`);

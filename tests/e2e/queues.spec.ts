@@ -4,7 +4,8 @@ import { expect, login, submitSpec, test } from './fixtures';
 
 /**
  * The queues page, on a server of its own with the capacity check on (queue limits apply): the
- * nav leads to it; a queue is created, its limit changed and the change seen in what it runs;
+ * nav leads to it; a queue is created (its GPU limit and start timeout too), its limit changed
+ * and the change seen in what it runs;
  * a delete while its jobs are unfinished is refused with their count; each queue links to the
  * jobs list filtered by it (?queue=, kept in the URL).
  */
@@ -13,7 +14,7 @@ test.describe.configure({ mode: 'serial', timeout: 180_000 });
 let server: ServerProcess;
 
 test.beforeAll(async () => {
-  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_CAPACITY_CHECK: '1', JOBDECK_CPUS: '4' }, timeoutMs: 120_000 });
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, JOBDECK_CAPACITY_CHECK: '1', JOBDECK_CPUS: '4' } });
 });
 
 test.afterAll(async () => {
@@ -35,11 +36,17 @@ test('queues: create, limit, edit, refused delete, the list filtered by queue, d
   await page.getByTestId('queue-name').fill('gpu');
   await page.getByTestId('queue-maxRunning').fill('1');
   await page.getByTestId('queue-defaultPriority').fill('700');
+  await page.getByTestId('queue-maxGpus').fill('2');
+  await page.getByTestId('queue-startTimeout').fill('90');
   await page.getByTestId('queue-save').click();
   await expect(page.getByTestId('queue-notice')).toHaveText('Queue gpu saved.');
   await expect(row('gpu').getByTestId('queue-max-running')).toHaveText('1');
   await expect(row('gpu').getByTestId('queue-max-cpus')).toHaveText('–');
+  await expect(row('gpu').getByTestId('queue-max-gpus')).toHaveText('2');
+  await expect(row('gpu').getByTestId('queue-start-timeout')).toHaveText('90 min');
   await expect(row('gpu').getByTestId('queue-default-priority')).toHaveText('700');
+  const saved = (await (await fetch(`${server.url}/api/queues`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as { queues: Array<{ name: string; maxGpus: number | null; startTimeoutMs: number | null }> };
+  expect(saved.queues.find((q) => q.name === 'gpu')).toMatchObject({ maxGpus: 2, startTimeoutMs: 5_400_000 });
 
   const g1 = await submitSpec('name: g1\nqueue: gpu\nrun: sleep 300\n', server);
   const g2 = await submitSpec('name: g2\nqueue: gpu\nrun: sleep 300\n', server);

@@ -55,12 +55,22 @@ test('re-run with changes opens New job pre-filled with the spec and launch over
   await expect(page.getByTestId('log-viewer').getByText('mode careful', { exact: true })).toBeVisible();
 });
 
-test('theme toggle: system → light → dark, remembered across a reload', async ({ app: page }) => {
+test('theme toggle on a light system: auto → dark (the first press changes the colours) → light, remembered across a reload', async ({ app: page }) => {
+  await page.emulateMedia({ colorScheme: 'light' });
   const html = page.locator('html');
   await expect(html).not.toHaveAttribute('data-theme', /./);
   const toggle = page.getByRole('button', { name: /^Theme: / });
+  await expect(toggle).toContainText('Auto');
+  const lightBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await toggle.click();
+  await expect(html).toHaveAttribute('data-theme', 'dark');
+  await expect(toggle).toContainText('Dark');
+  expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).not.toBe(lightBg);
   await toggle.click();
   await expect(html).toHaveAttribute('data-theme', 'light');
+  await toggle.click();
+  await expect(html).not.toHaveAttribute('data-theme', /./);
+  await expect(toggle).toContainText('Auto');
   await toggle.click();
   await expect(html).toHaveAttribute('data-theme', 'dark');
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -68,5 +78,5 @@ test('theme toggle: system → light → dark, remembered across a reload', asyn
   await expect(html).toHaveAttribute('data-theme', 'dark');
   expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(bg);
   await page.getByRole('button', { name: /^Theme: / }).click();
-  await expect(html).not.toHaveAttribute('data-theme', /./);
+  await expect(html).toHaveAttribute('data-theme', 'light');
 });

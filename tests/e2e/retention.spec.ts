@@ -18,7 +18,7 @@ let server: ServerProcess;
 
 test.beforeAll(async () => {
   db = await createEmptyPgDatabase('e2e-retention');
-  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, DATABASE_URL: db.url, JOBDECK_RETAIN_LOGS_DAYS: '1', JOBDECK_RETENTION_INTERVAL_MS: '200' }, timeoutMs: 120_000 });
+  server = await startServerProcess({ env: { ...E2E_SERVER_ENV, DATABASE_URL: db.url, JOBDECK_RETAIN_LOGS_DAYS: '1', JOBDECK_RETENTION_INTERVAL_MS: '200' } });
 });
 
 test.afterAll(async () => {

@@ -65,7 +65,7 @@ test('screenshots: jobs list, job page, new job — light and dark, laptop and p
 });
 
 test('screenshot: the empty state of a fresh server tells how to launch a first job', async ({ page }) => {
-  const fresh = await startServerProcess({ env: E2E_SERVER_ENV, timeoutMs: 120_000 });
+  const fresh = await startServerProcess({ env: E2E_SERVER_ENV });
   try {
     await login(page, fresh);
     await expect(page.getByTestId('empty-state')).toBeVisible();

@@ -32,13 +32,21 @@ for (const width of [1440, 390]) {
     await page.setViewportSize({ width, height: 900 });
     await page.goto(`${e2eServer().url}/insights`);
     await expect(page.getByRole('heading', { name: 'Insights' })).toBeVisible();
-    await expect(page.getByRole('link', { name: 'Insights' })).toHaveAttribute('aria-current', 'page');
+    // A phone's navigation is the menu button, which names the page.
+    if (width > 640) await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Insights' })).toHaveAttribute('aria-current', 'page');
+    else await expect(page.getByTestId('nav-menu-button')).toContainText('Insights');
     for (const chart of ['chart-throughput', 'chart-wait', 'chart-run']) await expect(page.getByTestId(chart).locator('canvas')).toBeVisible();
     const busiest = page.getByTestId('busiest');
     await expect(busiest).toContainText('insights-ok');
     await expect(busiest).toContainText('insights-bad');
+    // Legends read as figures, never uPlot's "--": off the chart, the whole range's.
+    const legend = page.getByTestId('chart-throughput').locator('.u-legend');
+    await expect(legend).toContainText('all of the last 24 h');
+    await expect(legend).toContainText(/started\s*\d+/);
+    await expect(legend).not.toContainText('--');
     await page.getByTestId('range-7d').click();
     await expect(page.getByTestId('range-7d')).toHaveAttribute('aria-pressed', 'true');
+    await expect(legend).toContainText('all of the last 7 d');
     await expect(page.getByTestId('insights-summary')).toContainText(/\d+ started/);
     // The servers panel: one server on the embedded database (no leases), said as such.
     await expect(page.getByTestId('servers-panel')).toContainText('One server');

@@ -6,7 +6,7 @@ import { e2eServer, expect, login, test, watchPageErrors } from './fixtures';
 /**
  * The Users and Audit pages (Chromium, the run's server): an admin creates a member with a
  * password and a pending quota on the Users page (the API's refusals show under the field they
- * name), changes its role to viewer and back and its CPU quota, disables it — its password login
+ * name), changes its role to viewer and back and its CPU and GPU quotas, disables it — its password login
  * then fails — and enables it again; the member, logged in, has no Users link and is refused
  * /users. The Audit page filters by action, acting user and time range (kept in the URL), shows
  * exactly the matching rows with who, token prefix and address, and pages with `before`. Both
@@ -31,6 +31,7 @@ interface ApiUser {
   hasPassword: boolean;
   maxPendingJobs: number | null;
   maxRunningCpus: number | null;
+  maxRunningGpus: number | null;
   disabled: boolean;
 }
 const apiUser = async (name: string): Promise<ApiUser | undefined> => ((await (await admin('/api/users')).json()) as { users: ApiUser[] }).users.find((u) => u.name === name);
@@ -41,7 +42,7 @@ async function passwordLogin(browser: Browser, name: string): Promise<{ page: Pa
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${url}/login`);
-  await page.getByTestId('password-login').locator('summary').click();
+  // Users have passwords here: the page leads with the password form.
   await page.getByTestId('login-username').fill(name);
   await page.getByTestId('login-password').fill(PASSWORD);
   const [res] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/api/auth/login'), page.getByTestId('password-login-submit').click()]);
@@ -96,24 +97,28 @@ test('an admin creates a member, changes its role and quotas, disables and enabl
   await page.getByTestId('user-save').click();
   await expect(page.getByTestId('user-name-error')).toHaveText(`user ${name} exists`);
 
-  // Viewer with a CPU quota, then member again with the CPU quota cleared.
+  // Viewer with a CPU and a GPU quota, then member again with both cleared.
   await row(name).getByRole('button', { name: `Edit user ${name}` }).click();
   await expect(page.getByRole('form', { name: `Edit user ${name}` })).toBeVisible();
   await expect(page.getByTestId('user-name')).toHaveValue(name);
   await page.getByTestId('user-role').selectOption('viewer');
   await page.getByTestId('user-maxRunningCpus').fill('1.5');
+  await page.getByTestId('user-maxRunningGpus').fill('2');
   await page.getByTestId('user-save').click();
   await expect(page.getByTestId('user-notice')).toHaveText(`User ${name} changed.`);
   await expect(row(name).getByTestId('user-row-role')).toHaveText('viewer');
   await expect(row(name).getByTestId('user-row-max-cpus')).toHaveText('1.5');
-  expect(await apiUser(name)).toMatchObject({ role: 'viewer', maxPendingJobs: 2, maxRunningCpus: 1.5 });
+  await expect(row(name).getByTestId('user-row-max-gpus')).toHaveText('2');
+  expect(await apiUser(name)).toMatchObject({ role: 'viewer', maxPendingJobs: 2, maxRunningCpus: 1.5, maxRunningGpus: 2 });
   await row(name).getByRole('button', { name: `Edit user ${name}` }).click();
   await page.getByTestId('user-role').selectOption('member');
   await page.getByTestId('user-maxRunningCpus').fill('');
+  await page.getByTestId('user-maxRunningGpus').fill('');
   await page.getByTestId('user-save').click();
   await expect(row(name).getByTestId('user-row-role')).toHaveText('member');
   await expect(row(name).getByTestId('user-row-max-cpus')).toHaveText('—');
-  expect(await apiUser(name)).toMatchObject({ role: 'member', maxPendingJobs: 2, maxRunningCpus: null });
+  await expect(row(name).getByTestId('user-row-max-gpus')).toHaveText('—');
+  expect(await apiUser(name)).toMatchObject({ role: 'member', maxPendingJobs: 2, maxRunningCpus: null, maxRunningGpus: null });
 
   // Disabled (asked once more): its password no longer logs in.
   await row(name).getByRole('button', { name: `Disable user ${name}` }).click();
@@ -135,7 +140,7 @@ test('an admin creates a member, changes its role and quotas, disables and enabl
   await expect(member.page.getByTestId('whoami')).toContainText(`${name} (member)`);
   await expect(member.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' })).toHaveCount(0);
   await member.page.goto(`${url}/users`);
-  await expect(member.page.getByRole('main').getByRole('alert')).toHaveText('Only admins can manage users.');
+  await expect(member.page.getByTestId('not-allowed')).toContainText(`You are signed in as ${name} (member), and the Users page is not open to that role.`);
   await expect(member.page.getByTestId('users-table')).toHaveCount(0);
   await member.close();
   expect(unexpected(errors)).toEqual([]);

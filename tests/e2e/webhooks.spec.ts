@@ -21,10 +21,18 @@ test('create a webhook (secret shown once), send a test event, see the delivery 
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const row = page.getByRole('listitem').filter({ hasText: 'e2e-hook' });
     await row.getByRole('button', { name: 'Send test event' }).click();
-    await row.getByRole('button', { name: 'e2e-hook' }).click();
+    await row.getByRole('button', { name: 'e2e-hook', exact: true }).click();
     const log = page.getByRole('table', { name: 'Deliveries of e2e-hook' });
-    await expect(log.getByRole('row').filter({ hasText: 'test' })).toContainText('delivered');
-    expect(r.verified(secret).map((g) => g.payload.type)).toEqual(['test']);
+    const delivered = log.getByRole('row').filter({ hasText: 'test' });
+    await expect(delivered).toContainText('delivered');
+    // The table's columns: when it was queued, tries, the answer's code, no next try once delivered.
+    await expect(delivered.getByRole('cell').first()).toHaveText(/^(just now|\d+ (seconds?|minutes?) ago)$/);
+    await expect(delivered.getByTestId('delivery-tries')).toHaveText('1');
+    await expect(delivered.getByRole('cell').nth(5)).toHaveText('204');
+    await expect(delivered.getByTestId('delivery-next')).toHaveText('—');
+    // One test event, signed with the secret (a job of another spec file that fails meanwhile
+    // is delivered to the new hook too: it takes job.failed, the form's default).
+    expect(r.verified(secret).filter((g) => g.payload.type === 'test')).toHaveLength(1);
     await page.reload();
     await expect(page.getByText(secret.slice(6))).toHaveCount(0);
     const id = await submitSpec(example('setup-fails'));

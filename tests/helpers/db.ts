@@ -1,5 +1,7 @@
+import { loadConfig } from '../../lib/config';
 import { openDatabase, type Database } from '../../lib/db/client';
-import { createEmptyPgDatabase } from './pg-admin';
+import { pgliteTemplateDump, pgTemplate } from './db-templates';
+import { createPgDatabaseFrom } from './pg-admin';
 
 export { createEmptyPgDatabase, testPgUrl } from './pg-admin';
 
@@ -18,17 +20,21 @@ export interface TestDatabase {
 }
 
 /**
- * Opens a fresh database: an in-memory PGlite, or a new PostgreSQL database named after `label`
- * (pg-boss style: one database per test file, dropped when done). Suites do not call this
- * themselves: they use the fixture of tests/helpers/use-database.ts, which calls it in beforeAll
- * and disposes it in afterAll.
+ * Opens a fresh, migrated database: an in-memory PGlite, or a new PostgreSQL database named after
+ * `label` (pg-boss style: one database per test file, dropped when done). Both start as a copy of
+ * the migrated template (tests/helpers/db-templates.ts; the migration runner still checks them).
+ * Suites do not call this themselves: they use the fixture of tests/helpers/use-database.ts,
+ * which calls it in beforeAll and disposes it in afterAll.
  */
 export async function createTestDatabase(kind: DbKind, label = 'test'): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const db = await openDatabase({ pgliteDir: 'memory://' });
+    // With JOBDECK_PGLITE_WORKER=1 (PGlite in a worker thread) the database is made as a server makes it.
+    const db = loadConfig().pgliteWorker
+      ? await openDatabase({ pgliteDir: 'memory://' })
+      : await openDatabase({ pgliteDir: 'memory://', pgliteLoadDataDir: await pgliteTemplateDump() });
     return { db, kind, dispose: () => db.close() };
   }
-  const empty = await createEmptyPgDatabase(label);
+  const empty = await createPgDatabaseFrom(await pgTemplate(), label);
   const url = empty.url;
   const db = await openDatabase({ databaseUrl: url });
   return {

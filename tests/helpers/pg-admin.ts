@@ -41,12 +41,33 @@ async function dropForced(a: pg.Client, name: string): Promise<void> {
  * Creates an empty PostgreSQL database (no migrations) and returns its URL and a drop function;
  * for tests of the migration runner itself.
  */
-export async function createEmptyPgDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+export function createEmptyPgDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return createPgDatabaseFrom(null, label);
+}
+
+/**
+ * Creates a PostgreSQL database as a copy of the database `template` (`CREATE DATABASE …
+ * TEMPLATE`: tests/helpers/db-templates.ts), or an empty one when null; returns its URL and a
+ * drop function. A template that another session is still leaving (SQLSTATE 55006) is tried
+ * again for a few seconds.
+ */
+export async function createPgDatabaseFrom(template: string | null, label: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `jd_${createHash('sha1').update(label).digest('hex').slice(0, 8)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: testPgUrl() });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await admin.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || i >= 100) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
   return {
     url: withDb(testPgUrl(), name),
     drop: async () => {

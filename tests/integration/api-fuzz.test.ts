@@ -20,6 +20,8 @@ type Schema = Json & { $ref?: string; type?: string | string[]; properties?: Rec
 
 const SEED = Number(process.env.JOBDECK_FUZZ_SEED || Date.now() % 2_147_483_647);
 const RUNS = Number(process.env.JOBDECK_FUZZ_RUNS || 12);
+/** Generated values per body field also sent paired with each other field alone. */
+const PAIRED = 3;
 
 /** Strings that broke something once, or are known to be sharp: always sent. */
 const SHARP_STRINGS = [
@@ -160,7 +162,7 @@ describe.each(DB_KINDS)('API fuzz from the OpenAPI document (%s)', (kind) => {
     doc = (await (await server.api('/api/openapi.json')).json()) as Json;
     const sub = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmd: 'echo fuzz target' }) });
     jobId = ((await sub.json()) as { id: number }).id;
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await server?.dispose();
@@ -189,6 +191,8 @@ describe.each(DB_KINDS)('API fuzz from the OpenAPI document (%s)', (kind) => {
   const pathOf = (op: Operation, id: string = String(jobId)) => op.path.replace('{id}', id);
   const jsonInit = (body: string): RequestInit => ({ headers: { 'content-type': 'application/json' }, body });
 
+  // ~6,000 requests one after another: ~300 s per database kind in a CI run that keeps both cores
+  // busy, so its own hang guard (docs/testing.md "Time") is 30 minutes, not the suite's 5.
   it('answers no hostile path parameter, query parameter or body with a 5xx', async () => {
     const ops = operations(doc);
     // The document must describe the routes whose inputs broke before.
@@ -211,12 +215,21 @@ describe.each(DB_KINDS)('API fuzz from the OpenAPI document (%s)', (kind) => {
       const body = resolve(doc, op.json);
       const fields = Object.entries(body.properties ?? {});
       for (const [name] of fields) {
-        for (const v of valuesFor(hostileValue, ++salt)) {
+        const values = valuesFor(hostileValue, ++salt);
+        for (const [i, v] of values.entries()) {
           await send(op, `body ${name}`, pathOf(op), jsonInit(JSON.stringify({ [name]: v })));
-          // Beside each other field's benign value, so the hostile one reaches the deeper checks.
-          for (const [other, schema] of fields) {
-            if (other !== name) await send(op, `body ${name} + ${other}`, pathOf(op), jsonInit(JSON.stringify({ [other]: benign(doc, schema), [name]: v })));
+          // A few generated values also beside each other field alone (pairs a cross-field rule
+          // may refuse together with all the others).
+          if (i >= values.length - PAIRED) {
+            for (const [other, schema] of fields) {
+              if (other !== name) await send(op, `body ${name} + ${other}`, pathOf(op), jsonInit(JSON.stringify({ [other]: benign(doc, schema), [name]: v })));
+            }
           }
+          // Beside every other field's benign value, so the hostile one reaches the checks behind
+          // the others' (one request, not one per other field: the pairs grew with the square of
+          // a body's fields and took most of the suite's time without reaching anything new).
+          const others = Object.fromEntries(fields.filter(([other]) => other !== name).map(([other, schema]) => [other, benign(doc, schema)]));
+          if (fields.length > 1) await send(op, `body ${name} + others`, pathOf(op), jsonInit(JSON.stringify({ ...others, [name]: v })));
         }
       }
       if (op.json) for (const v of valuesFor(hostileValue, ++salt)) await send(op, 'whole body', pathOf(op), jsonInit(JSON.stringify(v) ?? 'null'));
@@ -229,5 +242,5 @@ describe.each(DB_KINDS)('API fuzz from the OpenAPI document (%s)', (kind) => {
     }
     expect(sent).toBeGreaterThan(1000);
     expect(failures, `seed ${SEED} (JOBDECK_FUZZ_SEED=${SEED} replays it): ${failures.length} of ${sent} requests answered 5xx`).toEqual([]);
-  }, 600_000);
+  }, 1_800_000);
 });

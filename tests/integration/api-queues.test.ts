@@ -15,6 +15,7 @@ import { getQueue, listQueues, removeQueue, setQueue } from '../../lib/api/queue
 import { parsePutQueueRequest, parseQueueName, parseSubmitRequest } from '../../lib/api/request';
 import { rerunJob } from '../../lib/control';
 import { getJobSummary } from '../../lib/api/views';
+import type { Actor } from '../../lib/jobs/roles';
 import { cachedQueueRows, createStore, QUEUE_CACHE_MS, QueueGoneError, submitJob, submitStatementStats, type NewJob, type Store } from '../../lib/store';
 
 async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError> {
@@ -30,6 +31,9 @@ async function apiError(p: Promise<unknown> | (() => unknown)): Promise<ApiError
 /** A one-task job of `queue` as the store writes it. */
 const newJob = (queue: string, name = `in-${queue}`): NewJob => ({ name, specYaml: 'run: echo\n', spec: { run: 'echo' }, specHash: name, cpus: 1, queue, tasks: [{ name: 't', spec: { run: 'echo' } }] });
 
+/** The first admin through its token, as apiRoute() would hand it to a route. */
+const ADMIN: Actor = { userId: 1, name: 'admin', role: 'admin', tokenId: null, tokenPrefix: 'jd_admintoke', ip: '127.0.0.1' };
+
 const put = (body: unknown) => new Request('http://x/api/queues/gpu', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
@@ -40,15 +44,32 @@ describe.each(DB_KINDS)('queue API (lib) on %s', (kind) => {
     ({ prisma: db, store } = t);
   });
 
+  it('writes an audit row for each change to a queue: who, from where, the settings', async () => {
+    await setQueue(store, 'audited', { maxRunning: 4 }, ADMIN);
+    await setQueue(store, 'audited', { maxCpus: 2 }, ADMIN);
+    await removeQueue(store, 'audited', ADMIN);
+    const rows = await db.auditEvent.findMany({ where: { target: 'queue:audited' }, orderBy: { id: 'asc' } });
+    expect(rows.map((r) => [r.action, r.userName, r.tokenPrefix, r.ip, r.detail])).toEqual([
+      ['queue.set', 'admin', 'jd_admintoke', '127.0.0.1', { maxRunning: 4, maxCpus: null, maxGpus: null, startTimeoutMs: null, defaultPriority: null, memberMaxPriority: null }],
+      ['queue.set', 'admin', 'jd_admintoke', '127.0.0.1', { maxRunning: null, maxCpus: 2, maxGpus: null, startTimeoutMs: null, defaultPriority: null, memberMaxPriority: null }],
+      ['queue.delete', 'admin', 'jd_admintoke', '127.0.0.1', null],
+    ]);
+    // A refused change leaves none.
+    await apiError(removeQueue(store, 'audited', ADMIN));
+    expect(await db.auditEvent.count({ where: { target: 'queue:audited' } })).toBe(3);
+  });
+
   it('lists the default queue first, creates, replaces and reads a queue; the default one cannot be set', async () => {
-    expect(await listQueues(store)).toEqual({ queues: [{ name: 'default', owner: null, maxRunning: null, maxCpus: null, defaultPriority: null, pending: 0, running: 0, cpus: 0 }] });
-    expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 2, maxCpus: 8, defaultPriority: 800 })))).toEqual({
-      name: 'gpu', owner: null, maxRunning: 2, maxCpus: 8, defaultPriority: 800, pending: 0, running: 0, cpus: 0,
+    expect(await listQueues(store)).toEqual({ queues: [{ name: 'default', owner: null, maxRunning: null, maxCpus: null, maxGpus: null, startTimeoutMs: null, defaultPriority: null, memberMaxPriority: null, pending: 0, running: 0, cpus: 0, gpus: 0 }], memberMaxPriority: null });
+    expect((await listQueues(store, 950)).memberMaxPriority).toBe(950);
+    expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 2, maxCpus: 8, defaultPriority: 800, memberMaxPriority: 600 })))).toEqual({
+      name: 'gpu', owner: null, maxRunning: 2, maxCpus: 8, maxGpus: null, startTimeoutMs: null, defaultPriority: 800, memberMaxPriority: 600, pending: 0, running: 0, cpus: 0, gpus: 0,
     });
     // PUT replaces: a field left out is no limit.
-    expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 3 })))).toMatchObject({ maxRunning: 3, maxCpus: null, defaultPriority: null });
+    expect(await setQueue(store, 'gpu', await parsePutQueueRequest(put({ maxRunning: 3 })))).toMatchObject({ maxRunning: 3, maxCpus: null, defaultPriority: null, memberMaxPriority: null });
+    expect((await apiError(parsePutQueueRequest(put({ memberMaxPriority: 1001 })))).detail).toMatch(/memberMaxPriority/);
     // Created by user 1 (the first admin): its view names it.
-    expect(await setQueue(store, 'batch', { maxCpus: 0.5 }, 1)).toMatchObject({ owner: 'admin' });
+    expect(await setQueue(store, 'batch', { maxCpus: 0.5 }, ADMIN)).toMatchObject({ owner: 'admin' });
     expect((await listQueues(store)).queues.map((q) => [q.name, q.owner])).toEqual([
       ['default', null],
       ['batch', 'admin'],

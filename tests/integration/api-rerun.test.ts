@@ -122,7 +122,7 @@ describe.each(DB_KINDS)('re-run (lib) on %s', (kind) => {
     expect(bad.status).toBe(400);
     expect(bad.detail).toContain('origin');
     expect((await apiError(parseRerunRequest(jsonRequest('/api/jobs/1/rerun', { origin: 'cli', extra: 1 })))).status).toBe(400);
-    expect(await parseRerunRequest(new Request('http://x/api/jobs/1/rerun', { method: 'POST' }))).toEqual({ origin: 'api' });
+    expect(await parseRerunRequest(new Request('http://x/api/jobs/1/rerun', { method: 'POST' }))).toEqual({ origin: 'api', overrides: {} });
     const badSubmit = await apiError(parseSubmitRequest(jsonRequest('/api/jobs', { cmd: 'true', origin: 'x'.repeat(500) })));
     expect(badSubmit.status).toBe(400);
     expect(badSubmit.detail).toMatch(/^request body: origin: origin must be one of cli, api, dashboard/);

@@ -17,7 +17,7 @@ describe('API router', () => {
 
   beforeAll(async () => {
     server = await startServerProcess();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await server?.dispose();
@@ -107,5 +107,5 @@ describe('API router', () => {
     const health = await api('/api/health');
     expect(health.status).toBe(200);
     expect(server.output()).not.toMatch(/"level":50/);
-  }, 60_000);
+  });
 });

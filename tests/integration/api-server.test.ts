@@ -63,7 +63,7 @@ describe.each(DB_KINDS)('job API over HTTP (%s)', (kind) => {
     ajv = new Ajv2020({ strict: false, allErrors: true });
     ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     ajv.addSchema({ $id: 'doc', components: openapi.components });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     // Leave no attempt running after the server is gone.

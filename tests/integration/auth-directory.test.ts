@@ -24,7 +24,7 @@ describe.each(DB_KINDS)('auth directory reload against local writes (%s)', (kind
     const announced: number[] = [];
     dir.onTokenRevoke.add((id) => announced.push(id));
     // The row as the create route writes it; its INSERT commits after the reload's read began.
-    const row: ApiToken = { id: 4242, userId: mia.id, name: 'laptop', prefix: 'jdp_abcdefgh', hash: hashOf('jdp_created-during-read'), createdAt: new Date(), lastUsedAt: null, expiresAt: null, revokedAt: null };
+    const row: ApiToken = { id: 4242, userId: mia.id, name: 'laptop', prefix: 'jdp_abcdefgh', hash: hashOf('jdp_created-during-read'), createdAt: new Date(), lastUsedAt: null, expiresAt: null, revokedAt: null, userEpoch: 0, attemptId: null };
     const reading = dir.reload(t.store);
     dir.putToken(row);
     await reading;

@@ -25,7 +25,7 @@ describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) =>
 
   beforeAll(async () => {
     server = await database.start();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
@@ -50,7 +50,7 @@ describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) =>
     expect(r.stderr.match(/attempt 1 started/g), show(r)).toHaveLength(1);
     expect(r.stderr.match(/├── Job \d+ \(steady\)/g), show(r)).toHaveLength(1);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`✓ Job ${id} finished (status: SUCCEEDED)`);
-  }, 120_000);
+  });
 
   it('gives up after JOBDECK_RECONNECT_TIMEOUT_MS without a server: exit 5, the job was not touched', async () => {
     const d = await runCli(server, ['launch', '-d', '--cmd', 'echo up; sleep 30', '-n', 'orphan']);
@@ -68,5 +68,5 @@ describe.each(DB_KINDS)('jobdeck logs survives a server restart (%s)', (kind) =>
     server = await database.start({ home: server.home, token: server.token, port });
     const job = (await (await server.api(`/api/jobs/${id}`)).json()) as { status: string };
     expect(['RUNNING', 'RECOVERING', 'STARTING']).toContain(job.status);
-  }, 120_000);
+  });
 });

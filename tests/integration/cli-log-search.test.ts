@@ -4,9 +4,9 @@
  * match) / 2 (a job id with --grep, a bad bound), and selects jobs with the list's filter
  * (--metadata, --owner as `queue` has them); `queue --since / --until` select by submitted time;
  * `jobdeck logs ID` relays a 10 MB single-line log byte for byte without holding it; and, on
- * PostgreSQL (where this process can age a job behind the server's back), `jobdeck logs ID` of a
- * job whose logs the retention policy removed says "logs removed on <date> by the retention
- * policy" and exits 4.
+ * PostgreSQL (where this process can age a job behind the server's back), `jobdeck logs ID` (and
+ * `--all`) of a job whose logs the retention policy removed says "logs removed on <date> by the
+ * retention policy", then the job's final status, and exits 0.
  *
  * Needs a built app (`npx next build`, or JOBDECK_NEXT_DIST as for the other server suites).
  */
@@ -62,7 +62,7 @@ describe.each(DB_KINDS)('CLI log reading, search and removed logs (%s)', (kind) 
   let server: ServerProcess;
   beforeAll(async () => {
     server = await database.start({ env: { JOBDECK_RETAIN_LOGS_DAYS: '1', JOBDECK_RETENTION_INTERVAL_MS: '200' } });
-  }, 120_000);
+  });
 
   it('logs --grep prints the matches of the selected jobs, then a summary; exit 0, 1 without a match, 2 for misuse', async () => {
     const a = await runCli(server, ['launch', '--cmd', 'echo starting; echo "fatal: Disk Full on /data"; echo done', '-n', 'grep-a']);
@@ -148,8 +148,9 @@ describe.each(DB_KINDS)('CLI log reading, search and removed logs (%s)', (kind) 
     expect(peakRss - idle).toBeLessThan(45 * 1024 * 1024);
   });
 
-  it.runIf(kind === 'postgresql')('logs ID of a job whose logs the policy removed says so and exits 4', async () => {
-    const r = await runCli(server, ['launch', '--cmd', 'echo old output', '-n', 'aged']);
+  it.runIf(kind === 'postgresql')('logs ID (and --all) of a job whose logs the policy removed says so with its final status and exits 0, as sky jobs logs does', async () => {
+    const r = await runCli(server, ['launch', '--cmd', 'echo old output; exit 3', '-n', 'aged']);
+    expect(r.code, show(r)).toBe(EXIT.JOB_FAILED);
     const id = submittedId(r.stderr);
     await database.db!.prisma.job.update({ where: { id }, data: { endedAt: new Date(Date.now() - 3 * 86_400_000) } });
     let removed = false;
@@ -158,9 +159,12 @@ describe.each(DB_KINDS)('CLI log reading, search and removed logs (%s)', (kind) 
       if (!removed) await new Promise((res) => setTimeout(res, 100));
     }
     expect(removed).toBe(true);
-    const logs = await runCli(server, ['logs', String(id)]);
-    expect(logs.code, show(logs)).toBe(EXIT.NOT_FOUND);
-    expect(logs.stderr).toMatch(new RegExp(`job ${id}: logs removed on \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC by the retention policy`));
-    expect(logs.stdout).toBe('');
+    const gone = new RegExp(`job ${id}: logs removed on \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC by the retention policy; nothing to show\\.\\n✗ Job ${id} finished \\(status: FAILED\\)`);
+    for (const args of [['logs', String(id)], ['logs', String(id), '--all'], ['logs', String(id), '--no-follow']]) {
+      const logs = await runCli(server, args);
+      expect(logs.code, show(logs)).toBe(EXIT.OK);
+      expect(logs.stderr).toMatch(gone);
+      expect(logs.stdout).toBe('');
+    }
   });
 });

@@ -107,7 +107,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-net-'));
     server = await database.start();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     for (const p of proxies) await p.close();
@@ -132,7 +132,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
     const jobs = await jobsNamed(server, name);
     expect(jobs.map((j) => j.id)).toEqual([id]);
     expect(jobs[0].submissionId).toMatch(/^jobdeck-cli-[0-9a-f-]{36}$/);
-  }, 120_000);
+  });
 
   it('status / queue: a GET answer cut mid-body is retried (exit 0, the table)', async () => {
     const d = await runCli(server, ['launch', '-d', '--cmd', 'echo hi', '-n', `cut-get-${kind}`]);
@@ -149,7 +149,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
     expect(cutQueue.fired(), show(q)).toBe(true);
     expect(q.code, show(q)).toBe(EXIT.OK);
     expect((JSON.parse(q.stdout) as JobSummary[]).some((j) => j.id === id)).toBe(true);
-  }, 120_000);
+  });
 
   it('cancel: a cut answer is not sent again; exit 6 says the server may have done it', async () => {
     const d = await runCli(server, ['launch', '-d', '--cmd', 'sleep 30', '-n', `cut-cancel-${kind}`]);
@@ -162,7 +162,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
     expect(r.stderr).toContain('may or may not have done it');
     // It did: the one request reached the server.
     expect((await waitTerminal(server, id)).status).toBe('CANCELLED');
-  }, 120_000);
+  });
 
   it('logs: the WebSocket handshake of the first connection is reset — retried, not "cannot reach"', async () => {
     const d = await runCli(server, ['launch', '-d', '--cmd', 'echo one; echo two', '-n', `cut-ws-${kind}`]);
@@ -181,7 +181,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
     expect(resets).toBe(1);
     expect(r.code, show(r)).toBe(EXIT.OK);
     expect(r.stdout).toBe('one\ntwo\n');
-  }, 120_000);
+  });
 
   it('every connection cut every 600 ms (the flaky proxy): one job, stdout exact, every marker exactly once', async () => {
     const file = path.join(dir, 'flaky.yaml');
@@ -194,7 +194,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
     expect(r.stdout, show(r)).toBe(FLAKY_OUT);
     expectMarkersOnce(r.stderr, flakyMarkers(id), show(r));
     expect((await jobsNamed(server, 'flaky-net')).filter((j) => j.id >= id - 1 && j.id <= id + 1).map((j) => j.id)).toEqual([id]);
-  }, 120_000);
+  });
 
   describe('a hostile job on a terminal', () => {
     let id: number;
@@ -212,7 +212,7 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
       expect((await waitTerminal(server, id)).status).toBe('SUCCEEDED');
       stored = ((await (await server.api(`/api/jobs/${id}/logs?task=0&attempt=1`)).json()) as { data: string }).data;
       expect(stored.startsWith(RAW), JSON.stringify(stored)).toBe(true);
-    }, 120_000);
+    });
 
     /** Runs main() in this process with stdout a (pretend) terminal or not; answers stdout bytes. */
     async function logsInProcess(args: string[], tty: boolean): Promise<{ code: number; out: Buffer; err: string }> {
@@ -268,6 +268,6 @@ describe.each(DB_KINDS)('jobdeck through a dropping network (%s)', (kind) => {
       expect(out).toContain('link');
       expect(out).toContain(`${E}[31mred${E}[0m`);
       expect(out).toContain(Buffer.from(`✓ Job ${id} finished (status: SUCCEEDED)`).toString('latin1'));
-    }, 60_000);
+    });
   });
 });

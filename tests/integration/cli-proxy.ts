@@ -1,7 +1,8 @@
 /**
- * A TCP proxy for the CLI's network-failure tests: forwards every connection to a real jobdeck
- * server and cuts connections on command (`cutAll()`) or on a schedule (`every`), the way a
- * flaky network or a load balancer that drops idle/long connections does. Cutting destroys both
+ * A TCP proxy for the network-failure tests: forwards every connection to a real jobdeck server
+ * (or PostgreSQL server) and cuts connections on command (`cutAll()`) or on a schedule (`every`),
+ * the way a flaky network or a load balancer that drops idle/long connections does; `refuse(true)`
+ * makes the server behind it look down (a restart) until `refuse(false)`. Cutting destroys both
  * sockets (RST-like from the client's point of view: the bytes in flight are lost).
  */
 import net from 'node:net';
@@ -16,6 +17,8 @@ export interface Proxy {
   cuts(): number;
   /** Destroys every open connection now. */
   cutAll(): void;
+  /** While on, every open connection is cut and each new one is cut at once (the server looks down). */
+  refuse(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -34,12 +37,13 @@ export interface ProxyOptions {
   onServerData?(conn: number, chunk: Buffer, request: string): 'cut' | { forward: number } | void;
 }
 
-/** Starts a proxy to `target` (an http:// URL) on a free local port. */
+/** Starts a proxy to `target` (an http:// or postgresql:// URL: its host and port) on a free local port. */
 export async function startProxy(target: string, opts: ProxyOptions = {}): Promise<Proxy> {
   const t = new URL(target);
   const open = new Set<{ a: net.Socket; b: net.Socket }>();
   let accepted = 0;
   let cut = 0;
+  let refusing = false;
   const kill = (p: { a: net.Socket; b: net.Socket }) => {
     if (!open.delete(p)) return;
     cut++;
@@ -47,6 +51,12 @@ export async function startProxy(target: string, opts: ProxyOptions = {}): Promi
     p.b.destroy();
   };
   const server = net.createServer((a) => {
+    if (refusing) {
+      cut++;
+      a.on('error', () => undefined);
+      a.resetAndDestroy();
+      return;
+    }
     const n = ++accepted;
     const b = net.connect(Number(t.port), t.hostname);
     const pair = { a, b };
@@ -96,6 +106,10 @@ export async function startProxy(target: string, opts: ProxyOptions = {}): Promi
     connections: () => accepted,
     cuts: () => cut,
     cutAll,
+    refuse(on) {
+      refusing = on;
+      if (on) cutAll();
+    },
     close: async () => {
       if (timer) {
         clearTimeout(timer);

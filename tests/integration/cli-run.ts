@@ -35,7 +35,7 @@ export interface CliOptions {
   /** Do not add `--url` (to test JOBDECK_URL and defaults). */
   noUrl?: boolean;
   cwd?: string;
-  /** Kill the run after this many ms (default 90 000). */
+  /** Kill the run after this many ms (default 240 000: a hang guard). */
   timeoutMs?: number;
   /** Written to stdin, then closed. */
   input?: string;
@@ -71,7 +71,7 @@ export function startCli(server: ServerProcess | null, args: string[], opts: Cli
   });
   if (opts.input !== undefined) proc.stdin!.end(opts.input);
   else proc.stdin!.end();
-  const killer = setTimeout(() => proc.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
+  const killer = setTimeout(() => proc.kill('SIGKILL'), opts.timeoutMs ?? 240_000);
   const done = new Promise<CliRun>((resolve) => {
     proc.once('close', (code, signal) => {
       clearTimeout(killer);
@@ -86,7 +86,7 @@ export function startCli(server: ServerProcess | null, args: string[], opts: Cli
     stdout: () => out,
     stderr: () => err,
     done,
-    waitFor(re, timeoutMs = 60_000) {
+    waitFor(re, timeoutMs = 120_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
           if (re.test(out + err)) {
@@ -126,7 +126,7 @@ export function show(r: CliRun): string {
 const TERMINAL = new Set(['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER']);
 
 /** Polls GET /api/jobs/:id until the job is terminal; answers it. */
-export async function waitTerminal(server: ServerProcess, id: number, timeoutMs = 60_000): Promise<{ status: string; [k: string]: unknown }> {
+export async function waitTerminal(server: ServerProcess, id: number, timeoutMs = 120_000): Promise<{ status: string; [k: string]: unknown }> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = (await (await server.api(`/api/jobs/${id}`)).json()) as { status: string };
@@ -137,12 +137,26 @@ export async function waitTerminal(server: ServerProcess, id: number, timeoutMs 
 }
 
 /** Polls until the job's status satisfies `pred`. */
-export async function waitStatus(server: ServerProcess, id: number, pred: (s: string) => boolean, timeoutMs = 60_000): Promise<string> {
+export async function waitStatus(server: ServerProcess, id: number, pred: (s: string) => boolean, timeoutMs = 120_000): Promise<string> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = (await (await server.api(`/api/jobs/${id}`)).json()) as { status: string };
     if (pred(job.status)) return job.status;
     if (Date.now() > until) throw new Error(`job ${id} still ${job.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Polls `GET /api/jobs/:id` until `pred` holds for the job's JSON (every 100 ms, up to
+ * `timeoutMs`). Cheaper than polling through the CLI, whose every start costs a second of CPU.
+ */
+export async function waitJob(server: ServerProcess, id: number, pred: (job: Record<string, unknown>) => boolean, timeoutMs = 120_000): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await (await server.api(`/api/jobs/${id}`)).json()) as Record<string, unknown>;
+    if (pred(job)) return job;
+    if (Date.now() > until) throw new Error(`job ${id} did not reach the awaited state after ${timeoutMs} ms: ${JSON.stringify(job).slice(0, 400)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -28,7 +28,7 @@ describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
   it('serves the CLI and stops on Ctrl-C with exit 0', async () => {
     // As tests/helpers/server.ts does: logs on (vitest silences them), production mode.
     const env: Record<string, string> = { JOBDECK_HOME: home, JOBDECK_TOKEN: token, JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1', ...database.env };
-    const srv = startCli(null, ['server', '--port', '0'], { env, timeoutMs: 120_000 });
+    const srv = startCli(null, ['server', '--port', '0'], { env });
     await srv.waitFor(/jobdeck listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
     const url = /jobdeck listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(srv.stdout() + srv.stderr())![1];
     const target = { url, token, home } as ServerProcess;
@@ -44,13 +44,13 @@ describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
     srv.proc.kill('SIGINT');
     const done = await srv.done;
     expect(done.code, show(done)).toBe(0);
-  }, 150_000);
+  });
 
   it('without JOBDECK_TOKEN the server writes its token file, and the CLI finds it through JOBDECK_HOME', async () => {
     const own = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-cli-token-'));
     try {
       const env: Record<string, string> = { JOBDECK_HOME: own, JOBDECK_TOKEN: '', JOBDECK_LOG_PRETTY: '0', JOBDECK_LOG_LEVEL: 'info', VITEST: '', NODE_ENV: 'production', HOST: '127.0.0.1', ...database.env };
-      const srv = startCli(null, ['server', '--port', '0'], { env, timeoutMs: 120_000 });
+      const srv = startCli(null, ['server', '--port', '0'], { env });
       await srv.waitFor(/jobdeck listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
       const url = /jobdeck listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(srv.stdout() + srv.stderr())![1];
       const local = await runCli(null, ['queue', '-a', '--json', '--url', url], { env: { JOBDECK_HOME: own, JOBDECK_TOKEN: '' } });
@@ -65,7 +65,7 @@ describe.each(DB_KINDS)('jobdeck server (%s)', (kind) => {
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
-  }, 150_000);
+  });
 
   it('without a built app: a clear message and exit 2', async () => {
     const r = await runCli(null, ['server', '--port', '0'], { env: { JOBDECK_HOME: home, JOBDECK_NEXT_DIST: '.next-missing-build' } });

@@ -34,13 +34,13 @@ function freshHome(): string {
   return h;
 }
 async function start(home: string, databaseUrl?: string): Promise<ServerProcess> {
-  const s = await startServerProcess({ home, env: databaseUrl ? { DATABASE_URL: databaseUrl } : {}, timeoutMs: 90_000 });
+  const s = await startServerProcess({ home, env: databaseUrl ? { DATABASE_URL: databaseUrl } : {} });
   servers.push(s);
   return s;
 }
 /** The start's failure text (it must fail). */
 async function refused(home: string, databaseUrl?: string): Promise<string> {
-  const err = await startServerProcess({ home, env: databaseUrl ? { DATABASE_URL: databaseUrl } : {}, timeoutMs: 90_000 }).then(
+  const err = await startServerProcess({ home, env: databaseUrl ? { DATABASE_URL: databaseUrl } : {} }).then(
     (s) => {
       servers.push(s);
       return null;
@@ -85,7 +85,7 @@ describe.each(DB_KINDS)('data folder identity, first server on %s', (kind) => {
     const again = await start(home, first);
     expect((await again.api(`/api/jobs/${id}`)).status).toBe(200);
     await again.stop();
-  }, 240_000);
+  });
 
 });
 
@@ -101,5 +101,5 @@ describe('data folder identity, a PostgreSQL database and a second folder', () =
     expect(msg).toContain(h1);
     expect(msg).toContain(h2);
     expect(msg).toContain(shown(url));
-  }, 240_000);
+  });
 });

@@ -29,7 +29,7 @@ describe('PGlite first start', () => {
   });
 
   // Each initdb takes 5–30 s on a busy machine.
-  it('a fresh folder is created by a child process, then opened and migrated here with the configured shared_buffers; the data survives a reopen', { timeout: 180_000 }, async () => {
+  it('a fresh folder is created by a child process, then opened and migrated here with the configured shared_buffers; the data survives a reopen', async () => {
     const dir = path.join(tempDir(), 'db'); // does not exist yet
     const before = rssMb();
     const db = await openDatabase({ pgliteDir: dir, pgliteSharedBuffers: '8MB' });
@@ -58,7 +58,7 @@ describe('PGlite first start', () => {
     }
   });
 
-  it('a failing child: the error names the folder and carries the child message; no database is left, the lock is released, the next open works', { timeout: 180_000 }, async () => {
+  it('a failing child: the error names the folder and carries the child message; no database is left, the lock is released, the next open works', async () => {
     const dir = tempDir();
     const err = await openDatabase({ pgliteDir: dir, pgliteSharedBuffers: 'lots' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PgliteInitError);
@@ -74,7 +74,7 @@ describe('PGlite first start', () => {
     }
   });
 
-  it('leftovers of an interrupted first start (initdb.tmp, cluster files without PG_VERSION) are replaced', { timeout: 180_000 }, async () => {
+  it('leftovers of an interrupted first start (initdb.tmp, cluster files without PG_VERSION) are replaced', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, INITDB_TMP, 'base'), { recursive: true });
     mkdirSync(path.join(dir, 'global'));

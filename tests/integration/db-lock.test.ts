@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../lib/db/client';
 import { DataFolderInUseError, LOCK_FILE } from '../../lib/db/lock';
-import { readProcStat } from '../../lib/executors/proc';
+import { readProcStat } from '../../lib/executors/local/proc';
 import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server';
 
 const HOLDER = path.join(__dirname, 'db-lock-holder.ts');

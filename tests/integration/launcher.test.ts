@@ -2,14 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createLauncher, launcherProgram, type Launcher } from '../../lib/executors/launcher';
-import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
-import { readProcStat } from '../../lib/executors/proc';
+import { createLauncher, launcherProgram, type Launcher } from '../../lib/executors/local/launcher';
+import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local/executor';
+import { readProcStat } from '../../lib/executors/local/proc';
 import type { AttemptHandle, LaunchRequest } from '../../lib/executors/types';
 import { ended, testLaunchRequest, waitFor } from './executor-helpers';
 
 /**
- * The attempt launcher (lib/executors/launcher.ts + launcher-main.mjs) with real processes: the
+ * The attempt launcher (lib/executors/local/launcher.ts + launcher-main.mjs) with real processes: the
  * wrappers' parent is the launcher, not this process; exits are reported through it; when it dies
  * the attempts run on and their ends are still reported; a new launcher starts on the next launch.
  */
@@ -63,7 +63,7 @@ describe('attempt launcher', () => {
     expect(readHandleFile(req.attemptDir)).toEqual(h);
     expect(existsSync(path.join(req.attemptDir, 'handle.json.tmp'))).toBe(false);
     expect(ex.isParentOf(h)).toBe(true);
-    const result = ended(ex, h, 10_000);
+    const result = ended(ex, h, 120_000);
     writeFileSync(go, '');
     expect(await result).toMatchObject({ state: 'exited', phase: 'run', exitCode: 4 });
     expect(ex.isParentOf(h)).toBe(false);
@@ -72,7 +72,7 @@ describe('attempt launcher', () => {
   it('an attempt that ends at once is reported (the exit may arrive with the spawn answer)', async () => {
     const ex = createLocalExecutor({ launcher: newLauncher(), pollMs: 600_000 });
     const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => launch(ex, { run: `exit ${i % 3}` })));
-    const results = await Promise.all(runs.map(({ h }) => ended(ex, h, 10_000)));
+    const results = await Promise.all(runs.map(({ h }) => ended(ex, h, 120_000)));
     results.forEach((r, i) => expect(r).toMatchObject({ state: 'exited', phase: 'run', exitCode: i % 3 }));
   });
 
@@ -119,7 +119,7 @@ describe('attempt launcher', () => {
         expect(readHandleFile(req.attemptDir)).toEqual(outcome.h);
         expect(alive(outcome.h.pid!)).toBe(true);
         // Its parent is gone: the end must still be reported (through the exit record).
-        const result = ended(ex, outcome.h, 10_000);
+        const result = ended(ex, outcome.h, 120_000);
         writeFileSync(go, '');
         expect(await result).toMatchObject({ state: 'exited', phase: 'run', exitCode: 5 });
       } else {
@@ -155,6 +155,6 @@ describe('attempt launcher', () => {
     // Cancel once the run is running: a TERM before the wrapper set its trap kills it unrecorded.
     await waitFor('the run to start', () => readFileSync(req.logPath, 'utf8').includes('up'));
     await ex.cancel(h, { graceMs: 100 });
-    expect(await ended(ex, h, 10_000)).toMatchObject({ state: 'exited', exitCode: 143 });
+    expect(await ended(ex, h, 120_000)).toMatchObject({ state: 'exited', exitCode: 143 });
   });
 });

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createExecutors } from '../../lib/executors/index';
-import { createLocalExecutor, readExitRecord, readHandleFile, type LocalExecutor } from '../../lib/executors/local';
-import { liveMembers, parseProcStat, readProcStat } from '../../lib/executors/proc';
+import { createLocalExecutor, readExitRecord, readHandleFile, type LocalExecutor } from '../../lib/executors/local/executor';
+import { liveMembers, parseProcStat, readProcStat } from '../../lib/executors/local/proc';
 import type { AttemptHandle, LaunchRequest, ProbeResult } from '../../lib/executors/types';
 import { ended, testLaunchRequest, waitFor } from './executor-helpers';
 
@@ -53,7 +53,8 @@ describe('local executor: exit status', () => {
     expect(log(req)).toBe('hello\n');
     // The exit record is one JSON line with the wrapper's own clock.
     const raw = JSON.parse(readFileSync(path.join(req.attemptDir, 'exit'), 'utf8'));
-    expect(Object.keys(raw).sort()).toEqual(['endedAtMs', 'exitCode', 'phase']);
+    expect(Object.keys(raw).sort()).toEqual(['cpuMs', 'endedAtMs', 'exitCode', 'phase']);
+    expect(Number.isInteger(raw.cpuMs) && raw.cpuMs >= 0).toBe(true);
     expect(Math.abs(raw.endedAtMs - Date.now())).toBeLessThan(5 * 60_000);
     expect(existsSync(path.join(req.attemptDir, 'exit.tmp'))).toBe(false);
   });
@@ -157,7 +158,7 @@ describe('local executor: environment and workdir', () => {
     expect(log(req)).toBe('path=/nonexistent from_bash_env=yes\n');
   });
 
-  it('honours workdir (absolute and ~), defaulting to the attempt folder', async () => {
+  it('honours workdir (absolute and ~), defaulting to the attempt\'s workspace', async () => {
     const wd = path.join(root, 'some workdir');
     mkdirSync(wd);
     const a = await launch(ex, { setup: 'pwd', run: 'pwd', workdir: wd });
@@ -166,7 +167,7 @@ describe('local executor: environment and workdir', () => {
     for (const x of [a, b, c]) expect(await ended(ex, x.h)).toMatchObject({ state: 'exited', exitCode: 0 });
     expect(log(a.req)).toBe(`${realpathSync(wd)}\n${realpathSync(wd)}\n`);
     expect(log(b.req)).toBe(`${realpathSync(os.homedir())}\n`);
-    expect(log(c.req)).toBe(`${realpathSync(c.req.attemptDir)}\n`);
+    expect(log(c.req)).toBe(`${realpathSync(c.req.attemptDir)}/work\n`);
   });
 
   it('a missing workdir ends the attempt in phase setup with a clear log line; nothing runs', async () => {
@@ -217,7 +218,7 @@ describe('local executor: detached, survives its launcher', () => {
     const script = path.join(root, `launcher-${++seq}.mts`);
     writeFileSync(
       script,
-      `import { createLocalExecutor } from ${JSON.stringify(path.join(ROOT, 'lib/executors/local.ts'))};
+      `import { createLocalExecutor } from ${JSON.stringify(path.join(ROOT, 'lib/executors/local/executor.ts'))};
 const h = await createLocalExecutor().launch(${JSON.stringify(req)});
 process.stdout.write(JSON.stringify(h) + '\\n');
 ${mode === 'hang' ? 'setInterval(() => {}, 1000);' : ''}`,
@@ -314,7 +315,9 @@ describe('local executor: lost attempts', () => {
   it('a wrong start time (pid reused) → lost, never running; cancel does not touch that pid', async () => {
     const { req, h } = await launch(ex, { run: 'echo up; sleep 1000' });
     await waitFor('the run to start', () => log(req).includes('up'));
-    const reused: AttemptHandle = { ...h, ref: `${h.pid}:1`, pidStartTime: '1' };
+    // Another attempt's handle whose pid now names this running wrapper: its own folder (and so its
+    // own control group, none here) — the running attempt's group is not the lost one's to stop.
+    const reused: AttemptHandle = { ...h, ref: `${h.pid}:1`, pidStartTime: '1', attemptDir: path.join(root, 'reused') };
     const r = await createLocalExecutor().probe(reused);
     expect(r).toEqual({ state: 'lost', reason: `pid ${h.pid} was reused by another process (start time ${h.pidStartTime}, expected 1)` });
     await ex.cancel(reused, { graceMs: 100 });

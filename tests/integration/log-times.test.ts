@@ -11,7 +11,9 @@
  *
  * Needs a built app: `npx next build`.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -24,7 +26,15 @@ import type { ServerProcess } from '../helpers/server';
 import { useServerDatabase } from '../helpers/use-database';
 import { runCli, show, startCli, submittedId, waitTerminal } from './cli-run';
 
-const THREE = 'echo one; sleep 1; echo two; sleep 1; echo three';
+/**
+ * Three lines at least a second apart. Each waits for a gate file the test writes once the stream
+ * has brought the time of the line before: the monitor looks at the log every 500 ms, and on a
+ * busy machine a late look would otherwise see two lines at once and give them one time.
+ */
+function threeLines(gates: string): string {
+  const wait = (n: number) => `until [ -f ${gates}/${n} ]; do sleep 0.05; done; sleep 1`;
+  return `echo one; ${wait(1)}; echo two; ${wait(2)}; echo three`;
+}
 
 /** What one job stream connection received: log bytes of task 0 attempt 1, times, messages in order. */
 interface Received {
@@ -33,7 +43,8 @@ interface Received {
   order: string[];
 }
 
-function stream(server: ServerProcess, id: number, query: string): Promise<Received> {
+/** Follows one job stream to its close; `onTimes` sees the times received so far at each `times` message. */
+function stream(server: ServerProcess, id: number, query: string, onTimes?: (times: TimeEntry[]) => void): Promise<Received> {
   const url = `${server.url.replace(/^http/, 'ws')}/ws/jobs/${id}?${query}`;
   const ws = new WebSocket(url, { headers: { authorization: `Bearer ${server.token}` } });
   const got: Received = { bytes: Buffer.alloc(0), times: [], order: [] };
@@ -47,7 +58,10 @@ function stream(server: ServerProcess, id: number, query: string): Promise<Recei
       }
       const m = JSON.parse(data.toString()) as StreamMessage;
       got.order.push(m.type === 'attempt' ? `attempt-${m.phase}` : m.type);
-      if (m.type === 'times' && m.task === 0 && m.attempt === 1) got.times.push(...m.entries);
+      if (m.type === 'times' && m.task === 0 && m.attempt === 1) {
+        got.times.push(...m.entries);
+        onTimes?.(got.times);
+      }
     });
     ws.on('close', () => resolve(got));
     ws.on('error', reject);
@@ -76,18 +90,23 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
 
   beforeAll(async () => {
     server = await database.start();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     if (server) await runCli(server, ['cancel', '-a', '-y']).catch(() => undefined);
   });
 
   it('three lines a second apart: the stream and `logs --timestamps` tell when each was written', async () => {
-    const launched = await runCli(server, ['launch', '-d', '--cmd', THREE, '-n', 'three-lines']);
+    const gates = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-gates-'));
+    const launched = await runCli(server, ['launch', '-d', '--cmd', threeLines(gates), '-n', 'three-lines']);
     const id = submittedId(launched.stdout);
-    // Followed live from the start: the CLI and the stream see the lines as they come.
+    // Followed live from the start: the CLI and the stream see the lines as they come. A line's
+    // time in the stream opens the gate of the next line.
     const live = startCli(server, ['logs', String(id), '-t']);
-    const s = await stream(server, id, 'follow=1');
+    const s = await stream(server, id, 'follow=1', (times) => {
+      for (let n = 1; n <= Math.min(times.length, 2); n++) writeFileSync(path.join(gates, String(n)), '');
+    });
+    rmSync(gates, { recursive: true, force: true });
     const r = await live.done;
     expect(r.code, show(r)).toBe(EXIT.OK);
 
@@ -112,7 +131,7 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
     const resumed = await stream(server, id, `task=0&attempt=1&offset=${from}&follow=0`);
     expect(resumed.times[0][0]).toBeGreaterThan(from);
     expect(lines(resumed.bytes, from).map((l) => timeAt(resumed.times, l.at))).toEqual(ms.slice(1));
-  }, 120_000);
+  });
 
   it('a server killed mid-attempt and started again continues the index: the line written while it was down has its own time', async () => {
     const launched = await runCli(server, ['launch', '-d', '--cmd', 'echo before; sleep 3; echo after', '-n', 'across-restart']);
@@ -132,7 +151,7 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
     expect(before, JSON.stringify(s.times)).toBeGreaterThan(0);
     // Written 3 s after the first line, whether the new server was up yet or not (the file's mtime).
     expect(after! - before!).toBeGreaterThanOrEqual(2500);
-  }, 120_000);
+  });
 
   it('an attempt without a time index (from before indexes) streams as before; its lines show a dash', async () => {
     const launched = await runCli(server, ['launch', '--cmd', 'echo old; echo lines', '-n', 'no-index']);
@@ -147,7 +166,7 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
     const r = await runCli(server, ['logs', String(id), '-t']);
     expect(r.code, show(r)).toBe(EXIT.OK);
     expect(r.stdout).toBe(`${'-'.padEnd(24)} old\n${'-'.padEnd(24)} lines\n`);
-  }, 120_000);
+  });
 
   it('downloads the whole job: every task and attempt in order under its header, each byte as in the attempt files', async () => {
     const yaml = [
@@ -196,5 +215,5 @@ describe.each(DB_KINDS)('line times and the whole-job download (%s)', (kind) => 
     expect((await server.api('/api/jobs/999999/logs/all')).status).toBe(404);
     expect((await server.api('/api/jobs/abc/logs/all')).status).toBe(400);
     expect((await fetch(`${server.url}/api/jobs/${id}/logs/all`)).status).toBe(401);
-  }, 120_000);
+  });
 });

@@ -49,7 +49,7 @@ describe.each(DB_KINDS)('compressed logs through a server (%s)', (kind) => {
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-compressed-srv-'));
     srv = await database.start({ env: { JOBDECK_COMPRESS_LOGS_AFTER: '0', JOBDECK_COMPRESS_INTERVAL_MS: '200' } });
-  }, 90_000);
+  });
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('serves a finished, compressed log byte-exact through every route', async () => {
@@ -118,5 +118,5 @@ describe.each(DB_KINDS)('compressed logs through a server (%s)', (kind) => {
       { type: 'match', jobId: id, task: 0, attempt: 1, line: 400_001, text: NEEDLE, cut: false },
       expect.objectContaining({ type: 'end', matches: 1, files: 1, reason: 'done' }),
     ]);
-  }, 120_000);
+  });
 });

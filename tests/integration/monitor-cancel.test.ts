@@ -75,15 +75,15 @@ describe.each(DB_KINDS)('cancel and delete on %s', (kind) => {
 
   it('a process that exits on SIGTERM is cancelled without waiting for the grace', async () => {
     fx = new Fixture();
-    const m = fx.monitor(db, { cancelGraceMs: 30_000 });
+    // A grace far longer than the test may run: the job ending at all means the cancel did not
+    // wait for it (no clock in the test).
+    const m = fx.monitor(db, { cancelGraceMs: 3_600_000 });
     await m.start();
     const id = await submit(db, 'name: polite\nrun: sleep 1000\n');
     const a = await waitFor(async () => (await jobTree(db, id))?.tasks[0].attempts.find((x) => x.status === 'RUNNING'), 'running');
-    const t0 = Date.now();
     await requestCancel(storeOf(db), [id]);
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('CANCELLED');
-    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(groupAlive(a.pid!)).toBe(false);
   });
 

@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { createLocalExecutor } from '../../lib/executors/local';
-import { liveMembers } from '../../lib/executors/proc';
+import { createLocalExecutor } from '../../lib/executors/local/executor';
+import { liveMembers } from '../../lib/executors/local/proc';
+import { stopCgroup } from '../../lib/executors/local/cgroup-stop';
 import type { Executor } from '../../lib/executors/types';
 import { submitJobSpec } from '../../lib/control/submit';
 import { createMonitor, type Monitor, type MonitorOptions } from '../../lib/monitor/monitor';
@@ -27,8 +28,11 @@ export async function submit(db: PrismaClient, yaml: string): Promise<number> {
   return r.result.id;
 }
 
-/** Polls `fn` every 25 ms until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+/**
+ * Polls `fn` every 25 ms until it returns a truthy value; throws with `what` after `timeoutMs`
+ * (a hang guard, default 120 s: a machine whose cores are all busy is slow, not wrong).
+ */
+export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 120_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -54,7 +58,7 @@ export function jobTree(db: PrismaClient, id: number) {
 const TERMINAL = ['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER'];
 
 /** Waits until the job is terminal; returns its tree. */
-export async function waitTerminal(db: PrismaClient, id: number, timeoutMs = 30_000) {
+export async function waitTerminal(db: PrismaClient, id: number, timeoutMs = 120_000) {
   return waitFor(async () => {
     const j = await jobTree(db, id);
     return j && TERMINAL.includes(j.status) ? j : null;
@@ -62,7 +66,7 @@ export async function waitTerminal(db: PrismaClient, id: number, timeoutMs = 30_
 }
 
 /** Waits until the job has status `status`. */
-export async function waitStatus(db: PrismaClient, id: number, status: string, timeoutMs = 20_000) {
+export async function waitStatus(db: PrismaClient, id: number, status: string, timeoutMs = 120_000) {
   return waitFor(async () => {
     const j = await jobTree(db, id);
     return j && j.status === status ? j : null;
@@ -112,6 +116,8 @@ export class Fixture {
       lostConfirmMs: 100,
       launchGraceMs: 1000,
       recoveryBackoffMs: 50,
+      // Restarts at once unless a test asks for a backoff (monitor-restart-backoff.test.ts).
+      restartBackoffMs: 0,
       cancelGraceMs: 2000,
       ...opts,
     });
@@ -123,7 +129,7 @@ export class Fixture {
   async cleanup(db?: PrismaClient): Promise<void> {
     for (const m of this.monitors) await m.stop().catch(() => undefined);
     if (db) {
-      const open = await db.attempt.findMany({ where: { pid: { not: null } }, select: { pid: true } }).catch(() => []);
+      const open = await db.attempt.findMany({ where: { pid: { not: null } }, select: { pid: true, logPath: true } }).catch(() => []);
       for (const a of open) {
         try {
           if (a.pid) process.kill(-a.pid, 'SIGKILL');
@@ -131,6 +137,8 @@ export class Fixture {
           /* gone */
         }
       }
+      // The killed attempts' control groups (a reap would have removed them).
+      for (const a of open) if (a.logPath) await stopCgroup(path.dirname(a.logPath), 0);
     }
     // A killed group's last writes can land while the folder is removed (ENOTEMPTY): node tries
     // again; a folder still not empty after that is left in the OS temp folder, said on stderr,

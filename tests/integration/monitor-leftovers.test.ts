@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { isLiveState, readProcStat } from '../../lib/executors/proc';
+import { isLiveState, readProcStat } from '../../lib/executors/local/proc';
 import { deleteJobs } from '../../lib/control';
 import { storeOf } from '../helpers/store';
 import { Fixture, groupAlive, jobTree, submit, waitFor, waitTerminal, wrapExecutor } from './monitor-helpers';
@@ -73,7 +73,7 @@ describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
     const pgid = j.tasks[0].attempts[0].pid!;
     expect(pgid).toBeGreaterThan(1);
     // sleep dies on SIGTERM: gone well within the leftover grace.
-    await waitFor(async () => !groupAlive(pgid), `the process group ${pgid} to be empty`, 5000);
+    await waitFor(async () => !groupAlive(pgid), `the process group ${pgid} to be empty`, 120_000);
     expect(alive(child)).toBe(false);
   });
 
@@ -111,7 +111,7 @@ describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
     expect(readFileSync(j.tasks[0].attempts[1].logPath!, 'utf8')).toContain('attempt 1 child: gone');
     expect(readFileSync(j.tasks[1].attempts[0].logPath!, 'utf8')).toContain('task 0 child: gone');
     for (const a of [...j.tasks[0].attempts, ...j.tasks[1].attempts]) {
-      await waitFor(async () => !groupAlive(a.pid!), `the process group ${a.pid} to be empty`, 5000);
+      await waitFor(async () => !groupAlive(a.pid!), `the process group ${a.pid} to be empty`, 120_000);
     }
   });
 

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { createLocalExecutor } from '../../lib/executors/local';
+import { createLocalExecutor } from '../../lib/executors/local/executor';
 import type { Executor } from '../../lib/executors/types';
 import { requestCancel } from '../../lib/control';
 import { transitionMany, type StoreEvent } from '../../lib/store';
@@ -390,8 +390,10 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
 
   it('rule 1: two monitors racing on one job launch exactly one attempt per step', async () => {
     fx = new Fixture();
-    const m1 = fx.monitor(db);
-    const m2 = fx.monitor(db);
+    // The race is the guarded write's; the launch grace (what a slow launch gets: the next test)
+    // is generous, so that a launch slowed by a busy machine is not taken for lost.
+    const m1 = fx.monitor(db, { launchGraceMs: 60_000 });
+    const m2 = fx.monitor(db, { launchGraceMs: 60_000 });
     const id = await submit(db, 'name: duel\nrun: echo once\n---\nrun: echo twice\n');
     await Promise.all([m1.admitNow(), m2.admitNow()]);
     await Promise.all([m1.start(), m2.start()]);
@@ -408,8 +410,8 @@ describe.each(DB_KINDS)('monitor rules on %s', (kind) => {
     fx = new Fixture();
     const ex = fx.executor;
     const slow: Executor = { ...ex, launch: async (req) => (await new Promise((r) => setTimeout(r, 1500)), ex.launch(req)) };
-    const m1 = fx.monitor(db, { executor: slow, launchGraceMs: 10_000 });
-    const m2 = fx.monitor(db, { executor: slow, launchGraceMs: 10_000 });
+    const m1 = fx.monitor(db, { executor: slow, launchGraceMs: 60_000 });
+    const m2 = fx.monitor(db, { executor: slow, launchGraceMs: 60_000 });
     const id = await submit(db, 'name: slow-duel\nrun: echo once\n');
     await Promise.all([m1.admitNow(), m2.admitNow()]);
     await Promise.all([m1.start(), m2.start()]);

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalExecutor } from '../../lib/executors/local';
-import { createProcScanner, liveMembers, type ProcStat } from '../../lib/executors/proc';
+import { createLocalExecutor } from '../../lib/executors/local/executor';
+import { createProcScanner, liveMembers, type ProcStat } from '../../lib/executors/local/proc';
 import type { AttemptHandle } from '../../lib/executors/types';
 
 /**
- * The coalescing /proc scanner (lib/executors/proc.ts createProcScanner) that concurrent cancels
+ * The coalescing /proc scanner (lib/executors/local/proc.ts createProcScanner) that concurrent cancels
  * share (bench/README.md, fixes table: "Cancel many jobs"). Scans are counted through the injectable onScan/scan hooks, never
  * by timing; the processes are real.
  */
@@ -132,5 +132,5 @@ describe('local executor cancel through a shared scanner', () => {
     // Unshared, every cancel needs at least two scans (signal round + emptiness check): 2n.
     expect(scans).toBeGreaterThan(0);
     expect(scans).toBeLessThan(n);
-  }, 120_000);
+  });
 });

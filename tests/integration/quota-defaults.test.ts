@@ -53,7 +53,7 @@ describe.each(DB_KINDS)('role default quotas (%s)', (kind) => {
       const u = await json<{ id: number }>(as(server.token, '/api/users', { method: 'POST', body: JSON.stringify({ name, role, ...quotas }) }), 201);
       tokens[name] = (await json<{ token: string }>(as(server.token, '/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'q', userId: u.id }) }), 201)).token;
     }
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await as(server.token, '/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ all: true }) }).catch(() => undefined);
@@ -65,14 +65,14 @@ describe.each(DB_KINDS)('role default quotas (%s)', (kind) => {
     expect(byName.mia).toMatchObject({ maxRunningCpus: null, maxPendingJobs: null, quotas: { maxRunningCpus: { value: 0.5, source: 'role' }, maxPendingJobs: { value: 1, source: 'role' } } });
     expect(byName.max).toMatchObject({ maxRunningCpus: 1, maxPendingJobs: 3, quotas: { maxRunningCpus: { value: 1, source: 'user' }, maxPendingJobs: { value: 3, source: 'user' } } });
     // No default for viewers (they submit nothing), none set for admins here.
-    for (const name of ['vera', 'admin']) expect(byName[name].quotas).toEqual({ maxRunningCpus: { value: null, source: null }, maxPendingJobs: { value: null, source: null } });
+    for (const name of ['vera', 'admin']) expect(byName[name].quotas).toEqual({ maxRunningCpus: { value: null, source: null }, maxRunningGpus: { value: null, source: null }, maxPendingJobs: { value: null, source: null } });
   });
 
   it("holds a member's job over the running default, refuses a submit over the pending default, and lets a user's own values override both", async () => {
     const running = (await json<{ id: number }>(submit('mia', 'first'), 201)).id;
-    await expect.poll(async () => (await job(running)).status, { timeout: 30_000, message: `job ${running} never started` }).toBe('RUNNING');
+    await expect.poll(async () => (await job(running)).status, { timeout: 120_000, message: `job ${running} never started` }).toBe('RUNNING');
     const held = (await json<{ id: number }>(submit('mia', 'second'), 201)).id;
-    await expect.poll(async () => (await job(held)).pendingReason, { timeout: 30_000, message: `job ${held} got no pending reason` }).toMatch(
+    await expect.poll(async () => (await job(held)).pendingReason, { timeout: 120_000, message: `job ${held} got no pending reason` }).toMatch(
       /^user mia at its CPU quota, the member role's default \(0\.5 of 0\.5 CPUs running; needs 0\.5\)/,
     );
     expect((await job(held)).status).toBe('PENDING');
@@ -88,18 +88,18 @@ describe.each(DB_KINDS)('role default quotas (%s)', (kind) => {
 
     // max's own values (1 CPU, 3 pending) win over the member defaults: two half-CPU jobs run.
     const maxJobs = [(await json<{ id: number }>(submit('max', 'max-1'), 201)).id, (await json<{ id: number }>(submit('max', 'max-2'), 201)).id];
-    for (const id of maxJobs) await expect.poll(async () => (await job(id)).status, { timeout: 30_000, message: `max's job ${id} never started` }).toBe('RUNNING');
+    for (const id of maxJobs) await expect.poll(async () => (await job(id)).status, { timeout: 120_000, message: `max's job ${id} never started` }).toBe('RUNNING');
 
     // Setting mia's own quota overrides the default: her held job starts.
     await json(as(server.token, `/api/users/${(await json<{ users: User[] }>(as(server.token, '/api/users'), 200)).users.find((u) => u.name === 'mia')!.id}`, { method: 'PATCH', body: JSON.stringify({ maxRunningCpus: 1 }) }), 200);
-    await expect.poll(async () => (await job(held)).status, { timeout: 30_000, message: `job ${held} did not start once mia's own quota allowed it` }).toBe('RUNNING');
+    await expect.poll(async () => (await job(held)).status, { timeout: 120_000, message: `job ${held} did not start once mia's own quota allowed it` }).toBe('RUNNING');
     await json(as(server.token, '/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ ids: [running, held, ...maxJobs] }) }), 200);
-  }, 120_000);
+  });
 });
 
 describe('role default quotas at start', () => {
   it('a malformed or unknown JOBDECK_QUOTA_* variable stops the start, naming it', async () => {
-    await expect(startServerProcess({ env: { JOBDECK_QUOTA_MEMBER_PENDING_JOBS: 'lots' }, timeoutMs: 30_000 })).rejects.toThrow(/JOBDECK_QUOTA_MEMBER_PENDING_JOBS: expected a whole number of jobs from 0 to 1000000, got \\?"lots/);
-    await expect(startServerProcess({ env: { JOBDECK_QUOTA_VIEWER_PENDING_JOBS: '1' }, timeoutMs: 30_000 })).rejects.toThrow(/JOBDECK_QUOTA_VIEWER_PENDING_JOBS: not a jobdeck setting/);
-  }, 120_000);
+    await expect(startServerProcess({ env: { JOBDECK_QUOTA_MEMBER_PENDING_JOBS: 'lots' } })).rejects.toThrow(/JOBDECK_QUOTA_MEMBER_PENDING_JOBS: expected a whole number of jobs from 0 to 1000000, got \\?"lots/);
+    await expect(startServerProcess({ env: { JOBDECK_QUOTA_VIEWER_PENDING_JOBS: '1' } })).rejects.toThrow(/JOBDECK_QUOTA_VIEWER_PENDING_JOBS: not a jobdeck setting/);
+  });
 });

@@ -43,7 +43,7 @@ function sh(line: string, env: Record<string, string>): Promise<{ code: number |
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const t = setTimeout(() => p.kill('SIGKILL'), 90_000);
+    const t = setTimeout(() => p.kill('SIGKILL'), 240_000);
     p.on('close', (code) => {
       clearTimeout(t);
       resolve({ code, out });
@@ -56,10 +56,11 @@ describe('README "A first job"', () => {
   let port: string;
 
   beforeAll(async () => {
-    // No JOBDECK_TOKEN: the server makes one and writes it to $JOBDECK_HOME/token, as on a first start.
-    server = await startServerProcess({ env: { JOBDECK_TOKEN: '' }, timeoutMs: 120_000 });
+    // No JOBDECK_TOKEN: the server makes one and writes it to $JOBDECK_HOME/token, as on a first
+    // start — and its database too, from an empty data folder (no template).
+    server = await startServerProcess({ env: { JOBDECK_TOKEN: '' }, pgliteTemplate: false });
     port = new URL(server.url).port;
-  }, 150_000);
+  });
 
   afterAll(async () => {
     await server?.dispose();
@@ -92,5 +93,5 @@ describe('README "A first job"', () => {
     expect(queue).toMatch(/\b2\s+-\s+first\b/);
     expect(cancel).toMatch(/2/);
     expect(await waitStatus(withFileToken, 2, (s) => s === 'CANCELLED')).toBe('CANCELLED');
-  }, 180_000);
+  });
 });

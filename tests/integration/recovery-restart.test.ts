@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { createLocalExecutor } from '../../lib/executors/local';
+import { createLocalExecutor } from '../../lib/executors/local/executor';
 import { requestCancel } from '../../lib/control';
 import { storeOf } from '../helpers/store';
 import type { Monitor } from '../../lib/monitor/monitor';

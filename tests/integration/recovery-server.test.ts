@@ -13,7 +13,7 @@ import { DB_KINDS } from '../helpers/db';
 import { useServerDatabase } from '../helpers/use-database';
 import type { ServerProcess } from '../helpers/server';
 import type { JobDetail } from '../../lib/api/types';
-import type { MonitorState } from '../../lib/monitor/handle';
+import type { MonitorState } from '../../lib/monitor/state';
 import { groupAlive, waitFor } from './monitor-helpers';
 
 const ENV = { JOBDECK_RECONCILE_MS: '200', JOBDECK_LOST_CONFIRM_MS: '200', JOBDECK_CPUS: '4' };
@@ -168,4 +168,4 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     for (const e of d.events) expect(e.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(d.events.some((e) => !e.at.endsWith('.000Z'))).toBe(true);
   });
-}, 180_000);
+});

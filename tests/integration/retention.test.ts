@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/api/errors';
 import { getLogRange } from '../../lib/api/logs';
 import { getJobDetail } from '../../lib/api/views';
-import { createLocalExecutor } from '../../lib/executors/local';
-import { uploadsDir } from '../../lib/executors/upload';
+import { createLocalExecutor } from '../../lib/executors/local/executor';
+import { uploadsDir } from '../../lib/uploads/upload';
 import { auditPage } from '../../lib/api/audit';
 import { jobDir, jobsRoot, rankLogPath, timesPath } from '../../lib/jobs/paths';
 import { CLOSE } from '../../lib/logs/protocol';
@@ -169,7 +169,11 @@ describe.each(DB_KINDS)('retention (%s)', (kind) => {
     const c = await StreamClient.connect(`${srv.url}/ws/jobs/${d.jobId}?follow=1`, new ByteLedger());
     const sock = (c.ws as unknown as { _socket: Socket })._socket;
     sock.pause();
-    await new Promise((r) => setTimeout(r, 200));
+    // The server is mid-log, held back by the client: bytes wait on its socket (backpressure).
+    for (const end = Date.now() + 120_000; !(srv.hub.streamsOf(d.jobId) === 1 && srv.hub.bufferedBytes() > 0); ) {
+      if (Date.now() > end) throw new Error('the stream never filled its socket');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await monitor({ logsDays: 7 }).retainNow();
     expect(await removedAt(d)).not.toBeNull();
     sock.resume();

@@ -2,10 +2,10 @@
  * The list's query path uses its indexes on its own (docs/design.md §12 "Search"): the SQL
  * Prisma emits for lib/store listJobRows and jobStatusCounts — captured from Prisma's query
  * events, not written by hand — is EXPLAINed with its own parameters on 20,000 seeded jobs (the
- * bench's seed: bench/list.ts seedSql, names, metadata, owners), the planner free to choose, and
+ * bench's seed: bench/list.ts seedSql, names, metadata, labels, owners), the planner free to choose, and
  * no plan may read "Job" with a Seq Scan: a name matching nothing and one matching 10 jobs,
- * status + a one-day submitted range, the metadata filter, the owner filter, and the counts of a
- * name search and of a metadata filter. And a submitted range in the past, read from the range
+ * status + a one-day submitted range, the metadata filter, the label filter, the owner filter, and
+ * the counts of a name search, of a metadata filter and of a label filter. And a submitted range in the past, read from the range
  * (lib/store/list.ts pageOfPastRange) or by the plain query, pages exactly in id order. Both
  * databases.
  */
@@ -75,7 +75,7 @@ describe.each(DB_KINDS)('the list query path uses its indexes unforced (%s)', (k
   beforeAll(async () => {
     db = await openLogged(kind);
     for (const sql of seedSql(N, 10)) await db.raw.exec(sql);
-  }, 120_000);
+  });
   afterAll(async () => db?.close());
 
   /** The statements on "Job" one call sends, as Prisma sent them. */
@@ -94,10 +94,13 @@ describe.each(DB_KINDS)('the list query path uses its indexes unforced (%s)', (k
     ['metadata matching 1', { metadata: [['run', `r${N / 2}`]] }, 1],
     ['metadata matching nothing', { metadata: [['team', 'nomatch']] }, 0],
     ['owner', { userId: 3 }, 50],
+    ['labels matching 1', { labels: [['run-id', `r${N / 2}`]] }, 1],
+    ['two labels matching nothing', { labels: [['team', 'vision'], ['run-id', 'r2']] }, 0],
   ];
   const counts: Array<[string, Omit<JobFilter, 'status'>]> = [
     ['counts of q matching 10', { q: 'rare-needle' }],
     ['counts of metadata matching 1', { metadata: [['run', `r${N / 2}`]] }],
+    ['counts of labels matching 1', { labels: [['run-id', `r${N / 2}`]] }],
   ];
 
   it.each(pages)('a page of %s: no Seq Scan on "Job"', async (_name, opts, rows) => {

@@ -51,7 +51,7 @@ describe.each(DB_KINDS)('authentication and origin checks (%s)', (kind) => {
 
   beforeAll(async () => {
     server = await database.start();
-  }, 120_000);
+  });
 
   afterAll(async () => {
   });

@@ -66,7 +66,7 @@ describe.each(DB_KINDS)('security hardening (%s)', (kind) => {
       env.DATABASE_URL = pg.url!;
     }
     server = await startServerProcess({ env });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await server?.dispose();

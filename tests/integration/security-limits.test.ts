@@ -71,7 +71,7 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
 
   beforeAll(async () => {
     server = await database.start();
-  }, 120_000);
+  });
 
   afterAll(async () => {
   });
@@ -114,7 +114,7 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     }
     expect(errors).toEqual([]);
     await stillServing();
-  }, 120_000);
+  });
 
   it('refuses a 50 MB body on any route, public ones included', async () => {
     for (const p of ['/api/auth/login', '/api/validate', '/api/jobs/cancel', '/']) {
@@ -161,13 +161,12 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
       ['deep YAML', `run: echo deep\nenvs: ${'['.repeat(5000)}${']'.repeat(5000)}\n`],
       ['control characters in the name', 'name: "evil\\u001b[31mname\\u0007"\nrun: echo hi\n'],
     ];
+    // Refused (400) at all: expanding the bomb (9^9 nodes) would not end within the test's timeout.
     for (const [what, yaml] of hostile) {
-      const t0 = Date.now();
       const res = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
       const body = await res.text();
       expect(res.status, `${what}: ${body}`).toBe(400);
       expect(JSON.parse(body).detail, what).toEqual(expect.any(String));
-      expect(Date.now() - t0, what).toBeLessThan(10_000);
     }
     const past = await server.api(`/api/jobs/${id}/logs?task=0&attempt=1&offset=999999999`);
     expect(past.status).toBe(416);

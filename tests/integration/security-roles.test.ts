@@ -46,6 +46,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/validate': { yaml: 'run: echo hi\n' },
   'PUT /api/queues/[name]': { maxRunning: 1 },
   'PATCH /api/users/[id]': {},
+  'POST /api/schedules': { name: 'table-new', cron: '0 0 1 1 *', yaml: 'run: "true"\n' },
+  'PATCH /api/schedules/[name]': { overlap: 'allow' },
 };
 
 describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
@@ -57,6 +59,8 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
   const sockets: WsRoute[] = wsRoutes(null as unknown as WsHub);
   const tokens: Record<Who, string | null> = { none: null, revoked: null, expired: null, viewer: null, memberOwn: null, memberOther: null, admin: null };
   let ownJob = 0;
+  // The member's own group (a 2-job array) and schedule, made again when a cell deletes them.
+  let ownGroup = 0;
   let spareTokenId = 0;
   let viewerId = 0;
 
@@ -73,6 +77,14 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
     const r = await admin('/api/tokens', { method: 'POST', body: JSON.stringify({ name, userId, ...extra }) });
     expect(r.status, await r.clone().text()).toBe(201);
     return (await r.json()) as { id: number; token: string };
+  }
+
+  async function ownGroupAndSchedule(): Promise<void> {
+    const g = await as(tokens.memberOwn, '/api/jobs', { method: 'POST', body: JSON.stringify({ cmd: 'sleep 300', name: 'own-group', numJobs: 2 }) });
+    expect(g.status, await g.clone().text()).toBe(201);
+    ownGroup = ((await g.json()) as { group: { id: number } }).group.id;
+    const s = await as(tokens.memberOwn, '/api/schedules', { method: 'POST', body: JSON.stringify({ name: 'table-s', cron: '0 0 1 1 *', yaml: 'run: "true"\n' }) });
+    expect([201, 400]).toContain(s.status);
   }
 
   beforeAll(async () => {
@@ -93,9 +105,10 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
     const sub = await as(tokens.memberOwn, '/api/jobs', { method: 'POST', body: JSON.stringify({ cmd: 'sleep 300', name: 'own' }) });
     expect(sub.status).toBe(201);
     ownJob = ((await sub.json()) as { id: number }).id;
+    await ownGroupAndSchedule();
     // The expired token's time passes (no timing assert: the cells below only need it past).
     while ((await as(tokens.expired, '/api/users/me')).status !== 401) await new Promise((r) => setTimeout(r, 200));
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await admin('/api/jobs/cancel', { method: 'POST', body: JSON.stringify({ all: true }) }).catch(() => undefined);
@@ -133,6 +146,8 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
         .replace('/api/jobs/[id]', `/api/jobs/${ownJob}`)
         .replace('/api/tokens/[id]', `/api/tokens/${spareTokenId}`)
         .replace('/api/users/[id]', `/api/users/${viewerId}`)
+        .replace('/api/groups/[id]', `/api/groups/${ownGroup}`)
+        .replace('/api/schedules/[name]', '/api/schedules/table-s')
         .replace('[name]', 'table-q')
         .replace('[delivery]', 'msg_x');
     const wrong: string[] = [];
@@ -151,6 +166,11 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
           const got = res.status;
           await res.arrayBuffer();
           cells++;
+          // A delete that went through: the member's group or schedule again, for the cells after it.
+          if (method === 'DELETE' && got < 300 && /^\/api\/(groups|schedules)\//.test(r.pattern)) {
+            await admin('/api/groups/' + ownGroup + '/cancel', { method: 'POST' });
+            await ownGroupAndSchedule();
+          }
           const ok = want === 'pass' ? got !== 401 && got !== 403 && got < 500 : got === want;
           if (!ok) wrong.push(`${key} as ${who}: expected ${want}, got ${got}`);
         }
@@ -184,5 +204,5 @@ describe.each(DB_KINDS)('route × role table (%s)', (kind) => {
       }
     }
     expect(wrong).toEqual([]);
-  }, 120_000);
+  });
 });

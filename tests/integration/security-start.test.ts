@@ -33,7 +33,8 @@ afterEach(async () => {
 describe('binding policy at start', () => {
   it.each(['0.0.0.0', '::'])('refuses HOST=%s without a configured token, and touches nothing', async (host) => {
     const home = freshHome();
-    const err = await startServerProcess({ home, env: { HOST: host, JOBDECK_TOKEN: '' }, timeoutMs: 30_000 }).then(
+    // No database template either: the folder must stay as empty as it was given.
+    const err = await startServerProcess({ home, env: { HOST: host, JOBDECK_TOKEN: '' }, pgliteTemplate: false }).then(
       (s) => {
         started.push(s);
         return null;
@@ -65,7 +66,7 @@ describe('binding policy at start', () => {
   });
 
   it('refuses a too-short JOBDECK_TOKEN', async () => {
-    const err = await startServerProcess({ home: freshHome(), token: 'short', timeoutMs: 30_000 }).then(
+    const err = await startServerProcess({ home: freshHome(), token: 'short' }).then(
       (s) => {
         started.push(s);
         return null;
@@ -113,7 +114,9 @@ describe('first start without JOBDECK_TOKEN', () => {
     const s2 = await startServerProcess({ home, env: { JOBDECK_TOKEN: '' } });
     started.push(s2);
     expect(readFileSync(tokenFile, 'utf8').trim()).toBe(token);
-    expect(s2.output()).toContain(`login?token=${token}`);
+    // The token is printed once, at the first start (docs/security.md): a restart names the file.
+    expect(s2.output()).not.toContain(token);
+    expect(s2.output()).toContain(`paste the token in ${tokenFile}`);
     expect(s2.output()).not.toMatch(/created an admin token/);
     expect((await fetch(`${s2.url}/api/jobs`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect((await fetch(`${s2.url}/api/jobs`, { headers: { cookie } })).status).toBe(200);

@@ -5,7 +5,7 @@
  *
  * Needs a built app (as every test that starts a server).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,5 +52,16 @@ describe('the server\'s first lines, not on a terminal', () => {
     // Later lines come as they happen, after the held ones.
     await s.stop();
     expect(s.output().trimEnd().split('\n').filter(isJson).map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('stopping (running jobs keep running)');
+    // The token is in that one plain line only, never in a JSON log line (logs are kept and shipped).
+    const token = readFileSync(path.join(home, 'token'), 'utf8').trim();
+    expect(s.output().split('\n').filter((l) => l.includes(token))).toEqual([login]);
+
+    // A later start prints where to log in, without the token anywhere.
+    const again = await startServerProcess({ home, token, env: { JOBDECK_TOKEN: '' } });
+    started.push(again);
+    await waitFor(async () => again.output().includes('"msg":"jobdeck listening on'), 'the JSON lines');
+    const againPort = new URL(again.url).port;
+    expect(again.output()).toContain(`to log in, open http://127.0.0.1:${againPort}/login and paste the token in ${home}/token\n`);
+    expect(again.output()).not.toContain(token);
   });
 });

@@ -56,14 +56,12 @@ describe('server start-up and /api/health', () => {
       });
     };
     connect();
-    await expect.poll(() => opened, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => opened, { timeout: 120_000 }).toBe(1);
     stopping = true;
-    const t0 = Date.now();
+    // A stop that kept accepting the reconnecting client would hang here (the test's timeout).
     await srv.stop();
     stopping = false;
     expect(srv.proc.exitCode).toBe(0);
-    // Not a speed target: a stop that kept accepting the reconnecting client would hang here.
-    expect(Date.now() - t0).toBeLessThan(20_000);
     if (statuses.length) expect(new Set(statuses)).toEqual(new Set([503]));
   });
 

@@ -24,7 +24,7 @@ describe.each(DB_KINDS)('SkyPilot corpus runs to SUCCEEDED (%s)', (kind) => {
 
   beforeAll(async () => {
     server = await database.start({ env: { JOBDECK_EXECUTOR: 'local', JOBDECK_LOCAL_GPUS: '0' } });
-  }, 120_000);
+  });
 
   it('holds runnable files', () => {
     expect(runnable.length).toBeGreaterThan(10);
@@ -40,5 +40,5 @@ describe.each(DB_KINDS)('SkyPilot corpus runs to SUCCEEDED (%s)', (kind) => {
     expect(detail.warnings).toHaveLength(c.warnings.length);
     // The alternative chosen at submit is shown (no GPUs here: the second of any-of.yaml).
     if (file === 'any-of.yaml') expect(detail.tasks[0].resources.alternative).toEqual({ key: 'any_of', index: 1, of: 2 });
-  }, 90_000);
+  });
 });

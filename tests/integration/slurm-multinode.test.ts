@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } fr
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDetail, LogRange } from '../../lib/api/types';
-import type { MonitorState } from '../../lib/monitor/handle';
+import type { MonitorState } from '../../lib/monitor/state';
 import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server';
 import { runCli, show } from './cli-run';
 import { waitFor } from './monitor-helpers';
@@ -57,7 +57,7 @@ afterAll(async () => {
     /* the cluster is gone: nothing left */
   }
   await server?.dispose();
-}, 120_000);
+});
 
 async function submit(yaml: string): Promise<number> {
   const r = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
@@ -97,7 +97,12 @@ function nodeNamespaces(): Map<string, string> {
   return out;
 }
 
-/** Processes of job `id` still alive on any node (they carry JOBDECK_JOB_ID), as `node:pid`. */
+/**
+ * Processes of job `id` still alive on any node of this cluster (they carry JOBDECK_JOB_ID and
+ * run in a node's UTS namespace), as `node:pid`. Processes outside the nodes are not this
+ * suite's: job ids are per database, and test files running beside this one on the local
+ * executor (this machine's own namespace) have jobs with the same ids.
+ */
 function jobProcesses(id: number): string[] {
   const ns = nodeNamespaces();
   const out: string[] = [];
@@ -105,7 +110,8 @@ function jobProcesses(id: number): string[] {
     try {
       const env = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
       if (!env.includes(`JOBDECK_JOB_ID=${id}`) || !env.some((e) => e.startsWith('JOBDECK_NODE_RANK='))) continue;
-      out.push(`${ns.get(readlinkSync(`/proc/${pid}/ns/uts`)) ?? 'host'}:${pid}`);
+      const node = ns.get(readlinkSync(`/proc/${pid}/ns/uts`));
+      if (node) out.push(`${node}:${pid}`);
     } catch {
       /* gone meanwhile */
     }
@@ -150,6 +156,12 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
     // Every rank sees the same list: the nodes' addresses in rank order, the head's first.
     for (const r of ranks) expect(r.ips).toEqual(ranks.map((x) => x.addr));
     expect(ranks[0].ips[0]).toBe(ranks[0].addr);
+    // Where it ran (SkyPilot's node_names): the allocated nodes in rank order, on the attempt and
+    // the task, and in `jobdeck queue` (NODES: the head, then how many more).
+    expect(d.tasks[0].attemptList[0].nodes).toEqual(ranks.map((r) => r.host));
+    expect(d.tasks[0].nodeNames).toEqual(ranks.map((r) => r.host));
+    const q = await runCli(server, ['queue', '-a', '--limit', '200']);
+    expect(q.stdout).toMatch(new RegExp(`^${id}\\s.*\\sSUCCEEDED\\s.*\\s${ranks[0].host} \\+2$`, 'm'));
 
     // The CLI: every rank's lines, each prefixed; or one rank's alone.
     const all = await runCli(server, ['logs', String(id), '--no-follow']);
@@ -168,7 +180,8 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
       const m = /^(\[rank \d\] )\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (.*)$/.exec(l);
       return m ? [m[1] + m[2]] : [];
     }));
-    for (const l of all.stdout.trimEnd().split('\n')) expect(withTimes.has(l), `${l}\n${timed.stdout}`).toBe(true);
+    const taskLines = all.stdout.trimEnd().split('\n').filter((l) => !/^\[rank \d\] slurmstepd/.test(l));
+    for (const l of taskLines) expect(withTimes.has(l), `${l}\n${timed.stdout}`).toBe(true);
     const now = await Promise.all([0, 1, 2].map((k) => log(id, 1, k)));
     const whole = await (await server.api(`/api/jobs/${id}/logs/all`)).text();
     const label = `task 0${d.tasks[0].name ? ` ${d.tasks[0].name}` : ''}`;
@@ -223,7 +236,7 @@ describe('multi-node tasks on an emulated Slurm cluster', () => {
       [2, 'restart', 'FAILED', 3, 'rank 1: run exited with code 3'],
     ]);
     // No process of the job is left on any node.
-    expect(await waitFor(async () => jobProcesses(id).length === 0, `no process of job ${id} left`, 30_000)).toBe(true);
+    expect(await waitFor(async () => jobProcesses(id).length === 0, `no process of job ${id} left`, 120_000)).toBe(true);
     for (const attempt of [1, 2]) for (const k of [0, 2]) expect(await log(id, attempt, k)).not.toContain('not stopped');
     // The stream: both attempts of every rank, and the failing rank named.
     const cli = await runCli(server, ['logs', String(id), '--no-follow']);
@@ -265,7 +278,7 @@ if (rank === 0) {
 
   it('a job asking more nodes than the cluster has ends FAILED_NO_RESOURCE saying so; num_nodes on infra: local is refused', async () => {
     const id = await submit('name: too-big\nnum_nodes: 4\nrun: echo never\n');
-    const d = await ended(id, 30_000);
+    const d = await ended(id, 120_000);
     expect(d.status).toBe('FAILED_NO_RESOURCE');
     expect(d.statusReason).toBe('asks for 4 nodes (num_nodes) but the slurm executor has 3 in all');
     const r = await server.api('/api/jobs', { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'num_nodes: 2\nresources:\n  infra: local\nrun: echo x\n' });
@@ -288,7 +301,7 @@ if (rank === 0) {
     const gate = path.join(home, 'gate-killed');
     const id = await submit(`name: survive\nnum_nodes: 3\nrun: |\n  echo "$JOBDECK_NODE_RANK $(hostname)" >> ${marks}\n  while [ ! -f ${gate} ]; do sleep 0.2; done\n  echo "rank $JOBDECK_NODE_RANK finished"\n`);
     await waitFor(async () => existsSync(marks) && readFileSync(marks, 'utf8').trim().split('\n').length === 3, 'every rank started', 60_000);
-    await waitFor(async () => (await detail(id)).tasks[0].attemptList[0]?.status === 'RUNNING', 'the attempt RUNNING', 30_000);
+    await waitFor(async () => (await detail(id)).tasks[0].attemptList[0]?.status === 'RUNNING', 'the attempt RUNNING', 120_000);
     await server.kill9();
     server = await startServerProcess({ home, env: ENV });
     const mon = (await (await server.api('/api/monitor')).json()) as MonitorState;

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSlurmExecutor } from '../../lib/executors/slurm';
+import { createSlurmExecutor } from '../../lib/executors/slurm/executor';
 import { getJobDetail, getJobSummary } from '../../lib/api/views';
 import { renderStatus } from '../../lib/cli/commands/manage';
 import { colors as makeColors } from '../../lib/cli/format';
@@ -134,5 +134,5 @@ describe.each(DB_KINDS)("Slurm's pending reason on %s", (kind) => {
     expect((await getJobSummary(storeOf(db), a))!.pendingReason).toBeNull();
     writeFileSync(gate, '');
     for (const id of [a, b]) expect((await waitTerminal(db, id, 60_000)).status).toBe('SUCCEEDED');
-  }, 180_000);
+  });
 });

@@ -342,7 +342,7 @@ describe('store batch statement: concurrent writers on postgresql', () => {
         const b = more.length ? await transitionMany(inTransaction(otherStore, tx), more) : null;
         return { a, b };
       },
-      { timeout: 30_000 },
+      { timeout: 120_000 },
     );
     await holding;
     const late = second();

@@ -104,5 +104,5 @@ describe('a server started on a database of the release before users', () => {
       await server.dispose();
       await drop();
     }
-  }, 120_000);
+  });
 });

@@ -56,7 +56,7 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     expect(Math.max(...series.map((p) => p[2]))).toBe(attempt.peakRssBytes);
   });
 
-  it('a task busy on one core averages ~1.0 cores over its run (±0.15 of what it measured itself); `cpus: 2` that sleeps is near 0 % efficient', async () => {
+  it('a task busy on one core averages ~1.0 cores over its run (±0.25 of what it measured itself); `cpus: 2` that sleeps is near 0 % efficient', async () => {
     fx = new Fixture();
     await fx.monitor(db, { usageIntervalMs: 200 }).start();
     // The task reports the cores it got itself (CPU time ÷ wall time): on a loaded machine a busy
@@ -66,8 +66,12 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     const idle = await submit(db, ['name: idle', 'resources:', '  cpus: 2', 'run: sleep 3', ''].join('\n'));
     const b = await figures(db, busy, 1);
     const own = Number(readFileSync(out, 'utf8'));
-    expect(own).toBeGreaterThan(0.3);
-    expect(Math.abs(b.f!.averageCores! - own)).toBeLessThan(0.15);
+    // Whatever share of a core the loop got (0.25 under CI's load): the claim is that the
+    // sampler agrees with it, not that the machine was idle.
+    expect(own).toBeGreaterThan(0);
+    // The attempt's time also covers the wrapper and python's start, which a loaded machine
+    // stretches while the loop's own measure does not: 0.25 of slack (0.17 seen under load 8).
+    expect(Math.abs(b.f!.averageCores! - own)).toBeLessThan(0.25);
     if (own > 0.95) expect(Math.abs(b.f!.averageCores! - 1)).toBeLessThan(0.15);
     const i = await figures(db, idle, 2);
     expect(i.f!.cpuEfficiency).not.toBeNull();
@@ -76,7 +80,29 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     const u = (await getJobDetail(storeOf(db), idle))!.tasks[0].attemptList[0].usage!;
     expect(u).toMatchObject({ requested: { cpus: 2, memoryBytes: null }, efficiency: { memory: null } });
     expect(u.efficiency.cpu).toBe(i.f!.cpuEfficiency);
-    expect(u.series.length).toBeGreaterThan(3);
+    // A series, not one point (a loaded machine gets fewer rounds than 3 s / 200 ms).
+    expect(u.series.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a CPU-bound task shorter than the sampling interval: its CPU time is the final reading the wrapper took at its end', async () => {
+    fx = new Fixture();
+    // No round during the task: the only reading is the wrapper's record of its children.
+    await fx.monitor(db, { usageIntervalMs: 3_600_000 }).start();
+    const out = `${fx.home}/short.out`;
+    const id = await submit(db, pyJob('short', ['import time', 't = time.process_time()', 'while time.process_time() - t < 1.5: pass', `open("${out}", "w").write(str(time.process_time()))`]));
+    const { attempt, f } = await figures(db, id, 1);
+    const own = Number(readFileSync(out, 'utf8'));
+    expect(own).toBeGreaterThanOrEqual(1.5);
+    // At least what python counted itself; more by what bash and python's start-up took.
+    expect(attempt.cpuMs! / 1000).toBeGreaterThanOrEqual(own - 0.01);
+    expect(attempt.cpuMs! / 1000).toBeLessThan(own + 1);
+    expect(attempt.usageAt).toEqual(attempt.endedAt);
+    expect(f!.cpuSeconds).toBe(attempt.cpuMs! / 1000);
+    const u = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0].usage!;
+    expect(u.cpuSeconds).toBeGreaterThanOrEqual(1.5);
+    expect(u.efficiency.cpu).toBeGreaterThan(0);
+    // Memory was never sampled: not recorded (null), never a zero.
+    expect([u.peakRssBytes, u.efficiency.memory, u.series]).toEqual([null, null, []]);
   });
 
   it('where nothing was sampled the API says not recorded (null), never zeros; a memory request gives a memory efficiency', async () => {
@@ -84,8 +110,9 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     await fx.monitor(db, { usageIntervalMs: 0 }).start();
     const id = await submit(db, 'name: quiet\nresources:\n  memory: 1\nrun: "true"\n');
     await waitTerminal(db, id);
+    // The wrapper's final CPU reading is all there is: no memory figure, no series.
     const a = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
-    expect(a.usage).toBeNull();
+    expect(a.usage).toMatchObject({ peakRssBytes: null, rssBytes: null, efficiency: { memory: null }, series: [] });
     const row = await db.attempt.findFirstOrThrow({ where: { jobId: id } });
     await recordUsage(storeOf(db), [{ id: row.id, cpuMs: 500, rssBytes: 2 ** 29, peakRssBytes: 2 ** 29, peakProcs: 2, op: 'append', points: [[Date.now(), 500, 2 ** 29, 2, 1]] }], new Date());
     const b = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];

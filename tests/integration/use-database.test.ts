@@ -122,7 +122,7 @@ describe.each(DB_KINDS)('useServerDatabase on %s', (kind) => {
         expect(t.db).toBeUndefined();
       }
       seen = { url: t.url, home: s.home, exited: () => s.proc.exitCode !== null || s.proc.signalCode !== null };
-    }, 120_000);
+    });
   });
 
   it('after the suite: its servers are stopped, their folders removed, the PostgreSQL database dropped', async () => {

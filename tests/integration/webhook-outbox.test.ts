@@ -9,7 +9,7 @@ import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createSubscription, transitionJob, transitionJobsWhere, transitionMany } from '../../lib/store';
-import { webhookPayload } from '../../lib/monitor/webhook-format';
+import { webhookPayload } from '../../lib/monitor/webhooks/format';
 import { storeOf } from '../helpers/store';
 import { example, Fixture, submit, waitTerminal } from './monitor-helpers';
 

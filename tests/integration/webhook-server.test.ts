@@ -32,6 +32,7 @@ interface Delivery {
   attempts: number;
   lastStatusCode: number | null;
   responseHead: string | null;
+  createdAt: string;
 }
 
 function rssBytes(pid: number): number {
@@ -74,7 +75,7 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     return ((await r.json()) as { deliveries: Delivery[] }).deliveries.reverse();
   }
   async function terminal(s: ServerProcess, id: number): Promise<void> {
-    await waitFor(async () => ['SUCCEEDED', 'FAILED'].includes(((await (await s.api(`/api/jobs/${id}`)).json()) as { status: string }).status), `job ${id} to end`, 30_000);
+    await waitFor(async () => ['SUCCEEDED', 'FAILED'].includes(((await (await s.api(`/api/jobs/${id}`)).json()) as { status: string }).status), `job ${id} to end`, 120_000);
   }
 
   it('the secret is answered once, never again, and never logged; bad input is a 400 naming the field', async () => {
@@ -109,7 +110,10 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     const id = /Test event queued: (msg_[0-9a-f]{32})/.exec(test.stdout)![1];
     await waitFor(async () => (await deliveries(s, 'ops'))[0]?.status === 'delivered', 'the test event');
     const log = await runCli(s, ['webhooks', 'deliveries', 'ops']);
-    expect(log.stdout).toMatch(new RegExp(`^${id}\\s+test\\s+-\\s+delivered\\s+1\\s+204\\s+\\d+\\s+-`, 'm'));
+    // TIME: when the event was queued, to the second (UTC), as the API's createdAt says.
+    expect(log.stdout).toMatch(/^ID\s+TIME\s+EVENT\s+JOB\s+STATUS\s+TRIES\s+CODE\s+MS\s+NEXT TRY\s+ERROR$/m);
+    const queuedAt = (await deliveries(s, 'ops'))[0].createdAt.slice(0, 19);
+    expect(log.stdout).toMatch(new RegExp(`^${id}\\s+${queuedAt}Z\\s+test\\s+-\\s+delivered\\s+1\\s+204\\s+\\d+\\s+-`, 'm'));
     expect(r.verified(secret).map((g) => g.id)).toEqual([id]);
     expect(JSON.parse(r.got[0].body).text).toMatch(/test event/);
     const bad = await runCli(s, ['webhooks', 'add', 'x', r.url, '--events', 'job.nope']);
@@ -139,7 +143,7 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     await s1.kill9();
     await r.up();
     const s2 = await start(s1);
-    await waitFor(async () => (await deliveries(s2, 'ops')).every((d) => d.status === 'delivered'), 'delivered after the restart', 30_000);
+    await waitFor(async () => (await deliveries(s2, 'ops')).every((d) => d.status === 'delivered'), 'delivered after the restart', 120_000);
     const ds = await deliveries(s2, 'ops');
     expect(ds.map((d) => d.eventType)).toEqual(['job.started', 'job.succeeded']);
     // At least once: a try whose answer came after the client's 1 s timeout (a loaded machine) is
@@ -166,7 +170,7 @@ describe.each(DB_KINDS)('webhooks through a server process on %s', (kind) => {
     await s1.kill9();
     r.mode = 'ok';
     const s2 = await start(s1);
-    await waitFor(async () => (await deliveries(s2, 'ops'))[0]?.status === 'delivered', 'delivered after the restart', 30_000);
+    await waitFor(async () => (await deliveries(s2, 'ops'))[0]?.status === 'delivered', 'delivered after the restart', 120_000);
     const ids = r.verified(secret).map((g) => g.id);
     expect(ids.length).toBeGreaterThanOrEqual(2);
     expect(new Set(ids).size).toBe(1);

@@ -111,7 +111,7 @@ describe.each(DB_KINDS)('slow job-stream client (%s)', (kind) => {
     expect(ledger.sha256(0, 1)).toBe(sha256);
     // With `since`, the resumed stream repeats no status message.
     expect(rest.messages.map((m) => m.type)).toEqual(['hello', 'attempt', 'attempt', 'task', 'job', 'end']);
-  }, 120_000);
+  });
 });
 
 /**
@@ -156,5 +156,5 @@ describe('slow job-stream clients share the unsent-bytes budget (pglite)', () =>
     expect(maxBuffered).toBeLessThan(CLIENTS * HIGH_WATER);
     for (const c of clients) (c.ws as unknown as { _socket: Socket })._socket.resume();
     await Promise.all(clients.map((c) => c.done(30_000)));
-  }, 120_000);
+  });
 });

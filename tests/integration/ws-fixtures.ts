@@ -253,7 +253,7 @@ export class StreamClient {
   }
 
   /** Resolves when `pred` holds (checked on every message), rejects after `ms`. */
-  async until(pred: () => boolean, ms = 30_000, what = 'condition'): Promise<void> {
+  async until(pred: () => boolean, ms = 120_000, what = 'condition'): Promise<void> {
     const deadline = Date.now() + ms;
     while (!pred()) {
       if (this.error) throw this.error;
@@ -272,7 +272,7 @@ export class StreamClient {
   }
 
   /** Waits for the close and returns it with every message; rethrows a ledger error. */
-  async done(ms = 60_000): Promise<{ code: number; reason: string }> {
+  async done(ms = 120_000): Promise<{ code: number; reason: string }> {
     const t = new Promise<never>((_, rej) => setTimeout(() => rej(new Error('stream did not close in time')), ms).unref());
     const c = await Promise.race([this.closed, t]);
     if (this.error) throw this.error;

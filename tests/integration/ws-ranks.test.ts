@@ -105,7 +105,7 @@ describe('job stream of a multi-node attempt', () => {
     for (let k = 0; k < 3; k++) write(d, k, `rank ${k} first\n`);
     const ledger = new ByteLedger(true);
     const first = await StreamClient.connect(url(srv, d.jobId, ''), ledger);
-    await first.until(() => [0, 1, 2].every((k) => (bytesByRank(first).get(k) ?? 0) > 0), 20_000, 'a chunk of every rank');
+    await first.until(() => [0, 1, 2].every((k) => (bytesByRank(first).get(k) ?? 0) > 0), 120_000, 'a chunk of every rank');
     first.ws.terminate();
     await first.closed;
     for (let k = 0; k < 3; k++) write(d, k, `rank ${k} second\n`);
@@ -114,7 +114,7 @@ describe('job stream of a multi-node attempt', () => {
     // Resumed on a second server (its own hub), which is then stopped: it says where to resume.
     const other = await startWsServer(tdb.db);
     const second = await StreamClient.connect(url(other, d.jobId, `task=0&attempt=1&offsets=${offsets.join(',')}`), ledger);
-    await second.until(() => [0, 1, 2].every((k) => ledger.text(0, 1, k).includes('second')), 20_000, 'the second lines');
+    await second.until(() => [0, 1, 2].every((k) => ledger.text(0, 1, k).includes('second')), 120_000, 'the second lines');
     await other.close();
     const gone = second.messages.find((m) => m.type === 'error') as Extract<StreamMessage, { type: 'error' }> | undefined;
     expect(gone).toMatchObject({ code: 'going_away', resume: { task: 0, attempt: 1 } });

@@ -42,7 +42,7 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
 
   beforeAll(async () => {
     srv = await database.start();
-  }, 90_000);
+  });
 
   it('follows a 2-task pipeline live, then replays it in the same order', async () => {
     const id = await submit(
@@ -95,7 +95,7 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
     expect((await srv.api(`/api/jobs/${id}/logs?limit=0`)).status).toBe(400);
     expect((await srv.api(`/api/jobs/${id}/logs?task=7`)).status).toBe(404);
     expect((await srv.api(`/api/jobs/999999/logs`)).status).toBe(404);
-  }, 90_000);
+  });
 
   it('a client dropped mid-stream and resumed gets every byte of a 50 MB log written by a job, exactly once', async () => {
     const id = await submit('name: fifty\nrun: |\n  for i in $(seq 1 50); do head -c 1048576 /dev/urandom; sleep 0.03; done\n');
@@ -103,7 +103,7 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
     let c = await connect(`/ws/jobs/${id}`, ledger);
     for (let drop = 0; drop < 4; drop++) {
       const dropAfter = (4 + Math.floor(Math.random() * 6)) * 1024 * 1024;
-      await c.until(() => c.logBytes >= dropAfter || c.messages.some((m) => m.type === 'end'), 60_000, 'bytes before the drop');
+      await c.until(() => c.logBytes >= dropAfter || c.messages.some((m) => m.type === 'end'), 120_000, 'bytes before the drop');
       if (c.messages.some((m) => m.type === 'end')) break;
       c.ws.terminate();
       await c.closed;
@@ -130,17 +130,18 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
     }
     expect(n).toBe(50 * 1024 * 1024);
     expect(h.digest('hex')).toBe(await sha256File(file));
-  }, 180_000);
+  });
 
   it('follow=0 on a task that has not started returns at once; unknown job 4404', async () => {
-    const id = await submit('run: sleep 30\n---\nrun: echo never\n');
+    const id = await submit('run: sleep 300\n---\nrun: echo never\n');
     const first = await connect(`/ws/jobs/${id}`);
-    await first.until(() => first.messages.some((m) => m.type === 'attempt'), 30_000, 'the first attempt');
-    const t0 = Date.now();
+    await first.until(() => first.messages.some((m) => m.type === 'attempt'), 120_000, 'the first attempt');
     const c = await connect(`/ws/jobs/${id}?task=1&follow=0`);
-    expect(await c.done(5000)).toMatchObject({ code: 1000 });
-    expect(Date.now() - t0).toBeLessThan(3000);
-    expect(story(c.items)).toEqual([`hello ${(c.messages[0] as Extract<StreamMessage, { type: 'hello' }>).job.status}`, expect.stringMatching(/^end /)]);
+    expect(await c.done()).toMatchObject({ code: 1000 });
+    // It ended while task 0 still sleeps (300 s, cancelled below): it did not wait for task 1.
+    const status = (c.messages[0] as Extract<StreamMessage, { type: 'hello' }>).job.status;
+    expect(['STARTING', 'RUNNING']).toContain(status);
+    expect(story(c.items)).toEqual([`hello ${status}`, expect.stringMatching(/^end (STARTING|RUNNING)$/)]);
     const cancel = await srv.api(`/api/jobs/${id}/cancel`, { method: 'POST' });
     expect(cancel.status).toBeLessThan(300);
     expect(await first.done(60_000)).toMatchObject({ code: 1000 });
@@ -148,15 +149,15 @@ describe.each(DB_KINDS)('log streams of real jobs (%s)', (kind) => {
     expect((await detail(id)).status).toBe('CANCELLED');
 
     const unknown = await connect('/ws/jobs/999999');
-    expect(await unknown.done(5000)).toMatchObject({ code: 4404 });
-  }, 90_000);
+    expect(await unknown.done()).toMatchObject({ code: 4404 });
+  });
 
   it('on SIGTERM, followers are told where to resume and closed with 1001', async () => {
     const id = await submit('run: |\n  echo started\n  sleep 4\n');
     const c = await connect(`/ws/jobs/${id}`);
-    await c.until(() => c.ledger.text(0, 1).includes('started'), 30_000, 'the first line');
+    await c.until(() => c.ledger.text(0, 1).includes('started'), 120_000, 'the first line');
     await srv.stop();
     expect(await c.done(10_000)).toMatchObject({ code: 1001 });
     expect(c.messages.at(-1)).toMatchObject({ type: 'error', code: 'going_away', resume: { task: 0, attempt: 1, offset: 8 } });
-  }, 60_000);
+  });
 });

@@ -55,7 +55,7 @@ describe('role default quotas', () => {
   it('refuses a bad value or an unknown JOBDECK_QUOTA_* variable, naming it', () => {
     expect(() => roleQuotasFromEnv({ JOBDECK_QUOTA_MEMBER_PENDING_JOBS: '2.5' })).toThrow('JOBDECK_QUOTA_MEMBER_PENDING_JOBS: expected a whole number of jobs from 0 to 1000000, got "2.5"');
     for (const bad of ['-1', '1e3', 'eight', '1000001', '0x10']) expect(() => roleQuotasFromEnv({ JOBDECK_QUOTA_MEMBER_RUNNING_CPUS: bad })).toThrow(/^JOBDECK_QUOTA_MEMBER_RUNNING_CPUS: expected a number of CPUs from 0 to 1000000/);
-    expect(() => roleQuotasFromEnv({ JOBDECK_QUOTA_VIEWER_RUNNING_CPUS: '1' })).toThrow(/^JOBDECK_QUOTA_VIEWER_RUNNING_CPUS: not a jobdeck setting; the role quotas are JOBDECK_QUOTA_MEMBER_PENDING_JOBS, .* \(viewers submit nothing\)$/);
+    expect(() => roleQuotasFromEnv({ JOBDECK_QUOTA_VIEWER_RUNNING_CPUS: '1' })).toThrow(/^JOBDECK_QUOTA_VIEWER_RUNNING_CPUS: not a jobdeck setting; the role quotas are JOBDECK_QUOTA_MEMBER_PENDING_JOBS, .* \(viewers submit nothing; admins have no priority cap\)$/);
     expect(() => roleQuotasFromEnv({ JOBDECK_QUOTA_MEMBERS_PENDING_JOBS: '1' })).toThrow(/^JOBDECK_QUOTA_MEMBERS_PENDING_JOBS: not a jobdeck setting/);
   });
 

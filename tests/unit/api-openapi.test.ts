@@ -1,14 +1,18 @@
 /**
  * The OpenAPI document (lib/api/openapi.ts): it covers every route handler under app/api (each
  * exported method), its schemas are valid JSON Schema 2020-12, and they accept and refuse the
- * same request bodies as the zod schemas the handlers validate with.
+ * same request bodies as the zod schemas the handlers validate with; the team and server
+ * answers the handlers build conform to their components.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../lib/api/openapi';
+import { serverView } from '../../lib/api/monitor';
 import { CancelRequestSchema, SubmitJsonSchema } from '../../lib/api/schemas';
+import { userView } from '../../lib/api/team';
+import { CreateTokenSchema, CreateUserSchema, PatchUserSchema } from '../../lib/api/team-schemas';
 
 type Json = Record<string, any>;
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -92,5 +96,24 @@ describe('OpenAPI document', () => {
     const status = params.find((p) => p.name === 'status')!;
     expect(status.schema.items.enum).toContain('FAILED_SETUP');
     expect(params.find((p) => p.name === 'limit')!.schema).toMatchObject({ minimum: 1, maximum: 200, default: 50 });
+  });
+  it('takes the team bodies and answers from the zod schemas the handlers use', () => {
+    const a = ajv();
+    const cases: Array<[string, { safeParse(v: unknown): { success: boolean } }, unknown[]]> = [
+      ['CreateTokenRequest', CreateTokenSchema, [{ name: 'ci' }, { name: 'ci', expiresInDays: 30 }, { name: '' }, { name: 'x'.repeat(64) }, { name: 'ci', expiresInDays: 0 }, { name: 'ci', userId: 0 }, { name: 'ci', extra: 1 }, {}]],
+      ['CreateUserRequest', CreateUserSchema, [{ name: 'ada', role: 'member' }, { name: 'ada', role: 'boss' }, { name: 'Ada', role: 'member' }, { name: 'ada', role: 'viewer', password: 'short' }, { name: 'ada', role: 'admin', maxRunningCpus: null, maxPendingJobs: 3 }, { name: 'ada', role: 'admin', maxPendingJobs: 1.5 }, { role: 'member' }]],
+      ['PatchUserRequest', PatchUserSchema, [{}, { role: 'viewer' }, { password: null }, { password: 'longenough' }, { disabled: 'yes' }, { maxRunningCpus: -1 }, { osUser: 'ada' }, { osUser: '-x' }, { maxRunningGpus: 0.5 }, { nope: true }]],
+    ];
+    for (const [id, schema, bodies] of cases) {
+      const check = a.compile({ $ref: `doc#/components/schemas/${id}` });
+      for (const body of bodies) expect(check(body), `${id} ${JSON.stringify(body)}`).toBe(schema.safeParse(body).success);
+    }
+    const user = a.compile({ $ref: 'doc#/components/schemas/User' });
+    const row = { id: 2, name: 'ada', role: 'member', passwordHash: null, oidcSubject: null, maxRunningCpus: 4, maxRunningGpus: 1, maxPendingJobs: null, osUser: 'ada', disabledAt: null, sessionEpoch: 0, tokenEpoch: 0, createdAt: new Date() };
+    expect(user(JSON.parse(JSON.stringify(userView(row, {})))), JSON.stringify(user.errors)).toBe(true);
+    const server = a.compile({ $ref: 'doc#/components/schemas/Server' });
+    const live = { id: 's1', host: 'h', hostId: 'hid', pid: 42, startedAt: new Date(), heartbeatAt: new Date(), heartbeatAgeMs: 12, jobsOwned: 3, takeovers: 0 };
+    expect(server(JSON.parse(JSON.stringify(serverView(live, 's1')))), JSON.stringify(server.errors)).toBe(true);
+    expect(doc.paths['/api/monitor'].get.responses[200].content['application/json'].schema.properties.servers.items).toEqual({ $ref: '#/components/schemas/Server' });
   });
 });

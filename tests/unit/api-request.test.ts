@@ -121,8 +121,8 @@ describe('job ids', () => {
 describe('list query', () => {
   const q = (s: string) => parseListQuery(new URL(`http://x/api/jobs${s}`));
   it('defaults and normalizes', () => {
-    expect(q('')).toEqual({ status: undefined, q: undefined, limit: 50, beforeId: null, afterName: null, sort: 'newest' });
-    expect(q('?status=running,pending&status=Failed&limit=200&q=%20abc%20')).toEqual({ status: ['RUNNING', 'PENDING', 'FAILED'], q: 'abc', limit: 200, beforeId: null, afterName: null, sort: 'newest' });
+    expect(q('')).toEqual({ status: undefined, q: undefined, limit: 50, beforeId: null, afterName: null, sort: 'newest', foldGroups: false });
+    expect(q('?status=running,pending&status=Failed&limit=200&q=%20abc%20')).toEqual({ status: ['RUNNING', 'PENDING', 'FAILED'], q: 'abc', limit: 200, beforeId: null, afterName: null, sort: 'newest', foldGroups: false });
     expect(q(`?cursor=${encodeCursor(1234)}`).beforeId).toBe(1234);
   });
   it('refuses an unknown status, listing the valid ones', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,18 +36,36 @@ describe('cookie parsing', () => {
 });
 
 describe('signed sessions', () => {
+  it('carries the user\'s session epoch; cookies of the older formats still verify, as epoch 0', () => {
+    const s = state();
+    const now = 1_700_000_000_000;
+    const { value, session } = issueSession(s, now, 7);
+    expect(session).toMatchObject({ userId: 7, epoch: 0 });
+    expect(verifySession(value, s, now)).toEqual(session);
+    const sign = (payload: string) => `${payload}.${createHmac('sha256', s.sessionKey).update(payload).digest('base64url')}`;
+    const exp = (now + 60_000).toString(36);
+    const id = 'A'.repeat(22);
+    expect(verifySession(sign(`v1.${exp}.${id}`), s, now)).toEqual({ id, expiresAt: now + 60_000, userId: 1, epoch: 0 });
+    expect(verifySession(sign(`v2.${exp}.${(7).toString(36)}.${id}`), s, now)).toEqual({ id, expiresAt: now + 60_000, userId: 7, epoch: 0 });
+    expect(verifySession(sign(`v3.${exp}.${(7).toString(36)}.${(3).toString(36)}.${id}`), s, now)).toEqual({ id, expiresAt: now + 60_000, userId: 7, epoch: 3 });
+  });
+
   it('a fresh session verifies; tampering, expiry, another key and revocation do not', () => {
     const s = state();
     const now = 1_700_000_000_000;
     const { value, session } = issueSession(s, now);
     expect(verifySession(value, s, now + 1000)).toEqual(session);
     expect(verifySession(value, s, session.expiresAt)).toBeNull();
+    // v3.<exp>.<user>.<epoch>.<id>.<mac>
     const parts = value.split('.');
-    const laterExp = (session.expiresAt + 1e9).toString(36);
-    expect(verifySession([parts[0], laterExp, parts[2], parts[3]].join('.'), s, now)).toBeNull();
-    const flipped = parts[3].slice(0, -2) + (parts[3].endsWith('AA') ? 'BA' : 'AA');
-    expect(verifySession([parts[0], parts[1], parts[2], flipped].join('.'), s, now)).toBeNull();
-    expect(verifySession(value.replace('v1.', 'v2.'), s, now)).toBeNull();
+    expect(parts).toHaveLength(6);
+    const with_ = (i: number, v: string) => parts.map((p, j) => (j === i ? v : p)).join('.');
+    expect(verifySession(with_(1, (session.expiresAt + 1e9).toString(36)), s, now)).toBeNull();
+    // Another user, or an epoch moved back: not what was signed.
+    expect(verifySession(with_(2, '2'), s, now)).toBeNull();
+    expect(verifySession(with_(3, '1'), s, now)).toBeNull();
+    expect(verifySession(with_(5, parts[5].slice(0, -2) + (parts[5].endsWith('AA') ? 'BA' : 'AA')), s, now)).toBeNull();
+    expect(verifySession(value.replace('v3.', 'v2.'), s, now)).toBeNull();
     expect(verifySession('garbage', s, now)).toBeNull();
     expect(verifySession('', s, now)).toBeNull();
     // Another token → another key → the cookie is worthless.

@@ -8,7 +8,7 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
-  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, ...over };
+  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, exitCodeRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, nodeNames: [], ...over };
 }
 
 function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): JobSummary {
@@ -27,8 +27,10 @@ function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): 
     currentTask: 0,
     tasksSucceeded: 0,
     restartCount: 0,
+    exitCodeRestartCount: 0,
     recoveryCount: 0,
-    cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null,
+    labels: {},
+    cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, place: null, nextAttemptAt: null, group: null, scheduleId: null,
     tasks,
     ...over,
   };

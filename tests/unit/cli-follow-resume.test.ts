@@ -18,13 +18,13 @@ type Item = StreamMessage | LogChunk;
 type AttemptMsg = Extract<StreamMessage, { type: 'attempt' }>;
 
 function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
-  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, ...over };
+  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, exitCodeRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, nodeNames: [], ...over };
 }
 
 function job(id: number, tasks: TaskSummary[], status: JobSummary['status'] = 'PENDING'): JobSummary {
   return {
     id, name: 'retry-each-task', status, statusReason: null, submissionId: null, submittedAt: AT, startedAt: null, endedAt: null, totalDurationMs: 0,
-    jobDurationMs: null, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, tasks,
+    jobDurationMs: null, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, exitCodeRestartCount: 0, recoveryCount: 0, labels: {}, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, place: null, nextAttemptAt: null, group: null, scheduleId: null, tasks,
   };
 }
 

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { JobSummary, TaskSummary } from '../../lib/api/types';
 import { errorFromResponse, exitCodeForHttp, formatIssues } from '../../lib/cli/client';
 import { resolveToken, resolveUrl } from '../../lib/cli/config';
-import { EXIT, EXIT_CODE_TABLE, exitCodeForStatus, exitCodesHelp, exitCodesMarkdown } from '../../lib/cli/exit-codes';
+import { EXIT, EXIT_CODE_TABLE, exitCodeForStatus, exitCodesMarkdown } from '../../lib/cli/exit-codes';
+import { exitCodesText } from '../../lib/cli/help';
 import { parseEnvs } from '../../lib/cli/commands/launch';
 import { defaultView, parseStatuses } from '../../lib/cli/commands/queue';
 import { listForError } from '../../lib/cli/commands/resolve';
 import { resolveTask } from '../../lib/cli/commands/logs';
 import { colorEnabled, colors, colorStatus, formatAgo, formatDuration } from '../../lib/cli/format';
-import { QUEUE_COLUMNS, queueJson, queueRows, renderQueueTable } from '../../lib/cli/queue-render';
+import { nodesCell, QUEUE_COLUMNS, queueJson, queueRows, renderQueueTable, restartsCell } from '../../lib/cli/queue-render';
 import { JOB_STATUSES } from '../../lib/jobs/status';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,12 +19,12 @@ const NOW = new Date('2026-03-01T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
 
 function task(index: number, over: Partial<TaskSummary> = {}): TaskSummary {
-  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, ...over };
+  return { index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, exitCodeRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, nodeNames: [], ...over };
 }
 function job(id: number, tasks: TaskSummary[], over: Partial<JobSummary> = {}): JobSummary {
   return {
     id, name: `job-${id}`, status: 'RUNNING', statusReason: null, submissionId: null, submittedAt: ago(600_000), startedAt: ago(540_000), endedAt: null,
-    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, tasks, ...over,
+    totalDurationMs: 600_000, jobDurationMs: 540_000, taskCount: tasks.length, currentTask: 0, tasksSucceeded: 0, restartCount: 0, exitCodeRestartCount: 0, recoveryCount: 0, labels: {}, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, place: null, nextAttemptAt: null, group: null, scheduleId: null, tasks, ...over,
   };
 }
 
@@ -59,37 +60,43 @@ describe('durations and times', () => {
 
 describe('queue table', () => {
   const pipeline = job(12, [
-    task(0, { name: 'prepare', status: 'SUCCEEDED', attempts: 1, startedAt: ago(590_000), endedAt: ago(585_000) }),
-    task(1, { name: 'flaky', status: 'RUNNING', attempts: 2, restarts: 1, maxRestarts: 1, startedAt: ago(580_000) }),
+    task(0, { name: 'prepare', status: 'SUCCEEDED', attempts: 1, startedAt: ago(590_000), endedAt: ago(585_000), nodeNames: ['n1'] }),
+    task(1, { name: 'flaky', status: 'RUNNING', attempts: 5, restarts: 1, maxRestarts: 1, exitCodeRestarts: 3, startedAt: ago(580_000), nodeNames: ['n2', 'n3', 'n4'] }),
     task(2, { name: 'report' }),
-  ], { restartCount: 1 });
-  const single = job(3, [task(0, { status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, startedAt: ago(500_000), endedAt: ago(400_000) })], {
+  ], { restartCount: 1, exitCodeRestartCount: 3, currentTask: 1 });
+  const single = job(3, [task(0, { status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, startedAt: ago(500_000), endedAt: ago(400_000), nodeNames: ['c1', 'c2'] })], {
     name: 'one', owner: 'mia', status: 'FAILED', endedAt: ago(400_000), totalDurationMs: 200_000, jobDurationMs: 100_000, restartCount: 1, recoveryCount: 2,
   });
 
-  it('a job row, then one indented row per task of a pipeline; a one-task job is one row', () => {
+  it('a job row, then one indented row per task of a pipeline; a one-task job is one row; restarts by cause; where each task runs', () => {
     const rows = queueRows([pipeline, single], NOW);
     expect(rows).toEqual([
-      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1', '500', 'RUNNING', '', '-'],
-      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', '', 'SUCCEEDED', '', ''],
-      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1', '', 'RUNNING', '', ''],
-      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', '', 'PENDING', '', ''],
-      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', '500', 'FAILED', '', 'mia'],
+      ['12', '', 'job-12', '10 minutes ago', '10m 0s', '9m 0s', '1 (+3 on exit code)', '500', 'RUNNING', '', '', '-', 'n2 +2'],
+      [' ↳', '0', 'prepare', '10 minutes ago', '15s', '5s', '0', '', 'SUCCEEDED', '', '', '', 'n1'],
+      [' ↳', '1', 'flaky', '10 minutes ago', '10m 0s', '9m 40s', '1 (+3 on exit code)', '', 'RUNNING', '', '', '', 'n2 +2'],
+      [' ↳', '2', 'report', '10 minutes ago', '-', '-', '0', '', 'PENDING', '', '', '', '-'],
+      ['3', '-', 'one', '10 minutes ago', '3m 20s', '1m 40s', '1 (+2 recov.)', '500', 'FAILED', '', '', 'mia', 'c1,c2'],
     ]);
+    expect(restartsCell(0, 10, 1)).toBe('0 (+10 on exit code, +1 recov.)');
+    expect(nodesCell(undefined)).toBe('-');
   });
 
-  it('shows why a PENDING job waits (short form), "in line" before a pass read it', () => {
-    const waiting = (id: number, pendingReason: string | null) =>
-      job(id, [task(0, {})], { status: 'PENDING', startedAt: null, jobDurationMs: null, priority: 900, pendingReason });
-    expect(queueRows([waiting(5, '3 jobs ahead at priority ≥ 500'), waiting(6, null), waiting(7, 'queue a-very-long-queue-name at its limit (2 of 2 running)')], NOW).map((r) => [r[7], r[8], r[9]])).toEqual([
-      ['900', 'PENDING', '3 jobs ahead at priority ≥ 500'],
-      ['900', 'PENDING', 'in line'],
-      ['900', 'PENDING', 'queue a-very-long-queue-name at its lim…'],
+  it('shows why a PENDING job waits (short form), "in line" before a pass read it, and its place', () => {
+    const waiting = (id: number, pendingReason: string | null, place: JobSummary['place'] = null) =>
+      job(id, [task(0, {})], { status: 'PENDING', startedAt: null, jobDurationMs: null, priority: 900, pendingReason, place });
+    const rows = queueRows([waiting(5, '3 jobs ahead at priority ≥ 500', { position: 4, queuePosition: 2, ahead: { jobs: 3, cpus: 3, gpus: 0 } }), waiting(6, null), waiting(7, 'queue a-very-long-queue-name at its limit (2 of 2 running)', { position: null, queuePosition: 7, ahead: null })], NOW);
+    expect(rows.map((r) => [r[7], r[8], r[9], r[10]])).toEqual([
+      ['900', 'PENDING', '#4 · q2', '3 jobs ahead at priority ≥ 500'],
+      ['900', 'PENDING', '', 'in line'],
+      ['900', 'PENDING', 'q7', 'queue a-very-long-queue-name at its lim…'],
     ]);
+    // A restart waiting out its backoff says when it starts.
+    const restarting = job(11, [task(0, {})], { status: 'RUNNING', pendingReason: null, nextAttemptAt: new Date(NOW.getTime() + 29_500).toISOString() });
+    expect(queueRows([restarting], NOW)[0][10]).toBe('restart in 30 s');
     // The note on the start timeout is left out of the column; a job Slurm holds shows Slurm's reason.
     const held = job(8, [task(0, {})], { status: 'RUNNING', priority: 500, pendingReason: 'Slurm: Resources' });
     const running = job(9, [task(0, {})], { status: 'RUNNING', priority: 500, pendingReason: null });
-    expect(queueRows([waiting(10, 'needs 4 CPUs, 2 of 8 free · start timeout in 12 min'), held, running], NOW).map((r) => [r[8], r[9]])).toEqual([
+    expect(queueRows([waiting(10, 'needs 4 CPUs, 2 of 8 free · start timeout in 12 min'), held, running], NOW).map((r) => [r[8], r[10]])).toEqual([
       ['PENDING', 'needs 4 CPUs, 2 of 8 free'],
       ['RUNNING', 'Slurm: Resources'],
       ['RUNNING', ''],
@@ -111,7 +118,12 @@ describe('queue table', () => {
   it('--json is the API JobSummary list', () => {
     const parsed = JSON.parse(queueJson([pipeline])) as JobSummary[];
     expect(parsed[0].id).toBe(12);
-    expect(parsed[0].tasks.map((t) => [t.index, t.name, t.status, t.attempts])).toEqual([[0, 'prepare', 'SUCCEEDED', 1], [1, 'flaky', 'RUNNING', 2], [2, 'report', 'PENDING', 0]]);
+    expect(parsed[0].tasks.map((t) => [t.index, t.name, t.status, t.attempts, t.exitCodeRestarts, t.nodeNames])).toEqual([
+      [0, 'prepare', 'SUCCEEDED', 1, 0, ['n1']],
+      [1, 'flaky', 'RUNNING', 5, 3, ['n2', 'n3', 'n4']],
+      [2, 'report', 'PENDING', 0, 0, []],
+    ]);
+    expect(parsed[0].exitCodeRestartCount).toBe(3);
     expect(queueJson([])).toBe('[]');
   });
 
@@ -139,7 +151,8 @@ describe('exit codes: one table for code, help and docs', () => {
   });
 
   it('--help lists every code', () => {
-    const help = exitCodesHelp();
+    // Wide enough that no meaning wraps.
+    const help = exitCodesText(400);
     for (const r of EXIT_CODE_TABLE) expect(help).toContain(`${String(r.code).padStart(2)}  ${r.meaning}`);
   });
 
@@ -177,7 +190,7 @@ describe('connection settings', () => {
 
 describe('API errors', () => {
   it('maps HTTP statuses to exit codes', () => {
-    expect([400, 401, 403, 404, 409, 422, 500, 503].map(exitCodeForHttp)).toEqual([2, 7, 7, 4, 10, 2, 11, 11]);
+    expect([400, 401, 403, 404, 409, 422, 500, 503].map(exitCodeForHttp)).toEqual([2, 7, 12, 4, 10, 2, 11, 11]);
   });
 
   it('shows the problem+json detail', async () => {

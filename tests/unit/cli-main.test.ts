@@ -34,15 +34,17 @@ describe('jobdeck main()', () => {
     expect(r.code).toBe(EXIT.OK);
     for (const c of ['launch', 'queue', 'logs', 'cancel', 'delete', 'status', 'server']) expect(r.out).toMatch(new RegExp(`\\n  ${c} `));
     for (const v of ['JOBDECK_URL', 'JOBDECK_TOKEN', 'JOBDECK_HOME', 'JOBDECK_RECONNECT_TIMEOUT_MS']) expect(r.out).toContain(v);
-    for (const row of EXIT_CODE_TABLE) expect(r.out).toContain(row.meaning);
+    // Wrapped at the width: compare the words.
+    const words = r.out.replace(/\s+/g, ' ');
+    for (const row of EXIT_CODE_TABLE) expect(words).toContain(row.meaning);
   });
 
-  it('each command help carries the exit codes too', async () => {
+  it('each command help points to the exit codes', async () => {
     const r = await run(['logs', '--help']);
     expect(r.code).toBe(EXIT.OK);
     expect(r.out).toContain('--no-follow');
     expect(r.out).toContain('--attempt <k>');
-    expect(r.out).toContain('Exit codes:');
+    expect(r.out).toContain('Exit codes: 0 when it worked; `jobdeck --help` lists them all.');
   });
 
   it('usage errors exit 2 with a clear message', async () => {

@@ -7,12 +7,12 @@ const NOW = new Date('2026-01-01T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
 
 function attempt(number: number, over: Partial<AttemptView> = {}): AttemptView {
-  return { number, status: 'FAILED', cause: number === 1 ? 'first' : 'restart', exitCode: 1, reason: 'run exited with code 1', executor: 'local', createdAt: ago(120_000), startedAt: ago(120_000), endedAt: ago(118_000), logBytes: 18, usage: null, ...over };
+  return { number, status: 'FAILED', cause: number === 1 ? 'first' : 'restart', exitCode: 1, reason: 'run exited with code 1', executor: 'local', nodes: ['host-a'], createdAt: ago(120_000), startedAt: ago(120_000), endedAt: ago(118_000), logBytes: 18, usage: null, gpus: null, osUser: null, logLostBytes: null, ...over };
 }
 
 function task(index: number, over: Partial<TaskView> = {}): TaskView {
   return {
-    index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, statusReason: null, exitCode: null,
+    index, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, exitCodeRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, nodeNames: [], statusReason: null, exitCode: null, labels: {},
     setup: null, run: 'exit 1', envs: {}, workdir: null, resources: { cpus: 1, cpusAtLeast: true, memoryGb: null, memoryAtLeast: false, alternative: null }, recoverOnExitCodes: [], attemptList: [], ...over,
   };
 }
@@ -22,7 +22,7 @@ function seedJob(): JobDetail {
   return {
     id: 4, name: 'retry-each-task', status: 'FAILED', statusReason: 'task 0: run exited with code 1; restarts spent (1 of 1)', submissionId: null,
     submittedAt: ago(130_000), startedAt: ago(120_000), endedAt: ago(110_000), totalDurationMs: 20_000, jobDurationMs: 10_000, taskCount: 2, currentTask: 0,
-    tasksSucceeded: 0, restartCount: 1, recoveryCount: 0, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, events: [], specYaml: '', launch: { name: null, envs: {} }, origin: 'cli', metadata: null, executor: 'local', warnings: [], viaToken: null, upload: null, logsRemovedAt: null, logBytesTotal: 0,
+    tasksSucceeded: 0, restartCount: 1, exitCodeRestartCount: 0, recoveryCount: 0, labels: {}, cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, place: null, nextAttemptAt: null, group: null, scheduleId: null, dependsOn: [], events: [], specYaml: '', launch: { name: null, envs: {} }, origin: 'cli', metadata: null, executor: 'local', warnings: [], viaToken: null, upload: null, logsRemovedAt: null, logBytesTotal: 0,
     tasks: [
       task(0, { name: 'retry-each-task', status: 'FAILED', attempts: 2, restarts: 1, maxRestarts: 1, exitCode: 1, startedAt: ago(120_000), endedAt: ago(110_000), statusReason: 'restarts spent (1 of 1)', attemptList: [attempt(1), attempt(2, { startedAt: ago(115_000), endedAt: ago(110_000) })] }),
       task(1, { status: 'CANCELLED', statusReason: 'task 0 failed' }),
@@ -77,6 +77,14 @@ describe('jobdeck status — the table', () => {
     const held = { ...seedJob(), status: 'RUNNING' as const, statusReason: null, executor: 'slurm', pendingReason: 'Slurm: Resources' };
     expect(renderStatus(held, NOW, colors(false)).split('\n')[1]).toBe('  not running yet: Slurm: Resources (submitted to slurm, waiting in its queue)');
     expect(renderStatus({ ...held, pendingReason: null }, NOW, colors(false)).split('\n')[1]).toMatch(/^  submitted /);
+  });
+
+  it('a PENDING job says its place in line; a job waiting out a restart backoff says when it restarts', () => {
+    const job = { ...seedJob(), status: 'PENDING' as const, statusReason: null, queue: 'gpu', pendingReason: 'queue gpu at its limit (1 of 1 running)', place: { position: 3, queuePosition: 2, ahead: { jobs: 2, cpus: 4, gpus: 2 } } };
+    expect(renderStatus(job, NOW, colors(false)).split('\n')[2]).toBe('  place: 3rd in line (2nd in queue gpu); ahead: 2 jobs asking for 4 CPUs, 2 GPUs');
+    const due = new Date(NOW.getTime() + 30_000).toISOString();
+    const restarting = { ...seedJob(), status: 'RUNNING' as const, nextAttemptAt: due };
+    expect(renderStatus(restarting, NOW, colors(false)).split('\n')[1]).toBe(`  restarting in 30 s (at ${due})`);
   });
 
   it('the header line names who submitted the job, and through which personal token', () => {

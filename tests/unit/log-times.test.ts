@@ -213,6 +213,24 @@ describe('LogTimeIndexer on a real file', () => {
     expect(await new TimesReader(path.join(dir, 'none.times'), 0).read()).toEqual([]);
   });
 
+  it('a watched log on a local file system is looked at when it grows, not on every poll', async () => {
+    dir ||= await mkdtemp(path.join(tmpdir(), 'jobdeck-times-'));
+    const log = path.join(dir, 'watched.log');
+    await writeFile(log, 'a\n');
+    // A 10 ms poll that would look ~30 times in the quiet 300 ms below; the watcher takes over.
+    const ix = new LogTimeIndexer({ pollMs: 10, watchedPollMs: 60_000 });
+    ix.track(log, true);
+    await waitFor(async () => (await readFile(timesPath(log), 'utf8').catch(() => '')).includes('\n'));
+    const before = ix.looks;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ix.looks - before).toBeLessThanOrEqual(2);
+    // A write is still seen (by the watcher): its entry comes without the poll.
+    await appendFile(log, 'bb\n');
+    await waitFor(async () => parseTimes(await readFile(timesPath(log), 'utf8')).entries.length === 2);
+    await ix.close();
+    expect(parseTimes(await readFile(timesPath(log), 'utf8')).entries.map((e) => e[0])).toEqual([2, 5]);
+  });
+
   it('close() waits for a last look in flight: no index write outlives the stop', async () => {
     dir ||= await mkdtemp(path.join(tmpdir(), 'jobdeck-times-'));
     const log = path.join(dir, 'ended.log');

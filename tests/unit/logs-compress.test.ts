@@ -113,7 +113,7 @@ describe('a compressed log reads back byte-exact', () => {
       expect({ ...a, data: sha(a.data) }).toEqual({ ...b, data: sha(b.data) });
     }
     await src.close();
-  }, 60_000);
+  });
 });
 
 describe('the format', () => {

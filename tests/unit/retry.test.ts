@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs } from '../../lib/jobs/retry';
+import { classifyExit, decideRecovery, decideRestart, recoveryDelayMs, restartDelayMs } from '../../lib/jobs/retry';
 import { attemptDir, attemptLogPath, jobDir } from '../../lib/jobs/paths';
 import { isTransientDbError, TransientDatabaseError } from '../../lib/monitor/errors';
 import { monitorSettingsFromEnv } from '../../lib/monitor/config';
@@ -22,7 +22,7 @@ describe('decideRestart (SkyPilot seed: decide after ANY task fails, FAILED and 
   });
 
   it("names a gang's failing rank in the reason", () => {
-    expect(decideRestart({ status: 'FAILED', exitCode: 3, rank: 1 }, 0, policy(1))).toEqual({ action: 'restart', counted: true, reason: 'rank 1: run exited with code 3: restart 1 of 1' });
+    expect(decideRestart({ status: 'FAILED', exitCode: 3, rank: 1 }, 0, policy(1))).toEqual({ action: 'restart', counted: true, delayMs: 0, reason: 'rank 1: run exited with code 3: restart 1 of 1' });
     expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 2, rank: 2 }, 0, policy(0))).toMatchObject({ action: 'fail', status: 'FAILED_SETUP', reason: 'rank 2: setup exited with code 2; no restarts allowed (max_restarts_on_errors: 0)' });
   });
 
@@ -45,6 +45,28 @@ describe('decideRestart (SkyPilot seed: decide after ANY task fails, FAILED and 
 
   it('an unknown exit code never matches recover_on_exit_codes', () => {
     expect(decideRestart({ status: 'FAILED', exitCode: null }, 0, policy(0, [0, 1]))).toMatchObject({ action: 'fail' });
+  });
+
+  it('a restart waits restart_backoff after attempt 1, doubling per attempt up to the cap; the reason says how long', () => {
+    const backoff = { ...policy(5, [75]), backoffMs: 30_000, maxBackoffMs: 100_000 };
+    expect(decideRestart({ status: 'FAILED_SETUP', exitCode: 1, number: 1 }, 0, backoff)).toEqual({ action: 'restart', counted: true, delayMs: 30_000, reason: 'setup exited with code 1: restart 1 of 5 after 30 s' });
+    expect(decideRestart({ status: 'FAILED', exitCode: 1, number: 2 }, 1, backoff)).toMatchObject({ delayMs: 60_000, reason: 'run exited with code 1: restart 2 of 5 after 60 s' });
+    expect(decideRestart({ status: 'FAILED', exitCode: 1, number: 3 }, 2, backoff)).toMatchObject({ delayMs: 100_000, reason: 'run exited with code 1: restart 3 of 5 after 100 s' });
+    // Uncounted restarts wait too: the attempt number grows with every attempt of the task.
+    expect(decideRestart({ status: 'FAILED', exitCode: 75, number: 2 }, 0, backoff)).toMatchObject({ counted: false, delayMs: 60_000, reason: expect.stringContaining('restart after 60 s (not counted)') });
+    // No wait when there is no failure left to restart.
+    expect(decideRestart({ status: 'FAILED', exitCode: 1, number: 6 }, 5, backoff)).toEqual({ action: 'fail', status: 'FAILED', reason: 'run exited with code 1; restarts spent (5 of 5)' });
+  });
+});
+
+describe('restartDelayMs', () => {
+  it('base · 2^(n−1), capped, never below the base; 0 without a backoff', () => {
+    const p = { backoffMs: 10_000, maxBackoffMs: 300_000 };
+    expect([1, 2, 3, 4, 5, 6, 7, 100].map((n) => restartDelayMs(n, p))).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000]);
+    // A spec asking for more than the server's cap keeps its own value.
+    expect(restartDelayMs(3, { backoffMs: 600_000, maxBackoffMs: 300_000 })).toBe(600_000);
+    expect(restartDelayMs(4, { backoffMs: 0, maxBackoffMs: 300_000 })).toBe(0);
+    expect(restartDelayMs(2, {})).toBe(0);
   });
 });
 
@@ -107,13 +129,21 @@ describe('isTransientDbError', () => {
 describe('monitor settings', () => {
   it('has defaults and names a bad variable', () => {
     const s = monitorSettingsFromEnv({});
-    expect(s).toMatchObject({ reconcileMs: 1000, maxRecoveries: 3, cancelGraceMs: 10_000, startTimeoutMs: 3_600_000, capacityCheck: true });
+    expect(s).toMatchObject({ reconcileMs: 1000, maxRecoveries: 3, cancelGraceMs: 10_000, startTimeoutMs: null, capacityCheck: true });
     expect(monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: '0' }).capacityCheck).toBe(false);
     expect(monitorSettingsFromEnv({}).exitWatch).toBe(true);
     expect(monitorSettingsFromEnv({ JOBDECK_EXIT_WATCH: '0' }).exitWatch).toBe(false);
     expect(() => monitorSettingsFromEnv({ JOBDECK_EXIT_WATCH: 'maybe' })).toThrow(/JOBDECK_EXIT_WATCH: expected 0 or 1/);
     expect(() => monitorSettingsFromEnv({ JOBDECK_RECONCILE_MS: 'fast' })).toThrow(/JOBDECK_RECONCILE_MS: expected an integer/);
     expect(() => monitorSettingsFromEnv({ JOBDECK_CAPACITY_CHECK: 'maybe' })).toThrow(/JOBDECK_CAPACITY_CHECK/);
+  });
+
+  it('JOBDECK_START_TIMEOUT_MS: off by default (a job waits as long as it must); off, or ms ≥ 0', () => {
+    expect(monitorSettingsFromEnv({ JOBDECK_START_TIMEOUT_MS: 'off' }).startTimeoutMs).toBeNull();
+    expect(monitorSettingsFromEnv({ JOBDECK_START_TIMEOUT_MS: '' }).startTimeoutMs).toBeNull();
+    expect(monitorSettingsFromEnv({ JOBDECK_START_TIMEOUT_MS: '3600000' }).startTimeoutMs).toBe(3_600_000);
+    expect(monitorSettingsFromEnv({ JOBDECK_START_TIMEOUT_MS: '0' }).startTimeoutMs).toBe(0);
+    expect(() => monitorSettingsFromEnv({ JOBDECK_START_TIMEOUT_MS: '1h' })).toThrow(/JOBDECK_START_TIMEOUT_MS: expected an integer ≥ 0/);
   });
 
   it('JOBDECK_USAGE_INTERVAL_MS: 5 s by default, 0 turns sampling off, 100–3 600 000 otherwise', () => {
@@ -135,7 +165,9 @@ describe('readTaskSpec', () => {
       nodes: 1,
       maxRestartsOnErrors: 1,
       recoverOnExitCodes: [3],
+      restartBackoffMs: null,
     });
+    expect(readTaskSpec({ run: 'r', jobRecovery: { maxRestartsOnErrors: 1, recoverOnExitCodes: [], restartBackoffMs: 30_000 } }, 1)).toMatchObject({ restartBackoffMs: 30_000 });
     expect(readTaskSpec({ run: 'echo' }, 3)).toMatchObject({ setup: null, run: 'echo', cpus: 3, nodes: 1, maxRestartsOnErrors: 0, recoverOnExitCodes: [] });
     expect(readTaskSpec({ run: 'echo', numNodes: 3 }, 1)).toMatchObject({ nodes: 3 });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSlurmDuration, parseSlurmSize, parseSstat } from '../../lib/executors/slurm-usage';
+import { parseSlurmDuration, parseSlurmSize, parseSstat } from '../../lib/executors/slurm/usage';
 
 describe('sstat parsing', () => {
   it('reads Slurm CPU times and sizes', () => {

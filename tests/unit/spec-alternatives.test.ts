@@ -4,9 +4,10 @@
  * task's resources (`alternative`); none → refused listing each reason; both keys → refused.
  */
 import { describe, expect, it } from 'vitest';
+import { parseLocalGpus } from '../../lib/jobs/gpus';
 import { checkJobSpec, formatSpecIssue } from '../../lib/jobs/spec';
 
-const check = (text: string, localGpus = 0, defaultExecutor: 'local' | 'slurm' = 'local') => checkJobSpec(text, { defaultExecutor, localGpus });
+const check = (text: string, localGpus = 0, defaultExecutor: 'local' | 'slurm' = 'local') => checkJobSpec(text, { defaultExecutor, localGpus: parseLocalGpus(String(localGpus))! });
 
 describe('resource alternatives', () => {
   it('any_of: the first alternative that fits, merged over the other resources, recorded', () => {
@@ -29,8 +30,8 @@ describe('resource alternatives', () => {
   });
 
   it('none fits, both keys, a bad alternative: refused at the key', () => {
-    expect(check('run: x\nresources:\n  any_of:\n    - accelerators: A100:1\n    - accelerators: [A, B]\n').issues.map(formatSpecIssue)).toEqual([
-      'job.yaml:3 task[0].resources.any_of: none of the 2 alternatives can run here: [0] asks for 1 GPU (A100:1); the local executor has 0; [1] accelerators: a list of alternatives is not supported: write one type and a whole count, e.g. A100:2 (or {A100: 2})',
+    expect(check('run: x\nresources:\n  any_of:\n    - accelerators: A100:1\n    - accelerators: A100:1.5\n').issues.map(formatSpecIssue)).toEqual([
+      'job.yaml:3 task[0].resources.any_of: none of the 2 alternatives can run here: [0] asks for A100:1; the local executor has 0 GPUs (nvidia-smi, or JOBDECK_LOCAL_GPUS); [1] accelerators: expected a GPU count — a whole number from 1 to 64, or a share of one GPU between 0 and 1 (e.g. 0.5) — got "1.5": write a type and a count, e.g. A100:2, T4:0.5 (a share of one GPU), or alternatives {A100: 1, V100: 1}',
     ]);
     expect(check('run: x\nresources:\n  any_of:\n    - cpus: 1\n  ordered:\n    - cpus: 1\n').issues.map(formatSpecIssue)).toEqual(['job.yaml:5 task[0].resources.ordered: give any_of or ordered, not both']);
     expect(check('run: x\nresources:\n  any_of:\n    - gpus: 1\n').issues.map(formatSpecIssue)[0]).toContain('task[0].resources.any_of[0].gpus: unknown key "gpus"');

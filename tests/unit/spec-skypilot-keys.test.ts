@@ -57,8 +57,8 @@ const SKYPILOT_RESOURCES_KEYS = [
 ];
 
 /** Keys jobdeck acts on (docs/spec.md "Task keys"): giving one is neither refused nor warned about. */
-const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'secrets', 'job_recovery', 'priority', 'queue'];
-const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'job_recovery', 'accelerators', 'any_of', 'ordered'];
+const HONOURED_TASK = ['name', 'workdir', 'num_nodes', 'resources', 'setup', 'run', 'envs', 'secrets', 'job_recovery', 'priority', 'queue', 'max_duration'];
+const HONOURED_RESOURCES = ['cloud', 'infra', 'cpus', 'memory', 'job_recovery', 'accelerators', 'any_of', 'ordered', 'labels'];
 
 /** A value of the key's SkyPilot form, valid for jobdeck where jobdeck honours it. */
 const TASK_SAMPLES: Record<string, string> = {
@@ -70,6 +70,7 @@ const TASK_SAMPLES: Record<string, string> = {
   envs: 'envs:\n  A: "1"',
   job_recovery: 'job_recovery:\n  max_restarts_on_errors: 1',
   priority: 'priority: 10',
+  max_duration: 'max_duration: 10h',
   queue: 'queue: default',
   file_mounts: 'file_mounts:\n  /data: s3://bucket',
   service: 'service:\n  replicas: 1',
@@ -165,7 +166,7 @@ describe('the SkyPilot corpus (tests/fixtures/skypilot) through the validator', 
   });
   it.each(corpus.map((c) => [c.file, c] as const))('%s', (f, want) => {
     // The corpus is written for a machine without GPUs (accelerators-local.yaml).
-    const r = checkJobSpec(want.text, { filename: f, defaultExecutor: 'local', localGpus: 0 });
+    const r = checkJobSpec(want.text, { filename: f, defaultExecutor: 'local', localGpus: [] });
     const issues = r.issues.map(formatSpecIssue);
     const warnings = r.warnings.map(formatSpecIssue);
     if (want.accepted) expect(issues).toEqual([]);

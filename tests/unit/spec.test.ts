@@ -143,7 +143,7 @@ describe('the exact error format', () => {
   it('points an unknown key at the key, with a hint or the allowed keys', () => {
     expect(issuesOf('run: x\nresources:\n  cpu: 2\n')).toEqual(['3 task[0].resources.cpu: unknown key "cpu"; did you mean "cpus"?']);
     expect(issuesOf('run: x\nbanana: 1\n')).toEqual([
-      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention)',
+      '2 task[0].banana: unknown key "banana" (expected one of: name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, max_duration, priority, queue, notify, retention, depends_on, array)',
     ]);
     expect(issuesOf('run: x\njob_recovery:\n  max_restart_on_errors: 1\n')).toEqual([
       '3 task[0].job_recovery.max_restart_on_errors: unknown key "max_restart_on_errors"; did you mean "max_restarts_on_errors"?',
@@ -242,7 +242,7 @@ describe('documents and pipelines', () => {
 
   it('refuses a document that is not a map', () => {
     expect(issuesOf('- run: x\n')).toEqual([
-      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention), got a list of 1',
+      '1 task[0]: expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, max_duration, priority, queue, notify, retention, depends_on, array), got a list of 1',
     ]);
     expect(issuesOf('echo hello\n')[0]).toMatch(/^1 task\[0\]: expected a map of task keys .*, got "echo hello"$/);
   });
@@ -553,25 +553,22 @@ describe('limits (hostile input is refused cleanly)', () => {
   });
 
   it('refuses nesting deeper than maxDepth, without a stack overflow', () => {
-    const nested = (n: number) => `run: x\nresources:\n  labels: ${'['.repeat(n)}${']'.repeat(n)}\n`;
-    expect(parseJobSpec(nested(SPEC_LIMITS.maxDepth - 2)).tasks[0].resources.other.labels).toBeDefined();
+    const nested = (n: number) => `run: x\nresources:\n  accelerator_args: ${'['.repeat(n)}${']'.repeat(n)}\n`;
+    expect(parseJobSpec(nested(SPEC_LIMITS.maxDepth - 2)).tasks[0].resources.other.accelerator_args).toBeDefined();
     expect(issuesOf(nested(SPEC_LIMITS.maxDepth - 1))).toEqual(['3 : the spec nests maps/lists deeper than 32 levels']);
-    const started = performance.now();
+    // A hang (refusal depending on the input's depth) is caught by the test's timeout; no clock here.
     expect(issuesOf(`run: ${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toEqual(['1 : the spec nests maps/lists deeper than 32 levels']);
     expect(issuesOf(`run: ${'{a: '.repeat(50_000)}1${'}'.repeat(50_000)}`)).toEqual(['1 : the spec nests maps/lists deeper than 32 levels']);
-    let block = 'run: x\nresources:\n  labels:\n';
+    let block = 'run: x\nresources:\n  accelerator_args:\n';
     for (let i = 0; i < 500; i++) block += `${' '.repeat(4 + i)}k${i}:\n`;
     expect(issuesOf(block)[0]).toMatch(/nests maps\/lists deeper than 32 levels/);
-    // A hang guard (refusal does not depend on the input's depth), not a speed target.
-    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it('refuses a billion-laughs alias bomb before expanding it', () => {
     const lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i <= 9; i++) lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(',')}]`);
-    const started = performance.now();
+    // Expanding it would not end within the test's timeout: refusing it at all is the proof.
     expect(issuesOf(lines.join('\n'))).toEqual(['7 : too many YAML aliases: 90, at most 50 (refused as a possible alias bomb)']);
-    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it('refuses a smaller bomb (few aliases, large expansion) through the expansion bound', () => {
@@ -686,9 +683,10 @@ describe('the JSON form (parseJobSpecObject)', () => {
 });
 
 describe('commandSpec (CLI --cmd)', () => {
-  it('makes a one-task job from a command', () => {
-    expect(commandSpec('python train.py --lr 0.1')).toEqual({ name: 'python train.py --lr 0.1', tasks: [task({ run: 'python train.py --lr 0.1' })] });
-    expect(commandSpec('make', { name: 'build', envs: { CI: '1' } })).toEqual({ name: 'build', tasks: [task({ run: 'make', envs: { CI: '1' } })] });
+  it('makes a one-task job from a command; its task is named like the job (-n, else the command, else "cmd")', () => {
+    expect(commandSpec('python train.py --lr 0.1')).toEqual({ name: 'python train.py --lr 0.1', tasks: [task({ name: 'python train.py --lr 0.1', run: 'python train.py --lr 0.1' })] });
+    expect(commandSpec('make', { name: 'build', envs: { CI: '1' } })).toEqual({ name: 'build', tasks: [task({ name: 'build', run: 'make', envs: { CI: '1' } })] });
+    expect(commandSpec('# nothing but a comment\n').tasks[0].name).toBe('cmd');
   });
 
   it('validates the command, the name and the envs', () => {

@@ -10,8 +10,10 @@ import {
   deriveJobStatus,
   IllegalTransitionError,
   isTerminal,
+  JOB_FAILED,
   JOB_STATUSES,
   JOB_TERMINAL,
+  STATUS_OUTCOME,
   JOB_TRANSITIONS,
   TASK_STATUSES,
   TASK_TERMINAL,
@@ -91,5 +93,21 @@ describe('deriveJobStatus (the one rule)', () => {
   });
   it('sorts by index', () => {
     expect(deriveJobStatus([{ index: 1, status: 'PENDING' }, { index: 0, status: 'SUCCEEDED' }])).toBe('RUNNING');
+  });
+});
+
+describe('status outcomes (the one classification)', () => {
+  it('classifies every status of every entity, and nothing else', () => {
+    expect(Object.keys(STATUS_OUTCOME).sort()).toEqual([...new Set([...JOB_STATUSES, ...TASK_STATUSES, ...ATTEMPT_STATUSES])].sort());
+  });
+  it('makes terminal exactly the statuses that are not live, as docs/design.md §2 lists them', () => {
+    expect([...JOB_TERMINAL]).toEqual(['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER']);
+    expect([...TASK_TERMINAL]).toEqual([...JOB_TERMINAL]);
+    expect([...ATTEMPT_TERMINAL].sort()).toEqual(['CANCELLED', 'FAILED', 'FAILED_SETUP', 'LOST', 'SUCCEEDED']);
+    for (const s of JOB_STATUSES) expect(isTerminal('job', s)).toBe(STATUS_OUTCOME[s] !== 'live');
+  });
+  it('puts every failure, and only failures, in the failed group', () => {
+    expect([...JOB_FAILED]).toEqual(['FAILED', 'FAILED_SETUP', 'FAILED_PRECHECKS', 'FAILED_NO_RESOURCE', 'FAILED_CONTROLLER']);
+    expect(deriveJobStatus([{ index: 0, status: 'FAILED_NO_RESOURCE' }, { index: 1, status: 'CANCELLED' }])).toBe('FAILED_NO_RESOURCE');
   });
 });

@@ -20,11 +20,13 @@ const job = (over: Partial<JobSummary> = {}): JobSummary => ({
   currentTask: 0,
   tasksSucceeded: 0,
   restartCount: 0,
+  exitCodeRestartCount: 0,
   recoveryCount: 0,
-  cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null,
+  labels: {},
+  cancelRequested: false, priority: 500, queue: 'default', owner: null, pendingReason: null, place: null, nextAttemptAt: null, group: null, scheduleId: null,
   tasks: [
-    { index: 0, name: 'retry-each-task', status: 'RUNNING', attempts: 0, restarts: 0, maxRestarts: 1, recoveries: 0, startedAt: at, endedAt: null },
-    { index: 1, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, recoveries: 0, startedAt: null, endedAt: null },
+    { index: 0, name: 'retry-each-task', status: 'RUNNING', attempts: 0, restarts: 0, maxRestarts: 1, exitCodeRestarts: 0, recoveries: 0, startedAt: at, endedAt: null, nodeNames: [] },
+    { index: 1, name: null, status: 'PENDING', attempts: 0, restarts: 0, maxRestarts: 0, exitCodeRestarts: 0, recoveries: 0, startedAt: null, endedAt: null, nodeNames: [] },
   ],
   ...over,
 });

@@ -18,6 +18,23 @@ describe('LogBuffer', () => {
     expect(b.lineCount).toBe(4);
   });
 
+  it('startAt: a log taken from an offset drops the line it began in (even mid-character), keeps byte offsets and line times, and numbers no line', () => {
+    const b = new LogBuffer();
+    const log = enc.encode('first line\nsecond é line\nthird\n');
+    // From inside 'é' (a two-byte character) of the second line, in chunks cut anywhere.
+    const from = log.indexOf(0xc3) + 1;
+    b.startAt(0, 1, from);
+    expect(b.numbered).toBe(false);
+    for (let i = from; i < log.length; i += 3) b.appendBytes(0, 1, log.subarray(i, Math.min(log.length, i + 3)));
+    expect(lines(b.rows)).toEqual(['third']);
+    const row = b.rows.find((r) => r.kind === 'line')!;
+    expect(row.kind === 'line' && row.n).toBe(0);
+    expect(row.kind === 'line' && row.offset).toBe(log.indexOf(0x74, from)); // the 't' of "third"
+    b.addTimes(0, 1, [[log.length, 1_700_000_000_000]]);
+    expect(row.kind === 'line' && b.timeOf(row)).toBe(1_700_000_000_000);
+    expect(b.attemptStats(0, 1).bytes).toBe(log.length);
+  });
+
   it('decodes a multi-byte character split between chunks', () => {
     const b = new LogBuffer();
     const bytes = enc.encode('é→😀\n');

@@ -11,24 +11,29 @@ describe('the Users page form', () => {
   });
 
   it('creates with every field: quotas as numbers, empty ones null, no password when none was typed', () => {
-    expect(userBody({ ...EMPTY_USER, name: ' mia ', maxPendingJobs: '3', maxRunningCpus: '1.5' })).toEqual({ body: { name: 'mia', role: 'member', maxPendingJobs: 3, maxRunningCpus: 1.5 } });
-    expect(userBody({ ...EMPTY_USER, name: 'mia', role: 'viewer', password: 'pw-123456' })).toEqual({ body: { name: 'mia', role: 'viewer', password: 'pw-123456', maxPendingJobs: null, maxRunningCpus: null } });
+    expect(userBody({ ...EMPTY_USER, name: ' mia ', maxPendingJobs: '3', maxRunningCpus: '1.5' })).toEqual({ body: { name: 'mia', role: 'member', maxPendingJobs: 3, maxRunningCpus: 1.5, maxRunningGpus: null } });
+    expect(userBody({ ...EMPTY_USER, name: 'mia', role: 'viewer', password: 'pw-123456' })).toEqual({ body: { name: 'mia', role: 'viewer', password: 'pw-123456', maxPendingJobs: null, maxRunningCpus: null, maxRunningGpus: null } });
   });
 
   it('changes only what differs from the user: a quota emptied is cleared (null), a new password only when typed', () => {
     const d = draftOfUser({ name: 'mia', ...mia });
-    expect(d).toEqual({ name: 'mia', role: 'member', password: '', maxPendingJobs: '5', maxRunningCpus: '' });
+    expect(d).toEqual({ name: 'mia', role: 'member', password: '', maxPendingJobs: '5', maxRunningCpus: '', maxRunningGpus: '', osUser: '' });
     expect(userBody(d, mia)).toEqual({ body: {} });
     expect(userBody({ ...d, role: 'viewer' }, mia)).toEqual({ body: { role: 'viewer' } });
     expect(userBody({ ...d, maxPendingJobs: '', maxRunningCpus: '2' }, mia)).toEqual({ body: { maxPendingJobs: null, maxRunningCpus: 2 } });
     expect(userBody({ ...d, password: 'new-pass-1' }, mia)).toEqual({ body: { password: 'new-pass-1' } });
+    // The OS account: typed → set, emptied → null (the run account); unchanged → not sent.
+    expect(userBody({ ...d, osUser: ' mia-os ' }, mia)).toEqual({ body: { osUser: 'mia-os' } });
+    expect(userBody({ ...d, osUser: '' }, { ...mia, osUser: 'mia-os' })).toEqual({ body: { osUser: null } });
+    expect(userBody({ ...EMPTY_USER, name: 'mia', osUser: 'mia-os' })).toEqual({ body: { name: 'mia', role: 'member', maxPendingJobs: null, maxRunningCpus: null, maxRunningGpus: null, osUser: 'mia-os' } });
     // A field the API did not send (an older server) counts as not set.
     expect(userBody({ ...d, maxRunningCpus: '' }, { role: 'member', maxPendingJobs: 5 } as never)).toEqual({ body: {} });
   });
 
   it('says which quota is not a number before asking the server; ranges are left to the server', () => {
     expect(userBody({ ...EMPTY_USER, name: 'mia', maxPendingJobs: 'lots', maxRunningCpus: 'x' })).toEqual({ errors: { maxPendingJobs: 'must be a whole number, or empty for none', maxRunningCpus: 'must be a number of CPUs, or empty for none' } });
-    expect(userBody({ ...EMPTY_USER, name: 'mia', maxPendingJobs: '-1' })).toEqual({ body: { name: 'mia', role: 'member', maxPendingJobs: -1, maxRunningCpus: null } });
+    expect(userBody({ ...EMPTY_USER, name: 'mia', maxPendingJobs: '-1' })).toEqual({ body: { name: 'mia', role: 'member', maxPendingJobs: -1, maxRunningCpus: null, maxRunningGpus: null } });
+    expect(userBody({ ...EMPTY_USER, name: 'mia', maxRunningGpus: 'two' })).toEqual({ errors: { maxRunningGpus: 'must be a number of GPUs, or empty for none' } });
   });
 
   it("puts an API refusal next to the field it names: a 400's issues, a 409's field, else in general", () => {

@@ -1,16 +1,24 @@
 /**
- * Uploaded folders (lib/executors/upload.ts): stored once per content hash, entry rules checked
- * at upload (absolute and `..` paths, links leaving the folder), each extraction a fresh copy.
+ * Uploaded folders (lib/uploads/upload.ts): stored once per content hash, entry rules checked
+ * at upload (absolute and `..` paths; links are kept as links, as rsync -a copies them), each
+ * extraction a fresh copy.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readManifest, storeUpload, uploadedWorkdir, UploadError, uploadMaxBytes, uploadsDir } from '../../lib/executors/upload';
+import { readManifest, storeUpload, uploadedWorkdir, UploadError, uploadMaxBytes, uploadsDir } from '../../lib/uploads/upload';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-upload-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The entry names of a gzip'd tar file. */
+async function tarNames(file: string): Promise<string[]> {
+  const names: string[] = [];
+  await tar.t({ file, onReadEntry: (e) => void names.push(e.path) });
+  return names;
+}
 
 /** A gzip'd tar of `dir`'s entries `names` (as tar packs them, links kept as links). */
 async function pack(dir: string, names: string[]): Promise<Uint8Array> {
@@ -39,24 +47,33 @@ describe('storeUpload', () => {
 
     const attempt = path.join(root, 'attempt-1');
     const wd = await uploadedWorkdir(m1.hash, '.', attempt, home);
-    expect(wd).toBe(path.join(attempt, 'workdir'));
+    expect(wd).toBe(path.join(attempt, 'work'));
     expect(readFileSync(path.join(wd, 'sub', 'b.txt'), 'utf8')).toBe('bee\n');
     writeFileSync(path.join(wd, 'left-over'), 'x');
     // A second launch in the same folder starts from the upload again, not from what ran before.
     // The upload is the folder the relative workdir named at launch: the attempt runs at its root.
     const again = await uploadedWorkdir(m1.hash, 'sub', attempt, home);
-    expect(again).toBe(path.join(attempt, 'workdir'));
-    expect(readdirSync(path.join(attempt, 'workdir')).sort()).toEqual(['a.txt', 'sub', 'sub-link']);
+    expect(again).toBe(path.join(attempt, 'work'));
+    expect(readdirSync(path.join(attempt, 'work')).sort()).toEqual(['a.txt', 'sub', 'sub-link']);
     expect(await uploadedWorkdir(m1.hash, '/tmp', attempt, home)).toBe('/tmp');
   });
 
-  it('refuses a link out of the folder, naming the entry', async () => {
+  it('keeps a link out of the folder as the link it is (rsync -a), and refuses `..` in a name', async () => {
     const src = path.join(root, 'src2');
     mkdirSync(src, { recursive: true });
     symlinkSync('/etc/passwd', path.join(src, 'out'));
     symlinkSync('../../x', path.join(src, 'up'));
-    await expect(storeUpload(await pack(src, ['out']), path.join(root, 'home2'), 1 << 20)).rejects.toThrow(/entry "out": a link must point inside the folder, got "\/etc\/passwd"/);
-    await expect(storeUpload(await pack(src, ['up']), path.join(root, 'home2'), 1 << 20)).rejects.toThrow(UploadError);
+    const home = path.join(root, 'home2');
+    const m = await storeUpload(await pack(src, ['out', 'up']), home, 1 << 20);
+    expect(m.files).toEqual(expect.arrayContaining(['out -> /etc/passwd', 'up -> ../../x']));
+    const wd = await uploadedWorkdir(m.hash, '.', path.join(root, 'attempt-2'), home);
+    expect(readlinkSync(path.join(wd, 'out'))).toBe('/etc/passwd');
+    expect(readlinkSync(path.join(wd, 'up'))).toBe('../../x');
+    const dotted = path.join(root, `dotted-${Math.random().toString(36).slice(2)}.tgz`);
+    mkdirSync(path.join(src, 'inner'));
+    await tar.c({ gzip: true, file: dotted, cwd: path.join(src, 'inner'), portable: true, preservePaths: true }, ['../out']);
+    expect((await tarNames(dotted))[0]).toBe('../out');
+    await expect(storeUpload(new Uint8Array(readFileSync(dotted)), home, 1 << 20)).rejects.toThrow(UploadError);
   });
 
   it('refuses what is not a gzip\'d tar, and an archive over the cap naming both sizes', async () => {

@@ -1,11 +1,11 @@
 import { upload } from '@/lib/api/jobs';
-import { route } from '@/lib/server/route';
+import { route, services } from '@/lib/server/route';
 
 export const dynamic = 'force-dynamic';
 
 /**
  * POST /api/uploads — body: a gzip'd tar of a task's folder (application/gzip) → 201 the upload's
- * manifest `{ hash, size, unpackedSize, entries, files }`; a submit names `hash` as
- * `workdirUpload`. Stored once per content hash (docs/spec.md "workdir").
+ * manifest `{ hash, size, unpackedSize, entries, files }`; a submit of the same user names `hash`
+ * as `workdirUpload`. Stored once per content hash (docs/spec.md "workdir").
  */
-export const POST = route(async (req) => Response.json(await upload(req), { status: 201, headers: { 'cache-control': 'no-store' } }));
+export const POST = route(async (req, _params, { bodyLimit, actor }) => Response.json(await upload(services().store, req, bodyLimit, actor ?? undefined), { status: 201, headers: { 'cache-control': 'no-store' } }));

@@ -9,8 +9,8 @@ export const GET = route(async () => {
   return Response.json(await userList(s.store, s.settings.quotas), { headers: { 'cache-control': 'no-store' } });
 });
 
-/** POST /api/users `{name, role, password?, maxRunningCpus?, maxPendingJobs?}` → 201 the user (admins). */
+/** POST /api/users `{name, role, password?, osUser?, maxRunningCpus?, maxPendingJobs?}` → 201 the user (admins). */
 export const POST = route(async (req, _params, { actor }) => {
   const s = services();
-  return Response.json(await createUserFrom(s.store, s.auth.directory, actor!, req, s.settings.quotas), { status: 201 });
+  return Response.json(await createUserFrom(s.store, s.auth.directory, actor!, req, s.settings.quotas, s.isolation), { status: 201 });
 });

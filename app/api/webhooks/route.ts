@@ -10,6 +10,6 @@ export const GET = route(async () => Response.json(await listWebhooks(services()
 /** POST /api/webhooks {name, url, events, jobNameGlob?, metadataFilter?, format?} — 201 {webhook, secret}: the secret is shown only here. */
 export const POST = route(async (req, _params, { actor }) => {
   const s = services();
-  const out = await createWebhook({ store: s.store, home: s.config.home }, await parseCreateWebhook(req), actor?.userId ?? null);
+  const out = await createWebhook({ store: s.store, home: s.config.home }, await parseCreateWebhook(req), actor);
   return Response.json(out, { status: 201, headers: { 'cache-control': 'no-store', location: `/api/webhooks/${out.webhook.name}` } });
 });

@@ -1,3 +1,4 @@
+import { setting } from '../../config';
 import type { CliContext } from '../context';
 import { followJob, OUTPUT_CLOSED, type FollowResult } from '../follow';
 
@@ -40,7 +41,7 @@ export async function runFollow(ctx: CliContext, jobId: number, opts: RunFollowO
       colors: ctx.errColors,
       signal: ac.signal,
       reconnectTimeoutMs: opts.reconnectTimeoutMs ?? ctx.reconnectTimeoutMs(),
-      debug: !!ctx.io.env.JOBDECK_DEBUG,
+      debug: setting('JOBDECK_DEBUG', ctx.io.env) !== null,
       raw: opts.raw,
       rank: opts.rank,
       timestamps: opts.timestamps,

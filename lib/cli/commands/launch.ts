@@ -1,23 +1,20 @@
 /**
  * `jobdeck launch FILE.yaml | --cmd "…"`: submits a job (POST /api/jobs), prints
  * `Job submitted, ID: N`, then follows it like `jobdeck logs N` unless `--detach`.
- * `jobdeck rerun ID`: submits job ID again as it was submitted (POST /api/jobs/:id/rerun), then
- * the same.
+ * `jobdeck rerun ID [--env K=V]… [--priority N] [-n NAME]`: submits job ID again as it was
+ * submitted, those changed (POST /api/jobs/:id/rerun), then the same.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { parseAllDocuments } from 'yaml';
-import { formatIssues, type JobdeckClient, type SubmitRequest } from '../client';
-import { packFile, packFolder, uploadCap } from '../pack';
+import { BadRequestError, readSpecFile, resolveTaskFile } from '../../../clients/ts/src';
+import { formatIssues, type SubmitRequest } from '../client';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
-import { parseDuration, parseJobId } from './resolve';
-import { isRelativeWorkdir, PRIORITY, PRIORITY_EXPECTED, priorityProblem, QUEUE_NAME_EXPECTED, queueNameProblem } from '../../jobs/spec';
+import { parseDuration, parseIntArg, parseJobId } from './resolve';
+import { AFTER_MODES, ARRAY_LIMITS, parseParamFlag, PRIORITY, PRIORITY_EXPECTED, priorityProblem, QUEUE_NAME_EXPECTED, queueNameProblem } from '../../jobs/spec';
 
 /** Options of `launch` as commander parses them. */
 export interface LaunchOptions {
@@ -31,6 +28,45 @@ export interface LaunchOptions {
   reconnectTimeout?: string;
   priority?: string;
   queue?: string;
+  /** `--num-jobs N`: an array (SkyPilot's flag). */
+  numJobs?: string;
+  /** `--param NAME=v1,v2` (repeatable): a sweep over the product. */
+  param: string[];
+  /** `--depends-on ID|NAME` (repeatable or comma-separated). */
+  dependsOn: string[];
+  /** `--after ok|failed|any`. */
+  after?: string;
+}
+
+/**
+ * The array, sweep and dependency flags of `launch` as the submit's fields (numJobs, params,
+ * dependsOn; docs/cli.md "launch").
+ * @throws CliError USAGE for a malformed value.
+ */
+export function flowFields(opts: Pick<LaunchOptions, 'numJobs' | 'param' | 'dependsOn' | 'after'>): Pick<SubmitRequest, 'numJobs' | 'params' | 'dependsOn'> {
+  const out: Pick<SubmitRequest, 'numJobs' | 'params' | 'dependsOn'> = {};
+  if (opts.numJobs !== undefined) {
+    out.numJobs = parseIntArg(opts.numJobs, '--num-jobs', 1);
+    if (out.numJobs > ARRAY_LIMITS.maxJobs) throw usageError(`--num-jobs must be at most ${ARRAY_LIMITS.maxJobs}, got ${out.numJobs}`);
+  }
+  if (opts.param?.length) {
+    out.params = {};
+    for (const flag of opts.param) {
+      let parsed: [string, string[]];
+      try {
+        parsed = parseParamFlag(flag);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
+      if (Object.hasOwn(out.params, parsed[0])) throw usageError(`--param ${parsed[0]} is given twice`);
+      out.params[parsed[0]] = parsed[1];
+    }
+  }
+  const refs = (opts.dependsOn ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  if (opts.after !== undefined && !(AFTER_MODES as readonly string[]).includes(opts.after)) throw usageError(`--after ${JSON.stringify(opts.after)}: expected one of ${AFTER_MODES.join(', ')}`);
+  if (opts.after !== undefined && !refs.length) throw usageError('--after needs --depends-on');
+  if (refs.length) out.dependsOn = { jobs: refs.map((r) => (/^[1-9][0-9]{0,9}$/.test(r) ? Number(r) : r)), ...(opts.after ? { after: opts.after as 'ok' | 'failed' | 'any' } : {}) };
+  return out;
 }
 
 /**
@@ -62,9 +98,6 @@ export function newSubmissionId(): string {
   return `jobdeck-cli-${randomUUID()}`;
 }
 
-/** Most bytes of YAML the CLI reads (the server caps request bodies too). */
-const MAX_SPEC_BYTES = 1024 * 1024;
-
 /**
  * Parses `--env` values: `K=V`, or `K` alone to pass this shell's value of K.
  * @throws CliError USAGE for a malformed entry or an unset `K`.
@@ -87,106 +120,14 @@ export function parseEnvs(list: readonly string[], env: NodeJS.ProcessEnv, flag:
   return out;
 }
 
-/** Reads the spec file, with clear errors for a missing, unreadable or oversized file. */
-export async function readSpecFile(file: string, cwd: string): Promise<string> {
-  const abs = path.resolve(cwd, file);
+/** A local problem of the library (a file that cannot be read or packed) as bad input (exit 2). */
+export async function local<T>(p: Promise<T>): Promise<T> {
   try {
-    const st = await stat(abs);
-    if (st.isDirectory()) throw usageError(`${file} is a directory; give a job YAML file`);
-    if (st.size > MAX_SPEC_BYTES) throw usageError(`${file} is ${st.size} bytes; a job spec may be at most ${MAX_SPEC_BYTES} bytes`);
-    return await readFile(abs, 'utf8');
+    return await p;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw usageError(`file not found: ${file} (looked for ${abs})`);
-    if (code === 'EACCES') throw usageError(`cannot read ${file}: permission denied`);
+    if (err instanceof BadRequestError) throw usageError(err.message);
     throw err;
   }
-}
-
-/** The task file `jobdeck launch` reads in a folder given instead of a file (SkyPilot's name). */
-export const FOLDER_TASK_FILE = 'task.yaml';
-
-/**
- * `jobdeck launch DIR`: the folder's task.yaml; a file is itself.
- * @throws CliError USAGE when a folder holds no task.yaml.
- */
-export async function resolveTaskFile(file: string, cwd: string): Promise<string> {
-  const st = await stat(path.resolve(cwd, file)).catch(() => null);
-  if (!st?.isDirectory()) return file;
-  const inside = path.join(file, FOLDER_TASK_FILE);
-  if (!(await stat(path.resolve(cwd, inside)).catch(() => null))?.isFile()) throw usageError(`${file} is a folder without a ${FOLDER_TASK_FILE}; give the task file itself (jobdeck launch ${path.join(file, 'FILE.yaml')})`);
-  return inside;
-}
-
-/**
- * The one folder the tasks' relative workdirs name, resolved from the task file's folder, or null
- * when no task has one. A pipeline whose tasks name different folders is refused (one upload per job).
- * @throws CliError USAGE for two different folders.
- */
-export function relativeWorkdirFolder(yamlText: string, base: string): { dir: string; written: string } | null {
-  let found: { dir: string; written: string } | null = null;
-  for (const doc of parseAllDocuments(yamlText)) {
-    const v: unknown = doc.errors.length ? null : doc.toJS();
-    const w = v && typeof v === 'object' && !Array.isArray(v) ? (v as { workdir?: unknown }).workdir : undefined;
-    if (typeof w !== 'string' || w.trim() === '' || !isRelativeWorkdir(w)) continue;
-    const dir = path.resolve(base, w);
-    if (found && found.dir !== dir) throw usageError(`the tasks name different relative workdirs (${found.written}, ${w}); one job uploads one folder — give them the same workdir`);
-    found ??= { dir, written: w };
-  }
-  return found;
-}
-
-/** Packs and uploads the folder of a relative workdir (docs/spec.md "workdir"); its hash, or null when there is none. */
-async function uploadWorkdir(ctx: CliContext, client: JobdeckClient, yamlText: string, base: string): Promise<string | null> {
-  const wd = relativeWorkdirFolder(yamlText, base);
-  if (!wd) return null;
-  const label = `workdir ${wd.written}`;
-  const packed = await packFolder(wd.dir, uploadCap(ctx.io.env), label);
-  const m = await client.upload(packed.bytes, label);
-  ctx.err(`${ctx.errColors.bold('⚙︎')} Uploaded ${label} (${wd.dir}): ${m.entries} entries, ${m.size} bytes`);
-  return m.hash;
-}
-
-/**
- * The local sources of the tasks' `file_mounts`: target → absolute source path (relative sources
- * from the task file's folder, `~/` from this user's home). Buckets and storage objects are left
- * to the server, which refuses them with the reason.
- * @throws CliError USAGE when two tasks mount different sources at one target.
- */
-export function localFileMounts(yamlText: string, base: string, homeDir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const doc of parseAllDocuments(yamlText)) {
-    const v: unknown = doc.errors.length ? null : doc.toJS();
-    const fm = v && typeof v === 'object' && !Array.isArray(v) ? (v as { file_mounts?: unknown }).file_mounts : undefined;
-    if (!fm || typeof fm !== 'object' || Array.isArray(fm)) continue;
-    for (const [target, source] of Object.entries(fm as Record<string, unknown>)) {
-      if (typeof source !== 'string' || source.trim() === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(source)) continue;
-      const abs = source === '~' || source.startsWith('~/') ? path.join(homeDir, source.slice(1)) : path.resolve(base, source);
-      const known = out.get(target);
-      if (known !== undefined && known !== abs) throw usageError(`file_mounts ${target}: the tasks mount different sources there (${known}, ${abs}); one job uploads one source per target`);
-      out.set(target, abs);
-    }
-  }
-  return out;
-}
-
-/** Packs and uploads each local `file_mounts` source (docs/spec.md "file_mounts"); null when there is none. */
-async function uploadFileMounts(ctx: CliContext, client: JobdeckClient, yamlText: string, base: string): Promise<Record<string, { hash: string; kind: 'file' | 'dir' }> | null> {
-  const mounts = localFileMounts(yamlText, base, ctx.io.env.HOME || os.homedir());
-  if (mounts.size === 0) return null;
-  const out: Record<string, { hash: string; kind: 'file' | 'dir' }> = {};
-  const cap = uploadCap(ctx.io.env);
-  for (const [target, source] of mounts) {
-    const label = `file_mounts ${target}`;
-    const st = await stat(source).catch(() => null);
-    if (!st) throw usageError(`${label}: the source ${source} does not exist`);
-    const kind = st.isDirectory() ? 'dir' : 'file';
-    const packed = kind === 'dir' ? await packFolder(source, cap, label) : await packFile(source, cap, label);
-    const m = await client.upload(packed.bytes, label);
-    ctx.err(`${ctx.errColors.bold('⚙︎')} Uploaded ${label} (${source}): ${m.entries} entries, ${m.size} bytes`);
-    out[target] = { hash: m.hash, kind };
-  }
-  return out;
 }
 
 /**
@@ -205,8 +146,8 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   const req: SubmitRequest = {};
   let taskFile: string | null = null;
   if (file) {
-    taskFile = await resolveTaskFile(file, ctx.io.cwd);
-    req.yaml = await readSpecFile(taskFile, ctx.io.cwd);
+    taskFile = await local(resolveTaskFile(file, ctx.io.cwd));
+    req.yaml = await local(readSpecFile(taskFile, ctx.io.cwd));
     req.filename = taskFile;
   } else req.cmd = opts.cmd;
   if (opts.name) req.name = opts.name;
@@ -216,19 +157,27 @@ export async function launchAction(ctx: CliContext, file: string | undefined, op
   if (secrets) req.secrets = secrets;
   if (opts.priority !== undefined) req.priority = parsePriority(opts.priority, '--priority');
   if (opts.queue !== undefined) req.queue = parseQueue(opts.queue);
+  Object.assign(req, flowFields(opts));
   // One id per invocation: a retried submit (dropped connection) answers the same job.
   req.submissionId = opts.submissionId ?? newSubmissionId();
 
   const client = await ctx.client();
-  if (taskFile !== null && req.yaml !== undefined) {
-    const base = path.dirname(path.resolve(ctx.io.cwd, taskFile));
-    const upload = await uploadWorkdir(ctx, client, req.yaml, base);
-    if (upload) req.workdirUpload = upload;
-    const mounts = await uploadFileMounts(ctx, client, req.yaml, base);
-    if (mounts) req.fileMountUploads = mounts;
-  }
-  const res = await client.submit(req);
+  const { yaml, cmd, filename, ...overrides } = req;
+  // A task file's relative workdir and local file_mounts go with it (the client library packs
+  // and uploads them, docs/spec.md "workdir"): its folder is where they are resolved from.
+  const job = yaml !== undefined ? { yaml, filename, ...(taskFile !== null ? { base: path.dirname(path.resolve(ctx.io.cwd, taskFile)) } : {}) } : { cmd: cmd! };
+  const res = await client.submitJob(job, {
+    ...overrides,
+    cwd: ctx.io.cwd,
+    onUpload: (u) => ctx.err(`${ctx.errColors.bold('⚙︎')} Uploaded ${u.label} (${u.source}): ${u.manifest.entries} entries, ${u.manifest.size} bytes`),
+  });
   printWarnings(ctx, res.warnings);
+  if (res.group) {
+    // A group is many jobs: its line, not one job's log (jobdeck queue folds it; jobdeck groups show G).
+    const ids = res.group.jobIds;
+    ctx.out(`Group submitted, ID: ${res.group.id} (${res.group.size} job${res.group.size === 1 ? '' : 's'}: ${ids[0]}${ids.length > 1 ? `–${ids[ids.length - 1]}` : ''})`);
+    return EXIT.OK;
+  }
   // `created` false with our own generated id only means a retry found the job the first try made.
   const existing = !res.created && opts.submissionId !== undefined;
   const line = `Job submitted, ID: ${res.id}${existing ? ` (the existing job of submission id ${res.submissionId})` : ''}`;
@@ -246,14 +195,22 @@ export interface RerunOptions {
   detach?: boolean;
   raw?: boolean;
   reconnectTimeout?: string;
+  name?: string;
+  env?: string[];
+  priority?: string;
 }
 
 /** The action of `rerun`: the new job's ID line, then its logs unless detached. */
 export async function rerunAction(ctx: CliContext, idArg: string, opts: RerunOptions): Promise<number> {
   const id = parseJobId(idArg);
   const reconnectTimeoutMs = opts.reconnectTimeout === undefined ? undefined : parseDuration(opts.reconnectTimeout, '--reconnect-timeout');
+  const changes: { name?: string; envs?: Record<string, string>; priority?: number } = {};
+  if (opts.name !== undefined) changes.name = opts.name;
+  const envs = parseEnvs(opts.env ?? [], ctx.io.env);
+  if (envs) changes.envs = envs;
+  if (opts.priority !== undefined) changes.priority = parsePriority(opts.priority, '--priority');
   const client = await ctx.client();
-  const res = await client.rerun(id);
+  const res = await client.rerun(id, changes);
   printWarnings(ctx, res.warnings);
   const line = `Job submitted, ID: ${res.id} (a re-run of job ${id})`;
   if (opts.detach) {
@@ -270,9 +227,10 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .command('launch')
     .summary('submit a job (a YAML file or one command) and follow its logs')
     .description(
-      'Submit a job and follow it task by task until it ends (like `jobdeck logs`), unless --detach.\n' +
-        'The exit code tells how the job ended (0 only when it SUCCEEDED; see `jobdeck --help`).\n' +
-        'A spec error is shown with file:line and key path (exit 2).',
+      'Submit a job and follow it task by task until it ends (like `jobdeck logs`), unless --detach. ' +
+        'The exit code tells how the job ended: 0 only when it SUCCEEDED. ' +
+        'A spec error is shown with file:line and key path (exit 2).\n\n' +
+        'With --cmd the job is one command: its task is named like the job (-n, else the command).',
     )
     .argument('[file]', 'job YAML file (one document, or several separated by --- for a pipeline), or a folder holding task.yaml; a relative workdir is packed and uploaded with the job')
     .option('--cmd <command>', 'submit a one-command job instead of a file (its `run` script)')
@@ -284,16 +242,24 @@ export function addLaunch(program: Command, ctx: () => CliContext, run: (fn: () 
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N" on stdout and exit 0')
     .option('--submission-id <id>', 'idempotency key: a repeat with the same spec answers the existing job instead of a new one (default: a new id per launch, so a retried submit never makes two jobs)')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
+    .option('--num-jobs <N>', `submit N jobs as one group, each with SKYPILOT_JOB_RANK / JOBDECK_ARRAY_INDEX (per --param combination; at most ${ARRAY_LIMITS.maxJobs} in all); prints the group's line instead of following`)
+    .option('--param <NAME=v1,v2,…>', 'a sweep: one job per combination of the values of every --param (repeatable), each value in env var NAME and in the job name', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--depends-on <ID|NAME>', "wait for these jobs (ids, or names: your most recent job or group of that name; repeatable or comma-separated)", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--after <ok|failed|any>', 'with --depends-on: start once they all succeeded (ok, the default), all ended otherwise (failed), or all ended (any)')
     .option(...RECONNECT_TIMEOUT_OPTION)
     .action(async (file: string | undefined, opts: LaunchOptions) => run(() => launchAction(ctx(), file, opts)));
   program
     .command('rerun')
-    .summary('submit a job again, exactly as it was submitted, and follow the new job')
+    .summary('submit a job again as it was submitted (or with a new name, env vars or priority) and follow the new job')
     .description(
-      'Submit job ID again as a new job: its YAML as submitted (secrets included), the name and --env\n' +
-        'values given at launch, its metadata. Then follow it like `launch` unless --detach.',
+      'Submit job ID again as a new job: its YAML as submitted (secrets included), the name and --env ' +
+        'values given at launch, its queue and priority, its metadata — with what -n, --env and ' +
+        '--priority change. Then follow it like `launch` unless --detach.',
     )
     .argument('<id>', 'the job to run again')
+    .option('-n, --name <name>', 'the new job\'s name (default: the job\'s)')
+    .option('--env <NAME=VALUE>', 'set an env var for every task, over the ones given at launch (repeatable; NAME alone passes its value from this shell)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--priority <N>', `admission priority ${PRIORITY.min}–${PRIORITY.max} (default: the job's)`)
     .option('-d, --detach', 'do not follow: print "Job submitted, ID: N (a re-run of job ID)" on stdout and exit 0')
     .option('--raw', 'on a terminal too, write the log bytes exactly (escape sequences and all)')
     .option(...RECONNECT_TIMEOUT_OPTION)

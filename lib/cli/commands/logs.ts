@@ -9,7 +9,9 @@ import type { JobDetail } from '../../api/types';
 import { isTerminal } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { grepAction, type GrepOptions } from './log-grep';
-import { notFoundError, usageError } from '../errors';
+import { CliError, notFoundError, usageError } from '../errors';
+import { logsGoneLines } from '../follow';
+import { logsRemovedText } from '../../logs/protocol';
 import { EXIT } from '../exit-codes';
 import { RECONNECT_TIMEOUT_OPTION, runFollow } from './follow-job';
 import { parseDuration, parseIntArg, parseJobId, resolveJobName } from './resolve';
@@ -68,7 +70,14 @@ export async function logsAction(ctx: CliContext, idArg: string | undefined, tas
   }
   if (opts.all) {
     if (task !== undefined || opts.attempt !== undefined || opts.rank !== undefined || opts.timestamps) throw usageError('--all prints the whole job as one file; give no TASK, --attempt, --rank or --timestamps with it');
-    await client.download(`/api/jobs/${jobId}/logs/all`, ctx.io.stdout);
+    try {
+      await client.download(`/api/jobs/${jobId}/logs/all`, ctx.io.stdout);
+    } catch (err) {
+      // Removed by the retention policy (the download answers 410): say so with the job's end, as a follow does.
+      const job = err instanceof CliError ? await client.get(jobId).catch(() => null) : null;
+      if (!job?.logsRemovedAt) throw err;
+      ctx.err(logsGoneLines(jobId, logsRemovedText(job.logsRemovedAt), job.status, ctx.errColors).join('\n'));
+    }
     return EXIT.OK;
   }
   const job = await client.get(jobId);
@@ -101,18 +110,18 @@ export function addLogs(program: Command, ctx: () => CliContext, run: (fn: () =>
     .command('logs')
     .summary("follow a job's logs task by task (or print them with --no-follow)")
     .description(
-      "Stream a job's logs: every task in order, every attempt of it, marking where each attempt\n" +
-        'starts and how it ended, restarts, the move to the next task, and the final status.\n' +
-        'Log bytes go to stdout, the markers to stderr. Redirected to a file or a pipe, stdout holds\n' +
-        'exactly the bytes the job wrote; on a terminal, escape sequences other than colours\n' +
-        '(window titles, links, cursor moves, screen clears…) are removed unless --raw.\n' +
-        'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already\n' +
-        'ended replays it. A multi-node task has one log per node (rank): its lines come\n' +
-        'interleaved, each prefixed with "[rank K] ", or one rank\'s alone with --rank K.\n' +
-        'With -t, each line starts with the time it was written (ISO 8601, UTC, ms; a dash\n' +
-        'where none was recorded). --all prints the whole job as one file, a header line\n' +
-        'before each attempt (the dashboard\'s "Download whole job").\n' +
-        'The exit code tells how the job (or the TASK / attempt) ended;\n' +
+      "Stream a job's logs: every task in order, every attempt of it, marking where each attempt " +
+        'starts and how it ended, restarts, the move to the next task, and the final status.\n\n' +
+        'Log bytes go to stdout, the markers to stderr. Redirected to a file or a pipe, stdout holds ' +
+        'exactly the bytes the job wrote; on a terminal, escape sequences other than colours ' +
+        '(window titles, links, cursor moves, screen clears…) are removed unless --raw.\n\n' +
+        'Ctrl-C stops following (the job keeps running; exit 5). Following a job that already ' +
+        'ended replays it. A multi-node task has one log per node (rank): its lines come ' +
+        'interleaved, each prefixed with "[rank K] ", or one rank\'s alone with --rank K. ' +
+        'With -t, each line starts with the time it was written (ISO 8601, UTC, ms; a dash ' +
+        'where none was recorded). --all prints the whole job as one file, a header line ' +
+        'before each attempt (the dashboard\'s "Download whole job").\n\n' +
+        'The exit code tells how the job (or the TASK / attempt) ended; ' +
         'with --no-follow it is 0 once the existing logs were printed.',
     )
     .argument('[id]', 'job id (or, with -n, the TASK)')

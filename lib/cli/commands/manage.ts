@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline/promises';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import type { CancelResult, JobDetail } from '../../api/types';
-import { waitingText } from '../../jobs/waiting';
+import { placeText, restartingText, waitingText } from '../../jobs/waiting';
 import { JOB_STATUSES, JOB_TERMINAL } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { CliError, usageError } from '../errors';
@@ -129,8 +129,11 @@ export function restartsCell(t: { restarts: number; maxRestarts: number; recover
 export function renderStatus(job: JobDetail, now: Date, c: CliContext['outColors']): string {
   const lines: string[] = [];
   lines.push(`Job ${job.id} (${job.name}): ${colorStatus(job.status, c)}${job.statusReason ? ` — ${job.statusReason}` : ''}`);
-  if (job.status === 'PENDING') lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
-  else if (job.pendingReason) lines.push(`  not running yet: ${job.pendingReason} (submitted to ${job.executor}, waiting in its queue)`);
+  if (job.status === 'PENDING') {
+    lines.push(`  waiting: ${waitingText(job.pendingReason)} (priority ${job.priority}, queue ${job.queue})`);
+    if (job.place) lines.push(`  place: ${placeText(job.place, job.queue)}`);
+  } else if (job.pendingReason) lines.push(`  not running yet: ${job.pendingReason} (submitted to ${job.executor}, waiting in its queue)`);
+  if (job.nextAttemptAt) lines.push(`  ${restartingText(job.nextAttemptAt, now)} (at ${new Date(job.nextAttemptAt).toISOString()})`);
   lines.push(
     `  submitted ${formatAgo(job.submittedAt, now)}${job.owner ? ` by ${job.owner}` : ''}${job.viaToken ? ` via token ${job.viaToken}` : ''}, total ${formatDuration(job.totalDurationMs)}, running ${formatDuration(job.jobDurationMs)}, ` +
       `${job.taskCount} task${job.taskCount === 1 ? '' : 's'}, ${job.restartCount} restart${job.restartCount === 1 ? '' : 's'}, ${job.recoveryCount} recover${job.recoveryCount === 1 ? 'y' : 'ies'}`,
@@ -166,8 +169,8 @@ export function addManage(program: Command, ctx: () => CliContext, run: (fn: () 
     .command('cancel')
     .summary('cancel jobs that have not finished')
     .description(
-      'Cancel jobs: a pending job ends CANCELLED at once; a running one gets SIGTERM (SIGKILL after a\n' +
-        'grace period) and ends CANCELLED. Cancelling a finished job is an error (exit 10);\n' +
+      'Cancel jobs: a pending job ends CANCELLED at once; a running one gets SIGTERM (SIGKILL after a ' +
+        'grace period) and ends CANCELLED. Cancelling a finished job is an error (exit 10); ' +
         'an unknown id exits 4. -a/--all asks for confirmation unless -y (and refuses without a terminal).',
     )
     .argument('[ids...]', 'job ids')
@@ -185,6 +188,11 @@ export function addManage(program: Command, ctx: () => CliContext, run: (fn: () 
   program
     .command('status')
     .summary("show one job's tasks and attempts")
+    .description(
+      "One job: its status and why, where it waits (its reason and place in line) or when its next attempt starts, " +
+        'who submitted it, then one row per task and per attempt — status, exit code, restarts, start, ' +
+        'duration, reason — and what each attempt used (CPU, memory).',
+    )
     .argument('<id>', 'job id')
     .option('--json', 'print the job as JSON (the API JobDetail)')
     .action(async (id: string, opts: { json?: boolean }) => run(() => statusAction(ctx(), id, opts)));

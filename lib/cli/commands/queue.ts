@@ -1,14 +1,15 @@
 /**
- * `jobdeck queue [-a] [-s STATUS]… [--name TEXT] [--since T] [--until T] [--metadata K=V]… [--json] [--limit N]`:
+ * `jobdeck queue [-a] [-s STATUS]… [--name TEXT] [--since T] [--until T] [--metadata K=V]… [--label K=V]… [--json] [--limit N]`:
  * the job table (SkyPilot `sky jobs queue`). Default view: every job not yet terminal plus the
  * jobs that ended in the last 24 hours (so a job that just failed is still there); `-a` shows
- * every job; `-s` shows only the given statuses, `--name` / `--since` / `--until` / `--metadata`
- * only the jobs of that search (each implies -a). The search is GET /api/jobs's (`q`,
- * `submittedAfter`, `submittedBefore`, `metadata=key:value`): the dashboard list's query path,
+ * every job; `-s` shows only the given statuses, `--name` / `--since` / `--until` / `--metadata` /
+ * `--label` only the jobs of that search (each implies -a). The search is GET /api/jobs's (`q`,
+ * `submittedAfter`, `submittedBefore`, `metadata=key:value`, `label=key=value`): the dashboard list's query path,
  * answered from indexes.
  */
 import type { Command } from 'commander';
-import type { JobSummary } from '../../api/types';
+import type { GroupSummary, JobSummary } from '../../api/types';
+import { helpSection } from '../help';
 import { JOB_STATUSES, JOB_TERMINAL, isTerminal } from '../../jobs/status';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
@@ -34,6 +35,20 @@ export interface QueueOptions {
   owner?: string;
   /** `key=value` pairs the job's metadata must all hold (repeatable). */
   metadata: string[];
+  /** List a group's jobs one by one instead of its one row. */
+  expand?: boolean;
+  /** `key=value` labels (`resources.labels`) the job's tasks must all carry (repeatable). */
+  label?: string[];
+}
+
+/**
+ * `--label key=value` values as GET /api/jobs's `label=key=value` (the server checks the key and
+ * the bounds, naming them).
+ * @throws CliError USAGE for a value without `=` or without a key.
+ */
+export function parseLabelPairs(values: readonly string[]): string[] {
+  for (const v of values) if (v.indexOf('=') < 1) throw usageError(`--label: expected key=value, got "${v.slice(0, 80)}"`);
+  return [...values];
 }
 
 /**
@@ -90,13 +105,14 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
   /** What the list holds, for the footer ("Showing 3 jobs: …") and the empty case. */
   let view: string;
   const metadata = parseMetadataPairs(opts.metadata ?? []);
-  const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until, metadata: metadata.length ? metadata : undefined };
-  const searching = !!(opts.name || opts.since || opts.until || metadata.length);
+  const label = parseLabelPairs(opts.label ?? []);
+  const search = { q: opts.name, submittedAfter: opts.since, submittedBefore: opts.until, metadata: metadata.length ? metadata : undefined, label: label.length ? label : undefined };
+  const searching = !!(opts.name || opts.since || opts.until || metadata.length || label.length);
   if (statuses.length || opts.all || searching) {
     const r = await client.listAll({ status: statuses.length ? statuses : undefined, ...search, owner }, limit);
     jobs = r.jobs;
     more = r.more;
-    view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : '', metadata.length ? `with metadata ${(opts.metadata ?? []).join(', ')}` : ''].filter(Boolean).join(', ') || 'all';
+    view = [statuses.length ? `with status ${statuses.join(', ')}` : '', opts.name ? `named *${opts.name}*` : '', opts.since ? `submitted since ${opts.since}` : '', opts.until ? `submitted before ${opts.until}` : '', metadata.length ? `with metadata ${(opts.metadata ?? []).join(', ')}` : '', label.length ? `labelled ${label.join(', ')}` : ''].filter(Boolean).join(', ') || 'all';
   } else {
     // Two reads: every live job, and the newest finished ones (filtered to the last 24 h).
     const live = await client.listAll({ status: JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)), owner }, limit);
@@ -117,8 +133,12 @@ export async function queueAction(ctx: CliContext, opts: QueueOptions): Promise<
     ctx.err(dim(`No jobs (${view}).`));
     return EXIT.OK;
   }
-  ctx.out(renderQueueTable(jobs, now, ctx.outColors));
-  ctx.err(dim(`Showing ${jobs.length} job${jobs.length === 1 ? '' : 's'} (${view})${more ? `; more exist: --limit ${limit * 2}` : ''}.`));
+  // A group (array, sweep) is one row: its progress over all its slots, read once per group shown.
+  const groups = new Map<number, GroupSummary>();
+  if (!opts.expand) for (const id of new Set(jobs.flatMap((j) => (j.group ? [j.group.id] : [])))) groups.set(id, await client.group(id));
+  ctx.out(renderQueueTable(jobs, now, ctx.outColors, groups));
+  const folded = groups.size ? ` in ${groups.size} group${groups.size === 1 ? '' : 's'} folded (--expand: each job)` : '';
+  ctx.err(dim(`Showing ${jobs.length} job${jobs.length === 1 ? '' : 's'}${folded} (${view})${more ? `; more exist: --limit ${limit * 2}` : ''}.`));
   return EXIT.OK;
 }
 
@@ -128,9 +148,25 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     .command('queue')
     .summary('list jobs with their tasks (like `sky jobs queue`)')
     .description(
-      'Columns: ID, TASK, NAME, SUBMITTED, TOT. DURATION (submitted → end), JOB DURATION\n' +
-        '(started → end), #RESTARTS, PRIORITY, STATUS, WAITING, OWNER; a pipeline shows one indented row per task.\n' +
+      'The jobs, newest first, one row each; a pipeline shows one indented row per task (like `sky jobs queue`). ' +
+        'Columns: ID, TASK, NAME, SUBMITTED, TOT. DURATION (submitted → end), JOB DURATION (started → end), ' +
+        '#RESTARTS (the budget\'s, then "+N on exit code" for recover_on_exit_codes and "+N recov." for attempts ' +
+        'the executor lost), PRIORITY, STATUS, PLACE, WAITING, OWNER, NODES (where the task\'s latest attempt runs or ran).\n\n' +
         'By default: the jobs that have not finished, plus those that finished in the last 24 h.',
+    )
+    .addHelpText(
+      'after',
+      helpSection('Columns', [
+        ['ID, TASK, NAME', 'the job; a pipeline\'s tasks below it (↳, the task index)'],
+        ['SUBMITTED', 'when it was submitted'],
+        ['TOT. DURATION', 'from its submission to its end (or now)'],
+        ['JOB DURATION', 'from its start to its end (or now)'],
+        ['#RESTARTS', 'restarts after its own failures (recoveries as "+n recov.")'],
+        ['PRIORITY, STATUS', 'its admission priority (0–1000) and status'],
+        ['PLACE', 'a waiting job\'s place in line: #3 · q2 is third in line, second in its queue'],
+        ['WAITING', 'why it waits (the note on its start timeout left out), or when a restart starts'],
+        ['OWNER', 'who submitted it'],
+      ]),
     )
     .option('-a, --all', 'show every job, finished ones included')
     .option('-s, --status <status>', `only jobs in this status (repeatable or comma-separated): ${JOB_STATUSES.join(', ')}`, (v: string, prev: string[]) => [...prev, v], [] as string[])
@@ -138,8 +174,10 @@ export function addQueue(program: Command, ctx: () => CliContext, run: (fn: () =
     .option('--since <time>', 'only jobs submitted at or after this ISO-8601 time or date (2026-12-01, 2026-12-01T08:00:00Z)')
     .option('--until <time>', 'only jobs submitted before this ISO-8601 time or date')
     .option('--metadata <key=value>', "only jobs whose metadata has this key with this (string) value (repeatable: all must hold; at most 8)", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--label <key=value>', 'only jobs whose tasks carry this label (resources.labels; repeatable: all must hold; at most 8)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--json', 'print the jobs as JSON (an array of the API JobSummary: id, name, status, tasks[index, name, status, attempts, …])')
     .option('--limit <n>', `show at most N jobs, newest first (default ${DEFAULT_QUEUE_LIMIT})`)
     .option('--owner <name>', 'only the jobs this user submitted ("me": yours)')
+    .option('--expand', "list a group's jobs one by one (default: a group — an array or sweep — is one row, gID, with its progress)")
     .action(async (opts: QueueOptions) => run(() => queueAction(ctx(), opts)));
 }

@@ -5,14 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../../project-root';
 import type { Command } from 'commander';
+import { cliSetting } from '../config';
 import type { CliContext } from '../context';
 import { usageError } from '../errors';
 import { parseIntArg } from './resolve';
 
 /** The project folder (holding server.ts and the Next.js build). */
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const PROJECT_ROOT = projectRoot();
 
 /** Options of `server`. */
 export interface ServerOptions {
@@ -31,11 +32,11 @@ export async function serverAction(ctx: CliContext, opts: ServerOptions): Promis
   if (opts.port !== undefined) env.PORT = String(parseIntArg(opts.port, '--port', 0));
   if (opts.host !== undefined) env.HOST = opts.host;
   if (opts.dev) env.JOBDECK_DEV = '1';
-  const dist = env.JOBDECK_NEXT_DIST || '.next';
-  if (env.JOBDECK_DEV !== '1' && !existsSync(path.join(PROJECT_ROOT, dist, 'BUILD_ID'))) {
+  const dist = cliSetting('JOBDECK_NEXT_DIST', env);
+  if (!cliSetting('JOBDECK_DEV', env) && !existsSync(path.join(PROJECT_ROOT, dist, 'BUILD_ID'))) {
     throw usageError(
       `the web app is not built (no ${path.join(dist, 'BUILD_ID')} in ${PROJECT_ROOT}): run \`npm run build\` once` +
-        `${env.JOBDECK_NEXT_DIST ? ` (with JOBDECK_NEXT_DIST=${env.JOBDECK_NEXT_DIST})` : ''}, or use --dev`,
+        `${dist !== '.next' ? ` (with JOBDECK_NEXT_DIST=${dist})` : ''}, or use --dev`,
     );
   }
   // next() resolves the app from the working directory in places; run from the project folder.
@@ -50,10 +51,10 @@ export function addServer(program: Command, ctx: () => CliContext, run: (fn: () 
     .command('server')
     .summary('run the jobdeck server in this process (the web app must be built: npm run build)')
     .description(
-      'Run the jobdeck server here: the same as `npm start` (database, monitor, log streams, dashboard)\n' +
-        'but without building the web app first — run `npm run build` once before. Listens on\n' +
-        'HOST:PORT (default 127.0.0.1:3000); data in $JOBDECK_HOME (default ~/.jobdeck), or\n' +
-        'PostgreSQL with DATABASE_URL. Ctrl-C stops it; running jobs keep running and are picked up\n' +
+      'Run the jobdeck server here: the same as `npm start` (database, monitor, log streams, dashboard) ' +
+        'but without building the web app first — run `npm run build` once before. Listens on ' +
+        'HOST:PORT (default 127.0.0.1:3000); data in $JOBDECK_HOME (default ~/.jobdeck), or ' +
+        'PostgreSQL with DATABASE_URL. Ctrl-C stops it; running jobs keep running and are picked up ' +
         'again at the next start.',
     )
     .option('-p, --port <port>', 'port to listen on (default $PORT or 3000; 0 picks a free one)')

@@ -28,12 +28,17 @@ export function renderWebhooks(ws: readonly WebhookView[]): string {
   );
 }
 
-/** The `jobdeck webhooks deliveries` table. */
+/** An ISO time to the second, UTC (`2026-12-01T08:00:03Z`); "-" for none. */
+function second(iso: string | null): string {
+  return iso ? `${iso.slice(0, 19)}Z` : '-';
+}
+
+/** The `jobdeck webhooks deliveries` table: TIME is when the event was queued (UTC). */
 export function renderDeliveries(ds: readonly DeliveryView[]): string {
   const dash = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
   return table(
-    ['ID', 'EVENT', 'JOB', 'STATUS', 'TRIES', 'CODE', 'MS', 'NEXT TRY', 'ERROR'],
-    ds.map((d) => [d.id, d.eventType, dash(d.jobId), d.status, String(d.attempts), dash(d.lastStatusCode), dash(d.lastLatencyMs), dash(d.nextAttemptAt), dash(d.lastError).slice(0, 80)]),
+    ['ID', 'TIME', 'EVENT', 'JOB', 'STATUS', 'TRIES', 'CODE', 'MS', 'NEXT TRY', 'ERROR'],
+    ds.map((d) => [d.id, second(d.createdAt), d.eventType, dash(d.jobId), d.status, String(d.attempts), dash(d.lastStatusCode), dash(d.lastLatencyMs), second(d.nextAttemptAt), dash(d.lastError).slice(0, 80)]),
   );
 }
 
@@ -118,9 +123,10 @@ export function addWebhooks(program: Command, ctx: () => CliContext, run: (fn: (
     .summary('signed webhooks on job events: list, add, rm, enable, disable, rotate, deliveries, test, redeliver')
     .description('Webhook subscriptions: job events (job.failed, task.restarted, …) POSTed to a URL, signed the Standard Webhooks way.')
     .action(async () => run(() => webhooksAction(ctx(), 'list', [], {})));
-  w.command('list').summary('list the subscriptions').option('--json', 'print JSON').action(async (o: { json?: boolean }) => run(() => webhooksAction(ctx(), 'list', [], o)));
+  w.command('list').summary('list the subscriptions').description('Every subscription: name, enabled (or why not), format, events, URL.').option('--json', 'print JSON').action(async (o: { json?: boolean }) => run(() => webhooksAction(ctx(), 'list', [], o)));
   w.command('add')
-    .summary('add a subscription; prints its signing secret once')
+    .summary('add one; prints its secret once')
+    .description('Subscribe URL to job events; the answer holds the signing secret, shown this once (`rotate` makes a new one).')
     .argument('<name>', 'subscription name (a–z, 0–9, - and _)')
     .argument('<url>', 'http(s) URL to POST to')
     .requiredOption('--events <list>', `comma-separated: ${EVENTS.join(', ')}`)
@@ -128,23 +134,25 @@ export function addWebhooks(program: Command, ctx: () => CliContext, run: (fn: (
     .option('--job <glob>', 'only jobs whose name matches this glob')
     .option('--json', 'print JSON')
     .action(async (name: string, url: string, o: AddOptions) => run(() => webhooksAction(ctx(), 'add', [name, url], o)));
-  for (const [verb, summary] of [
-    ['rm', 'delete a subscription and its delivery log'],
-    ['enable', 'enable a subscription (clears why it was disabled)'],
-    ['disable', 'disable a subscription (its events are no longer queued)'],
-    ['rotate', 'a new signing secret, printed once'],
-    ['test', 'queue a signed test event'],
+  for (const [verb, summary, description] of [
+    ['rm', 'delete one and its delivery log', 'Delete the subscription and its delivery log.'],
+    ['enable', 'enable one again', 'Enable the subscription again (clears why it was disabled).'],
+    ['disable', 'disable one: no more events', 'Disable the subscription: its events are no longer queued.'],
+    ['rotate', 'a new signing secret, printed once', 'Give the subscription a new signing secret, printed this once.'],
+    ['test', 'queue a signed test event', 'Queue a signed test event for the subscription (see `deliveries`).'],
   ] as const) {
-    w.command(verb).summary(summary).argument('<name>', 'subscription name').option('--json', 'print JSON').action(async (name: string, o: { json?: boolean }) => run(() => webhooksAction(ctx(), verb, [name], o)));
+    w.command(verb).summary(summary).description(description).argument('<name>', 'subscription name').option('--json', 'print JSON').action(async (name: string, o: { json?: boolean }) => run(() => webhooksAction(ctx(), verb, [name], o)));
   }
   w.command('deliveries')
-    .summary('the last deliveries: status code, latency, tries, next try, error')
+    .summary('its last deliveries, newest first')
+    .description('The last deliveries of a subscription, newest first: when the event was queued, its job, status, tries, the last answer (code, ms, error) and when the next try is due.')
     .argument('<name>', 'subscription name')
     .option('--limit <N>', 'how many (1–200, default 50)')
     .option('--json', 'print JSON')
     .action(async (name: string, o: { limit?: string; json?: boolean }) => run(() => webhooksAction(ctx(), 'deliveries', [name], o)));
   w.command('redeliver')
-    .summary('send a delivery again under the same id')
+    .summary('send a delivery again, same id')
+    .description('Send a delivery again, under the same id (receivers deduplicate on it).')
     .argument('<name>', 'subscription name')
     .argument('<delivery>', 'delivery id (msg_…)')
     .option('--json', 'print JSON')

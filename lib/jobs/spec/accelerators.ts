@@ -1,42 +1,78 @@
 /**
- * SkyPilot's `resources.accelerators` read as one GPU type and a count (docs/spec.md
- * "accelerators"): `A100`, `A100:2`, or `{A100: 2}`. Alternatives (a list, a map of several) and
- * fractions are refused with the form to write. Pure.
+ * SkyPilot's `resources.accelerators` read as GPU alternatives (docs/spec.md "accelerators"):
+ * `A100`, `A100:2`, `{A100: 2}`, alternatives `{A100: 1, V100: 1}` or `[A100:1, V100:1]` (in the
+ * order written: the first one the executor has wins), and a share of one GPU, `T4:0.5`. Pure.
  */
+import { MAX_GPUS, type GpuOption } from '../gpus';
 
-/** GPUs a task asks for, per node. */
-export interface GpuRequest {
-  /** As written (`A100`); the Slurm executor maps it to a GRES type. */
-  type: string;
-  /** Whole GPUs, ≥ 1. */
-  count: number;
+export { MAX_GPUS, type GpuOption } from '../gpus';
+
+/** Most alternatives one `accelerators` value may list. */
+export const MAX_GPU_ALTERNATIVES = 16;
+
+const FORM = 'write a type and a count, e.g. A100:2, T4:0.5 (a share of one GPU), or alternatives {A100: 1, V100: 1}';
+
+/** What is wrong with one type name, or null. */
+function typeProblem(type: string): string | null {
+  return /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(type) ? null : `expected a GPU type (letters, digits, _ . -), got ${JSON.stringify(type)}: ${FORM}`;
 }
 
-/** Most GPUs a task may ask for, per node. */
-export const MAX_GPUS = 64;
+/** One count: whole 1–64, or a share 0 < n < 1 in thousandths; else what is wrong. */
+function countOf(raw: unknown): number | string {
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  const wrong = `expected a GPU count — a whole number from 1 to ${MAX_GPUS}, or a share of one GPU between 0 and 1 (e.g. 0.5) — got ${JSON.stringify(raw)}: ${FORM}`;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) return wrong;
+  if (n < 1) return Math.abs(Math.round(n * 1000) - n * 1000) < 1e-6 && n >= 0.001 ? n : wrong;
+  return Number.isInteger(n) && n <= MAX_GPUS ? n : wrong;
+}
 
-const FORM = 'write one type and a whole count, e.g. A100:2 (or {A100: 2})';
+/** `TYPE` or `TYPE:COUNT` → an option, or what is wrong. */
+function fromString(v: string): GpuOption | string {
+  const i = v.lastIndexOf(':');
+  const type = (i < 0 ? v : v.slice(0, i)).trim();
+  const t = typeProblem(type);
+  if (t) return t;
+  const count = i < 0 ? 1 : countOf(v.slice(i + 1).trim());
+  return typeof count === 'string' ? count : { type, count };
+}
+
+/** `{TYPE: COUNT, …}` → options in the order written, or what is wrong. */
+function fromMap(v: Record<string, unknown>): GpuOption[] | string {
+  const out: GpuOption[] = [];
+  for (const [k, raw] of Object.entries(v)) {
+    const type = k.trim();
+    const t = typeProblem(type);
+    if (t) return t;
+    const count = raw === null || raw === undefined ? 1 : countOf(raw);
+    if (typeof count === 'string') return `${type}: ${count}`;
+    out.push({ type, count });
+  }
+  return out;
+}
 
 /**
- * The GPUs `accelerators` asks for; a string saying what is wrong with it, or null when absent.
+ * The GPU alternatives `accelerators` asks for, per node, in order of preference; a string saying
+ * what is wrong with it; null when absent.
  */
-export function parseAccelerators(v: unknown): GpuRequest | string | null {
+export function parseAccelerators(v: unknown): GpuOption[] | string | null {
   if (v === undefined || v === null) return null;
-  let type: string;
-  let raw: unknown;
+  let out: GpuOption[] = [];
   if (typeof v === 'string') {
-    const i = v.lastIndexOf(':');
-    type = (i < 0 ? v : v.slice(0, i)).trim();
-    raw = i < 0 ? 1 : Number(v.slice(i + 1).trim());
-  } else if (typeof v === 'object' && !Array.isArray(v)) {
-    const entries = Object.entries(v as Record<string, unknown>);
-    if (entries.length !== 1) return `alternatives (${entries.map(([k]) => k).join(', ') || 'none'}) are not supported: ${FORM}`;
-    [type, raw] = [entries[0][0].trim(), entries[0][1] ?? 1];
+    const o = fromString(v);
+    if (typeof o === 'string') return o;
+    out = [o];
   } else if (Array.isArray(v)) {
-    return `a list of alternatives is not supported: ${FORM}`;
+    for (const item of v) {
+      const o = typeof item === 'string' ? fromString(item) : item && typeof item === 'object' && !Array.isArray(item) ? fromMap(item as Record<string, unknown>) : `expected a GPU type and count in the list, got ${JSON.stringify(item)}: ${FORM}`;
+      if (typeof o === 'string') return o;
+      out.push(...(Array.isArray(o) ? o : [o]));
+    }
+  } else if (typeof v === 'object') {
+    const o = fromMap(v as Record<string, unknown>);
+    if (typeof o === 'string') return o;
+    out = o;
   } else return `expected a GPU type and count: ${FORM}`;
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(type)) return `expected a GPU type (letters, digits, _ . -), got ${JSON.stringify(type)}: ${FORM}`;
-  const count = typeof raw === 'string' ? Number(raw) : raw;
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_GPUS) return `expected a whole GPU count from 1 to ${MAX_GPUS} (fractions are not supported), got ${JSON.stringify(raw)}: ${FORM}`;
-  return { type, count };
+  if (out.length === 0) return `expected at least one GPU type: ${FORM}`;
+  if (out.length > MAX_GPU_ALTERNATIVES) return `expected at most ${MAX_GPU_ALTERNATIVES} alternatives, got ${out.length}`;
+  return out;
 }

@@ -8,7 +8,10 @@ import type { z } from 'zod';
 import { describe, formatPath, issueAt, KiB, lineOf, MAX_ISSUES_PER_DOCUMENT, sortIssues, unknownKeyMessage, type PathSeg, type SpecIssue } from './messages';
 import { checkJsonValue, type RawDoc } from './positions';
 import { parseAccelerators } from './accelerators';
-import { FILE_MOUNT_ABSOLUTE_REFUSED, FILE_MOUNT_NOT_UPLOADED } from './mounts';
+import { gpuProblem, localOptions, taskGpuOptions, typesKey } from './gpu-check';
+import type { GpuDevice } from '../gpus';
+import { checkFileMounts, checkImages } from './task-checks';
+import { dockerImageOf } from './images';
 import { cutText, replaceInvisible } from './text';
 import {
   allowedKeysAt,
@@ -22,7 +25,6 @@ import {
   QUEUE_NAME_EXPECTED,
   queueNameProblem,
   SKYPILOT_RESOURCE_KEYS,
-  MEMORY_WARNING,
   SKYPILOT_RESOURCE_WARNINGS,
   SPEC_LIMITS,
   STRATEGY_WARNING,
@@ -31,11 +33,17 @@ import {
   type IssueParams,
   type PipelineSpec,
   type Resources,
-  type SpecExecutor,
   type SpecOverrides,
   type TaskSpec,
 } from './schema';
 import type { SpecRetention } from './retention';
+import { paramText, type SpecArray, type SpecDependsOn } from './flow';
+import { flowKeys, pipelineValue } from './flow-keys';
+import { applyTaskGraph, groupEnvs, splitHeader } from './task-graph-spec';
+import { capabilitiesOf, DEFAULT_EXECUTOR, kindsWith, type ExecutorKind } from '../executor-kinds';
+
+/** How a message names the executors that run a multi-node task ("Slurm"). */
+const multiNodeLabels = () => kindsWith((c) => c.multiNode).map((n) => capabilitiesOf(n)!.label).join(' or ');
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -46,7 +54,7 @@ interface DraftTask extends Omit<TaskSpec, 'envs' | 'secrets'> {
   envs: Record<string, string | null>;
   secrets: Record<string, string | null>;
   /** `resources.infra`, normalized; null when not given. */
-  infra: SpecExecutor | null;
+  infra: ExecutorKind | null;
   /** `priority`; null when not given. */
   priority: number | null;
   /** `queue`; null when not given. */
@@ -55,6 +63,10 @@ interface DraftTask extends Omit<TaskSpec, 'envs' | 'secrets'> {
   notify: string[] | null;
   /** `retention`; null when not given. */
   retention: SpecRetention | null;
+  /** `depends_on`; null when not given. */
+  dependsOn: SpecDependsOn | null;
+  /** `array`; null when not given. */
+  array: SpecArray | null;
   doc: RawDoc;
   label: string;
   /** What the task's keys are accepted with, not acted on (docs/spec.md "SkyPilot keys"). */
@@ -74,6 +86,11 @@ export interface Checked {
    * `issues` (a submit without them is refused), kept apart so an editor can tell them.
    */
   required: SpecIssue[];
+  /**
+   * Where each of `spec.dependsOn.jobs` is written (an issue without its message: file, line,
+   * path), so that a submit that cannot resolve one says where; empty when there are none.
+   */
+  jobRefsAt?: Array<Omit<SpecIssue, 'message'>>;
 }
 
 const DEFAULT_RESOURCES = (): Resources => ({ cpus: 1, cpusAtLeast: false, memoryGb: null, memoryAtLeast: false, other: {} });
@@ -87,16 +104,18 @@ export function finish(
   file: string,
   overrides: SpecOverrides | undefined,
   issues: SpecIssue[],
-  defaultExecutor?: SpecExecutor,
+  defaultExecutor?: ExecutorKind,
   queues?: readonly string[],
   uploads: SpecUploads = {},
-  localGpus?: number,
+  localGpus?: readonly GpuDevice[],
+  containers = false,
 ): Checked {
   if (docs.length === 0 || (docs.length === 1 && docs[0].value == null && !docs[0].broken)) {
     issues.push(issueAt(file, docs[0]?.startLoc ?? null, '', 'the spec is empty: expected a task (a map with at least `run`) or several separated by ---'));
     return { spec: null, issues, warnings: [], required: [] };
   }
-  const { headerName, taskDocs } = splitHeader(docs, file, issues);
+  const { header, taskDocs } = splitHeader(docs, file, issues);
+  const headerName = header.name;
   if (taskDocs.length > SPEC_LIMITS.maxTasks) {
     issues.push(issueAt(file, taskDocs[SPEC_LIMITS.maxTasks].startLoc, `task[${SPEC_LIMITS.maxTasks}]`, `too many tasks: ${taskDocs.length}, at most ${SPEC_LIMITS.maxTasks}`));
     return { spec: null, issues, warnings: [], required: [] };
@@ -118,42 +137,29 @@ export function finish(
   const notify = pipelineValue(drafts, (d) => (d.notify ? [...new Set(d.notify)].join(', ') : null), ['notify'], 'notify', 'notify the same webhooks', file, issues);
   const retentionKey = pipelineValue(drafts, (d) => (d.retention ? JSON.stringify({ logs: d.retention.logs, job: d.retention.job }) : null), ['retention'], 'retention', 'have one retention', file, issues);
   const retention = retentionKey === null ? null : (JSON.parse(retentionKey) as SpecRetention);
+  const flow = flowKeys(drafts, file, issues);
   checkNodes(drafts, executor ?? defaultExecutor ?? null, file, issues);
   checkAccelerators(drafts, executor ?? defaultExecutor ?? null, localGpus, file, issues);
+  checkImages(drafts, executor ?? defaultExecutor ?? null, containers, file, issues);
   if (!uploads.workdir) checkWorkdirs(drafts, file, issues);
   checkFileMounts(drafts, uploads, file, issues);
   const required: SpecIssue[] = [];
   const tasks = drafts.map((d) => withEnvs(d, overrideEnvs, overrideSecrets, file, issues, required));
+  applyTaskGraph(drafts.map((d, i) => ({ label: d.label, doc: d.doc, task: tasks[i] })), header, file, issues);
 
   const warnings = sortIssues(drafts.flatMap((d) => d.warnings));
   if (issues.length) return { spec: null, issues: sortIssues(issues), warnings, required: sortIssues(required) };
   const name = (overrides?.name as string | undefined) ?? headerName ?? tasks[0]?.name ?? deriveName(tasks) ?? 'job';
-  return { spec: { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}), ...(retention !== null ? { retention } : {}) }, issues: [], warnings, required };
+  const spec: PipelineSpec = { name, tasks, ...(executor ? { executor } : {}), ...(priority !== null ? { priority } : {}), ...(queue !== null ? { queue } : {}), ...(notify !== null ? { notify: notify.split(', ') } : {}), ...(retention !== null ? { retention } : {}) };
+  if (header.execution === 'parallel') {
+    spec.execution = 'parallel';
+    groupEnvs(tasks, name, executor ?? defaultExecutor ?? DEFAULT_EXECUTOR).forEach((e, i) => Object.assign(tasks[i].envs, e));
+  }
+  if (flow.dependsOn) spec.dependsOn = flow.dependsOn;
+  if (flow.array) spec.array = flow.array;
+  return { spec, issues: [], warnings, required, jobRefsAt: flow.jobRefsAt };
 }
 
-/**
- * A first document of several holding only `name` is the pipeline's name, not a task (SkyPilot's
- * chain-DAG header). Also reports every document's YAML problems, under its label.
- */
-function splitHeader(docs: RawDoc[], file: string, issues: SpecIssue[]): { headerName: string | null; taskDocs: RawDoc[] } {
-  let headerName: string | null = null;
-  let taskDocs = docs;
-  const first = docs[0];
-  if (docs.length > 1 && !first.broken && isPlainMap(first.value) && Object.keys(first.value).length === 1 && Object.hasOwn(first.value, 'name')) {
-    taskDocs = docs.slice(1);
-    const n = first.value.name;
-    if (n != null) {
-      const p = typeof n === 'string' ? nameProblem(n) : 'expected a name (a string)';
-      if (p) issues.push(issueAt(file, first.locate(['name'], 'value'), 'pipeline.name', `${p}, got ${describe(n)}`));
-      else headerName = n as string;
-    }
-  }
-  if (taskDocs !== docs) for (const y of first.yamlIssues) issues.push(issueAt(file, y.loc, formatPath('pipeline', y.path), y.message));
-  taskDocs.forEach((doc, index) => {
-    for (const y of doc.yamlIssues) issues.push(issueAt(file, y.loc, formatPath(`task[${index}]`, y.path), y.message));
-  });
-  return { headerName, taskDocs };
-}
 
 /** One task document → its draft, or null with its issues added (a broken one adds none here). */
 function validateDocument(doc: RawDoc, label: string, file: string, issues: SpecIssue[], where: Where): DraftTask | null {
@@ -261,23 +267,27 @@ function draftOf(t: z.output<typeof TaskSchema>, doc: RawDoc, label: string, fil
       maxRestartsOnErrors: jr?.max_restarts_on_errors ?? 0,
       recoverOnExitCodes: [...new Set(jr?.recover_on_exit_codes ?? [])].sort((a, b) => a - b),
       strategy: jr?.strategy ?? null,
+      ...(jr?.restart_backoff != null ? { restartBackoffMs: jr.restart_backoff } : {}),
     },
     ...(t.num_nodes != null && t.num_nodes > 1 ? { numNodes: t.num_nodes } : {}),
+    ...(t.max_duration != null ? { maxDurationMs: t.max_duration } : {}),
     infra,
     priority: t.priority ?? null,
     queue: t.queue ?? null,
     notify: t.notify ?? null,
     retention: t.retention ?? null,
+    dependsOn: t.depends_on?.jobs ? { jobs: t.depends_on.jobs, after: t.depends_on.after ?? 'ok' } : null,
+    array: t.array ? { numJobs: t.array.num_jobs ?? 1, params: Object.entries(t.array.params ?? {}).map(([k, vs]) => [k, vs.map(paramText)] as [string, string[]]) } : null,
     doc,
     label,
-    warnings: draftWarnings(other, res?.memory != null, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
+    warnings: draftWarnings(other, jr?.strategy ?? null, t.job_recovery != null, doc, label, file),
   };
 }
 
 /** What the choice among resource alternatives depends on: where the job would run, with what. */
 interface Where {
-  defaultExecutor?: SpecExecutor;
-  localGpus?: number;
+  defaultExecutor?: ExecutorKind;
+  localGpus?: readonly GpuDevice[];
 }
 
 type ResourcesIn = NonNullable<z.output<typeof TaskSchema>['resources']>;
@@ -286,8 +296,9 @@ type ResourcesIn = NonNullable<z.output<typeof TaskSchema>['resources']>;
  * `any_of` / `ordered` (docs/spec.md "any_of and ordered"): each alternative merged over the
  * task's other resources, the first one the executor it names (else the server's) can satisfy is
  * used — `ordered` in order, `any_of` in the order written too (jobdeck has no cost optimizer to
- * rank them). What cannot be satisfied: the local executor with more GPUs than it has, or with
- * num_nodes > 1; an accelerators form that is refused. None: an issue listing each reason.
+ * rank them). What cannot be satisfied: the local executor without the GPUs asked for (no
+ * device of the type, too few), or with num_nodes > 1; a share of a GPU on Slurm; an
+ * accelerators form that is refused. None: an issue listing each reason.
  */
 function pickAlternative(res: ResourcesIn, numNodes: number, where: Where, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): [ResourcesIn, NonNullable<Resources['alternative']>] | null {
   if (res.any_of && res.ordered) {
@@ -301,12 +312,13 @@ function pickAlternative(res: ResourcesIn, numNodes: number, where: Where, doc: 
   for (const [index, alt] of alts.entries()) {
     const merged = { ...base, ...Object.fromEntries(Object.entries(alt).filter(([, v]) => v !== undefined && v !== null)) } as ResourcesIn;
     const named = (merged.infra ?? merged.cloud ?? null) as string | null;
-    const executor = (named ? named.trim().toLowerCase() : (where.defaultExecutor ?? 'local')) as SpecExecutor;
+    const executor = named ? named.trim().toLowerCase() : (where.defaultExecutor ?? DEFAULT_EXECUTOR);
+    const can = capabilitiesOf(executor);
     const gpus = parseAccelerators((merged as Record<string, unknown>).accelerators);
     let why: string | null = null;
     if (typeof gpus === 'string') why = `accelerators: ${gpus}`;
-    else if (executor === 'local' && numNodes > 1) why = `num_nodes: ${numNodes} needs the Slurm executor`;
-    else if (executor === 'local' && gpus && where.localGpus !== undefined && gpus.count > where.localGpus) why = `asks for ${gpus.count} GPU${gpus.count === 1 ? '' : 's'} (${gpus.type}:${gpus.count}); the local executor has ${where.localGpus}`;
+    else if (can && !can.multiNode && numNodes > 1) why = `num_nodes: ${numNodes} needs the ${multiNodeLabels()} executor`;
+    else if (gpus) why = gpuProblem(gpus, executor, where.localGpus);
     if (why === null) return [merged, { key, index, of: alts.length }];
     reasons.push(`[${index}] ${why}`);
   }
@@ -318,8 +330,8 @@ function pickAlternative(res: ResourcesIn, numNodes: number, where: Where, doc: 
  * The executor a task names: `resources.infra`, or `cloud` (SkyPilot's older name, the same
  * rule); null when neither is given; false (an issue added) when both are given and differ.
  */
-function infraOf(res: { infra?: string | null; cloud?: string | null } | null, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): SpecExecutor | null | false {
-  const norm = (v: string | null | undefined) => (typeof v === 'string' ? (v.trim().toLowerCase() as SpecExecutor) : null);
+function infraOf(res: { infra?: string | null; cloud?: string | null } | null, doc: RawDoc, label: string, file: string, issues: SpecIssue[]): ExecutorKind | null | false {
+  const norm = (v: string | null | undefined) => (typeof v === 'string' ? (v.trim().toLowerCase() as ExecutorKind) : null);
   const infra = norm(res?.infra);
   const cloud = norm(res?.cloud);
   if (infra && cloud && infra !== cloud) {
@@ -331,11 +343,12 @@ function infraOf(res: { infra?: string | null; cloud?: string | null } | null, d
 }
 
 /** A task's warnings: each recorded resource key it does not act on, and a recovery strategy. */
-function draftWarnings(other: Record<string, unknown>, memory: boolean, strategy: string | null, topLevelRecovery: boolean, doc: RawDoc, label: string, file: string): SpecIssue[] {
+function draftWarnings(other: Record<string, unknown>, strategy: string | null, topLevelRecovery: boolean, doc: RawDoc, label: string, file: string): SpecIssue[] {
   const out: SpecIssue[] = [];
-  if (memory) out.push(issueAt(file, doc.locate(['resources', 'memory'], 'key'), formatPath(label, ['resources', 'memory']), `memory: ${MEMORY_WARNING}`));
   for (const [k, message] of Object.entries(SKYPILOT_RESOURCE_WARNINGS)) {
     if (!Object.hasOwn(other, k) || (k === 'use_spot' && other[k] === false)) continue;
+    // A docker image is honoured (a container), or refused at submit: no "not used" warning.
+    if (k === 'image_id' && dockerImageOf(other[k]) !== null) continue;
     out.push(issueAt(file, doc.locate(['resources', k], 'key'), formatPath(label, ['resources', k]), `${k}: ${message}`));
   }
   if (strategy !== null) {
@@ -382,31 +395,6 @@ function readEnvMap(map: unknown, at: string, file: string, issues: SpecIssue[])
   return Object.fromEntries(ok);
 }
 
-/**
- * A job-level value given on tasks (`resources.infra`, `priority`): the first task naming it
- * decides; the others must agree ("the tasks of a pipeline <what>").
- */
-function pipelineValue<T extends string | number>(
-  drafts: DraftTask[],
-  get: (d: DraftTask) => T | null,
-  at: PathSeg[],
-  key: string,
-  what: string,
-  file: string,
-  issues: SpecIssue[],
-): T | null {
-  let first: { value: T; label: string } | null = null;
-  for (const d of drafts) {
-    const v = get(d);
-    if (v === null) continue;
-    if (!first) first = { value: v, label: d.label };
-    else if (v !== first.value) {
-      const show = (x: T) => (typeof x === 'string' ? `"${x}"` : String(x));
-      issues.push(issueAt(file, d.doc.locate(at, 'value'), formatPath(d.label, at), `${key} ${show(v)} differs from ${first.label}'s ${show(first.value)}: the tasks of a pipeline ${what}`));
-    }
-  }
-  return first?.value ?? null;
-}
 
 /** The `queue` override, checked by the queue name rule; null when none is given (or it is invalid: an issue). */
 function readQueueOverride(overrides: SpecOverrides | undefined, file: string, issues: SpecIssue[]): string | null {
@@ -441,50 +429,44 @@ function checkWorkdirs(drafts: DraftTask[], file: string, issues: SpecIssue[]): 
 }
 
 /**
- * `file_mounts` (docs/spec.md "file_mounts"): every local source's content must come with the
- * job (the launching machine's paths mean nothing here); an absolute target only under the
- * operator's JOBDECK_FILE_MOUNT_ROOT, so a job cannot write anywhere the server's user can.
+ * `resources.accelerators` (docs/spec.md "accelerators"): a form that is refused; GPUs the
+ * executor can never grant (lib/jobs/spec/gpu-check.ts: a job that could never start is refused at
+ * submit instead of waiting for GPUs that do not exist); on the local executor, tasks of one
+ * pipeline asking for different types (they share the job's grant).
  */
-function checkFileMounts(drafts: DraftTask[], uploads: SpecUploads, file: string, issues: SpecIssue[]): void {
-  const uploaded = new Set(uploads.fileMountTargets ?? []);
-  const root = uploads.fileMountRoot ? uploads.fileMountRoot.replace(/\/+$/, '') : null;
-  for (const d of drafts) {
-    for (const target of Object.keys(d.fileMounts ?? {})) {
-      const at = d.doc.locate(['file_mounts', target], 'key');
-      const label = formatPath(d.label, ['file_mounts', target]);
-      if (target.startsWith('/') && (root === null || (target !== root && !target.startsWith(`${root}/`)))) {
-        issues.push(issueAt(file, at, label, root === null ? FILE_MOUNT_ABSOLUTE_REFUSED : `${FILE_MOUNT_ABSOLUTE_REFUSED} (allowed here: under ${root})`));
-      } else if (!uploaded.has(target)) {
-        issues.push(issueAt(file, at, label, FILE_MOUNT_NOT_UPLOADED));
-      }
-    }
-  }
-}
-
-/**
- * `resources.accelerators` (docs/spec.md "accelerators"): one type and a whole count; on the local
- * executor no more than the machine has (`localGpus`), so a job that could never start is refused
- * at submit instead of waiting for GPUs that do not exist.
- */
-function checkAccelerators(drafts: DraftTask[], executor: SpecExecutor | null, localGpus: number | undefined, file: string, issues: SpecIssue[]): void {
+function checkAccelerators(drafts: DraftTask[], executor: ExecutorKind | null, localGpus: readonly GpuDevice[] | undefined, file: string, issues: SpecIssue[]): void {
+  const host = executor !== null && capabilitiesOf(executor)?.gpus === 'host';
+  const elsewhere = kindsWith((c) => c.gpus === 'scheduler').join(' or ');
+  let first: { key: string; label: string } | null = null;
   for (const d of drafts) {
     const g = parseAccelerators(d.resources.other.accelerators);
     if (g === null) continue;
     const at = d.doc.locate(['resources', 'accelerators'], 'value');
     const label = formatPath(d.label, ['resources', 'accelerators']);
-    if (typeof g === 'string') issues.push(issueAt(file, at, label, `accelerators: ${g}`));
-    else if (executor === 'local' && localGpus !== undefined && g.count > localGpus) {
-      issues.push(issueAt(file, at, label, `accelerators: asks for ${g.count} GPU${g.count === 1 ? '' : 's'} (${g.type}:${g.count}); the local executor has ${localGpus} (nvidia-smi -L, or JOBDECK_LOCAL_GPUS): no resource can run it — use infra: slurm`));
+    if (typeof g === 'string') {
+      issues.push(issueAt(file, at, label, `accelerators: ${g}`));
+      continue;
     }
+    const why = gpuProblem(g, executor, localGpus);
+    if (why !== null) {
+      issues.push(issueAt(file, at, label, `accelerators: ${why}${host ? `: no resource can run it — use infra: ${elsewhere}` : ''}`));
+      continue;
+    }
+    if (!host) continue;
+    const key = typesKey(localGpus ? localOptions(taskGpuOptions(d), localGpus) : g);
+    if (!first) first = { key, label: d.label };
+    else if (key !== first.key) issues.push(issueAt(file, at, label, `accelerators: GPU types ${key} differ from ${first.label}'s ${first.key}: the tasks of a pipeline on the local executor share the job's GPUs, so they ask for the same types (the counts may differ)`));
   }
 }
 
 /**
- * `num_nodes` > 1 needs an executor that runs a gang of nodes: the local executor runs a task on
- * this one machine, so there it is refused at the key (docs/spec.md "num_nodes").
+ * `num_nodes` > 1 needs an executor that runs a gang of nodes (lib/jobs/executor-kinds.ts
+ * `multiNode`): the local executor runs a task on this one machine, so there it is refused at
+ * the key (docs/spec.md "num_nodes").
  */
-function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: string, issues: SpecIssue[]): void {
-  if (executor !== 'local') return;
+function checkNodes(drafts: DraftTask[], executor: ExecutorKind | null, file: string, issues: SpecIssue[]): void {
+  const can = executor === null ? undefined : capabilitiesOf(executor);
+  if (!can || can.multiNode) return;
   for (const d of drafts) {
     if (!d.numNodes) continue;
     issues.push(
@@ -492,10 +474,23 @@ function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: st
         file,
         d.doc.locate(['num_nodes'], 'value'),
         `${d.label}.num_nodes`,
-        `num_nodes: ${d.numNodes} needs the Slurm executor (infra: slurm): the local executor runs a task on this one machine`,
+        `num_nodes: ${d.numNodes} needs the ${multiNodeLabels()} executor (infra: ${kindsWith((c) => c.multiNode).join(' or ')}): the ${can.label} executor runs a task on this one machine`,
       ),
     );
   }
+}
+
+/**
+ * The issue of an env or secret left empty and not given at launch. Given as the other kind
+ * (`envs: {K: }` with `--secret K`), it says so and how to fix it either way — SkyPilot refuses
+ * the same (an empty env is filled only by --env), and a value given as a secret must stay one.
+ */
+function requiredMessage(k: string, key: 'envs' | 'secrets', flag: string, givenAsOther: boolean): string {
+  if (!givenAsOther) return `has no value: required at launch — give it in the spec or at launch (${flag} ${k}, or ${flag} ${k}=…)`;
+  if (key === 'envs') {
+    return `has no value: it was given as a secret (--secret ${k}), but the file declares it under envs, where only --env gives a value — to pass it as a secret, move it under secrets: (secrets: {${k}: }); else give it with --env ${k}`;
+  }
+  return `has no value: it was given as an env (--env ${k}), but the file declares it under secrets, where only --secret gives a value — give it with --secret ${k} (or --secret ${k}=…), or move it under envs: if it is not secret`;
 }
 
 /**
@@ -504,12 +499,12 @@ function checkNodes(drafts: DraftTask[], executor: SpecExecutor | null, file: st
  * `required`. A name in both envs and secrets is an issue. The limits count both, with overrides.
  */
 function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSecrets: Record<string, string>, file: string, issues: SpecIssue[], required: SpecIssue[]): TaskSpec {
-  const merge = (own: Record<string, string | null>, over: Record<string, string>, key: 'envs' | 'secrets', flag: string) => {
+  const merge = (own: Record<string, string | null>, over: Record<string, string>, key: 'envs' | 'secrets', flag: string, other: Record<string, string>) => {
     const out: Array<[string, string]> = [];
     for (const [k, v] of Object.entries(own)) {
       if (Object.hasOwn(over, k)) continue;
       if (v === null) {
-        const issue = issueAt(file, d.doc.locate([key, k], 'key'), formatPath(d.label, [key, k]), `has no value: required at launch — give it in the spec or at launch (${flag} ${k}, or ${flag} ${k}=…)`);
+        const issue = issueAt(file, d.doc.locate([key, k], 'key'), formatPath(d.label, [key, k]), requiredMessage(k, key, flag, Object.hasOwn(other, k)));
         issues.push(issue);
         required.push(issue);
         continue;
@@ -519,8 +514,8 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSe
     out.push(...Object.entries(over));
     return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   };
-  const envs = merge(d.envs, overrideEnvs, 'envs', '--env');
-  const secrets = merge(d.secrets, overrideSecrets, 'secrets', '--secret');
+  const envs = merge(d.envs, overrideEnvs, 'envs', '--env', overrideSecrets);
+  const secrets = merge(d.secrets, overrideSecrets, 'secrets', '--secret', overrideEnvs);
   const secretNames = new Set(secrets.map(([k]) => k));
   for (const [k] of envs) {
     if (secretNames.has(k)) issues.push(issueAt(file, d.doc.locate(['secrets', k], 'key'), formatPath(d.label, ['secrets', k]), `${k} is given both as an env and as a secret: keep one`));
@@ -533,7 +528,7 @@ function withEnvs(d: DraftTask, overrideEnvs: Record<string, string>, overrideSe
   if (total > SPEC_LIMITS.maxEnvTotalBytes) {
     issues.push(issueAt(file, d.doc.locate(['envs'], 'key'), `${d.label}.envs`, `expected env vars of at most ${KiB(SPEC_LIMITS.maxEnvTotalBytes)} in all (with overrides), got ${total} bytes`));
   }
-  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, retention: _retention, warnings: _warnings, secrets: _secrets, ...rest } = d;
+  const { doc: _doc, label: _label, infra: _infra, priority: _priority, queue: _queue, notify: _notify, retention: _retention, dependsOn: _dependsOn, array: _array, warnings: _warnings, secrets: _secrets, ...rest } = d;
   return { ...rest, envs: Object.fromEntries(envs), ...(secrets.length ? { secrets: Object.fromEntries(secrets) } : {}) };
 }
 
@@ -559,7 +554,7 @@ function valueAt(root: unknown, path: readonly PathSeg[]): unknown {
 }
 
 /** A short job name from the first meaningful line of the first task with a `run` (docs/spec.md "Job name"). */
-function deriveName(tasks: TaskSpec[]): string | null {
+export function deriveName(tasks: ReadonlyArray<Pick<TaskSpec, 'run'>>): string | null {
   const run = tasks.find((t) => t.run)?.run;
   if (!run) return null;
   for (const rawLine of run.split('\n')) {

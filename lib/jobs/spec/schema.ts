@@ -4,12 +4,21 @@
  * types, ranges, and the SkyPilot keys refused with a reason). Every key is documented in
  * docs/spec.md ("Task keys"); the limits in docs/spec.md ("Limits"). Pure: no node:* import.
  */
+import { imageIdSchema } from './images';
 import { z } from 'zod';
+import { ExitCodeSchema, RESTARTS_EXPECTED, RestartBackoffSchema } from './recovery';
 import { MAX_FILE_MOUNTS, STORAGE_URL } from './mounts';
+import { ArraySchema, DependsOnSchema, type SpecArray, type SpecDependsOn } from './flow';
+import { LabelsSchema } from './labels';
 import { NotifySchema } from './notify';
 import { RETENTION_KEYS, RetentionSchema, type SpecRetention } from './retention';
 import { describe, KiB, type PathSeg } from './messages';
-import { invisibleIn, textProblem } from './text';
+import { MaxDurationSchema } from './duration';
+import type { GpuDevice } from '../gpus';
+import { invisibleIn, textProblem, utf8Bytes } from './text';
+import { EXECUTOR_KINDS, EXECUTOR_NAMES, isExecutorKind, type ExecutorKind } from '../executor-kinds';
+
+export { utf8Bytes } from './text';
 
 /** Resources a task asks for. `cpus` and `memoryGb` are counts / GB (1 GB = 1024 MB); docs/spec.md "resources". */
 export interface Resources {
@@ -40,6 +49,8 @@ export interface JobRecovery {
   recoverOnExitCodes: number[];
   /** SkyPilot's recovery strategy name as written (e.g. "FAILOVER"), recorded only. */
   strategy: string | null;
+  /** `restart_backoff` in ms (lib/jobs/spec/recovery.ts); absent when not given (the server's default applies). */
+  restartBackoffMs?: number;
 }
 
 /** One task (pipeline step), normalized; each key in docs/spec.md "Task keys". */
@@ -72,6 +83,19 @@ export interface TaskSpec {
    * (and its specHash) is the same as before the key was supported.
    */
   numNodes?: number;
+  /**
+   * SkyPilot's `max_duration` in ms: an attempt running longer is stopped and the task ends FAILED
+   * (docs/spec.md "max_duration"). Absent when not given (the specHash of older specs is kept).
+   */
+  maxDurationMs?: number;
+  /**
+   * The indexes of the tasks this one starts after (docs/spec.md "depends_on" `tasks`, "Job
+   * groups"): set in a task DAG (the tasks it names) and a job group (none); absent in a pipeline,
+   * where each task starts after the one before it (and a pipeline's specHash is kept).
+   */
+  after?: number[];
+  /** A primary task of a job group (the header's `primary_tasks`): the group ends when they have. */
+  primary?: boolean;
 }
 
 /** A submitted job: one or more tasks run in order (docs/spec.md "Documents", "Job name"). */
@@ -82,7 +106,7 @@ export interface PipelineSpec {
    * Where the job runs, from its tasks' `resources.infra` (SkyPilot's key); absent when no task
    * names one — then the server's default applies (see {@link jobExecutor}).
    */
-  executor?: SpecExecutor;
+  executor?: ExecutorKind;
   /**
    * Admission priority ({@link PRIORITY}), from the tasks' `priority`; absent when no task names
    * one — then the queue's default priority, else {@link PRIORITY}.default, applies at submit.
@@ -97,6 +121,12 @@ export interface PipelineSpec {
   notify?: string[];
   /** How long the logs and the record are kept after the end (`retention`); absent: the operator's policy. */
   retention?: SpecRetention;
+  /** Other jobs this one waits for (`depends_on`, docs/spec.md "depends_on"); absent when none. */
+  dependsOn?: SpecDependsOn;
+  /** Submitted as a group of jobs (`array`, docs/spec.md "array"); absent: one job. */
+  array?: SpecArray;
+  /** `parallel`: a job group, every task started together (the header's `execution`); absent: a pipeline or DAG. */
+  execution?: 'parallel';
 }
 
 /** The queue of a job that names none; it has no limits of its own (docs/design.md §6 "Admission"). */
@@ -127,11 +157,6 @@ export function priorityProblem(v: unknown): string | null {
   return Number.isInteger(v) && (v as number) >= PRIORITY.min && (v as number) <= PRIORITY.max ? null : PRIORITY_EXPECTED;
 }
 
-/** Executors a spec may name with `resources.infra` (names of lib/executors ExecutorRegistry.get()). */
-export const SPEC_EXECUTORS = ['local', 'slurm'] as const;
-/** One of {@link SPEC_EXECUTORS}. */
-export type SpecExecutor = (typeof SPEC_EXECUTORS)[number];
-
 /** Options shared by the parse functions. */
 export interface SpecOptions {
   /** Shown in issues; default "job.yaml" ("job.json" for the JSON form). */
@@ -142,7 +167,7 @@ export interface SpecOptions {
    * with it, `num_nodes` > 1 on the local executor is refused at that key. Without it (an editor
    * that does not know the server), only an explicit `infra: local` is checked.
    */
-  defaultExecutor?: SpecExecutor;
+  defaultExecutor?: ExecutorKind;
   /**
    * The queues the server has (names, without {@link DEFAULT_QUEUE}): with it, a `queue` naming
    * another is refused at that key, listing them. Without it, only the name's form is checked.
@@ -151,16 +176,23 @@ export interface SpecOptions {
   /** What was uploaded with the job (docs/spec.md "workdir", "file_mounts"). */
   uploads?: SpecUploads;
   /**
-   * GPUs the local executor has (lib/executors/gpus.ts): a task on it asking for more is refused
-   * at `resources.accelerators`. Without it, only the form is checked.
+   * The local executor's GPUs (lib/jobs/gpus.ts devices): a task on it asking for a type it has
+   * none of, or for more than it has, is refused at `resources.accelerators`; alternatives keep
+   * only the types it has. Without it, only the form is checked.
    */
-  localGpus?: number;
+  localGpus?: readonly GpuDevice[];
+  /**
+   * The server runs `image_id: docker:IMAGE` in containers on an executor that can
+   * (JOBDECK_CONTAINER_RUNTIME set; lib/jobs/executor-kinds.ts `containers`). Without it such a
+   * task is refused (an editor that does not know the server: refused too — nothing pretends).
+   */
+  containers?: boolean;
 }
 
 /** The uploads a submit carries, as the spec's rules need them. */
 export interface SpecUploads {
   /**
-   * A folder was uploaded for the workdir (its content hash, lib/executors/upload.ts): a relative
+   * A folder was uploaded for the workdir (its content hash, lib/uploads/upload.ts): a relative
    * `workdir` then runs in each attempt's copy of it. Without it, one is refused.
    */
   workdir?: string;
@@ -249,17 +281,16 @@ export type SkyPilotResourceKey = (typeof SKYPILOT_RESOURCE_KEYS)[number];
 /**
  * What jobdeck does instead, for each recorded SkyPilot resource key it does not act on: the
  * warning given when the key has a value (docs/spec.md "SkyPilot keys"). The one owner of these
- * texts; `infra` and `cloud` (where the task runs) and `accelerators` (GPUs) are honoured, so they have none. A value of
+ * texts; `infra` and `cloud` (where the task runs), `accelerators` (GPUs) and `labels` (shown, filtered) are honoured, so they have none. A value of
  * `false` for `use_spot` asks for what jobdeck does anyway and warns nothing.
  */
-export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud' | 'accelerators'>, string>> = Object.freeze({
+export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourceKey, 'infra' | 'cloud' | 'accelerators' | 'labels'>, string>> = Object.freeze({
   accelerator_args: 'not used by jobdeck: accelerator arguments (TPU runtime versions and the like) are for cloud provisioning; recorded only',
   autostop: 'not used by jobdeck: there is no cluster to stop; the job\'s processes end with the job',
   disk_size: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
   disk_tier: 'not managed by jobdeck; the job uses the disk of the machine it runs on',
   image_id: 'not used by jobdeck: the job runs on the machine\'s own operating system, not a cloud image',
   instance_type: 'not used by jobdeck: there are no instance types; resources.cpus and resources.memory say what the task needs',
-  labels: 'not used by jobdeck: labels are for cloud instances or pods; recorded only',
   network_tier: 'not managed by jobdeck; the job uses the network of the machine it runs on',
   ports: 'not managed by jobdeck; the job binds ports directly',
   region: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud region',
@@ -267,30 +298,8 @@ export const SKYPILOT_RESOURCE_WARNINGS: Readonly<Record<Exclude<SkyPilotResourc
   zone: 'not used by jobdeck: the job runs on this machine or its Slurm cluster (resources.infra), not in a cloud zone',
 });
 
-/** The warning for `resources.memory`: checked and shown, not reserved or limited by either executor. */
-export const MEMORY_WARNING = 'recorded and shown, not enforced: jobdeck neither reserves nor limits memory for the task';
-
 /** The warning for `job_recovery.strategy` (SkyPilot's failover across clouds): recorded, restarts happen in place. */
 export const STRATEGY_WARNING = 'recorded only: jobdeck restarts a failed attempt where the job runs (no failover to other regions or clouds)';
-
-/** The refusal of a container image (`image_id: docker:…`): nothing here runs containers. */
-export const DOCKER_IMAGE_REFUSED =
-  'image_id "docker:…" needs a container runtime, and none is configured for jobdeck: the task would run on the host without the image; install what the task needs on the machine and remove image_id';
-
-/** UTF-8 length without allocating (the limits count bytes). */
-export function utf8Bytes(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
 
 // ───────────────────────────── schema ─────────────────────────────
 
@@ -460,10 +469,6 @@ const MemorySchema = z.union([z.number(), z.string()], { error: MEMORY_EXPECTED 
   return { gb, atLeast };
 });
 
-const RESTARTS_EXPECTED = 'expected an integer ≥ 0';
-const EXIT_CODE_EXPECTED = 'expected an exit code (an integer from 0 to 255)';
-const ExitCodeSchema = z.int({ error: EXIT_CODE_EXPECTED }).min(0, { error: EXIT_CODE_EXPECTED }).max(255, { error: EXIT_CODE_EXPECTED });
-
 const JobRecoveryObject = z.strictObject(
   {
     max_restarts_on_errors: z
@@ -481,8 +486,9 @@ const JobRecoveryObject = z.strictObject(
         if (p) ctx.addIssue({ code: 'custom', message: p.replace('a name', 'a strategy name').replace('non-empty name', 'non-empty strategy name') });
       })
       .nullish(),
+    restart_backoff: RestartBackoffSchema.nullish(),
   },
-  { error: 'expected a map with max_restarts_on_errors, recover_on_exit_codes, strategy (or a strategy name)' },
+  { error: 'expected a map with max_restarts_on_errors, recover_on_exit_codes, restart_backoff, strategy (or a strategy name)' },
 );
 
 const JobRecoverySchema = z.preprocess((v) => (typeof v === 'string' ? { strategy: v } : v), JobRecoveryObject);
@@ -498,24 +504,18 @@ const unsupported = (message: string) =>
 
 const recorded = z.unknown().optional();
 
-const INFRA_EXPECTED = 'expected where to run: "local" or "slurm"';
+const INFRA_EXPECTED = `expected where to run: ${EXECUTOR_NAMES.map((n) => JSON.stringify(n)).join(' or ')}`;
 /** `resources.infra` (or `cloud`, named by `key`): validated here, normalized in validateTask (kept as written in `other`). */
 const infraSchema = (key: 'infra' | 'cloud') =>
   z.string({ error: INFRA_EXPECTED }).superRefine((v, ctx) => {
     const n = v.trim().toLowerCase();
-    if ((SPEC_EXECUTORS as readonly string[]).includes(n)) return;
+    if (isExecutorKind(n)) return;
     const shown = describe(v);
     const message = n.startsWith('slurm/')
       ? `${key} ${shown}: jobdeck submits to the one Slurm cluster its server is set up for; write ${key}: slurm (the server picks the partition: JOBDECK_SLURM_PARTITION)`
-      : `${key} ${shown} is not available: jobdeck runs tasks on this machine (${key}: local) or on Slurm (${key}: slurm)`;
+      : `${key} ${shown} is not available: jobdeck runs tasks ${EXECUTOR_NAMES.map((n) => `on ${EXECUTOR_KINDS[n].runsOn} (${key}: ${n})`).join(' or ')}`;
     ctx.addIssue({ code: 'custom', message, params: { full: true } });
   });
-
-/** `image_id`: any SkyPilot form (a string, or a map region → image); a docker image is refused. */
-const ImageIdSchema = z.unknown().superRefine((v, ctx) => {
-  const images = typeof v === 'string' ? [v] : v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.values(v) : [];
-  if (images.some((i) => typeof i === 'string' && i.trim().toLowerCase().startsWith('docker:'))) ctx.addIssue({ code: 'custom', message: DOCKER_IMAGE_REFUSED, params: { full: true } });
-});
 
 /** A task's `resources` map (docs/spec.md "resources"); unknown keys are `unrecognized_keys` issues. */
 const resourceShape = {
@@ -526,7 +526,8 @@ const resourceShape = {
   // SkyPilot's older name of `infra`: the same values, the same rule (validateTask reads both).
   infra: infraSchema('infra').nullish(),
   cloud: infraSchema('cloud').nullish(),
-  image_id: ImageIdSchema.optional(),
+  image_id: imageIdSchema(false).optional(),
+  labels: LabelsSchema.nullish(),
 };
 
 /** Most alternatives `any_of` / `ordered` may list. */
@@ -559,20 +560,15 @@ export const TaskSchema = z.strictObject(
     run: scriptSchema('run').nullish(),
     resources: ResourcesSchema.nullish(),
     job_recovery: JobRecoverySchema.nullish(),
-    num_nodes: z
-      .int({ error: NUM_NODES_EXPECTED })
-      .min(1, { error: NUM_NODES_EXPECTED })
-      .max(SPEC_LIMITS.maxNumNodes, { error: `expected at most ${SPEC_LIMITS.maxNumNodes} nodes` })
-      .nullish(),
-    priority: z
-      .int({ error: PRIORITY_EXPECTED })
-      .min(PRIORITY.min, { error: PRIORITY_EXPECTED })
-      .max(PRIORITY.max, { error: PRIORITY_EXPECTED })
-      .nullish(),
+    num_nodes: z.int({ error: NUM_NODES_EXPECTED }).min(1, { error: NUM_NODES_EXPECTED }).max(SPEC_LIMITS.maxNumNodes, { error: `expected at most ${SPEC_LIMITS.maxNumNodes} nodes` }).nullish(),
+    priority: z.int({ error: PRIORITY_EXPECTED }).min(PRIORITY.min, { error: PRIORITY_EXPECTED }).max(PRIORITY.max, { error: PRIORITY_EXPECTED }).nullish(),
     queue: z.string({ error: QUEUE_NAME_EXPECTED }).regex(QUEUE_NAME, { error: QUEUE_NAME_EXPECTED }).nullish(),
     notify: NotifySchema.nullish(),
     retention: RetentionSchema.nullish(),
+    depends_on: DependsOnSchema.nullish(),
+    array: ArraySchema.nullish(),
     file_mounts: FileMountsSchema.nullish(),
+    max_duration: MaxDurationSchema.nullish(),
     service: unsupported('service (SkyServe) is not supported: jobdeck runs jobs, not services'),
     config: unsupported('config (SkyPilot config overrides) is not supported'),
     experimental: unsupported('experimental (SkyPilot config overrides) is not supported'),
@@ -582,18 +578,18 @@ export const TaskSchema = z.strictObject(
     event_callback: unsupported('event_callback is not supported: name a webhook with notify: [NAME] to hear of job events'),
     pool: unsupported('pool (SkyPilot managed-job pools) is not supported: each job runs on its executor (resources.infra); queue picks the operator queue'),
   },
-  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, priority, queue, notify, retention)' },
+  { error: 'expected a map of task keys (name, envs, secrets, workdir, file_mounts, setup, run, resources, job_recovery, num_nodes, max_duration, priority, queue, notify, retention, depends_on, array)' },
 );
 
-const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'priority', 'queue', 'notify', 'retention'];
+const TASK_KEYS = ['name', 'envs', 'secrets', 'workdir', 'file_mounts', 'setup', 'run', 'resources', 'job_recovery', 'num_nodes', 'max_duration', 'priority', 'queue', 'notify', 'retention', 'depends_on', 'array'];
 const RESOURCE_KEYS = ['cpus', 'memory', 'job_recovery', ...SKYPILOT_RESOURCE_KEYS];
-const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'strategy'];
+const JOB_RECOVERY_KEYS = ['max_restarts_on_errors', 'recover_on_exit_codes', 'restart_backoff', 'strategy'];
 
 /** The keys a map at `path` allows (for "did you mean"). */
 export function allowedKeysAt(path: readonly PathSeg[]): string[] {
   const last = path[path.length - 1];
   if (path.length === 0) return TASK_KEYS;
-  const nested: Record<string, string[]> = { resources: RESOURCE_KEYS, job_recovery: JOB_RECOVERY_KEYS, retention: RETENTION_KEYS };
+  const nested: Record<string, string[]> = { resources: RESOURCE_KEYS, job_recovery: JOB_RECOVERY_KEYS, retention: RETENTION_KEYS, depends_on: ['jobs', 'tasks', 'after'], array: ['num_jobs', 'params'] };
   return typeof last === 'string' && Object.hasOwn(nested, last) ? nested[last] : [];
 }
 

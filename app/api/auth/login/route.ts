@@ -9,4 +9,4 @@ export const dynamic = 'force-dynamic';
  * cookie, or 401; or an HTML form (`token`, `next`) → 303 to `next` (or back to
  * /login?error=invalid). Public (no session needed), but cross-origin posts are refused (403).
  */
-export const POST = route(async (req, _params, { ip }) => loginResponse(req, services().auth, services().store, ip), { public: true, maxBodyBytes: 16 * 1024 });
+export const POST = route(async (req, _params, { ip }) => loginResponse(req, services().auth, services().store, ip), { public: true });

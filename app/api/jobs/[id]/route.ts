@@ -5,8 +5,8 @@ import { route, services } from '@/lib/server/route';
 export const dynamic = 'force-dynamic';
 
 /** GET /api/jobs/:id — JobDetail (tasks, attempts with log sizes, events); 404 when unknown. */
-export const GET = route<{ id: string }>(async (_req, { id }) => {
-  const job = await detail(services().store, parseJobId(id));
+export const GET = route<{ id: string }>(async (_req, { id }, { actor }) => {
+  const job = await detail(services().store, parseJobId(id), actor ?? undefined);
   return Response.json(job, { headers: { 'cache-control': 'no-store' } });
 });
 

@@ -12,11 +12,11 @@ export const GET = route<{ name: string }>(async (_req, { name }) => {
 /** PUT /api/queues/:name {maxRunning?, maxCpus?, defaultPriority?} — creates or replaces it; 400 for "default". */
 export const PUT = route<{ name: string }>(async (req, { name }, { actor }) => {
   const queue = parseQueueName(name);
-  return Response.json(await setQueue(services().store, queue, await parsePutQueueRequest(req), actor?.userId ?? null));
+  return Response.json(await setQueue(services().store, queue, await parsePutQueueRequest(req), actor));
 });
 
 /** DELETE /api/queues/:name — 204; 404 when not defined; 409 while unfinished jobs are in it. */
-export const DELETE = route<{ name: string }>(async (_req, { name }) => {
-  await removeQueue(services().store, parseQueueName(name));
+export const DELETE = route<{ name: string }>(async (_req, { name }, { actor }) => {
+  await removeQueue(services().store, parseQueueName(name), actor);
   return new Response(null, { status: 204 });
 });

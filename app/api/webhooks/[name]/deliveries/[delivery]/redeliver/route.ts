@@ -5,7 +5,7 @@ import { route, services } from '@/lib/server/route';
 export const dynamic = 'force-dynamic';
 
 /** POST /api/webhooks/:name/deliveries/:delivery/redeliver — 202 WebhookDelivery: sent again under the same id. */
-export const POST = route<{ name: string; delivery: string }>(async (_req, { name, delivery }) => {
+export const POST = route<{ name: string; delivery: string }>(async (_req, { name, delivery }, { actor }) => {
   const n = parseWebhookName(name);
-  return Response.json(await redeliverWebhook(services().store, n, parseDeliveryId(delivery)), { status: 202 });
+  return Response.json(await redeliverWebhook(services().store, n, parseDeliveryId(delivery), actor), { status: 202 });
 });

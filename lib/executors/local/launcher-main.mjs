@@ -1,0 +1,103 @@
+// jobdeck attempt launcher: a small, long-lived child of the server that starts attempt wrappers
+// on its behalf (lib/executors/local/launcher.ts is the server side and documents the protocol).
+//
+// Why a separate process: a fork's cost grows with the forking process's memory (launcher.ts).
+// Plain JavaScript with no imports beyond Node's own: it starts fast and never loads the server's
+// code.
+//
+// Messages (IPC, JSON):
+//   in:  {type:'spawn', id, file, args, cwd, env, handleFile, handle}
+//   out: {type:'spawned', id, pid, startTime} | {type:'failed', id, message, code}
+//        {type:'exit', pid, code, signal}          (after the wrapper was reaped)
+// 'spawned' is sent only after `handleFile` holds the attempt's handle (written to a temporary
+// name, then renamed), so an attempt that runs always has its handle on disk, even if this process
+// or the server dies right after the spawn. The wrapper is detached (setsid: its own session and
+// process group) with stdio on /dev/null: it outlives this process and the server.
+import { spawn } from 'node:child_process';
+import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+
+/**
+ * Field 22 (starttime, clock ticks since boot) of /proc/<pid>/stat, or null. Same parsing as
+ * parseProcStat in lib/executors/local/proc.ts (which owns the format): the fields after comm start at
+ * the last ')'.
+ */
+function startTimeOf(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const rest = text.slice(text.lastIndexOf(')') + 1).trim().split(/\s+/);
+  const st = rest[22 - 3];
+  return st && /^\d+$/.test(st) ? st : null;
+}
+
+/**
+ * Writes `text` into the handle file the server reserved before the spawn, without giving its
+ * blocks back first (no O_TRUNC, then cut to length): the task may have filled the disk
+ * meanwhile. Same rule as overwriteReserved in lib/executors/local/launch.ts.
+ */
+function overwriteReserved(file, text) {
+  let fd;
+  try {
+    fd = openSync(file, 'r+');
+  } catch {
+    fd = openSync(file, 'w');
+  }
+  try {
+    const b = Buffer.from(text);
+    writeSync(fd, b, 0, b.length, 0);
+    ftruncateSync(fd, b.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function send(msg) {
+  if (process.connected) process.send(msg);
+}
+
+function launch(m) {
+  let child;
+  try {
+    child = spawn(m.file, m.args, { detached: true, stdio: 'ignore', cwd: m.cwd, env: m.env });
+  } catch (err) {
+    send({ type: 'failed', id: m.id, message: err.message, code: err.code ?? null });
+    return;
+  }
+  const pid = child.pid;
+  if (pid === undefined) {
+    child.once('error', (err) => send({ type: 'failed', id: m.id, message: err.message, code: err.code ?? null }));
+    return;
+  }
+  // Synchronously, before this loop turns again: the child cannot have been reaped yet, so
+  // /proc/<pid> exists even if the wrapper already finished (a zombie until we reap it).
+  const startTime = startTimeOf(pid);
+  if (startTime === null) {
+    send({ type: 'failed', id: m.id, message: `started pid ${pid} but /proc/${pid}/stat is unreadable`, code: null });
+    return;
+  }
+  child.once('exit', (code, signal) => send({ type: 'exit', pid, code, signal }));
+  child.on('error', () => undefined); // reported through 'exit'; never crash the launcher
+  try {
+    const handle = { ...m.handle, ref: `${pid}:${startTime}`, pid, pidStartTime: startTime };
+    overwriteReserved(`${m.handleFile}.tmp`, JSON.stringify(handle) + '\n');
+    renameSync(`${m.handleFile}.tmp`, m.handleFile);
+  } catch (err) {
+    // The wrapper runs; the server learns its pid from this reply and can still cancel it.
+    send({ type: 'spawned', id: m.id, pid, startTime, handleError: err.message });
+    return;
+  }
+  send({ type: 'spawned', id: m.id, pid, startTime });
+}
+
+process.on('message', (m) => {
+  if (m && m.type === 'spawn') launch(m);
+});
+// The server went away (exit, crash, kill -9): nothing left to do. The wrappers keep running.
+process.on('disconnect', () => process.exit(0));
+// Ctrl-C in the server's terminal reaches this process too (same process group): the server
+// decides when to stop; this process ends when the server disconnects.
+process.on('SIGINT', () => undefined);
+send({ type: 'ready' });

@@ -1,0 +1,97 @@
+/**
+ * The admission pass's reads of what is held (docs/design.md §6 "Admission"): CPUs and GPUs per
+ * executor, queue and status with a summary of each line; the users' running-CPU and GPU quotas
+ * and what their active jobs hold; the CPUs of jobs whose leftovers are still being stopped.
+ */
+import { ACTIVE_JOB_STATUSES, type UserQuota } from '../jobs/capacity';
+import { effectiveQuota, QUOTA_ROLES, type RoleQuotas } from '../jobs/quotas';
+import { isRole } from '../jobs/roles';
+import type { StoreScope } from './handle';
+
+/** One group of the admission aggregate: jobs of one executor and one queue in one status. */
+export interface QueueGroup {
+  executor: string;
+  queue: string;
+  status: string;
+  count: number;
+  sumCpus: number;
+  /** Job.gpus summed (what the group's active jobs hold, for queue limits). */
+  sumGpus: number;
+  minCpus: number;
+  maxCpus: number;
+  /** Largest Job.nodes of the group. */
+  maxNodes: number;
+  /** Oldest submittedAt of the group (ms), 0 when unknown. */
+  oldestSubmittedAtMs: number;
+}
+
+/** CPUs and GPUs held per executor and queue (active jobs) and a summary of each line (PENDING, no cancel request, not waiting for other jobs): one aggregate. */
+export async function queueGroups(store: StoreScope): Promise<QueueGroup[]> {
+  const groups = await store.prisma.job.groupBy({
+    by: ['executor', 'queue', 'status'],
+    where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null, depsWaiting: false }] },
+    _sum: { cpus: true, gpus: true },
+    _count: { _all: true },
+    _min: { cpus: true, submittedAt: true },
+    _max: { cpus: true, nodes: true },
+  });
+  return groups.map((g) => ({
+    executor: g.executor,
+    queue: g.queue,
+    status: g.status,
+    count: g._count._all,
+    sumCpus: g._sum.cpus ?? 0,
+    sumGpus: g._sum.gpus ?? 0,
+    minCpus: g._min.cpus ?? 0,
+    maxCpus: g._max.cpus ?? 0,
+    maxNodes: g._max.nodes ?? 1,
+    oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
+  }));
+}
+
+/** What userQuotas() reads: the quotas and what each user's active jobs hold. */
+export interface UserQuotaRead {
+  quotas: Record<number, UserQuota>;
+  /** CPUs per user id. */
+  used: Record<number, number>;
+  /** GPUs (Job.gpus) per user id. */
+  gpusUsed: Record<number, number>;
+}
+
+/**
+ * The users' running-CPU and running-GPU quotas — User.maxRunningCpus / maxRunningGpus, else
+ * their role's default in `defaults` (lib/jobs/quotas.ts) — and the CPUs and GPUs their active
+ * jobs hold; empty when no user has one. Two queries, one when no user has a quota.
+ */
+export async function userQuotas(store: StoreScope, defaults: RoleQuotas): Promise<UserQuotaRead> {
+  const defaulted = QUOTA_ROLES.filter((r) => defaults[r]?.maxRunningCpus != null || defaults[r]?.maxRunningGpus != null);
+  const rows = await store.prisma.user.findMany({
+    where: { OR: [{ maxRunningCpus: { not: null } }, { maxRunningGpus: { not: null } }, ...(defaulted.length ? [{ role: { in: [...defaulted] } }] : [])] },
+    select: { id: true, name: true, role: true, maxRunningCpus: true, maxRunningGpus: true },
+  });
+  const quotas: Record<number, UserQuota> = {};
+  for (const r of rows) {
+    const user = { role: isRole(r.role) ? r.role : 'viewer', maxPendingJobs: null, maxRunningCpus: r.maxRunningCpus, maxRunningGpus: r.maxRunningGpus } as const;
+    const cpu = effectiveQuota(user, 'maxRunningCpus', defaults);
+    const gpu = effectiveQuota(user, 'maxRunningGpus', defaults);
+    if (cpu.value === null && gpu.value === null) continue;
+    quotas[r.id] = {
+      name: r.name,
+      ...(cpu.value !== null ? { maxCpus: cpu.value, ...(cpu.source === 'role' ? { roleDefault: r.role } : {}) } : {}),
+      ...(gpu.value !== null ? { maxGpus: gpu.value, ...(gpu.source === 'role' ? { gpusRoleDefault: r.role } : {}) } : {}),
+    };
+  }
+  const ids = Object.keys(quotas).map(Number);
+  if (ids.length === 0) return { quotas: {}, used: {}, gpusUsed: {} };
+  const groups = await store.prisma.job.groupBy({ by: ['userId'], where: { userId: { in: ids }, status: { in: [...ACTIVE_JOB_STATUSES] } }, _sum: { cpus: true, gpus: true } });
+  const held = groups.filter((g) => g.userId !== null);
+  return { quotas, used: Object.fromEntries(held.map((g) => [g.userId!, g._sum.cpus ?? 0])), gpusUsed: Object.fromEntries(held.map((g) => [g.userId!, g._sum.gpus ?? 0])) };
+}
+
+/** CPUs and executor of those of `jobIds` that are no longer active (their leftovers are being stopped). */
+export function inactiveCpus(store: StoreScope, jobIds: number[]): Promise<Array<{ cpus: number; executor: string }>> {
+  return store.prisma.job.findMany({
+    where: { id: { in: jobIds }, status: { notIn: [...ACTIVE_JOB_STATUSES] } },
+    select: { cpus: true, executor: true },
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * The monitor's reads of the jobs it follows (docs/design.md §6 "The monitor's systems"): the
+ * reconcile scan — the non-terminal jobs that are admitted or being cancelled — and one job as a
+ * step reads it fresh, with its tasks and each task's latest attempt.
+ */
+import type { Attempt, Job, Prisma, Task } from '../generated/prisma/client';
+import { JOB_TERMINAL } from '../jobs/status';
+import type { StoreScope } from './handle';
+
+const STEP_INCLUDE = {
+  tasks: { orderBy: { index: 'asc' }, include: { attempts: { orderBy: { number: 'desc' }, take: 1 } } },
+} satisfies Prisma.JobInclude;
+
+/** A job as a step reads it: its tasks by index, each with its latest attempt (0 or 1 in `attempts`). */
+export type StepJob = Job & { tasks: Array<Task & { attempts: Attempt[] }> };
+
+/** Job `id` with its tasks (by index) and each task's latest attempt, in one read; null when gone. */
+export function stepJob(store: StoreScope, id: number): Promise<StepJob | null> {
+  return store.prisma.job.findUnique({ where: { id }, include: STEP_INCLUDE });
+}
+
+/** A job the reconcile pass follows: its id, and whether a cancel of it is under way. */
+export interface FollowedJob {
+  id: number;
+  cancel: boolean;
+}
+
+/** The terminal statuses as SQL literals (constants, not input). */
+const TERMINAL_SQL = [...JOB_TERMINAL].map((s) => `'${s}'`).join(', ');
+
+/**
+ * The non-terminal jobs that are admitted (not PENDING) or have a cancel request, ascending by
+ * id; `cancel` when the job is CANCELLING or has a cancel request. `owner` (leases on,
+ * docs/design.md "Replicas"): only the jobs that server owns; null: every one. One row with the
+ * ids as two arrays: the reconcile pass reads every followed job each second, and a row per job
+ * (1,000 with 1,000 running) was the largest read of a steady server.
+ */
+export async function followedJobs(store: StoreScope, owner: string | null): Promise<FollowedJob[]> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ ids: number[] | null; cancel: number[] | null }>>(
+    `SELECT array_agg("id" ORDER BY "id") AS "ids",
+            array_agg("id" ORDER BY "id") FILTER (WHERE "status" = 'CANCELLING' OR "cancelRequestedAt" IS NOT NULL) AS "cancel"
+       FROM "Job"
+      WHERE "status" NOT IN (${TERMINAL_SQL}) AND ("status" <> 'PENDING' OR "cancelRequestedAt" IS NOT NULL)${owner === null ? '' : ' AND "ownerId" = $1'}`,
+    ...(owner === null ? [] : [owner]),
+  );
+  const cancel = new Set(rows[0]?.cancel ?? []);
+  return (rows[0]?.ids ?? []).map((id) => ({ id, cancel: cancel.has(id) }));
+}

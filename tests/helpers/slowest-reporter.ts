@@ -1,0 +1,37 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** How many files the summary lists. */
+const SHOWN = 15;
+
+/**
+ * A vitest reporter that adds one table at the end of a run: the slowest test files, each with
+ * its wall time (collect + tests + hooks), its test count and its project. `npm test` and the
+ * `test:*` scripts use it beside the default reporter, so that every CI log shows where the time
+ * went (docs/testing.md, "Where the time goes").
+ */
+export default class SlowestFilesReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const rows = modules
+      .map((m) => {
+        const d = m.diagnostic();
+        let tests = 0;
+        for (const _ of m.children.allTests()) tests++;
+        return { file: m.relativeModuleId, project: m.project.name, ms: d.collectDuration + d.duration, cpuMs: m.meta().cpuMs, tests };
+      })
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SHOWN);
+    if (rows.length === 0) return;
+    const width = Math.max(...rows.map((r) => r.file.length));
+    const cpu = (ms: number | undefined) => (ms === undefined ? '     -' : `${(ms / 1000).toFixed(1).padStart(6)}`);
+    const lines = rows.map((r, i) => `${String(i + 1).padStart(3)}. ${r.file.padEnd(width)}  ${(r.ms / 1000).toFixed(1).padStart(7)} s  CPU ${cpu(r.cpuMs)} s  ${String(r.tests).padStart(4)} tests${r.project ? `  (${r.project})` : ''}`);
+    process.stdout.write(`\nSlowest ${rows.length} test files (wall time of each file, collect + tests + hooks; CPU: the file's process and the children it reaped):\n${lines.join('\n')}\n`);
+    const all = modules.map((m) => m.meta().cpuMs ?? 0);
+    const byCpu = modules
+      .map((m, i) => ({ file: m.relativeModuleId, cpuMs: all[i] }))
+      .sort((a, b) => b.cpuMs - a.cpuMs)
+      .slice(0, SHOWN);
+    const total = all.reduce((a, b) => a + b, 0);
+    const cw = Math.max(...byCpu.map((r) => r.file.length));
+    process.stdout.write(`\nMost CPU, ${byCpu.length} test files (of ${(total / 1000).toFixed(0)} s in all files):\n${byCpu.map((r, i) => `${String(i + 1).padStart(3)}. ${r.file.padEnd(cw)}  ${cpu(r.cpuMs)} s`).join('\n')}\n`);
+  }
+}
