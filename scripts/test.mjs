@@ -16,13 +16,15 @@
 // time goes. Arguments go to vitest (`npm test -- tests/unit` runs those files, and Playwright);
 // JOBDECK_SKIP_E2E=1 leaves Playwright out.
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+// vitest's failed tests, one a line (tests/helpers/slowest-reporter.ts), repeated in the summary.
+const failures = path.join(root, '.jobdeck-test', 'vitest-failures.txt');
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', JOBDECK_TEST_FAILURES: failures };
 const serial = [
   ['services', 'bash', [path.join(root, 'scripts', 'ensure-services.sh')]],
   ['lint', process.execPath, [path.join(root, 'scripts', 'lint.mjs')]],
@@ -47,6 +49,13 @@ function summary(failed) {
   });
   const total = Date.now() - t00;
   console.log(`\n=== npm test: ${failed ? 'FAILED' : 'ok'} in ${seconds(total)} (${clock(total)}) ===\n${lines.join('\n')}`);
+  let failedTests = '';
+  try {
+    failedTests = readFileSync(failures, 'utf8').trim();
+  } catch {
+    // vitest did not run, or wrote nothing
+  }
+  if (failedTests) console.log(`\nvitest's failed tests:\n${failedTests.split('\n').map((l) => `  ${l}`).join('\n')}`);
 }
 
 function record(name, t0, code) {
@@ -95,6 +104,7 @@ async function endToEnd() {
 }
 
 const besideWanted = e2e !== null && process.env.JOBDECK_E2E_BESIDE === '1';
+rmSync(failures, { force: true });
 console.log(`\n=== npm test: ${vitest[0]}${besideWanted ? ' and end-to-end' : ''} ===`);
 const beside = besideWanted ? endToEnd() : null;
 const codes = [await run(vitest, 'inherit')];

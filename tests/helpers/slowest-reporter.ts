@@ -1,4 +1,6 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Reporter, SerializedError, TestModule } from 'vitest/node';
 
 /** How many files the summary lists. */
 const SHOWN = 15;
@@ -8,9 +10,14 @@ const SHOWN = 15;
  * its wall time (collect + tests + hooks), its test count and its project. `npm test` and the
  * `test:*` scripts use it beside the default reporter, so that every CI log shows where the time
  * went (docs/testing.md, "Where the time goes").
+ *
+ * It also writes the failed tests, one line each (file, test, the error's first line), to the file
+ * JOBDECK_TEST_FAILURES names: `npm test` repeats them in its last lines, so a log whose middle is
+ * cut still says what failed.
  */
 export default class SlowestFilesReporter implements Reporter {
-  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<SerializedError>): void {
+    writeFailures(modules, unhandled);
     const rows = modules
       .map((m) => {
         const d = m.diagnostic();
@@ -34,4 +41,26 @@ export default class SlowestFilesReporter implements Reporter {
     const cw = Math.max(...byCpu.map((r) => r.file.length));
     process.stdout.write(`\nMost CPU, ${byCpu.length} test files (of ${(total / 1000).toFixed(0)} s in all files):\n${byCpu.map((r, i) => `${String(i + 1).padStart(3)}. ${r.file.padEnd(cw)}  ${cpu(r.cpuMs)} s`).join('\n')}\n`);
   }
+}
+
+/** The error's first line, bounded: enough to name it in a summary. */
+function firstLine(err: { message?: string } | undefined): string {
+  return (err?.message ?? 'unknown error').split('\n')[0].slice(0, 300);
+}
+
+/** One line per failed test, per file that failed outside its tests, per unhandled error. */
+function writeFailures(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<SerializedError>): void {
+  const target = process.env.JOBDECK_TEST_FAILURES;
+  if (!target) return;
+  const lines: string[] = [];
+  for (const m of modules) {
+    for (const err of m.errors()) lines.push(`${m.relativeModuleId}: ${firstLine(err)}`);
+    for (const t of m.children.allTests()) {
+      const r = t.result();
+      if (r.state === 'failed') lines.push(`${m.relativeModuleId} > ${t.fullName}: ${firstLine(r.errors[0])}`);
+    }
+  }
+  for (const err of unhandled) lines.push(`unhandled: ${firstLine(err)}`);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, lines.map((l) => `${l}\n`).join(''));
 }
