@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SERVER_NODE_FLAGS } from '../../lib/server/v8-flags';
 import { copyPgliteTemplate } from './db-templates';
+import { killJobsUnder } from './leftover-jobs';
 
 /** util-linux's setpriv (Debian: always present), for the parent-death signal of test servers. */
 const SETPRIV = '/usr/bin/setpriv';
@@ -28,7 +29,10 @@ export interface ServerProcess {
   stop(): Promise<void>;
   /** SIGKILL (kill -9), as a crash. */
   kill9(): Promise<void>;
-  /** Stops the process if running and removes the data folder unless `keepHome`. */
+  /**
+   * Stops the process if running and removes the data folder unless `keepHome` — then also kills
+   * the jobs still running from the folder it removes (tests/helpers/leftover-jobs.ts).
+   */
   dispose(opts?: { keepHome?: boolean }): Promise<void>;
 }
 
@@ -134,7 +138,9 @@ export async function startServerProcess(opts: ServerOptions = {}): Promise<Serv
     dispose: async (o = {}) => {
       if (running) proc.kill('SIGKILL');
       await waitExit();
-      if (!o.keepHome) rmSync(home, { recursive: true, force: true });
+      if (o.keepHome) return;
+      killJobsUnder(home);
+      rmSync(home, { recursive: true, force: true });
     },
   };
   return sp;
