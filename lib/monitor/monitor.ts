@@ -170,6 +170,7 @@ class MonitorLoop implements Monitor {
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.sys.admission.cancelScheduled();
+    this.sys.deps.stop();
     await this.sys.retention.stop();
     await this.sys.compress.stop();
     await this.sys.usage.stop();
