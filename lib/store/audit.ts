@@ -6,40 +6,8 @@
 import type { AuditEvent, Prisma } from '../generated/prisma/client';
 import type { StoreScope } from './handle';
 
-/** The audited actions. */
-export const AUDIT_ACTIONS = [
-  'job.submit',
-  'job.cancel',
-  'job.delete',
-  'job.rerun',
-  'job.priority',
-  'token.create',
-  'token.revoke',
-  'user.create',
-  'user.update',
-  'webhook.create',
-  'webhook.update',
-  'webhook.rotate',
-  'webhook.delete',
-  'webhook.test',
-  'webhook.redeliver',
-  'queue.set',
-  'queue.delete',
-  'login',
-  'login.failed',
-  'retention.jobs',
-  'retention.uploads',
-  'group.cancel',
-  'group.rerun',
-  'group.delete',
-  'schedule.create',
-  'schedule.update',
-  'schedule.pause',
-  'schedule.resume',
-  'schedule.run',
-  'schedule.delete',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction } from '../jobs/audit-actions';
+import type { AuditAction } from '../jobs/audit-actions';
 
 /**
  * Who a row the server writes on its own names (the retention policy's removals): no user, no

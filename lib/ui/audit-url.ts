@@ -7,39 +7,9 @@
  * for the jobs list. And a row's detail in a line. Browser-safe.
  */
 
-/** The audited actions GET /api/audit filters by (the server's list: lib/store/audit.ts AUDIT_ACTIONS). */
-export const AUDIT_ACTIONS = [
-  'job.submit',
-  'job.cancel',
-  'job.delete',
-  'job.rerun',
-  'job.priority',
-  'token.create',
-  'token.revoke',
-  'user.create',
-  'user.update',
-  'webhook.create',
-  'webhook.update',
-  'webhook.rotate',
-  'webhook.delete',
-  'webhook.test',
-  'webhook.redeliver',
-  'queue.set',
-  'queue.delete',
-  'login',
-  'login.failed',
-  'retention.jobs',
-  'retention.uploads',
-  'group.cancel',
-  'group.rerun',
-  'group.delete',
-  'schedule.create',
-  'schedule.update',
-  'schedule.pause',
-  'schedule.resume',
-  'schedule.run',
-  'schedule.delete',
-] as const;
+/** The audited actions GET /api/audit filters by (one list: lib/jobs/audit-actions.ts). */
+export { AUDIT_ACTIONS } from '../jobs/audit-actions';
+import { AUDIT_ACTIONS } from '../jobs/audit-actions';
 
 /** Rows per page of the Audit page (the API allows 1–500). */
 export const AUDIT_PAGE_SIZE = 50;

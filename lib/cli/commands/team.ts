@@ -7,6 +7,7 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import type { AuditRow, CreatedTokenView, QuotaView, TokenView, UserView } from '../../api/types';
+import { AUDIT_ACTIONS } from '../../jobs/audit-actions';
 import type { JobdeckClient } from '../client';
 import { CliError, usageError } from '../errors';
 import type { CliContext } from '../context';
@@ -15,27 +16,7 @@ import { PLAIN_CHARS } from './manage';
 
 type Run = (fn: () => Promise<number>) => Promise<void>;
 const ROLES = ['admin', 'member', 'viewer'];
-const ACTIONS = [
-  'job.submit',
-  'job.cancel',
-  'job.delete',
-  'job.rerun',
-  'job.priority',
-  'token.create',
-  'token.revoke',
-  'user.create',
-  'user.update',
-  'webhook.create',
-  'webhook.update',
-  'webhook.rotate',
-  'webhook.delete',
-  'webhook.test',
-  'webhook.redeliver',
-  'queue.set',
-  'queue.delete',
-  'login',
-  'login.failed',
-];
+const ACTIONS: readonly string[] = AUDIT_ACTIONS;
 
 function table(head: string[], rows: string[][]): string {
   const t = new Table({ head, chars: PLAIN_CHARS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
