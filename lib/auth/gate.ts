@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { logger } from '../log';
 import { appendAudit, FIRST_ADMIN_ID, type AuditEntry, type StoreScope } from '../store';
 import { type HeaderGetter, TOKEN_PREFIX_CHARS, bearerToken, checkRequest, credentialExpiry, credentialProblem } from './guard';
@@ -142,6 +143,19 @@ export const LINGER_BYTES = 64 * 1024 * 1024;
 /** How long a refused upload may keep sending before the connection is cut (ms). */
 export const LINGER_MS = 5_000;
 
+/**
+ * Makes the answer on `res` end its connection gracefully: it says `Connection: close` (so no
+ * client sends a next request on a connection about to close, RFC 9112 §9.6), and once it is
+ * written the socket only ends its sending side — Node would destroy it, resetting a client
+ * still sending its body before it has read the answer. The caller reads the rest of the body
+ * and closes the socket (lingerThenCut; the API router's drainThenClose). docs/design.md §9.
+ */
+export function closeGracefully(res: ServerResponse): void {
+  res.setHeader('connection', 'close');
+  const socket = res.socket as (Socket & { destroySoon?: () => void }) | null;
+  if (socket) socket.destroySoon = () => socket.end();
+}
+
 function lingerThenCut(req: IncomingMessage): void {
   let discarded = 0;
   const cut = () => req.socket.destroy();
@@ -189,6 +203,7 @@ export function createHttpGate(opts: GateOptions): (req: IncomingMessage, res: S
       // Answer before reading a byte of the body. The rest of the upload is discarded as it
       // arrives (never buffered) so the client reads the 413 instead of a connection reset;
       // past LINGER_BYTES or LINGER_MS the connection is cut.
+      closeGracefully(res);
       sendProblem(res, 413, 'Payload Too Large', `request body is ${declared} bytes; the limit is ${maxBody} bytes`);
       lingerThenCut(req);
       return false;

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { attachBufferedBody, MAX_BODY_BYTES } from '../api/body';
 import { ApiError, problem } from '../api/errors';
 import { PEER_HEADER } from '../api/handler';
-import { LINGER_BYTES, LINGER_MS } from '../auth/gate';
+import { closeGracefully, LINGER_BYTES, LINGER_MS } from '../auth/gate';
 import { logger } from '../log';
 import { BUNDLED_API_ROUTES } from './api-routes-bundled';
 
@@ -205,8 +205,9 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, match: (p: st
  * Ends a connection whose request body the handler did not read to its end (it answered early,
  * e.g. 413 part-way through a chunked upload): the rest must not be taken for a next request.
  * Closing at once would let the client's next write meet a reset, which can reach it before it
- * has read the answer (it sees EPIPE and no status). So the socket's sending side ends (the
- * answer is complete, nothing follows), the rest of the upload is read and discarded, and the
+ * has read the answer (it sees EPIPE and no status). So the answer said `Connection: close`
+ * (writeResponse with keepSocket), the socket's sending side ends (the answer is complete,
+ * nothing follows), the rest of the upload is read and discarded, and the
  * socket is closed when the body ends — or cut past LINGER_BYTES / LINGER_MS, the same linger a
  * declared-too-large body gets at the gate.
  */
@@ -278,10 +279,10 @@ function drain(req: IncomingMessage): void {
 async function writeResponse(r: Response, req: IncomingMessage, res: ServerResponse, headOnly: boolean, keepSocket = false): Promise<void> {
   const out: Record<string, string | string[]> = {};
   r.headers.forEach((v, k) => {
-    // keepSocket: the caller closes the connection itself (drainThenClose); Node would close it
-    // at once on `connection: close`.
     if (k !== 'set-cookie' && !(keepSocket && k === 'connection')) out[k] = v;
   });
+  // keepSocket: the connection ends after this answer (drainThenClose), and the answer says so.
+  if (keepSocket) closeGracefully(res);
   const cookies = r.headers.getSetCookie();
   if (cookies.length) out['set-cookie'] = cookies;
   if (!r.body || headOnly) {

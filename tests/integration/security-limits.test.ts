@@ -26,7 +26,7 @@ const TERMINAL = new Set(['SUCCEEDED', 'CANCELLED', 'FAILED', 'FAILED_SETUP', 'F
  * POSTs `total` bytes in 64 KiB chunks with node:http (chunked unless `declare`), honouring
  * backpressure, and reports the status and how many bytes had been written when the answer came.
  */
-function upload(url: string, token: string, total: number, declare: boolean): Promise<{ status: number; body: string; sentAtAnswer: number }> {
+function upload(url: string, token: string, total: number, declare: boolean): Promise<{ status: number; body: string; sentAtAnswer: number; connection?: string }> {
   return new Promise((resolve, reject) => {
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let sent = 0;
@@ -38,7 +38,7 @@ function upload(url: string, token: string, total: number, declare: boolean): Pr
       const sentAtAnswer = sent;
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? -1, body, sentAtAnswer }));
+      res.on('end', () => resolve({ status: res.statusCode ?? -1, body, sentAtAnswer, connection: res.headers.connection }));
     });
     req.on('error', (err) => {
       // The server may close the connection after answering; a write error then is expected.
@@ -85,6 +85,10 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     // client had handed to its socket by then depend on loopback speed × the server's answer time:
     // 20–39 MB on a loaded 2-core machine, so no tighter bound here.)
     expect(r.sentAtAnswer).toBeLessThan(50 * MB);
+    // The connection closes after this answer, and the answer says so: a client that had sent its
+    // whole body by then would otherwise send its next request on the closing connection (EPIPE,
+    // no answer; docs/design.md §9).
+    expect(r.connection).toBe('close');
     await stillServing();
     expect(await jobCount()).toBe(before);
   });
@@ -96,13 +100,19 @@ describe.each(DB_KINDS)('input limits (%s)', (kind) => {
     expect(JSON.parse(r.body).detail).toMatch(/exceeds the limit of 1048576 bytes/);
     // Answered while the body was still being sent: it was never buffered whole (same bound as above).
     expect(r.sentAtAnswer).toBeLessThan(50 * MB);
+    // The connection closes after this answer, and the answer says so: a client that had sent its
+    // whole body by then would otherwise send its next request on the closing connection (EPIPE,
+    // no answer; docs/design.md §9).
+    expect(r.connection).toBe('close');
     await stillServing();
     expect(await jobCount()).toBe(before);
   });
 
   it('a streamed refusal never resets the connection before the client has read its 413 (100 in a row)', async () => {
     // Closing the socket right after the answer let the client's next write meet a reset that
-    // could arrive before the 413 was read (a few in a hundred failed with EPIPE, no status).
+    // could arrive before the 413 was read (a few in a hundred failed with EPIPE, no status); an
+    // answer without Connection: close let a client that had sent its whole body reuse the
+    // closing connection for its next upload (a few in a thousand under load, EPIPE).
     const errors: string[] = [];
     for (let i = 0; i < 100; i++) {
       try {
