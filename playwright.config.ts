@@ -16,11 +16,12 @@ export default defineConfig({
   testDir: 'tests/e2e',
   testMatch: '**/*.spec.ts',
   globalSetup: './tests/e2e/global-setup.ts',
-  // Spec files run side by side in JOBDECK_E2E_WORKERS browsers (default 1) against the one
-  // server; a file's tests run in order. Tests tell their jobs apart by name (a stamp), so a
-  // job of another file in the list changes nothing they assert (docs/testing.md).
+  // Spec files run side by side in JOBDECK_E2E_WORKERS browsers (default 2: one browser left a
+  // core idle while it waited on the page or the server, measured 363 s with one against about 260 s with
+  // two) against the one server; a file's tests run in order. Tests tell their jobs apart by name
+  // (a stamp), so a job of another file in the list changes nothing they assert (docs/testing.md).
   fullyParallel: false,
-  workers: Number(process.env.JOBDECK_E2E_WORKERS) || 1,
+  workers: Number(process.env.JOBDECK_E2E_WORKERS) || 2,
   retries: 0,
   // Hang guards, not speed targets: generous for a machine whose cores are all busy.
   timeout: 600_000,
