@@ -5,6 +5,9 @@
  * - launch cost: `attempts` wrappers run one after another with `run: echo hello`, alternating
  *   the wrapper as it is (through the pump) and the same text without the pump's start (the log
  *   written directly, as before the pump), each timed from spawn to exit; p50 / p95 / mean.
+ * - end cost, from the same runs: the end time the wrapper put in its exit record (`endedAtMs`,
+ *   taken as the task ended) → its exit seen here — what every attempt's exit → status latency
+ *   pays before the server can hear of the end (the drain of the pump, the record's rename and sync).
  * - resident memory of one pump (VmRSS, RssAnon of /proc/<pid>/status) while its task runs.
  * - throughput: 200 MB written by the task into the log, with and without the pump.
  * Prints a JSON object; bench/README.md records the runs.
@@ -22,22 +25,31 @@ if (WITHOUT === WRAPPER) throw new Error('the wrapper has no pump block to leave
 const root = mkdtempSync(path.join(os.tmpdir(), 'jobdeck-bench-pump-'));
 let seq = 0;
 
-/** A fresh attempt folder with `run` as its run.sh; the wrapper text written beside it. */
+/** A fresh attempt folder with `run` as its run.sh; the wrapper text written beside it; arguments as the local executor gives them (mv and sync included). */
 function attempt(text: string, run: string): { dir: string; args: string[] } {
   const dir = path.join(root, `a${seq++}`);
   mkdirSync(path.join(dir, 'work'), { recursive: true });
   writeFileSync(path.join(dir, 'wrapper.sh'), text);
   writeFileSync(path.join(dir, 'run.sh'), run);
-  return { dir, args: ['-p', path.join(dir, 'wrapper.sh'), dir, path.join(dir, 'run.log'), path.join(dir, 'work'), '/bin/mv', '', '0', '1'] };
+  return { dir, args: ['-p', path.join(dir, 'wrapper.sh'), dir, path.join(dir, 'run.log'), path.join(dir, 'work'), '/bin/mv', '/bin/sync', '0', '1'] };
 }
 
-/** Runs one wrapper to its end; milliseconds from spawn to exit. */
+/** End cost samples (ms) of the last timed() calls, by wrapper text. */
+const ends = new Map<string, number[]>();
+
+/**
+ * Runs one wrapper to its end; milliseconds from spawn to exit. Also notes the end cost: the exit
+ * record's `endedAtMs` (wall clock, whole ms) → the exit seen here (wall clock).
+ */
 function timed(text: string, run: string): number {
   const a = attempt(text, run);
   const t0 = process.hrtime.bigint();
   const r = spawnSync('/bin/bash', a.args, { stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const seen = performance.timeOrigin + performance.now();
   if (r.status !== 0) throw new Error(`wrapper exited ${r.status}`);
+  const ended = (JSON.parse(readFileSync(path.join(a.dir, 'exit'), 'utf8')) as { endedAtMs: number }).endedAtMs;
+  ends.set(text, [...(ends.get(text) ?? []), seen - ended]);
   rmSync(a.dir, { recursive: true, force: true });
   return ms;
 }
@@ -92,6 +104,7 @@ async function main(): Promise<void> {
     loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
     attempts: n,
     launchMs: { withPump: stats(withPump), without: stats(without) },
+    endMs: { withPump: stats(ends.get(WRAPPER) ?? []), without: stats(ends.get(WITHOUT) ?? []) },
     pump: await pumpMemory(),
     throughput200MB: { withPumpMs: Math.round(timed(WRAPPER, big)), withoutMs: Math.round(timed(WITHOUT, big)) },
   };
