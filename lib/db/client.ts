@@ -58,12 +58,35 @@ export interface OpenOptions {
  *   when the environment is malformed (lib/config.ts).
  */
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
-  const dir = opts.pgliteDir ?? path.join(loadConfig().home, 'db');
   const cfg = loadConfig();
+  // Before Prisma's query compiler and PGlite are compiled (both on first use, after this).
+  if (!cfg.wasmOptimize) await baselineWasmOnly();
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.migrate !== false);
+  const dir = opts.pgliteDir ?? path.join(cfg.home, 'db');
   const inWorker = opts.pgliteWorker ?? cfg.pgliteWorker;
   if (opts.pgliteLoadDataDir && (inWorker || !dir.startsWith('memory://'))) throw new Error('pgliteLoadDataDir: for a memory:// PGlite in this thread only');
-  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, cfg.pgliteOptimize, inWorker, opts.pgliteLoadDataDir);
+  return openPglite(dir, opts.migrate !== false, opts.pgliteSharedBuffers ?? cfg.pgliteSharedBuffers, inWorker, opts.pgliteLoadDataDir);
+}
+
+/**
+ * Has V8 compile this process's WebAssembly — Prisma's query compiler (~3.4 MB, on either
+ * database) and PGlite (~8 MB) — with its baseline compiler only (Liftoff), for good
+ * (JOBDECK_WASM_OPTIMIZE=1 leaves V8's default). Otherwise V8 re-compiles hot functions with its
+ * optimizing tier (TurboFan) in the background and keeps both codes; TurboFan's compile zones
+ * (~70 MB at their peak on start-up's first-seen queries) stay in malloc's arenas afterwards. Idle
+ * server on PostgreSQL ~205 → ~125 MB RSS; PGlite ~50 MB less with jobs running; the same speed on
+ * jobdeck's queries, since Prisma caches its query plans (bench/README.md, fixes table;
+ * docs/design.md "Memory").
+ *
+ * Process-wide and not undone: `--liftoff-only` turns V8's tier-up flags off as it is set, and
+ * `--no-liftoff-only` does not turn them on again (an earlier version set it around PGlite's
+ * compile only, and so had Prisma's compiler on Liftoff too). With PGlite in a worker thread it
+ * holds for the worker's compile as well (checked with `--trace-wasm-compilation-times` in
+ * tests/integration/db-pglite-worker.test.ts).
+ */
+async function baselineWasmOnly(): Promise<void> {
+  const v8 = await import('node:v8');
+  v8.setFlagsFromString('--liftoff-only');
 }
 
 /** PGlite opened either in a worker thread or in this thread: what openPglite() needs of it. */
@@ -73,7 +96,7 @@ interface PgliteEngine {
   close(): Promise<void>;
 }
 
-async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, optimize: boolean, inWorker: boolean, loadDataDir?: Blob): Promise<Database> {
+async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: string, inWorker: boolean, loadDataDir?: Blob): Promise<Database> {
   const memory = dir.startsWith('memory://');
   const dataDir = memory ? undefined : dir;
   let lock: DataFolderLock | null = null;
@@ -95,11 +118,11 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
     if (!memory) await initPgliteFolder(dir, { startParams });
     if (thread) {
       const t = thread;
-      // The Liftoff-only flag is process-wide: set in this thread, it holds for the worker's compile.
-      const conn = await compiledForMemory(optimize, () => t.open({ dataDir, startParams }));
+      // The Liftoff-only flag (baselineWasmOnly) is process-wide: it holds for the worker's compile.
+      const conn = await t.open({ dataDir, startParams });
       engine = { ...conn, close: t.close };
     } else {
-      engine = await openPgliteHere(PGlite!, dataDir, startParams, optimize, loadDataDir);
+      engine = await openPgliteHere(PGlite!, dataDir, startParams, loadDataDir);
     }
   } catch (err) {
     await thread?.close();
@@ -135,13 +158,12 @@ async function openPgliteHere(
   PGlite: typeof import('@electric-sql/pglite').PGlite,
   dataDir: string | undefined,
   startParams: string[],
-  optimize: boolean,
   loadDataDir?: Blob,
 ): Promise<PgliteEngine> {
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
   // A dynamic import: the list is an ES module (the worker thread loads it too), this file may run as CommonJS (tsx).
   const extensions = await (await import('./pglite-extensions.mjs')).pgliteExtensions();
-  const pglite = await compiledForMemory(optimize, () => PGlite.create(dataDir, { startParams, extensions, ...(loadDataDir ? { loadDataDir } : {}) }));
+  const pglite = await PGlite.create(dataDir, { startParams, extensions, ...(loadDataDir ? { loadDataDir } : {}) });
   return {
     adapter: new PrismaPGlite(pglite),
     raw: {
@@ -154,27 +176,6 @@ async function openPgliteHere(
       if (!pglite.closed) await pglite.close();
     },
   };
-}
-
-/**
- * Runs `create` (PGlite.create()) with PGlite's WebAssembly compiled by V8's baseline compiler
- * only (Liftoff), unless `optimize`. V8 otherwise re-compiles PGlite's hot functions with its
- * optimizing tier (TurboFan) in the background and keeps both codes: ~50 MB more RSS for about
- * the same speed on jobdeck's small queries (bench/README.md, fixes table). The flag is read
- * when a module is compiled: it is set for PGlite's compile only and restored afterwards, so
- * other WebAssembly (Prisma's query compiler) compiles as usual. V8's flags are process-wide: with PGlite in a worker thread the
- * flag, set here around the worker's open, holds for the worker's compile too (checked with
- * `--trace-wasm-compilation-times` in tests/integration/db-pglite-worker.test.ts).
- */
-async function compiledForMemory<T>(optimize: boolean, create: () => Promise<T>): Promise<T> {
-  if (optimize) return create();
-  const v8 = await import('node:v8');
-  v8.setFlagsFromString('--liftoff-only');
-  try {
-    return await create();
-  } finally {
-    v8.setFlagsFromString('--no-liftoff-only');
-  }
 }
 
 async function openPostgres(url: string, runMigrations: boolean): Promise<Database> {

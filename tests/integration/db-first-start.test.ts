@@ -104,11 +104,13 @@ describe('PGlite first start', () => {
     }
   });
 
-  it('JOBDECK_PGLITE_OPTIMIZE: default off, 0 or 1, anything else refused naming the variable', () => {
-    const env = (v?: string): NodeJS.ProcessEnv => ({ ...process.env, JOBDECK_PGLITE_OPTIMIZE: v });
-    expect(loadConfig(env()).pgliteOptimize).toBe(false);
-    expect(loadConfig(env('1')).pgliteOptimize).toBe(true);
-    expect(loadConfig(env('0')).pgliteOptimize).toBe(false);
-    for (const bad of ['yes', 'true', '2']) expect(() => loadConfig(env(bad))).toThrow('JOBDECK_PGLITE_OPTIMIZE: expected 0 or 1');
+  it('JOBDECK_WASM_OPTIMIZE (or its older name JOBDECK_PGLITE_OPTIMIZE): default off, 0 or 1, anything else refused naming the variable', () => {
+    const env = (vars: Record<string, string | undefined>): NodeJS.ProcessEnv => ({ ...process.env, JOBDECK_WASM_OPTIMIZE: undefined, JOBDECK_PGLITE_OPTIMIZE: undefined, ...vars });
+    expect(loadConfig(env({})).wasmOptimize).toBe(false);
+    for (const name of ['JOBDECK_WASM_OPTIMIZE', 'JOBDECK_PGLITE_OPTIMIZE']) {
+      expect(loadConfig(env({ [name]: '1' })).wasmOptimize).toBe(true);
+      expect(loadConfig(env({ [name]: '0' })).wasmOptimize).toBe(false);
+      for (const bad of ['yes', 'true', '2']) expect(() => loadConfig(env({ [name]: bad }))).toThrow(`${name}: expected 0 or 1`);
+    }
   });
 });

@@ -1,13 +1,15 @@
 /**
  * Helper process for db-pglite-worker.test.ts (not a test): opens an in-memory PGlite with
- * openDatabase() (JOBDECK_PGLITE_WORKER and JOBDECK_PGLITE_OPTIMIZE from the environment), runs
+ * openDatabase() (JOBDECK_PGLITE_WORKER and JOBDECK_WASM_OPTIMIZE from the environment; PostgreSQL
+ * with CHILD_DATABASE_URL), runs
  * a few hundred queries, closes it and prints `closed <JSON of process.getActiveResourcesInfo()>`.
  * It never calls process.exit(): the test checks that the process ends by itself.
  */
 import { openDatabase } from '../../lib/db/client';
 
 async function main(): Promise<void> {
-  const db = await openDatabase({ pgliteDir: 'memory://' });
+  // CHILD_DATABASE_URL: the same on PostgreSQL (Prisma's query compiler is the only WebAssembly then).
+  const db = await openDatabase(process.env.CHILD_DATABASE_URL ? { databaseUrl: process.env.CHILD_DATABASE_URL } : { pgliteDir: 'memory://' });
   for (let i = 0; i < 100; i++) {
     const job = await db.prisma.job.create({ data: { name: `child-${i}`, specYaml: 'x', spec: { i }, specHash: 'h' } });
     await db.prisma.job.findUnique({ where: { id: job.id } });
