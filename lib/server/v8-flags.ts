@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import { DEFAULT_V8_FLAGS, setting } from '../config';
 
 /**
@@ -78,4 +79,24 @@ export function applyV8Flags(env: Record<string, string | undefined> = process.e
   if (set !== undefined) checkV8Flags(flags);
   for (const f of flags) v8.setFlagsFromString(f);
   return flags;
+}
+
+/** How long after `listening` the server collects start-up's garbage (collectStartupGarbage). */
+export const STARTUP_GC_DELAY_MS = 5_000;
+
+/**
+ * One full garbage collection, for what start-up left behind: module loading, Next's prepare,
+ * migrations, the recovery, the query compiler's base64 text (docs/design.md "Memory"). An idle
+ * server's allocations die young, so V8 starts no full collection by itself and that garbage —
+ * ~10–15 MB, much of it in pages of large objects — would stay resident until the first burst of
+ * work. Takes ~80–130 ms of the event loop, once. `gc` is reached the documented way for a
+ * running process: `--expose-gc` set with v8.setFlagsFromString, then read from a new context.
+ * @returns the collection's duration, ms.
+ */
+export function collectStartupGarbage(): number {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const t0 = performance.now();
+  gc();
+  return performance.now() - t0;
 }
