@@ -183,7 +183,7 @@ export const VARIABLES = {
       return v;
     },
   }),
-  JOBDECK_WASM_OPTIMIZE: flag(false, "`1` lets V8 compile the server's WebAssembly — Prisma's query compiler, on either database, and the embedded PGlite — with its optimizing tier too: ~70 MB more server memory on PostgreSQL, ~50–70 MB more on PGlite with jobs running, for about the same speed on jobdeck's queries (Prisma caches its query plans)", true),
+  JOBDECK_WASM_OPTIMIZE: flag(false, "`1` lets V8 compile the server's WebAssembly — Prisma's query compiler, on either database, and the embedded PGlite — with its optimizing tier too: ~80 MB more memory for an idle server on PostgreSQL, ~50–70 MB more on PGlite with jobs running, for about the same speed on jobdeck's queries (Prisma caches its query plans)", true),
   JOBDECK_PGLITE_OPTIMIZE: flag(false, 'the older name of `JOBDECK_WASM_OPTIMIZE`: `1` does the same', true),
   JOBDECK_PGLITE_WORKER: flag(DEFAULT_PGLITE_WORKER === '1', "`1` runs the embedded PGlite in a worker thread, so that its queries do not hold up the server's event loop (WebSocket messages, HTTP): a lower exit → status latency and more submits/s, for ~20–30 % more server CPU under load and no faster start of many jobs on a 2-core machine", true),
   JOBDECK_V8_FLAGS: verbatim({ def: undefined, value: 'flags', shown: `\`${DEFAULT_V8_FLAGS}\``, doc: "V8 flags the server sets on itself at start (space-separated; empty for none). The default keeps the JavaScript heap from growing to ~4× what is alive after a burst of submissions: ~90 MB less server memory with 1,000 running jobs, same speed (lib/server/v8-flags.ts). Flags V8 reads only at its start go on node's command line: `npm start` passes `--max-semi-space-size=4` (~40 MB less; `SERVER_NODE_FLAGS`)" }),

@@ -74,7 +74,7 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
  * (JOBDECK_WASM_OPTIMIZE=1 leaves V8's default). Otherwise V8 re-compiles hot functions with its
  * optimizing tier (TurboFan) in the background and keeps both codes; TurboFan's compile zones
  * (~70 MB at their peak on start-up's first-seen queries) stay in malloc's arenas afterwards. Idle
- * server on PostgreSQL ~205 → ~125 MB RSS; PGlite ~50 MB less with jobs running; the same speed on
+ * server on PostgreSQL ~220 → ~136 MB RSS; PGlite ~40–50 MB less with jobs running; the same speed on
  * jobdeck's queries, since Prisma caches its query plans (bench/README.md, fixes table;
  * docs/design.md "Memory").
  *
