@@ -22,12 +22,15 @@ import {
   type LogsRemoved,
   type RetentionJob,
   claimDeliveries,
+  extendClaims,
   nextDeliveryDue,
   recordDelivered,
   recordGaveUp,
   recordRetry,
+  releaseClaims,
   subscriptionsById,
   type ClaimedDelivery,
+  type Delivered,
   type DeliveryResult,
   hostCpus,
   heldGpuGrants,
@@ -260,10 +263,12 @@ export interface RetentionStatements {
 
 /** The webhook dispatcher's statements, on the monitor's store (lib/store webhook-deliveries.ts). */
 export interface WebhookStatements {
-  claim(o: { limit: number; leaseMs: number; now: Date; token: string }): Promise<ClaimedDelivery[]>;
+  claim(o: { limit: number; run: number; leaseMs: number; now: Date; token: string }): Promise<ClaimedDelivery[]>;
+  extend(ids: readonly string[], token: string, until: Date): Promise<number>;
+  release(ids: readonly string[], token: string): Promise<void>;
   nextDue(): Promise<Date | null>;
   subscriptions(ids: number[]): Promise<WebhookSubscription[]>;
-  delivered(id: string, token: string, r: DeliveryResult, at: Date): Promise<boolean>;
+  delivered(done: readonly Delivered[]): Promise<string[]>;
   retry(id: string, token: string, r: DeliveryResult, next: Date): Promise<boolean>;
   gaveUp(id: string, token: string, r: DeliveryResult, reason: string): Promise<boolean>;
 }
@@ -340,9 +345,11 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     },
     webhooks: {
       claim: (o) => claimDeliveries(store, o),
+      extend: (ids, token, until) => extendClaims(store, ids, token, until),
+      release: (ids, token) => releaseClaims(store, ids, token),
       nextDue: () => nextDeliveryDue(store),
       subscriptions: (ids) => subscriptionsById(store, ids),
-      delivered: (id, token, r, at) => recordDelivered(store, id, token, r, at),
+      delivered: (done) => recordDelivered(store, done),
       retry: (id, token, r, next) => recordRetry(store, id, token, r, next),
       gaveUp: (id, token, r, reason) => recordGaveUp(store, id, token, r, reason),
     },

@@ -55,6 +55,7 @@ export { outboxInsert, WEBHOOK_EVENTS, type WebhookEvent } from './outbox';
 export { countSubscriptions, createSubscription, deleteSubscription, listSubscriptions, subscriptionRow, subscriptionsById, updateSubscription, type NewSubscription, type SubscriptionPatch } from './webhook-subscriptions';
 export {
   claimDeliveries,
+  extendClaims,
   insertTestDelivery,
   jobNotifications,
   listDeliveries,
@@ -63,7 +64,9 @@ export {
   recordGaveUp,
   recordRetry,
   redeliver,
+  releaseClaims,
   type ClaimedDelivery,
+  type Delivered,
   type DeliveryLogRow,
   type DeliveryResult,
 } from './webhook-deliveries';

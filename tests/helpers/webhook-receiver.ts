@@ -22,6 +22,10 @@ export type ReceiverMode = 'ok' | 'hold' | 'big' | { status: number; location?: 
 export class Receiver {
   readonly got: Received[] = [];
   mode: ReceiverMode = 'ok';
+  /** The answer to one request, by its arrival (0-based), when it should differ from `mode`. */
+  answer?: (n: number, r: Received) => ReceiverMode | undefined;
+  /** TCP connections accepted so far (keep-alive: fewer than the requests). */
+  connections = 0;
   bigBytes = 50 * 1024 * 1024;
   /** Bytes the `big` answers managed to write before the client dropped the socket. */
   bigWritten = 0;
@@ -38,6 +42,7 @@ export class Receiver {
     const server = http.createServer((req, res) => this.handle(req, res));
     server.on('connection', (s) => {
       this.sockets.add(s);
+      this.connections++;
       s.on('close', () => this.sockets.delete(s));
     });
     await new Promise<void>((resolve, reject) => {
@@ -68,8 +73,9 @@ export class Receiver {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      this.got.push({ id: String(req.headers['webhook-id']), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      const m = this.mode;
+      const got: Received = { id: String(req.headers['webhook-id']), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      this.got.push(got);
+      const m = this.answer?.(this.got.length - 1, got) ?? this.mode;
       if (m === 'hold') return;
       if (m === 'ok') return void res.writeHead(204).end();
       if (m === 'big') return this.big(res);

@@ -146,6 +146,42 @@ describe.each(DB_KINDS)('webhook delivery on %s', (kind) => {
     expect(r.got.map((g) => g.id).sort()).toEqual([...ids].sort());
   });
 
+  it('a burst of one subscription, two dispatchers: each event once, in event order, in runs over kept-alive connections; a 500 mid-run holds the rest behind it', async () => {
+    fx = new Fixture();
+    const r = await receiver();
+    await create('burst', r.url, ['*']);
+    const sub = await db.webhookSubscription.findFirstOrThrow({ where: { name: 'burst' } });
+    // More rows than a run claims (WebhookSystem.RUN); payloads without a snapshot are sent as they are.
+    const n = 250;
+    const now = new Date();
+    const rows = Array.from({ length: n }, (_, i) => ({
+      id: `msg_burst${String(i).padStart(27, '0')}`,
+      subscriptionId: sub.id,
+      jobEventId: i + 1,
+      eventType: 'job.succeeded',
+      payload: { type: 'job.succeeded', timestamp: now.toISOString(), data: { eventId: i + 1 } },
+      retryFrom: now,
+      nextAttemptAt: now,
+      createdAt: now,
+    }));
+    await db.webhookDelivery.createMany({ data: rows });
+    const failed = rows[130].id;
+    r.answer = (_n, got) => (got.id === failed && r.got.filter((g) => g.id === failed).length === 1 ? { status: 500 } : undefined);
+    // The lease is twice the timeout, so a run extends its claim before each row after the first.
+    const lease = { ...FAST, timeoutMs: 30_000, leaseMs: 60_000 };
+    const one = fx.monitor(db, { webhooks: lease });
+    const two = fx.monitor(db, { webhooks: lease });
+    await Promise.all([one.start(), two.start()]);
+    await allDone(n);
+    const firsts = [...new Set(r.got.map((g) => g.id))];
+    expect(firsts).toEqual(rows.map((x) => x.id));
+    expect(r.got.map((g) => g.id).filter((id) => id === failed)).toHaveLength(2);
+    expect(r.got).toHaveLength(n + 1);
+    const done = await db.webhookDelivery.findMany({ where: { subscriptionId: sub.id } });
+    expect(done.every((x) => x.status === 'delivered' && x.claimToken === null && x.attempts === (x.id === failed ? 2 : 1))).toBe(true);
+    expect(r.connections).toBeLessThan(n / 10);
+  });
+
   it('a redirect is not followed: the try fails with the 3xx, the target never hears of it', async () => {
     fx = new Fixture();
     const r = await receiver();
