@@ -1,8 +1,9 @@
 /**
  * The webhook outbox's statements after its rows exist (docs/design.md §10 "Webhooks"): the
  * dispatcher's claim of runs (a lease, `FOR UPDATE SKIP LOCKED`, head-of-line per subscription),
- * extending and releasing a claim, the results it records under its claim (2xx answers many at once), the delivery log, a test event and a redeliver. The rows
- * are inserted by the guarded write (outbox.ts).
+ * extending and releasing a claim, the results it records under its claim (2xx answers many at
+ * once), the delivery log, a test event and a redeliver. The rows are inserted by the guarded
+ * write (outbox.ts).
  */
 import type { Prisma, WebhookDelivery } from '../generated/prisma/client';
 import { pgTimestamp } from './sql';
