@@ -249,6 +249,9 @@ function turbofanInLargeModules(out: string): number {
   return [...compiledByModule(out).values()].filter((c) => c.liftoff + c.turbofan > 100).reduce((n, c) => n + c.turbofan, 0);
 }
 
+/** Resources that cannot keep a process alive: its stdio pipes, and file requests in flight. */
+const IN_FLIGHT = new Set(['PipeWrap', 'CloseReq', 'FSReqCallback', 'FSReqPromise']);
+
 function runChild(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', CHILD], {
@@ -282,8 +285,10 @@ describe('PGlite worker: process life and compile tier', () => {
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(run.stdout).toContain('queried 100');
       // Only the stdout and stderr pipes to this test are left; no Worker, MessagePort or timer.
+      // A file request still in flight ends by itself and holds nothing open: a file handle's
+      // close ('CloseReq') was seen once, under load in CI.
       const left = JSON.parse(/^closed (.*)$/m.exec(run.stdout)![1]) as string[];
-      expect(left.filter((r) => r !== 'PipeWrap')).toEqual([]);
+      expect(left.filter((r) => !IN_FLIGHT.has(r))).toEqual([]);
       expect(run.exitAfterCloseMs).not.toBeNull();
       // Ends by itself: a handle left behind would keep it alive until runChild's kill (240 s).
       // (No tighter bound: a loaded machine takes seconds to tear a process down.)
