@@ -61,7 +61,9 @@ describe.each(DB_KINDS)('GPU grants on %s', (kind) => {
     ids.g5 = await gpuJob(s1, 'g5', 1);
     ids.pair = await gpuJob(s1, 'pair', 2);
     await waitFor(async () => ((await detail(s1, ids.g5)).pendingReason === 'needs 1 GPU, 0 of 4 free' ? true : null), 'the fifth job to say why it waits');
-    expect((await detail(s1, ids.pair)).pendingReason).toBe('1 job ahead at priority ≥ 500');
+    // The 2-GPU job was submitted after the fifth; the admission pass that wrote the fifth's reason
+    // may have run before it existed, so its reason is awaited too, not read once.
+    await waitFor(async () => ((await detail(s1, ids.pair)).pendingReason === '1 job ahead at priority ≥ 500' ? true : null), 'the 2-GPU job to say it waits behind the fifth');
 
     await s1.kill9();
     const s2 = await start(s1.home);
