@@ -1,7 +1,6 @@
 import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { bodyLimitFor, bodyLimitSettings, type BodyLimitSettings } from '../api/body-limits';
 import { createHttpGate, gateUpgrade, METRICS_PATH, refuseUpgrade } from '../auth/gate';
@@ -30,6 +29,7 @@ import { noteServerStart, noteServerStop } from './history';
 import { NotifyRelay } from './relay';
 import { publishServices, unpublishServices, type Services } from './services';
 import { findUpgradeRoute, type UpgradeRoute } from './upgrade';
+import { nextApp, type NextApp, type NextUpgrade } from './next-app';
 
 /** A started server. */
 export interface RunningServer {
@@ -125,9 +125,6 @@ async function stopServices(s: Services): Promise<void> {
   await s.relay?.stop().catch((err: unknown) => s.log.error({ err, subsystem: 'relay' }, 'stop failed'));
 }
 
-/** Next's own upgrade handler (dev mode only: hot reload on `/_next/…`). */
-type NextUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
-
 /**
  * Dispatches WebSocket upgrades: refused while stopping; `/_next/…` to Next in dev mode; every
  * other one passes the auth gate, then goes to its route, or is refused with 404. Next's own
@@ -157,7 +154,7 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
 /**
  * Starts jobdeck in this process: checks the auth configuration, builds and starts the services
  * (the monitor's recovery runs before the first request is accepted), publishes them for the
- * route handlers, prepares Next.js and listens; requests and upgrades are routed as
+ * route handlers, checks the dashboard's build (Next.js loads on the first page request: lib/server/next-app.ts) and listens; requests and upgrades are routed as
  * docs/design.md §9, "Wiring and dependencies" says.
  *
  * @throws AuthConfigError for an unsafe binding or a malformed token setting (nothing opened);
@@ -197,12 +194,12 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // reconnects during shutdown would otherwise get a fresh stream and hold the stop open).
   let closing = false;
   let server: http.Server | undefined;
-  let app: Awaited<ReturnType<typeof prepareNext>> | undefined;
+  let app: NextApp | undefined;
   try {
     // The gate audits logins through the login URL: it needs the store.
     const gate = createHttpGate({ auth: auth.result.state, store: s.store, dev: !!opts.dev, publicFiles: listPublicFiles(dir), bodyLimit: (method, pathname) => bodyLimitFor(method, pathname, bodyLimits) });
     publishServices(s);
-    app = await prepareNext(dir, host, port, !!opts.dev);
+    app = await nextApp(dir, host, port, !!opts.dev);
     // `/api/…` is served by the route handlers directly (lib/server/api-router.ts); Next serves
     // the pages. In dev mode Next serves both (hot reload of route files).
     const api = apiLoading ? await apiLoading : null;
@@ -268,16 +265,6 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       unpublishServices(s);
     },
   };
-}
-
-/** Next.js prepared for this folder: its request handler, its upgrade handler (dev), close(). */
-async function prepareNext(dir: string, host: string, port: number, dev: boolean) {
-  const { default: next } = await import('next');
-  const app = next({ dev, dir, hostname: host, port });
-  const handle = app.getRequestHandler();
-  await app.prepare();
-  const upgrade = dev ? (app as unknown as { getUpgradeHandler?: () => NextUpgrade }).getUpgradeHandler?.() : undefined;
-  return { handle, upgrade, close: async (): Promise<void> => void (await app.close?.()) };
 }
 
 /**
