@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { e2eServer, expect, submitSpec, test, waitForStatus, expectShownPast } from './fixtures';
+import { e2eHome, e2eServer, expect, jobGate, submitSpec, test, waitForStatus, expectShownPast } from './fixtures';
 
 /**
  * The log viewer with 100,000 lines: time to first render, time until the last line shows, and
@@ -92,7 +92,9 @@ test('a 100,000-line log loads and scrolls smoothly (measured)', async ({ app: p
 });
 
 test('follow mode sticks to the bottom while lines arrive, pauses on scroll up, resumes on demand', async ({ app: page }) => {
-  const id = await submitSpec(`name: follow-me\nrun: |\n  for i in $(seq 1 400); do echo "tick $i"; sleep 0.05; done\n`);
+  // Lines arrive every 50 ms until the gate opens (after "Jump to latest"), then the rest at once.
+  const gate = jobGate(e2eHome(), 0.05);
+  const id = await submitSpec(`name: follow-me\nrun: |\n  for i in $(seq 1 400); do echo "tick $i"; ${gate.pace}; done\n`);
   await page.goto(`${e2eServer().url}/jobs/${id}`);
   const log = page.getByTestId('log-viewer');
   const scroller = page.getByTestId('log-scroller');
@@ -125,6 +127,8 @@ test('follow mode sticks to the bottom while lines arrive, pauses on scroll up, 
   await page.getByTestId('jump-latest').click();
   await expect(log).toHaveAttribute('data-following', 'true');
   await expect.poll(gap).toBeLessThan(25);
+  // Now the rest of the log in one burst: the view follows it to the last line.
+  gate.open();
   await expect(log.getByText('tick 400', { exact: true })).toBeVisible({ timeout: 60_000 });
   await expect.poll(gap).toBeLessThan(25);
 });

@@ -1,5 +1,6 @@
 import { test as base, expect, type Locator, type Page } from '@playwright/test';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../helpers/server';
 
@@ -48,6 +49,26 @@ export async function waitForStatus(id: number, statuses: string[], timeoutMs = 
     if (Date.now() > end) throw new Error(`job ${id} still ${status} after ${timeoutMs} ms (wanted ${statuses.join('/')})`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * A gate a job's own loop looks at: `pace` is a shell snippet for the loop's body that sleeps
+ * `seconds` while the gate is closed and nothing once it is open, so a job keeps printing at a
+ * steady pace for as long as the test needs it running, then finishes its fixed number of lines
+ * at once instead of the test waiting for the clock (docs/testing.md, "Time"). The file lives in
+ * `home`, a server's data folder (removed with it); the jobs of the end-to-end servers run as this
+ * machine's user (JOBDECK_ISOLATION=off), so they see it.
+ */
+export function jobGate(home: string, seconds: number): { pace: string; open(): void } {
+  const file = path.join(home, `e2e-gate-${randomBytes(6).toString('hex')}`);
+  return { pace: `[ -e ${file} ] || sleep ${seconds}`, open: () => writeFileSync(file, '') };
+}
+
+/** The data folder of this run's server (tests/e2e/global-setup.ts). */
+export function e2eHome(): string {
+  const home = process.env.JOBDECK_E2E_HOME;
+  if (!home) throw new Error('JOBDECK_E2E_HOME missing: run through playwright.config.ts (globalSetup)');
+  return home;
 }
 
 /** An example spec from examples/. */

@@ -1,6 +1,6 @@
 import { startServerProcess, type ServerProcess } from '../helpers/server';
 import { E2E_SERVER_ENV } from './global-setup';
-import { expect, expectNoReload, login, markNoReload, submitSpec, test, expectShownPast } from './fixtures';
+import { expect, expectNoReload, jobGate, login, markNoReload, submitSpec, test, expectShownPast } from './fixtures';
 
 /**
  * The server dies (kill -9) while a job page follows a running job: the page shows it is
@@ -15,7 +15,9 @@ test('server killed and restarted: the page reconnects and resumes the log with 
   const port = Number(new URL(server.url).port);
   try {
     await login(page, server);
-    const id = await submitSpec(`name: survive-restart\nrun: |\n  for i in $(seq 1 150); do echo "tick $i"; sleep 0.1; done\n`, server);
+    // Ticks every 100 ms while the server dies and comes back; the rest at once when the page is live again.
+    const gate = jobGate(home, 0.1);
+    const id = await submitSpec(`name: survive-restart\nrun: |\n  for i in $(seq 1 150); do echo "tick $i"; ${gate.pace}; done\n`, server);
     await page.goto(`${server.url}/jobs/${id}`);
     await markNoReload(page);
     const log = page.getByTestId('log-viewer');
@@ -29,6 +31,7 @@ test('server killed and restarted: the page reconnects and resumes the log with 
 
     server = await startServerProcess({ env: E2E_SERVER_ENV, home, token, port });
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 60_000 });
+    gate.open();
     await expect(log.getByText(/^Job ended: SUCCEEDED/)).toBeVisible({ timeout: 60_000 });
 
     // 150 lines + attempt start + attempt end + job end: anything lost or doubled changes this.
@@ -58,7 +61,8 @@ test('planned restart: "server restarting", back live within 2 s of listening, t
   const port = Number(new URL(server.url).port);
   try {
     await login(page, server);
-    const id = await submitSpec(`name: planned-restart\nrun: |\n  for i in $(seq 1 250); do echo "tick $i"; sleep 0.1; done\n`, server);
+    const gate = jobGate(home, 0.1);
+    const id = await submitSpec(`name: planned-restart\nrun: |\n  for i in $(seq 1 250); do echo "tick $i"; ${gate.pace}; done\n`, server);
     await page.goto(`${server.url}/jobs/${id}`);
     await markNoReload(page);
     const log = page.getByTestId('log-viewer');
@@ -90,6 +94,8 @@ test('planned restart: "server restarting", back live within 2 s of listening, t
     // tests/unit/ui-backoff.test.ts on a fake clock; here the time is only printed.
     // Never a close code while it restarted.
     for (const s of seen) expect(`${s.text} ${s.title ?? ''}`).not.toMatch(/\(100\d\)|code 100\d/);
+    // Live again: the job prints the rest of its lines at once.
+    gate.open();
 
     await expect(log.getByText(/^Job ended: SUCCEEDED/)).toBeVisible({ timeout: 60_000 });
     await expect(log).toHaveAttribute('data-rows', '253');
