@@ -59,7 +59,10 @@ for (const width of [1440, 390]) {
 }
 
 test('a running attempt’s usage keeps moving on its page (the page re-reads a live job)', async ({ app: page }) => {
-  const id = await submitSpec('name: usage-live\nrun: |\n  end=$((SECONDS + 90)); while [ $SECONDS -lt $end ]; do :; done\n');
+  // Busy a tenth of the time (a count to 20,000, then a 0.5 s sleep): its CPU-seconds grow by a
+  // few tenths between the page's re-reads — what the figures show to 0.1 — without taking a
+  // whole core from the tests beside it for the half minute this one runs.
+  const id = await submitSpec('name: usage-live\nrun: |\n  end=$((SECONDS + 90)); while [ $SECONDS -lt $end ]; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.5; done\n');
   await waitForStatus(id, ['RUNNING']);
   // Let a few samples exist, so the first read already shows figures.
   await new Promise((r) => setTimeout(r, 1500));
