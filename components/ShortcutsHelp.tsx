@@ -20,6 +20,11 @@ export function ShortcutsHelp({ open, onClose, shortcuts }: { open: boolean; onC
       className="shortcuts"
       aria-labelledby="shortcuts-title"
       data-testid="shortcuts-help"
+      // Escape: the cancel event comes before the dialog closes; the focus leaves it now, not at
+      // the browser's next rendering update (lib/ui/shortcuts.ts isActivatable).
+      onCancel={() => {
+        if (ref.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
+      }}
       onClose={() => {
         if (ref.current?.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
         onClose();

@@ -37,9 +37,17 @@ export function isTypingTarget(target: EventTarget | null): boolean {
   return !!el.isContentEditable;
 }
 
+/**
+ * A link or button that Enter activates. Not one inside a `<dialog>` that has just closed: the
+ * browser moves the focus out of a closed dialog only at its next rendering update (and the
+ * dialog's `close` event comes later still), so a key pressed right after Escape closed the `?`
+ * help would otherwise go to its hidden Close button and do nothing.
+ */
 function isActivatable(target: EventTarget | null): boolean {
-  const tag = target && typeof target === 'object' && 'tagName' in target ? String((target as HTMLElement).tagName).toUpperCase() : '';
-  return tag === 'A' || tag === 'BUTTON' || tag === 'SUMMARY';
+  const el = target && typeof target === 'object' && 'tagName' in target ? (target as HTMLElement) : null;
+  const tag = el ? String(el.tagName).toUpperCase() : '';
+  if (tag !== 'A' && tag !== 'BUTTON' && tag !== 'SUMMARY') return false;
+  return !(typeof el?.closest === 'function' && el.closest('dialog:not([open])'));
 }
 
 /**

@@ -48,5 +48,11 @@ describe('single-key shortcuts', () => {
     expect(matchShortcut(ev('Enter', { tagName: 'A' }), list)).toBeNull();
     expect(matchShortcut(ev('Enter', { tagName: 'BUTTON' }), list)).toBeNull();
     expect(matchShortcut(ev('Enter', { tagName: 'TR' }), list)?.key).toBe('Enter');
+    // The Close button of a dialog that just closed (Escape) still has the focus for a moment:
+    // Enter is the page's again, not that hidden button's.
+    const inClosedDialog = { tagName: 'BUTTON', closest: (sel: string) => (sel === 'dialog:not([open])' ? {} : null) };
+    expect(matchShortcut(ev('Enter', inClosedDialog), list)?.key).toBe('Enter');
+    const inOpenDialog = { tagName: 'BUTTON', closest: () => null };
+    expect(matchShortcut(ev('Enter', inOpenDialog), list)).toBeNull();
   });
 });
