@@ -29,12 +29,16 @@ export async function submit(db: PrismaClient, yaml: string): Promise<number> {
 }
 
 /**
- * Polls `fn` every 25 ms until it returns a truthy value; throws with `what` after `timeoutMs`
- * (a hang guard, default 120 s: a machine whose cores are all busy is slow, not wrong).
+ * Polls `fn` until it returns a truthy value — after 10 ms, then each wait half again as long, at
+ * most 100 ms apart; throws with `what` after `timeoutMs` (a hang guard, default 120 s: a machine
+ * whose cores are all busy is slow, not wrong). Not a fixed 25 ms: every poll is a database read
+ * or a request, on the same cores (and, on PGlite in this process, the same thread) as what it
+ * waits for — with four files waiting side by side the polls alone kept part of a core busy.
  */
 export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 120_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
+  let pause = 10;
   for (;;) {
     try {
       const v = await fn();
@@ -43,7 +47,8 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
       last = err;
     }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pause));
+    pause = Math.min(100, Math.round(pause * 1.5));
   }
 }
 
