@@ -21,3 +21,13 @@ export function projectRoot(): string {
     dir = up;
   }
 }
+
+/**
+ * Why the dashboard cannot be served from `root`: null when its production build is there
+ * (`<root>/<dist>/BUILD_ID`, dist as JOBDECK_NEXT_DIST names it), else the sentence that says what
+ * is missing and what to run. The server refuses to start with it; `jobdeck server` says it first.
+ */
+export function missingBuildProblem(root: string, dist: string): string | null {
+  if (existsSync(path.join(root, dist, 'BUILD_ID'))) return null;
+  return `the web app is not built (no ${path.join(dist, 'BUILD_ID')} in ${root}): run \`npm run build\` once${dist !== '.next' ? ` (with JOBDECK_NEXT_DIST=${dist})` : ''}`;
+}

@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import type http from 'node:http';
-import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { setting } from '../config';
 import { logger } from '../log';
+import { missingBuildProblem } from '../project-root';
 
 /** Next.js's upgrade handler (dev: hot reload over a WebSocket). */
 export type NextUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -31,10 +30,8 @@ export interface NextApp {
  */
 export async function nextApp(dir: string, host: string, port: number, dev: boolean): Promise<NextApp> {
   if (dev) return prepareNext(dir, host, port, true);
-  const dist = setting('JOBDECK_NEXT_DIST');
-  if (!existsSync(path.join(dir, dist, 'BUILD_ID'))) {
-    throw new Error(`the web app is not built (no ${path.join(dist, 'BUILD_ID')} in ${dir}): run \`npm run build\` once${dist !== '.next' ? ` (with JOBDECK_NEXT_DIST=${dist})` : ''}`);
-  }
+  const missing = missingBuildProblem(dir, setting('JOBDECK_NEXT_DIST'));
+  if (missing) throw new Error(missing);
   let prepared: Promise<NextApp> | undefined;
   const ready = (): Promise<NextApp> => {
     if (!prepared) {

@@ -3,9 +3,7 @@
  * (server.ts: database, monitor, WebSocket routes, Next.js) but without building the web app
  * first: build it once with `npm run build` (or `JOBDECK_NEXT_DIST=dir npx next build`).
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { projectRoot } from '../../project-root';
+import { missingBuildProblem, projectRoot } from '../../project-root';
 import type { Command } from 'commander';
 import { cliSetting } from '../config';
 import type { CliContext } from '../context';
@@ -32,13 +30,8 @@ export async function serverAction(ctx: CliContext, opts: ServerOptions): Promis
   if (opts.port !== undefined) env.PORT = String(parseIntArg(opts.port, '--port', 0));
   if (opts.host !== undefined) env.HOST = opts.host;
   if (opts.dev) env.JOBDECK_DEV = '1';
-  const dist = cliSetting('JOBDECK_NEXT_DIST', env);
-  if (!cliSetting('JOBDECK_DEV', env) && !existsSync(path.join(PROJECT_ROOT, dist, 'BUILD_ID'))) {
-    throw usageError(
-      `the web app is not built (no ${path.join(dist, 'BUILD_ID')} in ${PROJECT_ROOT}): run \`npm run build\` once` +
-        `${dist !== '.next' ? ` (with JOBDECK_NEXT_DIST=${dist})` : ''}, or use --dev`,
-    );
-  }
+  const missing = cliSetting('JOBDECK_DEV', env) ? null : missingBuildProblem(PROJECT_ROOT, cliSetting('JOBDECK_NEXT_DIST', env));
+  if (missing) throw usageError(`${missing}, or use --dev`);
   // next() resolves the app from the working directory in places; run from the project folder.
   process.chdir(PROJECT_ROOT);
   await import('../../../server');
