@@ -154,8 +154,9 @@ function dispatchUpgrades(server: http.Server, auth: AuthState, routes: readonly
 /**
  * Starts jobdeck in this process: checks the auth configuration, builds and starts the services
  * (the monitor's recovery runs before the first request is accepted), publishes them for the
- * route handlers, checks the dashboard's build (Next.js loads on the first page request: lib/server/next-app.ts) and listens; requests and upgrades are routed as
- * docs/design.md §9, "Wiring and dependencies" says.
+ * route handlers, checks the dashboard's build (Next.js itself loads on the first page request:
+ * lib/server/next-app.ts) and listens; requests and upgrades are routed as docs/design.md §9,
+ * "Wiring and dependencies" says.
  *
  * @throws AuthConfigError for an unsafe binding or a malformed token setting (nothing opened);
  *   when the database cannot be opened, the monitor cannot start, or the port is taken; Error
