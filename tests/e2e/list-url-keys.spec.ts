@@ -77,6 +77,9 @@ test('keyboard: / searches, j / k move, x selects, Enter opens, ? lists the keys
   await page.keyboard.press('Backspace');
   await page.keyboard.press('Escape');
   await expect(search).not.toBeFocused();
+  // The search changed twice (j typed, then taken back): the list answers for the search as it
+  // is now before a key can move in it — a busy machine answered after the next key once.
+  await expect(page.locator('tbody tr[data-job-id]')).toHaveCount(3);
 
   const current = page.locator('tr[aria-current="true"]');
   await page.keyboard.press('j');
