@@ -38,7 +38,10 @@ export default defineConfig({
     reducedMotion: 'reduce',
     actionTimeout: 60_000,
     navigationTimeout: 120_000,
-    trace: 'retain-on-failure',
+    // No trace by default: recording one (a screencast and a DOM snapshot at every action) cost
+    // ~16 % of the browser tests' CPU for a file kept only when a test fails. Chasing a failure:
+    // `npm run test:e2e -- --trace retain-on-failure` (docs/testing.md "The browser tests").
+    trace: 'off',
     screenshot: 'only-on-failure',
     launchOptions: {
       executablePath: process.env.JOBDECK_CHROMIUM || '/usr/bin/chromium',
