@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
@@ -13,7 +13,10 @@ const SLURM = /\/slurm-[^/]*\.test\.ts$/;
  * The order vitest hands files to its workers (docs/testing.md, "Where the time goes"):
  *
  * - Long files first, so that none starts last and runs alone: vitest's own order (the last
- *   run's durations) when it has them; on a fresh clone, which has none, larger files first.
+ *   run's durations) when it has them; on a fresh clone, which has none, by the wall times in
+ *   tests/file-durations.json (a full run's, kept in the repository), a file it does not list
+ *   estimated from its size. By size alone, two small files that mostly wait (a 20 s silence, a
+ *   Slurm limit) started last and the cores idled at the end.
  * - The Slurm suites spread evenly through the queue instead of side by side: each holds the
  *   clusters' lock for its whole run, so a second one started meanwhile would keep a worker
  *   waiting instead of testing.
@@ -22,7 +25,7 @@ class SpreadSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const base = await super.sort(files);
     const known = base.filter((f) => this.ctx.cache.getFileTestResults(`${f.project.name}:${f.moduleId.slice(this.ctx.config.root.length + 1)}`)).length;
-    const ordered = known >= base.length / 2 ? base : [...base].sort((a, b) => projectRank(a, b) || size(b) - size(a));
+    const ordered = known >= base.length / 2 ? base : byKnownDurations(base);
     const slurm = ordered.filter((f) => SLURM.test(f.moduleId));
     if (slurm.length < 2) return ordered;
     // Spread over the Slurm files' own project (the unit files after it are short).
@@ -43,6 +46,26 @@ class SpreadSequencer extends BaseSequencer {
 /** Keeps vitest's order of projects (they run one after the other). */
 function projectRank(a: TestSpecification, b: TestSpecification): number {
   return a.project.name === b.project.name ? 0 : a.project.name < b.project.name ? -1 : 1;
+}
+
+/**
+ * The files longest first by tests/file-durations.json (`{ "tests/…": seconds }`, written by the
+ * slowest-files reporter: docs/testing.md); one it does not list counts its size times the listed
+ * files' seconds per byte. Projects keep their order.
+ */
+function byKnownDurations(files: TestSpecification[]): TestSpecification[] {
+  let listed: Record<string, number> = {};
+  try {
+    listed = JSON.parse(readFileSync(path.join(root, 'tests', 'file-durations.json'), 'utf8')) as Record<string, number>;
+  } catch {
+    // none: sizes alone
+  }
+  const rel = (f: TestSpecification) => path.relative(root, f.moduleId);
+  const known = files.filter((f) => typeof listed[rel(f)] === 'number');
+  const bytes = known.reduce((n, f) => n + size(f), 0);
+  const perByte = bytes > 0 ? known.reduce((n, f) => n + listed[rel(f)], 0) / bytes : 1;
+  const seconds = (f: TestSpecification) => listed[rel(f)] ?? size(f) * perByte;
+  return [...files].sort((a, b) => projectRank(a, b) || seconds(b) - seconds(a));
 }
 
 function size(f: TestSpecification): number {

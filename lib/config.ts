@@ -18,8 +18,8 @@ import path from 'node:path';
  * (lib/auth/state.ts), JOBDECK_EXECUTOR (lib/jobs/spec), JOBDECK_SLURM_GPU_TYPES
  * (lib/executors/slurm/launch.ts), JOBDECK_V8_FLAGS (lib/server/v8-flags.ts) and the
  * JOBDECK_QUOTA_* family (lib/jobs/quotas.ts refuses any other JOBDECK_QUOTA_* name).
- * next.config.mjs and scripts/build-if-stale.mjs, plain JavaScript, read JOBDECK_NEXT_DIST
- * themselves, as its row says.
+ * next.config.mjs and scripts/build-if-stale.mjs, plain JavaScript, read JOBDECK_NEXT_DIST (and
+ * next.config.mjs JOBDECK_NEXT_TYPECHECK) themselves, as their rows say.
  */
 
 /** Environment variables by name: process.env, or a plain object (tests). */
@@ -189,6 +189,7 @@ export const VARIABLES = {
   JOBDECK_V8_FLAGS: verbatim({ def: undefined, value: 'flags', shown: `\`${DEFAULT_V8_FLAGS}\``, doc: "V8 flags the server sets on itself at start (space-separated; empty for none). The default keeps the JavaScript heap from growing to ~4× what is alive after a burst of submissions: ~90 MB less server memory with 1,000 running jobs, same speed (lib/server/v8-flags.ts). Flags V8 reads only at its start go on node's command line: `npm start` passes `--max-semi-space-size=4` (~40 MB less; `SERVER_NODE_FLAGS`)" }),
   JOBDECK_DEV: flag(false, '`1` serves the dashboard from Next.js in development mode (`npm run dev`, `jobdeck server --dev`)', true),
   JOBDECK_NEXT_DIST: text({ def: '.next', value: 'path', trim: false, doc: 'the built dashboard the server serves (several builds side by side; next.config.mjs and `npm start` read it too)' }),
+  JOBDECK_NEXT_TYPECHECK: flag(true, "`0` makes `next build` skip its own TypeScript pass, for a build whose types are checked right after by `npm run lint` over the whole project, the build's route types included (`npm test` does so); read by next.config.mjs", true),
   JOBDECK_LOG_LEVEL: text({ def: null, value: 'pino level', shown: '`info`', doc: 'server log level (pino)' }),
   JOBDECK_LOG_PRETTY: text({ def: null, value: '`1` or `0`', shown: 'on a TTY', doc: '`1` for readable, coloured log lines; `0` for JSON lines (after the plain "listening" and login lines)' }),
   // ─── access ──────────────────────────────────────────────────────────────────────────────

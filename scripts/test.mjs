@@ -1,9 +1,11 @@
 // `npm test`: everything the tests need, then every suite:
 //   1. services (PostgreSQL started + role; Debian Chromium, Prometheus, ripgrep; the Slurm
 //      clusters) — scripts/ensure-services.sh
-//   2. lint: dependency rules, oxlint, tsc --noEmit — scripts/lint.mjs (`npm run lint`)
-//   3. the Next.js production build the server tests and browser tests run against — only when
-//      the sources changed since the last one (scripts/build-if-stale.mjs)
+//   2. the Next.js production build the server tests and browser tests run against — only when
+//      the sources changed since the last one (scripts/build-if-stale.mjs) — without Next's own
+//      TypeScript pass (JOBDECK_NEXT_TYPECHECK=0): step 3 checks the same sources and the build's
+//      route types with them, so the build's ~7 s pass only repeated it
+//   3. lint: dependency rules, oxlint, tsc --noEmit — scripts/lint.mjs (`npm run lint`)
 //   4. vitest: the unit and integration projects (vitest.config.mts); its last lines list the
 //      slowest test files (tests/helpers/slowest-reporter.ts)
 //   5. Playwright: end-to-end in Chromium against a real server, after vitest. With
@@ -24,11 +26,13 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 // vitest's failed tests, one a line (tests/helpers/slowest-reporter.ts), repeated in the summary.
 const failures = path.join(root, '.jobdeck-test', 'vitest-failures.txt');
-const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', JOBDECK_TEST_FAILURES: failures };
+// Each file's wall time, what tests/file-durations.json is refreshed from (vitest.config.mts).
+const durations = path.join(root, '.jobdeck-test', 'file-durations.json');
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', JOBDECK_TEST_FAILURES: failures, JOBDECK_TEST_DURATIONS: durations };
 const serial = [
   ['services', 'bash', [path.join(root, 'scripts', 'ensure-services.sh')]],
+  ['build', process.execPath, [path.join(root, 'scripts', 'build-if-stale.mjs')], { JOBDECK_NEXT_TYPECHECK: '0' }],
   ['lint', process.execPath, [path.join(root, 'scripts', 'lint.mjs')]],
-  ['build', process.execPath, [path.join(root, 'scripts', 'build-if-stale.mjs')]],
 ];
 const vitest = ['unit + integration', bin('vitest'), ['run', ...process.argv.slice(2)]];
 const e2e = process.env.JOBDECK_SKIP_E2E === '1' ? null : ['end-to-end', bin('playwright'), ['test']];
@@ -63,10 +67,10 @@ function record(name, t0, code) {
   console.log(`=== ${name}: ${code === 0 ? 'ok' : `failed (exit ${code})`} in ${seconds(Date.now() - t0)} ===`);
 }
 
-for (const [name, cmd, args] of serial) {
+for (const [name, cmd, args, extra] of serial) {
   console.log(`\n=== npm test: ${name} ===`);
   const t0 = Date.now();
-  const code = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
+  const code = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...env, ...extra } }).status ?? 1;
   record(name, t0, code);
   if (code !== 0) {
     summary(true);

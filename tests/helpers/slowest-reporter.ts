@@ -11,13 +11,15 @@ const SHOWN = 15;
  * `test:*` scripts use it beside the default reporter, so that every CI log shows where the time
  * went (docs/testing.md, "Where the time goes").
  *
- * It also writes the failed tests, one line each (file, test, the error's first line), to the file
+ * It also writes every file's wall time to the file JOBDECK_TEST_DURATIONS names (`npm test`:
+ * .jobdeck-test/file-durations.json), and the failed tests, one line each (file, test, the error's first line), to the file
  * JOBDECK_TEST_FAILURES names: `npm test` repeats them in its last lines, so a log whose middle is
  * cut still says what failed.
  */
 export default class SlowestFilesReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<SerializedError>): void {
     writeFailures(modules, unhandled);
+    writeDurations(modules);
     const rows = modules
       .map((m) => {
         const d = m.diagnostic();
@@ -41,6 +43,22 @@ export default class SlowestFilesReporter implements Reporter {
     const cw = Math.max(...byCpu.map((r) => r.file.length));
     process.stdout.write(`\nMost CPU, ${byCpu.length} test files (of ${(total / 1000).toFixed(0)} s in all files):\n${byCpu.map((r, i) => `${String(i + 1).padStart(3)}. ${r.file.padEnd(cw)}  ${cpu(r.cpuMs)} s`).join('\n')}\n`);
   }
+}
+
+/**
+ * Each file's wall time (s, one decimal) to the file JOBDECK_TEST_DURATIONS names, by file path:
+ * what tests/file-durations.json is refreshed from, the order a fresh clone runs files in
+ * (vitest.config.mts, docs/testing.md "Where the time goes").
+ */
+function writeDurations(modules: ReadonlyArray<TestModule>): void {
+  const target = process.env.JOBDECK_TEST_DURATIONS;
+  if (!target) return;
+  const rows = modules.map((m) => {
+    const d = m.diagnostic();
+    return [m.relativeModuleId, Math.round((d.collectDuration + d.duration) / 100) / 10] as const;
+  });
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify(Object.fromEntries(rows.sort((a, b) => b[1] - a[1])), null, 1)}\n`);
 }
 
 /** The error's first line, bounded: enough to name it in a summary. */

@@ -12,7 +12,7 @@ import { ATTEMPT_VARIABLES, ConfigError, configMarkdown, setting, VARIABLES, typ
 const ROOT = path.resolve(__dirname, '..', '..');
 const NAMES = Object.keys(VARIABLES) as VariableName[];
 
-/** Every `JOBDECK_…` word in the shipped source (lib, app, components, bin, server.ts), with a file naming it. */
+/** Every `JOBDECK_…` word in the shipped source (lib, app, components, bin, server.ts, next.config.mjs), with a file naming it. */
 function namesInSource(): Map<string, string> {
   const found = new Map<string, string>();
   const scan = (file: string) => {
@@ -28,6 +28,7 @@ function namesInSource(): Map<string, string> {
   };
   for (const d of ['lib', 'app', 'components', 'bin']) walk(path.join(ROOT, d));
   scan(path.join(ROOT, 'server.ts'));
+  scan(path.join(ROOT, 'next.config.mjs'));
   return found;
 }
 
