@@ -1,7 +1,10 @@
+import { fstatSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { GzLog } from './gzlog';
+import { localDevice } from './local-fs';
 
 /**
  * The one way every reader opens an attempt's log (docs/design.md §8 "Compressed logs"): a log is
@@ -48,10 +51,20 @@ const PIECE = 256 * 1024;
 
 class PlainLog implements LogSource {
   readonly compressed = false;
-  constructor(private readonly fh: FileHandle) {}
+  /** On a local file system (lib/logs/local-fs.ts): size() is an fstat done at once; null until the first size(). */
+  private local: boolean | null = null;
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly file: string,
+  ) {}
 
   async size(): Promise<number> {
-    return (await this.fh.stat()).size;
+    // A stream asks the size before every read and at an attempt's end (docs/design.md §8): on a
+    // local disk an fstat is microseconds, an async one waits for a busy event loop.
+    if (this.local) return fstatSync(this.fh.fd).size;
+    const st = await this.fh.stat();
+    this.local ??= await localDevice(st.dev, path.dirname(this.file));
+    return st.size;
   }
 
   async read(buf: Uint8Array, at: number, len: number, pos: number): Promise<number> {
@@ -111,7 +124,7 @@ class CompressedLog implements LogSource {
 export async function openLog(file: string | null | undefined, opts: { sequential?: boolean } = {}): Promise<LogSource | null> {
   if (!file) return null;
   try {
-    return new PlainLog(await open(file, 'r'));
+    return new PlainLog(await open(file, 'r'), file);
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

@@ -1,7 +1,8 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { appendFile, open, readFile, stat, statfs } from 'node:fs/promises';
+import { closeSync, openSync, readSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { appendFile, open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { timesPath } from '../jobs/paths';
+import { localDevice } from './local-fs';
 import type { TimeEntry } from './protocol';
 
 /**
@@ -67,23 +68,6 @@ export function nextEntry(size: number, mtimeMs: number, now: number, last: Time
   return [size, ms];
 }
 
-/**
- * `statfs` types of the local file systems whose inotify sees every write to a file (all writers
- * are on this host): ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS. On any other (NFS, a
- * cluster file system where a Slurm rank on another node writes) fs.watch may miss writes: there
- * the poll stays the way a log is seen to grow.
- */
-const LOCAL_FS_TYPES = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0x2fc12fc1, 0xf2f52010]);
-
-/** True when `dir` is on a file system of LOCAL_FS_TYPES; false when unknown or unreadable. */
-async function onLocalFileSystem(dir: string): Promise<boolean> {
-  try {
-    return LOCAL_FS_TYPES.has((await statfs(dir)).type);
-  } catch {
-    return false;
-  }
-}
-
 /** One log file the indexer follows. */
 interface Tracked {
   file: string;
@@ -139,8 +123,6 @@ export class LogTimeIndexer {
   private readonly finishingFiles = new Set<string>();
   private readonly pollMs: number;
   private readonly watchedPollMs: number;
-  /** Whether a device (`stat().dev`) holds a local file system, asked once per device. */
-  private readonly localDevices = new Map<number, Promise<boolean>>();
   /** Looks begun (each one stat of the log): for tests and diagnostics. */
   looks = 0;
   private readonly onError: (err: unknown, file: string) => void;
@@ -292,9 +274,7 @@ export class LogTimeIndexer {
       }
       if (!t.localKnown) {
         t.localKnown = true;
-        let local = this.localDevices.get(st.dev);
-        if (!local) this.localDevices.set(st.dev, (local = onLocalFileSystem(path.dirname(t.file))));
-        t.local = await local;
+        t.local = await localDevice(st.dev, path.dirname(t.file));
         // Watched on a local file system: the poll slows down.
         if (t.local && t.watcher) this.schedulePoll(t);
       }
@@ -334,6 +314,11 @@ export class LogTimeIndexer {
   }
 }
 
+/** Most bytes of an index one read() takes (the rest comes with the next). */
+const READ_MAX = 1 << 20;
+/** Reads of a local index up to this many bytes are synchronous (~40 µs); longer ones go off the loop. */
+const SYNC_READ_MAX = 64 * 1024;
+
 /**
  * Reads a log's time index by byte position as it grows (the job stream's side): each read()
  * answers the complete entries appended since the last one that cover bytes at or after `from`
@@ -343,6 +328,8 @@ export class LogTimeIndexer {
 export class TimesReader {
   private pos = 0;
   private last: TimeEntry | null = null;
+  /** The index is on a local file system (lib/logs/local-fs.ts): stat and small reads go synchronously. */
+  private local: boolean | null = null;
 
   constructor(
     private readonly file: string,
@@ -352,22 +339,52 @@ export class TimesReader {
   /** The entries appended since the last read (covering bytes ≥ `from`). Never throws. */
   async read(): Promise<TimeEntry[]> {
     try {
-      const st = await stat(this.file);
-      if (st.size <= this.pos) return [];
-      const fh = await open(this.file, 'r');
-      try {
-        const want = Math.min(st.size - this.pos, 1 << 20);
-        const buf = Buffer.alloc(want);
-        const { bytesRead } = await fh.read(buf, 0, want, this.pos);
-        const { entries, consumed } = parseTimes(buf.subarray(0, bytesRead).toString('latin1'), this.last);
-        this.pos += consumed;
-        if (entries.length) this.last = entries.at(-1)!;
-        return entries.filter((e) => e[0] > this.from);
-      } finally {
-        await fh.close();
+      if (this.local === null) {
+        const dir = path.dirname(this.file);
+        this.local = await localDevice((await stat(dir)).dev, dir);
       }
+      // An attempt's end is streamed after this read (docs/design.md §8): on a local disk the stat
+      // and a small read are microseconds, while two turns of a busy event loop were ~6 ms of the
+      // exit → job stream latency (bench/README.md).
+      if (this.local) return await this.readLocal();
+      const size = (await stat(this.file)).size;
+      if (size <= this.pos) return [];
+      return await this.readOff(size);
     } catch {
       return [];
     }
+  }
+
+  /** The new bytes of an index `size` bytes long, read off the loop. */
+  private async readOff(size: number): Promise<TimeEntry[]> {
+    const want = Math.min(size - this.pos, READ_MAX);
+    const buf = Buffer.alloc(want);
+    const fh = await open(this.file, 'r');
+    try {
+      return this.take(buf.subarray(0, (await fh.read(buf, 0, want, this.pos)).bytesRead));
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** read() on a local file system: a stat, then the new bytes — synchronously while they are few. */
+  private async readLocal(): Promise<TimeEntry[]> {
+    const size = statSync(this.file).size;
+    if (size <= this.pos) return [];
+    if (size - this.pos > SYNC_READ_MAX) return this.readOff(size);
+    const buf = Buffer.alloc(size - this.pos);
+    const fd = openSync(this.file, 'r');
+    try {
+      return this.take(buf.subarray(0, readSync(fd, buf, 0, buf.length, this.pos)));
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private take(bytes: Buffer): TimeEntry[] {
+    const { entries, consumed } = parseTimes(bytes.toString('latin1'), this.last);
+    this.pos += consumed;
+    if (entries.length) this.last = entries.at(-1)!;
+    return entries.filter((e) => e[0] > this.from);
   }
 }

@@ -231,6 +231,29 @@ describe('LogTimeIndexer on a real file', () => {
     expect(parseTimes(await readFile(timesPath(log), 'utf8')).entries.map((e) => e[0])).toEqual([2, 5]);
   });
 
+  it('a reader on a local disk follows a growing index — missing, a torn line, past 64 KiB — and answers without a turn of the event loop', async () => {
+    dir ||= await mkdtemp(path.join(tmpdir(), 'jobdeck-times-'));
+    const file = path.join(dir, 'grow.times');
+    const reader = new TimesReader(file, 0);
+    expect(await reader.read()).toEqual([]);
+    await writeFile(file, '10 1000\n20 1100\n30 12');
+    expect(await reader.read()).toEqual([[10, 1000], [20, 1100]]);
+    // More than 64 KiB at once is read off the loop; the torn line completes with it.
+    const many = Array.from({ length: 8000 }, (_, i) => `${40 + i * 10} ${2000 + i}\n`).join('');
+    await appendFile(file, `00\n${many}`);
+    const big = await reader.read();
+    expect(big.length).toBe(8001);
+    expect(big[0]).toEqual([30, 1200]);
+    expect(big.at(-1)).toEqual([40 + 7999 * 10, 2000 + 7999]);
+    // A small read on a local disk (docs/design.md §8): answered before a setImmediate queued ahead of it runs.
+    await appendFile(file, '999999 99999\n');
+    const order: string[] = [];
+    setImmediate(() => order.push('loop turned'));
+    const small = reader.read().then((e) => (order.push('read'), e));
+    expect(await small).toEqual([[999999, 99999]]);
+    expect(order).toEqual(['read']);
+  });
+
   it('close() waits for a last look in flight: no index write outlives the stop', async () => {
     dir ||= await mkdtemp(path.join(tmpdir(), 'jobdeck-times-'));
     const log = path.join(dir, 'ended.log');

@@ -140,6 +140,20 @@ describe('LogFollower', () => {
     await f.close();
   });
 
+  it('on a local disk, says how many bytes there are without a turn of the event loop once open', async () => {
+    // An attempt's end is streamed after this answer (docs/design.md §8): a busy loop must not delay it.
+    const p = file('0123');
+    const f = new LogFollower(p, 0);
+    expect(await f.available()).toBe(4);
+    appendFileSync(p, '4567');
+    const order: string[] = [];
+    setImmediate(() => order.push('loop turned'));
+    const n = f.available().then((v) => (order.push('answered'), v));
+    expect(await n).toBe(8);
+    expect(order).toEqual(['answered']);
+    await f.close();
+  });
+
   it('reports a file that shrank under it', async () => {
     const p = file('0123456789');
     const f = new LogFollower(p, 0);
