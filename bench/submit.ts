@@ -100,7 +100,7 @@ export const submit: Measure = {
     const pl = await measureKind('pglite', n, ctx);
     const rows: Row[] = [];
     for (const r of [pg, pl]) {
-      const min = r.kind === 'postgresql' ? 300 : 150;
+      const min = r.kind === 'postgresql' ? 500 : 250;
       rows.push({ metric: `${r.kind}: jobs/s accepted (${CLIENTS} clients)`, value: `${r.rate}/s`, target: `≥ ${min}/s`, pass: r.rate >= min });
       rows.push({
         metric: `${r.kind}: request p50 / p99; CPU per submit server / client`,
