@@ -28,6 +28,7 @@ import path from 'node:path';
 import Table from 'cli-table3';
 import pc from 'picocolors';
 import { admission } from './admission';
+import { waitSettled } from './lib/settle';
 import { browserLog } from './browser-log';
 import { cgroups } from './cgroups';
 import { compress } from './compress';
@@ -173,8 +174,11 @@ async function main(): Promise<number> {
   let failed = 0;
   for (const m of selected) {
     const markPos = cleanupMark();
+    // Each measure starts on a settled machine: what the one before left (a cancel wave) is done.
+    const settled = await waitSettled();
     const mt0 = Date.now();
     const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
+    const busyBefore = `${Math.round(settled.busy * 100)} % busy${settled.waitedMs > 2500 ? ` after ${(settled.waitedMs / 1000).toFixed(0)} s` : ''}${settled.settled ? '' : ' (never settled)'}`;
     let result: MeasureResult | null = null;
     let error: string | undefined;
     log(`── ${m.title} ──`);
@@ -188,12 +192,12 @@ async function main(): Promise<number> {
     }
     const durationMs = Date.now() - mt0;
     const rows: Row[] = result ? result.rows : [{ metric: 'error', value: (error ?? '').split('\n')[0].slice(0, 120), pass: false }];
-    printRows(`${m.title} (${(durationMs / 1000).toFixed(1)} s, load ${loadBefore[0]})`, rows);
+    printRows(`${m.title} (${(durationMs / 1000).toFixed(1)} s, load ${loadBefore[0]}, ${busyBefore})`, rows);
     for (const n of result?.notes ?? []) console.log(pc.yellow(`  note: ${n}`));
     if (error) console.log(pc.red(error.split('\n').slice(0, 12).join('\n')));
     writeFileSync(
       path.join(RESULTS_DIR, `${m.name}.json`),
-      JSON.stringify({ measure: m.name, title: m.title, quick: args.quick, startedAt: new Date(mt0).toISOString(), durationMs, machine: env, loadavg: { before: loadBefore, after: os.loadavg().map((x) => Math.round(x * 100) / 100) }, rows, notes: result?.notes ?? [], error, data: result?.data ?? null }, null, 2) + '\n',
+      JSON.stringify({ measure: m.name, title: m.title, quick: args.quick, startedAt: new Date(mt0).toISOString(), durationMs, machine: env, loadavg: { before: loadBefore, after: os.loadavg().map((x) => Math.round(x * 100) / 100) }, settled, rows, notes: result?.notes ?? [], error, data: result?.data ?? null }, null, 2) + '\n',
     );
     summary.push({ name: m.name, title: m.title, rows, error, durationMs });
   }

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { sleep } from './util';
+
+/**
+ * Waiting for a settled machine before a measure (bench/README.md "Method"): the load average is
+ * a minute-long mean, so after a cancel wave of thousands of processes it stays high for minutes
+ * on an idle machine; what matters is whether the cores are busy now. `/proc/stat`'s busy share
+ * over short windows says that.
+ */
+
+/** The machine's CPU counters from /proc/stat's first line: busy and total jiffies. */
+function cpuJiffies(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal …: idle and iowait are not busy.
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total };
+}
+
+/** What waitSettled saw: the busy share of its last window (0–1) and how long it waited (ms). */
+export interface Settled {
+  busy: number;
+  waitedMs: number;
+  settled: boolean;
+}
+
+/**
+ * Waits until a `windowMs` window of the whole machine is at most `maxBusy` busy (share of all
+ * cores, 0–1), at most `maxWaitMs`; answers the last window's share (settled false: it gave up).
+ */
+export async function waitSettled(maxBusy = 0.2, windowMs = 2000, maxWaitMs = 180_000): Promise<Settled> {
+  const t0 = Date.now();
+  for (;;) {
+    const a = cpuJiffies();
+    await sleep(windowMs);
+    const b = cpuJiffies();
+    const busy = b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : 0;
+    const waitedMs = Date.now() - t0;
+    if (busy <= maxBusy) return { busy, waitedMs, settled: true };
+    if (waitedMs >= maxWaitMs) return { busy, waitedMs, settled: false };
+  }
+}
