@@ -40,11 +40,25 @@ export type { Clock, CompressStats, FaultSite, Monitor, MonitorHooks, MonitorOpt
 
 /**
  * A job with a live exit subscription is stepped by the reconcile pass only once every this many
- * passes (30 s at the default 1 s), as a safety net; the subscription wakes it at once otherwise.
- * Staggered by job id, so 1,000 running jobs cost ~33 steps per pass instead of a burst of 1,000
- * every Nth pass.
+ * passes at least (30 s at the default 1 s), as a safety net; the subscription wakes it at once
+ * otherwise. Staggered by job id, so 1,000 running jobs do not cost a burst every Nth pass.
  */
 const FULL_PASS_EVERY = 30;
+
+/**
+ * Most safety-net steps a pass makes (watched jobs, staggered): past FULL_PASS_EVERY × this many
+ * watched jobs the period grows instead, so the net costs the same at 5,000 running jobs as at
+ * 300 — its steps were ~2 % of a core at 1,000 (bench/README.md), a cost that grew with every job.
+ */
+const NET_STEPS_PER_PASS = 10;
+
+/**
+ * Every how many passes a watched job gets its safety-net step: FULL_PASS_EVERY, longer when
+ * `watched` jobs would need more than NET_STEPS_PER_PASS steps a pass (docs/design.md §6).
+ */
+export function safetyNetPeriod(watched: number): number {
+  return Math.max(FULL_PASS_EVERY, Math.ceil(watched / NET_STEPS_PER_PASS));
+}
 
 /** The systems of one monitor, built in dependency order over one resources object. */
 interface Systems {
@@ -318,12 +332,13 @@ class MonitorLoop implements Monitor {
       (id) => watches.unwatchJob(id),
     );
     // Jobs whose attempt has a live exit subscription are woken by it; the pass still steps each
-    // of them once every FULL_PASS_EVERY passes (staggered by id) as a safety net. Not a job being
+    // of them once every safetyNetPeriod passes (staggered by id) as a safety net. Not a job being
     // cancelled: its exit comes only once the cancel acts, so a lost wake-up (a write this
     // server's bus did not carry) would leave it CANCELLING until its full pass.
     const pass = this.passes++;
     const watched = awaitSteps ? new Set<number>() : watches.jobIds();
-    const steps = active.filter((j) => j.cancel || !watched.has(j.id) || (j.id + pass) % FULL_PASS_EVERY === 0).map((j) => scheduler.kick(j.id));
+    const every = safetyNetPeriod(watched.size);
+    const steps = active.filter((j) => j.cancel || !watched.has(j.id) || (j.id + pass) % every === 0).map((j) => scheduler.kick(j.id));
     if (awaitSteps) await Promise.all(steps);
     const t1 = this.res.clock.now();
     this.lastReconcileEnd = t1;
