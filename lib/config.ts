@@ -281,7 +281,7 @@ export const VARIABLES = {
   JOBDECK_USAGE_INTERVAL_MS: custom<number>({
     value: '`0` or integer 100–3600000',
     shown: '`5000`',
-    doc: `how often the CPU time, memory and process count of every running attempt are sampled (ms; one pass over \`/proc\` for all of them; \`0\` turns sampling off) — ${DESIGN} §7 "Resource usage"`,
+    doc: `how often the CPU time, memory and process count of every running attempt are sampled (ms; one pass over \`/proc\` for all of them; \`0\` turns sampling off); past 1,000 running attempts the rounds space out in proportion (5,000: every fifth interval) — ${DESIGN} §7 "Resource usage"`,
     read(raw, name) {
       const n = int({ def: 5000, min: 0, doc: '' }).read(raw, name);
       if (n !== 0 && (n < 100 || n > 3_600_000)) throw fail(name, '0 (off) or 100–3600000', raw);

@@ -21,10 +21,16 @@ export class PeriodicRound {
     private readonly body: () => Promise<void>,
   ) {}
 
-  /** Starts the rounds every `intervalMs` (ms); a no-op when already started or when intervalMs ≤ 0. */
-  start(intervalMs: number): void {
+  /**
+   * Starts the rounds every `intervalMs` (ms); a no-op when already started or when intervalMs ≤ 0.
+   * `due` (optional) is asked at each tick: false skips that tick's round (a system that spaces
+   * its rounds out further than the timer); run() is never skipped.
+   */
+  start(intervalMs: number, due?: () => boolean): void {
     if (intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.run(), intervalMs);
+    this.timer = setInterval(() => {
+      if (!due || due()) void this.run();
+    }, intervalMs);
     this.timer.unref();
   }
 

@@ -17,6 +17,22 @@ import type { UsageStats } from './types';
  * on where the last server left it.
  */
 
+/**
+ * Live attempts a round samples at the configured interval; past this many the rounds space out
+ * in proportion (2,000 attempts: every second tick), so the sampler's work per second stays
+ * that of this many — a round costs ~72 ms of `/proc` reads and a 1,000-row write at 1,000
+ * attempts (~3.7 % of a core every 5 s, bench/README.md), and grew with every attempt.
+ */
+export const USAGE_FULL_RATE_ATTEMPTS = 1000;
+
+/**
+ * When the round after one that sampled `sampled` attempts is due (ms after that round began):
+ * `intervalMs`, or longer in proportion past USAGE_FULL_RATE_ATTEMPTS (docs/design.md §7).
+ */
+export function nextUsageRoundMs(intervalMs: number, sampled: number): number {
+  return intervalMs * Math.max(1, sampled / USAGE_FULL_RATE_ATTEMPTS);
+}
+
 /** What the sampler remembers of an attempt between rounds: its peaks and its series' shape. */
 interface Known extends SeriesShape {
   peakRssBytes: number;
@@ -26,6 +42,8 @@ interface Known extends SeriesShape {
 export class UsageSystem {
   private readonly rounds: PeriodicRound;
   private readonly known = new Map<number, Known>();
+  /** When the next timed round may run (clock ms); run() is not held to it. */
+  private dueAt = 0;
   readonly stats: UsageStats = { rounds: 0, lastSampled: 0, lastRoundMs: null };
 
   constructor(
@@ -38,7 +56,10 @@ export class UsageSystem {
 
   /** Starts the rounds (no-op when sampling is off: JOBDECK_USAGE_INTERVAL_MS=0). */
   start(): void {
-    this.rounds.start(this.res.settings.usageIntervalMs);
+    // The timer ticks at the interval; a tick before dueAt (many live attempts) is skipped, and
+    // "before" allows a tenth of a tick for timer jitter.
+    const every = this.res.settings.usageIntervalMs;
+    this.rounds.start(every, () => this.res.clock.now() >= this.dueAt - every / 10);
   }
 
   /** Stops the rounds and waits for one in progress. */
@@ -54,6 +75,7 @@ export class UsageSystem {
   private async sampleAll(): Promise<void> {
     const t0 = this.res.clock.now();
     const targets = await this.res.store.usageTargets();
+    this.dueAt = t0 + nextUsageRoundMs(this.res.settings.usageIntervalMs, targets.length);
     const live = new Set(targets.map((t) => t.id));
     for (const id of this.known.keys()) if (!live.has(id)) this.known.delete(id);
     const samples = await this.sampleByExecutor(targets);

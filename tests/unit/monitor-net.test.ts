@@ -1,9 +1,12 @@
 /**
- * The reconcile pass's safety net (docs/design.md §6): a watched job is stepped every 30th pass,
- * and past 300 watched jobs the period grows so that a pass makes at most 10 such steps.
+ * The monitor's periodic work at scale, kept from growing with the running jobs: the reconcile
+ * pass's safety net (docs/design.md §6: a watched job stepped every 30th pass, and past 300
+ * watched jobs the period grows so that a pass makes at most 10 such steps), and the usage
+ * sampler's rounds (§7: past 1,000 live attempts they space out in proportion).
  */
 import { describe, expect, it } from 'vitest';
 import { safetyNetPeriod } from '../../lib/monitor/monitor';
+import { nextUsageRoundMs } from '../../lib/monitor/usage';
 
 describe('the safety net of watched jobs', () => {
   it('steps each watched job every 30 passes up to 300 jobs, then at most 10 a pass', () => {
@@ -26,5 +29,14 @@ describe('the safety net of watched jobs', () => {
       expect([...stepped.values()].every((k) => k === 1)).toBe(true);
       expect(most).toBeLessThanOrEqual(Math.max(10, Math.ceil(n / 30)));
     }
+  });
+});
+
+describe('usage rounds at scale', () => {
+  it('keep the configured interval up to 1,000 live attempts, then space out in proportion', () => {
+    expect([0, 10, 1000].map((n) => nextUsageRoundMs(5000, n))).toEqual([5000, 5000, 5000]);
+    expect([2000, 5000].map((n) => nextUsageRoundMs(5000, n))).toEqual([10_000, 25_000]);
+    // A shorter configured interval keeps its proportion: the attempts sampled per second stay bounded.
+    expect(nextUsageRoundMs(1000, 5000)).toBe(5000);
   });
 });
