@@ -8,12 +8,18 @@ import { sleep } from './util';
  * over short windows says that.
  */
 
-/** The machine's CPU counters from /proc/stat's first line: busy and total jiffies. */
-function cpuJiffies(): { busy: number; total: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal …: idle and iowait are not busy.
+/**
+ * The machine's CPU counters from /proc/stat's first line — busy and total jiffies, waiting for
+ * the disk counted as busy (a cancel wave's thousands of `sync` calls leave the disk flushing
+ * after the cores are free) — and the processes blocked on I/O now.
+ */
+function cpuJiffies(): { busy: number; total: number; blocked: number } {
+  const text = readFileSync('/proc/stat', 'utf8');
+  const f = text.split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal …: only idle is not busy.
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  return { busy: total - f[3] - f[4], total };
+  const blocked = Number(/^procs_blocked (\d+)/m.exec(text)?.[1] ?? 0);
+  return { busy: total - f[3], total, blocked };
 }
 
 /** What waitSettled saw: the busy share of its last window (0–1) and how long it waited (ms). */
@@ -25,7 +31,8 @@ export interface Settled {
 
 /**
  * Waits until a `windowMs` window of the whole machine is at most `maxBusy` busy (share of all
- * cores, 0–1), at most `maxWaitMs`; answers the last window's share (settled false: it gave up).
+ * cores, 0–1, I/O wait included) with no process blocked on I/O at its end, at most `maxWaitMs`;
+ * answers the last window's share (settled false: it gave up).
  */
 export async function waitSettled(maxBusy = 0.2, windowMs = 2000, maxWaitMs = 180_000): Promise<Settled> {
   const t0 = Date.now();
@@ -35,7 +42,7 @@ export async function waitSettled(maxBusy = 0.2, windowMs = 2000, maxWaitMs = 18
     const b = cpuJiffies();
     const busy = b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : 0;
     const waitedMs = Date.now() - t0;
-    if (busy <= maxBusy) return { busy, waitedMs, settled: true };
+    if (busy <= maxBusy && b.blocked === 0) return { busy, waitedMs, settled: true };
     if (waitedMs >= maxWaitMs) return { busy, waitedMs, settled: false };
   }
 }
