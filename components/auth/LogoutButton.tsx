@@ -1,6 +1,7 @@
 'use client';
 
 import { type FormEvent, useState } from 'react';
+import { leavingForLogin, LOGIN_PATH } from '@/lib/ui/api';
 import styles from './auth.module.css';
 
 /** Props of LogoutButton. */
@@ -21,13 +22,15 @@ export function LogoutButton({ className, label = 'Log out' }: LogoutButtonProps
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     setBusy(true);
+    // From here the page is leaving for the login page: a 401 of a poll meanwhile must not redirect it elsewhere.
+    leavingForLogin();
     try {
       await fetch('/api/auth/logout', { method: 'POST', headers: { accept: 'application/json' }, credentials: 'same-origin' });
     } catch {
       // An unreachable server: the login page is next all the same.
     } finally {
       // Whatever the answer (an expired session is already logged out), the login page is next.
-      window.location.assign('/login');
+      window.location.assign(LOGIN_PATH);
     }
   }
 

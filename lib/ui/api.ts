@@ -50,10 +50,22 @@ export class ApiRequestError extends Error {
 /** Where the login page lives (the security engineer's route). */
 export const LOGIN_PATH = '/login';
 
-/** Sends the browser to the login page, coming back here afterwards. */
+/** The page is on its way to the login page by itself (a logout): see leavingForLogin. */
+let leaving = false;
+
+/**
+ * The page goes to the login page by itself from now on (the logout button): a request answered
+ * 401 meanwhile — a poll or a stream's reconnect after the session was revoked — must not send it
+ * to `/login?next=…` instead, racing the logout's own navigation.
+ */
+export function leavingForLogin(): void {
+  leaving = true;
+}
+
+/** Sends the browser to the login page, coming back here afterwards (not when it is leaving for it already). */
 export function redirectToLogin(): void {
   const loc = globalThis.location;
-  if (!loc || loc.pathname === LOGIN_PATH) return;
+  if (!loc || leaving || loc.pathname === LOGIN_PATH) return;
   loc.assign(`${LOGIN_PATH}?next=${encodeURIComponent(loc.pathname + loc.search)}`);
 }
 
