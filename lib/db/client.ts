@@ -7,6 +7,7 @@ import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
 import { initPgliteFolder } from './pglite-init';
 import { pgliteWorkerProgram, startPgliteWorker, type PgliteThread } from './pglite-worker';
+import { markSingleSession } from './session';
 
 /** Which engine holds the data: the embedded PGlite (default) or a PostgreSQL server. */
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -138,6 +139,7 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
     throw err;
   }
   const prisma = new PrismaClient({ adapter: engine.adapter });
+  markSingleSession(prisma);
   return {
     prisma,
     kind: 'pglite',

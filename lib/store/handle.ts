@@ -7,6 +7,8 @@
 import type { Prisma, PrismaClient, Queue } from '../generated/prisma/client';
 import { StoreBus } from './bus';
 import { columnsOf, type ColumnTable } from './columns';
+import { isSingleSession } from '../db/session';
+import { PreparedStatements } from './prepared';
 import { SubmitQueue } from './submit-queue';
 
 /** One database's store: its client, its bus, its column table and its submit group commit. */
@@ -21,6 +23,8 @@ export interface Store {
   readonly submits: SubmitQueue;
   /** The Queue table as last read by cachedQueueRows() (queues.ts), and when (ms); null: read it. */
   queueCache: { rows: Queue[]; atMs: number } | null;
+  /** The large statements prepared in the database's one session (PGlite; prepared.ts); null on PostgreSQL. */
+  readonly prepared: PreparedStatements | null;
   /** Whether an enabled webhook subscription exists, as last read by anySubscription() (webhook-subscriptions.ts), and when (ms); null: read it. */
   webhookCache: { any: boolean; atMs: number } | null;
 }
@@ -33,6 +37,8 @@ export interface StoreTx {
   readonly prisma: Prisma.TransactionClient;
   readonly bus: null;
   readonly columns: ColumnTable;
+  /** The store's prepared statements: a transaction runs in the same session. */
+  readonly prepared: PreparedStatements | null;
 }
 
 /** What a read or a guarded write runs on: a Store, or one inside a transaction. */
@@ -44,7 +50,7 @@ export type StoreScope = Store | StoreTx;
  * @throws Error when the client's data model does not fit the store (columns.ts).
  */
 export function createStore(prisma: PrismaClient): Store {
-  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), queueCache: null, webhookCache: null };
+  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), prepared: isSingleSession(prisma) ? new PreparedStatements() : null, queueCache: null, webhookCache: null };
 }
 
 /**
@@ -53,7 +59,7 @@ export function createStore(prisma: PrismaClient): Store {
  * never announced — use it only to compose writes the caller commits itself.
  */
 export function inTransaction(store: StoreScope, tx: Prisma.TransactionClient): StoreTx {
-  return { prisma: tx, bus: null, columns: store.columns };
+  return { prisma: tx, bus: null, columns: store.columns, prepared: store.prepared };
 }
 
 /**
@@ -62,5 +68,5 @@ export function inTransaction(store: StoreScope, tx: Prisma.TransactionClient): 
  * reads: what runs on it is announced by no one.
  */
 export function readingThrough(store: Store, db: PrismaClient): StoreScope {
-  return db === store.prisma ? store : { prisma: db, bus: null, columns: store.columns };
+  return db === store.prisma ? store : { prisma: db, bus: null, columns: store.columns, prepared: null };
 }

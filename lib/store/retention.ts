@@ -119,7 +119,7 @@ export async function recordLogsRemoved(store: Store, removed: readonly LogsRemo
     );
     const written = new Set(rows.map((r) => r.id));
     const entries = removed.filter((r) => written.has(r.jobId)).map((r) => ({ jobId: r.jobId, to: 'LOGS_REMOVED' as const, reason: `logs removed by the retention policy (${r.files} file${r.files === 1 ? '' : 's'}, ${r.bytes} bytes)` }));
-    await recordServerEvents({ prisma: tx, bus: null, columns: store.columns }, entries, at);
+    await recordServerEvents({ prisma: tx, bus: null, columns: store.columns, prepared: store.prepared }, entries, at);
     return [...written];
   });
   for (const jobId of ids) store.bus.emit({ type: 'logs-removed', jobId });

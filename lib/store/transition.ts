@@ -5,6 +5,7 @@ import type { ColumnTable } from './columns';
 import { outboxInsert, webhookEventOf, type WebhookEvent } from './outbox';
 import { anySubscription } from './webhook-subscriptions';
 import { assignment, decodeRow, encodeValue, Params, pgTimestamp, uniqueViolationAsP2002 } from './sql';
+import { queryPrepared } from './prepared';
 import type { StoreScope } from './handle';
 
 /**
@@ -214,7 +215,7 @@ export async function runBatch(store: StoreScope, steps: Step[], fence?: Fence):
   const { sql, params } = batchStatement(store.columns, steps, new Date(), notices, fence);
   let got: BatchRow[];
   try {
-    got = await store.prisma.$queryRawUnsafe<BatchRow[]>(sql, ...params);
+    got = await queryPrepared<BatchRow>(store.prisma, store.prepared, sql, params);
   } catch (err) {
     throw uniqueViolationAsP2002(err);
   }
