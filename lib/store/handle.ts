@@ -50,7 +50,8 @@ export type StoreScope = Store | StoreTx;
  * @throws Error when the client's data model does not fit the store (columns.ts).
  */
 export function createStore(prisma: PrismaClient): Store {
-  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma), prepared: isSingleSession(prisma) ? new PreparedStatements() : null, queueCache: null, webhookCache: null };
+  const prepared = isSingleSession(prisma) ? new PreparedStatements() : null;
+  return { prisma, bus: new StoreBus(), columns: columnsOf(prisma), submits: new SubmitQueue(prisma, prepared), prepared, queueCache: null, webhookCache: null };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import { pgTimestamp, refusedData } from './sql';
+import { queryPrepared, type PreparedStatements } from './prepared';
 
 /** A task of a new job, as submitJob() stores it. */
 export interface NewTask {
@@ -148,14 +149,14 @@ export function jobInsertSql(e: JobEntry, gate: Prisma.Sql, before: Prisma.Sql |
   const { job, at } = e;
   const queue = job.queue ?? DEFAULT_QUEUE_NAME;
   const tasksJson = JSON.stringify(job.tasks.map((t) => ({ name: t.name ?? null, spec: t.spec })));
-  const queueGate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue} FOR KEY SHARE) AS g`;
+  const queueGate = queue === DEFAULT_QUEUE_NAME ? Prisma.sql`(SELECT 1) AS g` : Prisma.sql`(SELECT 1 FROM "Queue" WHERE "name" = ${queue}::text FOR KEY SHARE) AS g`;
   return Prisma.sql`
     WITH ${before ? Prisma.sql`${before}, ` : Prisma.empty}j AS (
       INSERT INTO "Job" (${id ? Prisma.sql`"id", ` : Prisma.empty}"submissionId", "name", "status", "statusReason", "pendingReason", "specYaml", "spec", "specHash", "cpus", "nodes", "gpus", "gpuRequest", "priority", "queue", "metadata", "launch", "warnings", "labels", "origin", "executor", "userId", "tokenId",
                          "groupId", "groupIndex", "groupLead", "scheduleId", "depsWaiting",
                          "submittedAt", "startedAt", "endedAt", "updatedAt", "cancelRequestedAt", "restartCount", "recoveryCount", "currentTask", "taskCount")
-      SELECT ${id ? Prisma.sql`${id}, ` : Prisma.empty}${e.submissionId}, ${job.name}, 'PENDING', NULL, ${e.pendingReason}, ${job.specYaml}, ${e.specJson}::jsonb, ${job.specHash}, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.gpus ?? 0}::float8, ${e.gpuRequestJson}::jsonb, ${job.priority ?? 500}::int, ${queue}, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.labelsJson}::jsonb, ${e.origin}, ${e.executor}, ${e.userId}::int, ${e.tokenId}::int,
-              ${e.groupId}::int, ${e.groupIndex}::int, ${e.groupLead}, ${e.scheduleId}::int, ${e.depsWaiting},
+      SELECT ${id ? Prisma.sql`${id}, ` : Prisma.empty}${e.submissionId}::text, ${job.name}::text, 'PENDING', NULL, ${e.pendingReason}::text, ${job.specYaml}::text, ${e.specJson}::jsonb, ${job.specHash}::text, ${job.cpus}::float8, ${job.nodes ?? 1}::int, ${job.gpus ?? 0}::float8, ${e.gpuRequestJson}::jsonb, ${job.priority ?? 500}::int, ${queue}::text, ${e.metadataJson}::jsonb, ${e.launchJson}::jsonb, ${e.warningsJson}::jsonb, ${e.labelsJson}::jsonb, ${e.origin}::text, ${e.executor}::text, ${e.userId}::int, ${e.tokenId}::int,
+              ${e.groupId}::int, ${e.groupIndex}::int, ${e.groupLead}::boolean, ${e.scheduleId}::int, ${e.depsWaiting}::boolean,
               ${at}::timestamp(3), NULL, NULL, ${at}::timestamp(3), NULL, 0, 0, 0, ${job.tasks.length}::int
       FROM ${queueGate}, ${gate}
       RETURNING "id"
@@ -181,8 +182,10 @@ export function jobInsertSql(e: JobEntry, gate: Prisma.Sql, before: Prisma.Sql |
  * queue's row is there, which the statement locks (see QueueGoneError).
  * @throws QueueGoneError when the queue's row is gone.
  */
-export async function insertOne(db: PrismaClient | Prisma.TransactionClient, e: JobEntry): Promise<InsertedIds> {
-  const rows = await db.$queryRaw<InsertedIds[]>(jobInsertSql(e, Prisma.sql`(SELECT 1) AS s`));
+export async function insertOne(db: PrismaClient | Prisma.TransactionClient, e: JobEntry, prepared: PreparedStatements | null = null): Promise<InsertedIds> {
+  // Every value of the statement is cast, so it prepares on PGlite (prepared.ts) as it runs on PostgreSQL.
+  const sql = jobInsertSql(e, Prisma.sql`(SELECT 1) AS s`);
+  const rows = await queryPrepared<InsertedIds>(db, prepared, sql.text, sql.values);
   if (rows.length === 0) throw new QueueGoneError(e.job.queue ?? DEFAULT_QUEUE_NAME);
   return { jobId: rows[0].jobId, eventId: rows[0].eventId, taskIds: rows[0].taskIds };
 }
@@ -193,7 +196,7 @@ export async function insertOne(db: PrismaClient | Prisma.TransactionClient, e: 
  * event of each job join on its id. Same columns and values as insertOne(); a job whose named
  * queue's row is gone is not written (null in its place), the others are (see QueueGoneError).
  */
-export async function insertMany(db: PrismaClient | Prisma.TransactionClient, entries: readonly JobEntry[]): Promise<Array<InsertedIds | null>> {
+export async function insertMany(db: PrismaClient | Prisma.TransactionClient, entries: readonly JobEntry[], prepared: PreparedStatements | null = null): Promise<Array<InsertedIds | null>> {
   const input = JSON.stringify(
     entries.map((e) => ({
       submissionId: e.submissionId,
@@ -230,9 +233,9 @@ export async function insertMany(db: PrismaClient | Prisma.TransactionClient, en
   const named = [...new Set(entries.map((e) => e.job.queue ?? DEFAULT_QUEUE_NAME))].filter((q) => q !== DEFAULT_QUEUE_NAME);
   // The named queues' rows, locked until the jobs are written (none named: nothing to read).
   const queueGate = named.length
-    ? Prisma.sql`q AS (SELECT "name" FROM "Queue" WHERE "name" IN (${Prisma.join(named)}) FOR KEY SHARE)`
+    ? Prisma.sql`q AS (SELECT "name" FROM "Queue" WHERE "name" IN (${Prisma.join(named.map((q) => Prisma.sql`${q}::text`))}) FOR KEY SHARE)`
     : Prisma.sql`q AS (SELECT NULL::text AS "name" WHERE false)`;
-  const rows = await db.$queryRaw<Array<InsertedIds & { ord: bigint | number }>>(Prisma.sql`
+  const statement = Prisma.sql`
     WITH input AS MATERIALIZED (
       SELECT x.i AS "ord", x.v AS "v", nextval('"Job_id_seq"'::regclass)::int AS "id"
       FROM jsonb_array_elements(${input}::jsonb) WITH ORDINALITY AS x(v, i)
@@ -243,7 +246,7 @@ export async function insertMany(db: PrismaClient | Prisma.TransactionClient, en
       SELECT "id", v->>'submissionId', v->>'name', 'PENDING', NULL, v->>'pendingReason', v->>'specYaml', v->'spec', v->>'specHash', (v->>'cpus')::float8, (v->>'nodes')::int, (v->>'gpus')::float8, v->'gpuRequest', (v->>'priority')::int, v->>'queue', v->'metadata', v->'launch', v->'warnings', v->'labels', v->>'origin', v->>'executor', (v->>'userId')::int, (v->>'tokenId')::int,
              (v->>'groupId')::int, (v->>'groupIndex')::int, (v->>'groupLead')::boolean, (v->>'scheduleId')::int, (v->>'depsWaiting')::boolean,
              (v->>'at')::timestamp(3), NULL, NULL, (v->>'at')::timestamp(3), NULL, 0, 0, 0, jsonb_array_length(v->'tasks')
-      FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME} OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
+      FROM input WHERE v->>'queue' = ${DEFAULT_QUEUE_NAME}::text OR v->>'queue' IN (SELECT "name" FROM q) ORDER BY "ord"
       RETURNING "id"
     ), t AS (
       INSERT INTO "Task" ("jobId", "index", "name", "status", "statusReason", "spec", "restarts", "recoveries", "exitCode", "startedAt", "endedAt")
@@ -264,7 +267,8 @@ export async function insertMany(db: PrismaClient | Prisma.TransactionClient, en
            (SELECT array_agg(t."id" ORDER BY t."index") FROM t WHERE t."jobId" = j."id") AS "taskIds",
            (SELECT count(*) FROM d WHERE d."jobId" = j."id")::int AS "deps"
     FROM input JOIN j ON j."id" = input."id" JOIN e ON e."jobId" = input."id"
-    ORDER BY input."ord"`);
+    ORDER BY input."ord"`;
+  const rows = await queryPrepared<InsertedIds & { ord: bigint | number }>(db, prepared, statement.text, statement.values);
   const out: Array<InsertedIds | null> = entries.map(() => null);
   for (const r of rows) out[Number(r.ord) - 1] = { jobId: r.jobId, eventId: r.eventId, taskIds: r.taskIds };
   return out;
@@ -285,7 +289,11 @@ export class SubmitQueue {
   private inFlight = 0;
   private readonly counts: SubmitStatementStats = { statements: 0, jobs: 0 };
 
-  constructor(private readonly db: PrismaClient) {}
+  /** `prepared`: the store's prepared statements (PGlite; prepared.ts), null on PostgreSQL. */
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly prepared: PreparedStatements | null = null,
+  ) {}
 
   /** Statements sent so far and the jobs they carried (a copy; refused batches and their retries included). */
   stats(): SubmitStatementStats {
@@ -317,7 +325,7 @@ export class SubmitQueue {
     stats.jobs += batch.length;
     if (batch.length === 1) {
       const [one] = batch;
-      await insertOne(this.db, one.entry).then(one.resolve, one.reject);
+      await insertOne(this.db, one.entry, this.prepared).then(one.resolve, one.reject);
       return;
     }
     let ids: Array<InsertedIds | null>;
@@ -325,6 +333,7 @@ export class SubmitQueue {
       ids = await insertMany(
         this.db,
         batch.map((b) => b.entry),
+        this.prepared,
       );
     } catch (err) {
       if (!refusedData(err)) {
@@ -336,7 +345,7 @@ export class SubmitQueue {
       for (const b of batch) {
         stats.statements++;
         stats.jobs++;
-        await insertOne(this.db, b.entry).then(b.resolve, b.reject);
+        await insertOne(this.db, b.entry, this.prepared).then(b.resolve, b.reject);
       }
       return;
     }

@@ -22,7 +22,7 @@ const REASONS = [`it's a "test"`, `C:\\path\\ \\' \\\\`, `$1 $$ $tag$ ?`, `'); D
 describe.each(DB_KINDS)('prepared statements on %s', (kind) => {
   const t = useDatabase(kind, `store-prepared-${kind}`);
 
-  it(kind === 'pglite' ? 'prepares the guarded write once per shape and sends every value exactly' : 'prepares nothing (a pool of connections)', async () => {
+  it(kind === 'pglite' ? 'prepares the submit and the guarded write once per shape and sends every value exactly' : 'prepares nothing (a pool of connections)', async () => {
     const { store, prisma } = t;
     if (kind === 'postgresql') {
       expect(store.prepared).toBeNull();
@@ -39,8 +39,8 @@ describe.each(DB_KINDS)('prepared statements on %s', (kind) => {
       const event = await prisma.jobEvent.findFirstOrThrow({ where: { jobId: job.id, to: 'CANCELLED' } });
       expect(event.reason).toBe(reason);
     }
-    // One shape, one statement; the session holds what the store counts.
-    expect(store.prepared!.size).toBe(before + 1);
+    // One statement per shape — the submit's and the guarded write's; the session holds what the store counts.
+    expect(store.prepared!.size).toBe(before + 2);
     const [{ n }] = await prisma.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_prepared_statements`);
     expect(n).toBe(store.prepared!.size);
     expect(await prisma.job.count()).toBe(REASONS.length);
@@ -48,7 +48,8 @@ describe.each(DB_KINDS)('prepared statements on %s', (kind) => {
 
   it.runIf(kind === 'pglite')('keeps a statement prepared inside a transaction that rolled back', async () => {
     const { store, prisma } = t;
-    const job = await submitJob(store, newJob('rolled-back'));
+    const job = await submitJob(store, newJob(`rolled-back ${"it's"}`));
+    expect((await prisma.job.findUniqueOrThrow({ where: { id: job.id } })).name).toBe("rolled-back it's");
     const reason = 'rolled back first';
     const size = store.prepared!.size;
     class Rollback extends Error {}
