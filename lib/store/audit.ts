@@ -5,6 +5,8 @@
  */
 import type { AuditEvent, Prisma } from '../generated/prisma/client';
 import type { StoreScope } from './handle';
+import { queryPrepared } from './prepared';
+import { pgTimestamp } from './sql';
 
 export { AUDIT_ACTIONS, type AuditAction } from '../jobs/audit-actions';
 import type { AuditAction } from '../jobs/audit-actions';
@@ -30,9 +32,14 @@ export interface AuditEntry {
   detail?: Prisma.InputJsonValue | null;
 }
 
-/** Appends one row. */
+/** The row's INSERT: one text, every value cast, so that PGlite keeps it prepared (prepared.ts) — a submit appends one. */
+const AUDIT_INSERT = `INSERT INTO "AuditEvent" ("at", "action", "userId", "userName", "tokenPrefix", "ip", "target", "detail")
+  VALUES ($1::timestamp(3), $2::text, $3::int, $4::text, $5::text, $6::text, $7::text, $8::jsonb)`;
+
+/** Appends one row (`at`: now). */
 export async function appendAudit(store: StoreScope, e: AuditEntry): Promise<void> {
-  await store.prisma.auditEvent.create({ data: { ...e, target: e.target ?? null, detail: e.detail ?? undefined } });
+  const detail = e.detail === undefined || e.detail === null ? null : JSON.stringify(e.detail);
+  await queryPrepared(store.prisma, store.prepared, AUDIT_INSERT, [pgTimestamp(new Date()), e.action, e.userId, e.userName, e.tokenPrefix, e.ip, e.target ?? null, detail]);
 }
 
 /** What listAudit() selects. */

@@ -6,6 +6,7 @@
 import { Prisma, type ApiToken, type User } from '../generated/prisma/client';
 import type { Store, StoreScope } from './handle';
 import { pgTimestamp } from './sql';
+import { queryPrepared } from './prepared';
 
 /** The first admin's id: its row comes from the migration; the admin token authenticates as it. */
 export const FIRST_ADMIN_ID = 1;
@@ -136,14 +137,16 @@ export async function createAttemptToken(store: Store, t: { jobId: number; attem
   // One statement (a launch makes one per attempt): the user's epoch, the attempt still live, the
   // earlier token gone — `d` is read by the INSERT, so it runs first and frees the attempt's
   // unique slot — and the new row.
-  const rows = await store.prisma.$queryRaw<ApiToken[]>(Prisma.sql`
-    WITH u AS (SELECT "tokenEpoch" FROM "User" WHERE "id" = ${t.userId} AND "disabledAt" IS NULL),
-    a AS (SELECT 1 FROM "Attempt" WHERE "id" = ${t.attemptId} AND "status" IN ('STARTING', 'RUNNING')),
-    d AS (DELETE FROM "ApiToken" WHERE "attemptId" = ${t.attemptId} AND EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM a) RETURNING 1)
+  // Every value cast: on PGlite the statement is prepared once (prepared.ts).
+  const sql = Prisma.sql`
+    WITH u AS (SELECT "tokenEpoch" FROM "User" WHERE "id" = ${t.userId}::int AND "disabledAt" IS NULL),
+    a AS (SELECT 1 FROM "Attempt" WHERE "id" = ${t.attemptId}::int AND "status" IN ('STARTING', 'RUNNING')),
+    d AS (DELETE FROM "ApiToken" WHERE "attemptId" = ${t.attemptId}::int AND EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM a) RETURNING 1)
     INSERT INTO "ApiToken" ("userId", "name", "prefix", "hash", "createdAt", "userEpoch", "attemptId")
-    SELECT ${t.userId}, ${t.name}, ${t.prefix}, ${t.hash}, ${pgTimestamp(new Date())}::timestamp(3), u."tokenEpoch", ${t.attemptId}
+    SELECT ${t.userId}::int, ${t.name}::text, ${t.prefix}::text, ${t.hash}::text, ${pgTimestamp(new Date())}::timestamp(3), u."tokenEpoch", ${t.attemptId}::int
     FROM u WHERE EXISTS (SELECT 1 FROM a) AND (SELECT count(*) FROM d) >= 0
-    RETURNING *`);
+    RETURNING *`;
+  const rows = await queryPrepared<ApiToken>(store.prisma, store.prepared, sql.text, sql.values);
   const row = rows[0];
   if (!row) return null;
   store.bus.emit({ type: 'token', jobId: t.jobId, token: row });
