@@ -23,16 +23,18 @@ describe('prepared statements: literals', () => {
 describe('prepared statements: the list', () => {
   it('names each text once and evicts the least recently used past PREPARED_MAX', () => {
     const p = new PreparedStatements();
-    const first = p.add('q0');
-    expect(first.evict).toBeNull();
-    for (let k = 1; k < PREPARED_MAX; k++) p.add(`q${k}`);
+    const names: string[] = [];
+    for (let k = 0; k < PREPARED_MAX; k++) {
+      const added = p.add(`q${k}`);
+      expect(added.evict).toBeNull();
+      names.push(added.name);
+    }
+    expect(new Set(names).size).toBe(PREPARED_MAX);
     expect(p.size).toBe(PREPARED_MAX);
-    // q0 used again: q1 is now the least recently used.
-    expect(p.use('q0')).toBe(first.name);
-    const q1 = p.use('q1');
-    p.use('q0');
+    // q0 used again: q1 is now the least recently used, and the one a new text evicts.
+    expect(p.use('q0')).toBe(names[0]);
     const over = p.add('new');
-    expect(over.evict).toBe(q1);
+    expect(over.evict).toBe(names[1]);
     expect(p.use('q1')).toBeUndefined();
     expect(p.size).toBe(PREPARED_MAX);
     p.forget('new');
