@@ -95,5 +95,6 @@ export async function queryPrepared<T>(client: RawClient, prepared: PreparedStat
       throw err;
     }
   }
-  return client.$queryRawUnsafe<T[]>(`EXECUTE ${name}(${literals.join(', ')})`);
+  // No parameters: no parentheses (`EXECUTE name()` is a syntax error).
+  return client.$queryRawUnsafe<T[]>(literals.length ? `EXECUTE ${name}(${literals.join(', ')})` : `EXECUTE ${name}`);
 }

@@ -59,12 +59,14 @@ const TERMINAL_SQL = [...JOB_TERMINAL].map((s) => `'${s}'`).join(', ');
  * (1,000 with 1,000 running) was the largest read of a steady server.
  */
 export async function followedJobs(store: StoreScope, owner: string | null): Promise<FollowedJob[]> {
-  const rows = await store.prisma.$queryRawUnsafe<Array<{ ids: number[] | null; cancel: number[] | null }>>(
+  const rows = await queryPrepared<{ ids: number[] | null; cancel: number[] | null }>(
+    store.prisma,
+    store.prepared,
     `SELECT array_agg("id" ORDER BY "id") AS "ids",
             array_agg("id" ORDER BY "id") FILTER (WHERE "status" = 'CANCELLING' OR "cancelRequestedAt" IS NOT NULL) AS "cancel"
        FROM "Job"
-      WHERE "status" NOT IN (${TERMINAL_SQL}) AND ("status" <> 'PENDING' OR "cancelRequestedAt" IS NOT NULL)${owner === null ? '' : ' AND "ownerId" = $1'}`,
-    ...(owner === null ? [] : [owner]),
+      WHERE "status" NOT IN (${TERMINAL_SQL}) AND ("status" <> 'PENDING' OR "cancelRequestedAt" IS NOT NULL)${owner === null ? '' : ' AND "ownerId" = $1::text'}`,
+    owner === null ? [] : [owner],
   );
   const cancel = new Set(rows[0]?.cancel ?? []);
   return (rows[0]?.ids ?? []).map((id) => ({ id, cancel: cancel.has(id) }));

@@ -87,6 +87,16 @@ describe.each(DB_KINDS)('prepared statements on %s', (kind) => {
     expect(await count()).toBe(PREPARED_MAX);
   });
 
+  it.runIf(kind === 'pglite')('prepares a statement without parameters', async () => {
+    const { store, prisma } = t;
+    for (let i = 0; i < 3; i++) {
+      const [{ v }] = await queryPrepared<{ v: number }>(prisma, store.prepared, `SELECT 40 + 2 AS v`, []);
+      expect(v).toBe(42);
+    }
+    const [{ n }] = await prisma.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%AS SELECT 40 + 2 AS v'`);
+    expect(n).toBe(1);
+  });
+
   it.runIf(kind === 'pglite')('runs a statement with a value that is no plain scalar unprepared', async () => {
     const { store, prisma } = t;
     const size = store.prepared!.size;
