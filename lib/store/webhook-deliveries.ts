@@ -7,7 +7,6 @@
  */
 import type { Prisma, WebhookDelivery } from '../generated/prisma/client';
 import { pgTimestamp } from './sql';
-import { queryPrepared } from './prepared';
 import type { Store, StoreScope } from './handle';
 
 /** A delivery claimed for sending: the row, its claim's token. */
@@ -65,8 +64,9 @@ export async function claimDeliveries(store: StoreScope, o: { limit: number; run
   // only: a head another server holds is skipped, never the row behind it. A run stops at its
   // first row that is not due or is claimed (bool_and over event order), so it never skips one.
   const free = `(x."claimedUntil" IS NULL OR x."claimedUntil" < $1::timestamp(3))`;
-  // One text with every value cast: PGlite keeps it prepared (prepared.ts).
-  return queryPrepared<ClaimedDelivery>(store.prisma, store.prepared,
+  // Not prepared on PGlite (prepared.ts): the generic plan PostgreSQL settles on for it sent a
+  // 1,000-delivery burst's tail in 4.2 s instead of 1.3 s (bench/README.md, 2026-12-05 10:32–10:45).
+  return store.prisma.$queryRawUnsafe<ClaimedDelivery[]>(
     `WITH heads AS (` +
       `SELECT h."id" FROM "WebhookSubscription" s CROSS JOIN LATERAL (SELECT d."id" FROM "WebhookDelivery" d` +
       ` WHERE d."subscriptionId" = s."id" AND d."status" = 'pending' AND d."jobEventId" IS NOT NULL ORDER BY d."jobEventId" LIMIT 1) h WHERE s."enabled"` +
@@ -82,7 +82,11 @@ export async function claimDeliveries(store: StoreScope, o: { limit: number; run
       ` u AS (UPDATE "WebhookDelivery" x SET "claimedUntil" = $3::timestamp(3), "claimToken" = $4::text` +
       ` WHERE x."id" IN (SELECT "id" FROM c UNION ALL SELECT "id" FROM tail) AND x."status" = 'pending' RETURNING x.*)` +
       ` SELECT * FROM u ORDER BY u."subscriptionId", u."jobEventId" NULLS FIRST, u."id"`,
-    [now, o.limit, until, o.token, Math.max(0, o.run - 1)],
+    now,
+    o.limit,
+    until,
+    o.token,
+    Math.max(0, o.run - 1),
   );
 }
 
@@ -138,12 +142,12 @@ export interface Delivered {
 export async function recordDelivered(store: StoreScope, done: readonly Delivered[]): Promise<string[]> {
   if (done.length === 0) return [];
   const v = done.map((d) => ({ id: d.id, token: d.token, code: d.result.statusCode, ms: d.result.latencyMs, head: d.result.responseHead, at: pgTimestamp(d.at) }));
-  const r = await queryPrepared<{ id: string }>(store.prisma, store.prepared,
+  const r = await store.prisma.$queryRawUnsafe<Array<{ id: string }>>(
     `UPDATE "WebhookDelivery" d SET "status" = 'delivered', "deliveredAt" = v."at"::timestamp(3), "lastStatusCode" = v."code", "lastLatencyMs" = v."ms",` +
       ` "lastError" = NULL, "responseHead" = v."head", "claimedUntil" = NULL, "claimToken" = NULL, "attempts" = d."attempts" + 1` +
       ` FROM jsonb_to_recordset($1::jsonb) AS v("id" text, "token" text, "code" int, "ms" int, "head" text, "at" text)` +
       ` WHERE d."id" = v."id" AND d."claimToken" = v."token" AND d."status" = 'pending' RETURNING d."id"`,
-    [JSON.stringify(v)],
+    JSON.stringify(v),
   );
   return r.map((x) => x.id);
 }
