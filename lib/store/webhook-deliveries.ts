@@ -65,7 +65,7 @@ export async function claimDeliveries(store: StoreScope, o: { limit: number; run
   // first row that is not due or is claimed (bool_and over event order), so it never skips one.
   const free = `(x."claimedUntil" IS NULL OR x."claimedUntil" < $1::timestamp(3))`;
   // Not prepared on PGlite (prepared.ts): the generic plan PostgreSQL settles on for it sent a
-  // 1,000-delivery burst's tail in 4.2 s instead of 1.3 s (bench/README.md, 2026-12-05 10:32–10:45).
+  // 1,000-delivery burst's tail in 4.2 s instead of 1.3 s (bench/README.md, fixes table).
   return store.prisma.$queryRawUnsafe<ClaimedDelivery[]>(
     `WITH heads AS (` +
       `SELECT h."id" FROM "WebhookSubscription" s CROSS JOIN LATERAL (SELECT d."id" FROM "WebhookDelivery" d` +
