@@ -1,6 +1,6 @@
 /**
- * The store's large statements prepared once on the embedded database (docs/design.md §12
- * "Statements on PGlite"). PGlite runs PostgreSQL in this process, one connection, with every
+ * The store's large statements prepared once on the embedded database (docs/design.md §4
+ * "Prepared once on PGlite"). PGlite runs PostgreSQL in this process, one connection, with every
  * query an unnamed statement: parsed and planned anew each time, on the server's own thread.
  * For the guarded write (a dozen CTEs) planning was ~2 of its ~5.7 ms. Here such a statement is
  * `PREPARE`d once per distinct text and run as `EXECUTE name('v1', …)`: PostgreSQL plans its
@@ -9,7 +9,7 @@
  * the prepared statement's own casts (`$3::int`) convert — text is never spliced into the
  * statement itself.
  *
- * Only where one connection holds the session (PGlite, lib/db `isSingleConnection`): on a
+ * Only where one connection holds the session (PGlite, lib/db/session.ts `isSingleSession`): on a
  * PostgreSQL server a pool hands out connections that never saw the PREPARE, and its planning
  * runs in its own processes anyway. Prepared statements outlive a rolled-back transaction
  * (PostgreSQL keeps them per session), so a PREPARE inside a transaction stays valid.
@@ -78,7 +78,9 @@ type RawClient = PrismaClient | Prisma.TransactionClient;
 /**
  * Runs `sql` with `params` (`$n::cast` placeholders, every one cast) — prepared on `prepared`'s
  * session when there is one and every value is a plain scalar, else as `$queryRawUnsafe` does.
- * Errors are the statement's own (a unique violation is still SQLSTATE 23505).
+ * Errors are the statement's own (a unique violation is still SQLSTATE 23505); a PREPARE that
+ * fails (a parameter PostgreSQL cannot type) fails as the unprepared statement would on PGlite,
+ * whose own bind infers the parameters' types the same way.
  */
 export async function queryPrepared<T>(client: RawClient, prepared: PreparedStatements | null, sql: string, params: unknown[]): Promise<T[]> {
   const literals = prepared ? params.map(literalOf) : null;
