@@ -12,7 +12,7 @@ import type { LeaseOptions } from './types';
  * (lib/store renewLeases), notes the jobs that are no longer its own (taken over while it was
  * paused: dropped, and logged), then claims unowned or expired jobs up to its fair share
  * (lib/store claimJobs). A claim taken from another server is a takeover: logged, and written
- * into the job's history. A new job is claimed at once by the server that hears it was created.
+ * into the job's history. A new job is claimed at once, by id, by the server that accepted it.
  * At a clean stop the leases are released so another server adopts them on its next round.
  */
 
@@ -43,6 +43,8 @@ export class LeaseSystem {
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> | null = null;
   private claimAgain = false;
+  /** Jobs submitted here and not yet claimed (claimSoon). */
+  private readonly fresh = new Set<number>();
   private stopped = false;
 
   constructor(
@@ -89,14 +91,19 @@ export class LeaseSystem {
     this.res.log.info({ servers: dead }, `server(s) ${dead.join(', ')} of this host are gone: their leases expired now`);
   }
 
-  /** A job was created: claim soon (coalesced with a round in flight). */
-  claimSoon(): void {
+  /**
+   * A job was submitted here: claim it soon, by id (coalesced with a round in flight). Only the
+   * server that accepted the submit claims it at once; another server's round takes what its
+   * fair share leaves (docs/design.md "Replicas").
+   */
+  claimSoon(jobId: number): void {
     if (this.stopped) return;
+    this.fresh.add(jobId);
     if (this.round) {
       this.claimAgain = true;
       return;
     }
-    this.round = this.claim().finally(() => (this.round = null));
+    this.round = this.claim(false).finally(() => (this.round = null));
   }
 
   /** Stops the rounds and releases every lease (owner null, expired now). */
@@ -145,15 +152,25 @@ export class LeaseSystem {
       this.res.log.warn({ err: errMessage(err) }, 'lease renewal failed; retrying next round');
       return;
     }
-    await this.claim();
+    await this.claim(true);
   }
 
-  private async claim(): Promise<void> {
+  /**
+   * Claims: `all` — every unowned or expired job up to the fair share (a round); else only the
+   * jobs submitted here since the last claim (by id: its cost does not grow with the jobs other
+   * servers hold). A failed claim leaves its jobs to the next round.
+   */
+  private async claim(all: boolean): Promise<void> {
+    const batch = this.opts.claimBatch ?? CLAIM_BATCH;
     for (let i = 0; i < 10; i++) {
       this.claimAgain = false;
+      const only = all ? undefined : [...this.fresh];
+      this.fresh.clear();
+      all = false;
+      if (only?.length === 0) return;
       let got: Claimed[];
       try {
-        got = await claimJobs(this.store, this.serverId, this.opts.leaseMs, this.opts.claimBatch ?? CLAIM_BATCH);
+        got = await claimJobs(this.store, this.serverId, this.opts.leaseMs, only ? Math.max(batch, only.length) : batch, only);
       } catch (err) {
         this.res.log.warn({ err: errMessage(err) }, 'lease claim failed; retrying next round');
         return;

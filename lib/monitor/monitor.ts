@@ -362,7 +362,8 @@ class MonitorLoop implements Monitor {
   private onStoreEvent(e: StoreEvent): void {
     if (this.res.life.stopped) return;
     if (e.type === 'created') {
-      this.lease?.claimSoon();
+      // Claimed at once by the server that accepted the submit only (docs/design.md "Replicas").
+      if (!e.remote) this.lease?.claimSoon(e.jobId);
       // A dependent decides at once: what it waits for may have ended before it was written.
       if (e.job?.depsWaiting) void this.res.scheduler.kick(e.jobId);
       return this.sys.admission.created(e);

@@ -5,11 +5,13 @@
  * servers whose clocks differ still agree on what expired. One statement per verb.
  */
 import { ACTIVE_JOB_STATUSES } from '../jobs/capacity';
-import { JOB_TERMINAL } from '../jobs/status';
+import { JOB_STATUSES, JOB_TERMINAL } from '../jobs/status';
 import type { Store, StoreScope } from './handle';
 
 /** `"status" NOT IN (…terminal…)`: the SQL of "non-terminal" (the statuses are fixed words, not input). */
 const LIVE = `"status" NOT IN (${[...JOB_TERMINAL].map((s) => `'${s}'`).join(', ')})`;
+/** The same as `"status" IN (…non-terminal…)`: what the status index can answer without reading every job. */
+const LIVE_IN = `"status" IN (${JOB_STATUSES.filter((s) => !JOB_TERMINAL.has(s)).map((s) => `'${s}'`).join(', ')})`;
 
 /** What a server says of itself at start (Server row). */
 export interface ServerInfo {
@@ -89,16 +91,23 @@ export async function renewLeases(store: StoreScope, serverId: string, leaseMs: 
  * jobs / live servers) minus those it owns — and at most `batch`. Each claim bumps the epoch, so
  * a write the previous owner still has in flight loses its fence. `only`: claim only these ids
  * (the jobs just submitted here). One statement; the takeovers are counted on the Server row.
+ *
+ * Its cost follows the live jobs, never the history (docs/design.md "Replicas"): the candidates
+ * come from the status index (`LIVE_IN`; a `NOT IN` of the terminal statuses is a scan of every
+ * job ever run), or by id for `only`; the jobs are counted only when there is a candidate and
+ * another live server to share with (alone, the fair share is every candidate).
  */
 export async function claimJobs(store: StoreScope, serverId: string, leaseMs: number, batch: number, only?: readonly number[]): Promise<Claimed[]> {
-  const onlyIds = only ? ` AND "id" = ANY($4::int[])` : '';
   const params: unknown[] = [serverId, leaseMs, batch];
   if (only) params.push([...only]);
+  const free = `("ownerId" IS NULL OR "leaseExpiresAt" < now())`;
   const rows = await store.prisma.$queryRawUnsafe<Array<{ id: number; previousOwner: string | null; epoch: number }>>(
-    `WITH live AS (SELECT count(*)::int AS n FROM "Server" WHERE "stoppedAt" IS NULL AND "heartbeatAt" > now() - ($2::int * interval '1 millisecond')),` +
-      ` load AS (SELECT count(*)::int AS total, (count(*) FILTER (WHERE "ownerId" = $1))::int AS mine FROM "Job" WHERE ${LIVE}),` +
-      ` quota AS (SELECT GREATEST(0, LEAST($3::int, CEIL(load.total::float8 / GREATEST(live.n, 1))::int - load.mine)) AS n FROM load, live),` +
-      ` c AS (SELECT "id", "ownerId" AS prev FROM "Job" WHERE ${LIVE} AND ("ownerId" IS NULL OR "leaseExpiresAt" < now())${onlyIds}` +
+    `WITH cand AS MATERIALIZED (SELECT "id" FROM "Job" WHERE ${only ? `"id" = ANY($4::int[]) AND ${LIVE}` : LIVE_IN} AND ${free}),` +
+      ` live AS (SELECT count(*)::int AS n FROM "Server" WHERE "stoppedAt" IS NULL AND "heartbeatAt" > now() - ($2::int * interval '1 millisecond')),` +
+      ` quota AS (SELECT CASE WHEN NOT EXISTS (SELECT FROM cand) THEN 0 WHEN (SELECT n FROM live) <= 1 THEN $3::int` +
+      ` ELSE (SELECT GREATEST(0, LEAST($3::int, CEIL(count(*)::float8 / (SELECT n FROM live))::int - (count(*) FILTER (WHERE "ownerId" = $1))::int)) FROM "Job" WHERE ${LIVE_IN}) END AS n),` +
+      // By id from the candidates: a join here lets the planner walk the whole primary key.
+      ` c AS (SELECT "id", "ownerId" AS prev FROM "Job" WHERE "id" = ANY (ARRAY(SELECT "id" FROM cand)) AND ${LIVE} AND ${free}` +
       ` ORDER BY "id" LIMIT (SELECT n FROM quota) FOR UPDATE SKIP LOCKED),` +
       ` u AS (UPDATE "Job" j SET "ownerId" = $1, "leaseEpoch" = j."leaseEpoch" + 1, "leaseExpiresAt" = now() + ($2::int * interval '1 millisecond')` +
       ` FROM c WHERE j."id" = c."id" RETURNING j."id", c.prev, j."leaseEpoch"),` +

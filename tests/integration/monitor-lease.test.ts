@@ -50,6 +50,28 @@ describe.each(DB_KINDS)('lease fence on %s', (kind) => {
   });
 });
 
+describe.each(DB_KINDS)('the claim rule on %s', (kind) => {
+  const t = useDatabase(kind, `monitor-lease-claim-${kind}`);
+
+  it('by id: only the given jobs; alone a server takes every candidate, beside another live server its fair share; finished jobs are never candidates', async () => {
+    const { store, prisma } = t;
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await submitJob(store, newJob(`claim-${i}`))).id);
+    const done = (await submitJob(store, newJob('claim-done'))).id;
+    await prisma.$executeRawUnsafe(`UPDATE "Job" SET "status" = 'SUCCEEDED', "endedAt" = now() WHERE "id" = $1`, done);
+    await registerServer(store, server('srv-a'));
+    // Alone (srv-a the only live server): the ids asked for, all of them, and nothing else.
+    expect((await claimJobs(store, 'srv-a', 60_000, 10, [ids[0], ids[1], done])).map((c) => c.id)).toEqual([ids[0], ids[1]]);
+    // Another live server: srv-a's share of the 6 live jobs is 3, it owns 2 → one more.
+    await registerServer(store, server('srv-b'));
+    expect((await claimJobs(store, 'srv-a', 60_000, 10, [ids[2], ids[3]])).map((c) => c.id)).toEqual([ids[2]]);
+    // A round's claim (no ids): srv-b takes its share (3) of what is free, oldest first; the finished job stays unowned.
+    expect((await claimJobs(store, 'srv-b', 60_000, 10)).map((c) => c.id)).toEqual([ids[3], ids[4], ids[5]]);
+    expect(await claimJobs(store, 'srv-b', 60_000, 10)).toEqual([]);
+    expect((await prisma.job.findUnique({ where: { id: done } }))?.ownerId).toBeNull();
+  });
+});
+
 describe('monitor fenced after a takeover on postgresql', () => {
   const t = useDatabase('postgresql', 'monitor-lease-takeover');
   let fx: Fixture;
