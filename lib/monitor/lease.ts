@@ -21,8 +21,12 @@ const CLAIM_BATCH = 256;
 
 /** What the lease system asks of the monitor. */
 export interface LeaseHooks {
-  /** Jobs now owned here (claimed): step them — the start-up recovery rules apply. */
-  claimed(ids: number[]): void;
+  /**
+   * Jobs now owned here (claimed): step `toStep` — the start-up recovery rules apply — and run an
+   * admission pass. A job just submitted here is stepped only when it asked to be (a dependent);
+   * a PENDING job's step decides nothing before a pass has (design §6).
+   */
+  claimed(ids: number[], toStep: number[]): void;
   /** Jobs no longer owned here: stop stepping and watching them. */
   lost(ids: number[]): void;
 }
@@ -43,8 +47,8 @@ export class LeaseSystem {
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> | null = null;
   private claimAgain = false;
-  /** Jobs submitted here and not yet claimed (claimSoon). */
-  private readonly fresh = new Set<number>();
+  /** Jobs submitted here and not yet claimed (claimSoon) → whether to step each once claimed. */
+  private readonly fresh = new Map<number, boolean>();
   private stopped = false;
 
   constructor(
@@ -96,9 +100,9 @@ export class LeaseSystem {
    * server that accepted the submit claims it at once; another server's round takes what its
    * fair share leaves (docs/design.md "Replicas").
    */
-  claimSoon(jobId: number): void {
+  claimSoon(jobId: number, step = false): void {
     if (this.stopped) return;
-    this.fresh.add(jobId);
+    this.fresh.set(jobId, step);
     if (this.round) {
       this.claimAgain = true;
       return;
@@ -164,7 +168,8 @@ export class LeaseSystem {
     const batch = this.opts.claimBatch ?? CLAIM_BATCH;
     for (let i = 0; i < 10; i++) {
       this.claimAgain = false;
-      const only = all ? undefined : [...this.fresh];
+      const fresh = all ? null : new Map(this.fresh);
+      const only = fresh ? [...fresh.keys()] : undefined;
       this.fresh.clear();
       all = false;
       if (only?.length === 0) return;
@@ -175,7 +180,7 @@ export class LeaseSystem {
         this.res.log.warn({ err: errMessage(err) }, 'lease claim failed; retrying next round');
         return;
       }
-      if (got.length) await this.adopt(got);
+      if (got.length) await this.adopt(got, fresh);
       if (!this.claimAgain || this.stopped) return;
     }
   }
@@ -184,7 +189,8 @@ export class LeaseSystem {
     return this.dead.has(prev) ? 'its process is gone' : 'its lease expired';
   }
 
-  private async adopt(got: Claimed[]): Promise<void> {
+  /** Takes `got` as owned; `fresh`: they were claimed by id after a submit here (→ whether to step each). */
+  private async adopt(got: Claimed[], fresh: Map<number, boolean> | null): Promise<void> {
     for (const c of got) this.owned.add(c.id);
     const taken = got.filter((c) => c.previousOwner !== null && c.previousOwner !== this.serverId);
     if (taken.length) {
@@ -202,6 +208,7 @@ export class LeaseSystem {
         this.res.log.warn({ err: errMessage(err) }, "could not record the takeover in the jobs' history");
       }
     }
-    this.hooks.claimed(got.map((c) => c.id));
+    const ids = got.map((c) => c.id);
+    this.hooks.claimed(ids, fresh ? ids.filter((id) => fresh.get(id)) : ids);
   }
 }

@@ -129,8 +129,8 @@ class MonitorLoop implements Monitor {
     const { reap, admission } = this.sys;
     this.lease = opts.lease
       ? new LeaseSystem(this.res, opts.store, opts.lease, {
-          claimed: (ids) => {
-            for (const id of ids) void this.res.scheduler.kick(id);
+          claimed: (_ids, toStep) => {
+            for (const id of toStep) void this.res.scheduler.kick(id);
             admission.schedule();
           },
           lost: (ids) => ids.forEach((id) => this.res.scheduler.forget(id)),
@@ -362,10 +362,12 @@ class MonitorLoop implements Monitor {
   private onStoreEvent(e: StoreEvent): void {
     if (this.res.life.stopped) return;
     if (e.type === 'created') {
-      // Claimed at once by the server that accepted the submit only (docs/design.md "Replicas").
-      if (!e.remote) this.lease?.claimSoon(e.jobId);
       // A dependent decides at once: what it waits for may have ended before it was written.
-      if (e.job?.depsWaiting) void this.res.scheduler.kick(e.jobId);
+      const step = e.job?.depsWaiting === true;
+      // Claimed at once by the server that accepted the submit only (docs/design.md "Replicas");
+      // with leases its step comes once it is claimed (before, the step would find it unowned).
+      if (this.lease && !e.remote) this.lease.claimSoon(e.jobId, step);
+      else if (step) void this.res.scheduler.kick(e.jobId);
       return this.sys.admission.created(e);
     }
     if (e.type === 'deleted') return this.res.scheduler.forget(e.jobId);

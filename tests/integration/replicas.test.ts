@@ -217,6 +217,18 @@ describe('replicas on postgresql', () => {
     expect(markerLines(marker).sort()).toEqual([`${id} 0`, `${id} 1`]);
   });
 
+  // A new job is claimed only by the server that accepted it; a dependent whose wait is already
+  // over must still start at once there: with the reconcile pass (and with it the dependency
+  // sweep) slowed to 60 s, only the submit's own path can.
+  it('a dependent submitted after what it waits for ended starts at once on either server', async () => {
+    const ss = await startN(2, { JOBDECK_RECONCILE_MS: '60000' });
+    const first = await submit(ss[0], 'name: first\nrun: echo first\n');
+    await allSucceeded([first], 30_000);
+    const ids: number[] = [];
+    for (const s of ss) ids.push(await submit(s, `name: after-first\ndepends_on:\n  jobs: [${first}]\nrun: echo after\n`));
+    await allSucceeded(ids, 30_000);
+  });
+
   // The host's admission lock (docs/design.md "Replicas", capacity): without it both servers'
   // passes read the CPUs free at once and two jobs overlap.
   it('two servers with JOBDECK_CPUS=1 on one host never run two 1-CPU jobs at once', async () => {
