@@ -16,6 +16,20 @@ export type UsagePoint = [t: number, cpuMs: number, rssBytes: number, procs: num
 /** Most points a series holds (at 5 s a sample: one hour at full resolution, then coarser). */
 export const USAGE_MAX_POINTS = 720;
 
+/**
+ * Points per stored part of a series (AttemptUsage.part): a sample rewrites only the last part —
+ * about a kilobyte, stored inline — so a round's write does not grow with the series (a whole
+ * 700-point series per attempt made a 1,000-attempt round ~2 s on PGlite; docs/design.md §7).
+ */
+export const USAGE_PART_POINTS = 24;
+
+/** A series cut into its stored parts, in order (the last may be shorter; none when empty). */
+export function seriesParts(points: readonly UsagePoint[]): UsagePoint[][] {
+  const parts: UsagePoint[][] = [];
+  for (let i = 0; i < points.length; i += USAGE_PART_POINTS) parts.push(points.slice(i, i + USAGE_PART_POINTS));
+  return parts;
+}
+
 /** Two neighbouring points as one (see UsagePoint). */
 export function mergePoints(a: UsagePoint, b: UsagePoint): UsagePoint {
   return [b[0], b[1], Math.max(a[2], b[2]), Math.max(a[3], b[3]), a[4] + b[4]];

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AttemptHandle, UsageSample } from '../executors/types';
-import { appendSample, mergePoints, placeSample, USAGE_MAX_POINTS, type SeriesShape, type UsagePoint } from '../jobs/usage';
+import { appendSample, mergePoints, placeSample, seriesParts, USAGE_MAX_POINTS, USAGE_PART_POINTS, type SeriesShape, type UsagePoint } from '../jobs/usage';
 import type { UsageTarget, UsageWrite } from '../store';
 import { PeriodicRound } from './periodic';
 import { noteError, type MonitorResources } from './resources';
@@ -33,10 +33,13 @@ export function nextUsageRoundMs(intervalMs: number, sampled: number): number {
   return intervalMs * Math.max(1, sampled / USAGE_FULL_RATE_ATTEMPTS);
 }
 
-/** What the sampler remembers of an attempt between rounds: its peaks and its series' shape. */
+/** What the sampler remembers of an attempt between rounds: its peaks, its series' shape and last stored part. */
 interface Known extends SeriesShape {
   peakRssBytes: number;
   peakProcs: number;
+  /** The series' last stored part and its points (a full one: the next point starts a new part). */
+  part: number;
+  partLength: number;
 }
 
 export class UsageSystem {
@@ -83,7 +86,7 @@ export class UsageSystem {
     const seen = targets.filter((t) => samples.get(t.id));
     const fresh = seen.filter((t) => !this.known.has(t.id)).map((t) => t.id);
     for (const s of await this.res.store.storedUsage(fresh)) {
-      this.known.set(s.id, { peakRssBytes: s.peakRssBytes ?? 0, peakProcs: s.peakProcs ?? 0, length: s.length, weight: s.weight, last: s.last });
+      this.known.set(s.id, { peakRssBytes: s.peakRssBytes ?? 0, peakProcs: s.peakProcs ?? 0, length: s.length, weight: s.weight, last: s.last, part: s.lastPart, partLength: s.lastPartLength });
     }
     const writes: UsageWrite[] = [];
     for (const t of seen) {
@@ -141,19 +144,28 @@ export class UsageSystem {
     const base = { id, cpuMs: s.cpuMs, rssBytes: s.rssBytes, peakRssBytes: k.peakRssBytes, peakProcs: k.peakProcs };
     const op = placeSample(k, this.maxPoints);
     if (op === 'append') {
+      // Into the last part while it has room, else a new one (lib/jobs/usage USAGE_PART_POINTS).
+      if (k.partLength >= USAGE_PART_POINTS) {
+        k.part++;
+        k.partLength = 0;
+      }
+      k.partLength++;
       k.length++;
       k.last = p;
-      return { ...base, op, points: [p] };
+      return { ...base, op, part: k.part, points: [p] };
     }
     if (op === 'merge') {
       k.last = mergePoints(k.last!, p);
-      return { ...base, op, points: [k.last] };
+      return { ...base, op, part: k.part, points: [k.last] };
     }
     const next = appendSample((await this.res.store.usageSeries(id)) ?? [], p, this.maxPoints).points;
+    const parts = seriesParts(next);
     k.length = next.length;
     k.weight = next[0][4];
     k.last = next[next.length - 1];
-    return { ...base, op: 'replace', points: next };
+    k.part = parts.length - 1;
+    k.partLength = parts[parts.length - 1].length;
+    return { ...base, op: 'replace', part: k.part, points: next };
   }
 }
 

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { usageFigures, type UsagePoint } from '../../lib/jobs/usage';
+import { USAGE_PART_POINTS, usageFigures, type UsagePoint } from '../../lib/jobs/usage';
 import { recordUsage, storedUsage, usageSeries } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 import { getJobDetail } from '../../lib/api/views';
@@ -121,7 +121,7 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     const a = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
     expect(a.usage).toMatchObject({ peakRssBytes: null, rssBytes: null, efficiency: { memory: null }, series: [] });
     const row = await db.attempt.findFirstOrThrow({ where: { jobId: id } });
-    await recordUsage(storeOf(db), [{ id: row.id, cpuMs: 500, rssBytes: 2 ** 29, peakRssBytes: 2 ** 29, peakProcs: 2, op: 'append', points: [[Date.now(), 500, 2 ** 29, 2, 1]] }], new Date());
+    await recordUsage(storeOf(db), [{ id: row.id, cpuMs: 500, rssBytes: 2 ** 29, peakRssBytes: 2 ** 29, peakProcs: 2, op: 'append', part: 0, points: [[Date.now(), 500, 2 ** 29, 2, 1]] }], new Date());
     const b = (await getJobDetail(storeOf(db), id))!.tasks[0].attemptList[0];
     expect(b.usage).toMatchObject({ cpuSeconds: 0.5, peakRssBytes: 2 ** 29, requested: { cpus: 1, memoryBytes: 2 ** 30 }, efficiency: { memory: 0.5 } });
   });
@@ -158,7 +158,7 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     const a = (await db.attempt.findFirstOrThrow({ where: { jobId: id } })).id;
     const store = storeOf(db);
     const at = new Date();
-    const w = (op: 'append' | 'merge' | 'replace', points: UsagePoint[]) => ({ id: a, cpuMs: 1, rssBytes: 2, peakRssBytes: 3, peakProcs: 4, op, points });
+    const w = (op: 'append' | 'merge' | 'replace', points: UsagePoint[], part = 0) => ({ id: a, cpuMs: 1, rssBytes: 2, peakRssBytes: 3, peakProcs: 4, op, part, points });
     expect(await recordUsage(store, [w('append', [[1, 1, 1, 1, 1]]), { ...w('append', [[9, 9, 9, 9, 1]]), id: 2_000_000_000 }], at)).toBe(1);
     await recordUsage(store, [w('append', [[2, 2, 2, 2, 1]])], at);
     await recordUsage(store, [w('merge', [[3, 3, 3, 3, 2]])], at);
@@ -166,9 +166,21 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
       [1, 1, 1, 1, 1],
       [3, 3, 3, 3, 2],
     ]);
-    expect(await storedUsage(store, [a])).toEqual([{ id: a, peakRssBytes: 3, peakProcs: 4, length: 2, weight: 1, last: [3, 3, 3, 3, 2] }]);
+    expect(await storedUsage(store, [a])).toEqual([{ id: a, peakRssBytes: 3, peakProcs: 4, length: 2, weight: 1, last: [3, 3, 3, 3, 2], lastPart: 0, lastPartLength: 2 }]);
+    // A series of three parts (the sampler starts a part when the last is full): read joined, in order.
+    const pt = (i: number): UsagePoint => [i, i, i, i, 2];
+    const long = Array.from({ length: 2 * USAGE_PART_POINTS + 3 }, (_, i) => pt(10 + i));
+    await recordUsage(store, [w('replace', long)], at);
+    expect(await db.attemptUsage.count({ where: { attemptId: a } })).toBe(3);
+    await recordUsage(store, [w('append', [pt(500)], 2)], at);
+    await recordUsage(store, [w('merge', [pt(501)], 2)], at);
+    await recordUsage(store, [w('append', [pt(502)], 3)], at);
+    expect(await usageSeries(store, a)).toEqual([...long, pt(501), pt(502)]);
+    expect(await storedUsage(store, [a])).toEqual([{ id: a, peakRssBytes: 3, peakProcs: 4, length: long.length + 2, weight: 2, last: pt(502), lastPart: 3, lastPartLength: 1 }]);
+    // A halved series replaces every part: the parts past its new last one are gone.
     await recordUsage(store, [w('replace', [[3, 3, 3, 3, 3]])], at);
     expect(await usageSeries(store, a)).toEqual([[3, 3, 3, 3, 3]]);
+    expect(await db.attemptUsage.count({ where: { attemptId: a } })).toBe(1);
     await waitFor(async () => (await db.attempt.findUniqueOrThrow({ where: { id: a } })).peakProcs === 4, 'the totals on the row');
   });
 });
