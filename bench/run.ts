@@ -15,7 +15,7 @@
  *   npm run bench -- --server-env=JOBDECK_PGLITE_WORKER=0   extra environment for every server (repeatable;
  *                                          the servers otherwise get no JOBDECK_* of this shell)
  *
- * Measures: idle, latency, concurrent, concurrent5000, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserlog, cgroups (see bench/README.md). Each prints
+ * Measures: idle, latency, concurrent, concurrent5000, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserlog, cgroups, usage (see bench/README.md). Each prints
  * its table rows and writes bench/results/<name>.json; a summary table and
  * bench/results/summary.json come last. Every server, temp folder and database the run creates
  * is removed at the end (also on an error or Ctrl-C). Exit code 1 when a measure could not run;
@@ -31,6 +31,7 @@ import { admission } from './admission';
 import { waitSettled } from './lib/settle';
 import { browserLog } from './browser-log';
 import { cgroups } from './cgroups';
+import { usage as usageRounds } from './usage';
 import { compress } from './compress';
 import { concurrent, concurrent5000 } from './concurrent';
 import { latency } from './latency';
@@ -48,7 +49,7 @@ import { cleanupMark, runCleanups } from './lib/cleanup';
 import type { BenchContext, Measure, MeasureResult, Row } from './lib/context';
 import { RESULTS_DIR, ROOT, setKeepLogs, setServerEnv } from './lib/server';
 
-const MEASURES: Measure[] = [idle, latency, concurrent, concurrent5000, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserLog, cgroups];
+const MEASURES: Measure[] = [idle, latency, concurrent, concurrent5000, logs, submit, list, scale, grep, compress, recovery, admission, webhooks, replicas, browserLog, cgroups, usageRounds];
 
 interface Args {
   only: string[] | null;
