@@ -57,6 +57,7 @@ import {
   inactiveCpus,
   launchedAttempts,
   queueGroups,
+  foldStatusDeltas,
   queueLimits,
   readingThrough,
   stepJob,
@@ -303,7 +304,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     },
     async queueGroups() {
       faults.consume('admission');
-      return queueGroups(reads);
+      return queueGroups(reads, () => foldStatusDeltas(store));
     },
     queueLimits: () => queueLimits(reads),
     userQuotas: (defaults) => userQuotas(reads, defaults),

@@ -7,6 +7,10 @@ import { ACTIVE_JOB_STATUSES, type UserQuota } from '../jobs/capacity';
 import { effectiveQuota, QUOTA_ROLES, type RoleQuotas } from '../jobs/quotas';
 import { isRole } from '../jobs/roles';
 import type { StoreScope } from './handle';
+import { FOLD_ABOVE } from './status-counts';
+
+/** The statuses that hold CPUs, as SQL (fixed words, not input). */
+const ACTIVE_SQL = ACTIVE_JOB_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** One group of the admission aggregate: jobs of one executor and one queue in one status. */
 export interface QueueGroup {
@@ -25,28 +29,38 @@ export interface QueueGroup {
   oldestSubmittedAtMs: number;
 }
 
-/** CPUs and GPUs held per executor and queue (active jobs) and a summary of each line (PENDING, no cancel request, not waiting for other jobs): one aggregate. */
-export async function queueGroups(store: StoreScope): Promise<QueueGroup[]> {
-  const groups = await store.prisma.job.groupBy({
-    by: ['executor', 'queue', 'status'],
-    where: { OR: [{ status: { in: [...ACTIVE_JOB_STATUSES] } }, { status: 'PENDING', cancelRequestedAt: null, depsWaiting: false }] },
-    _sum: { cpus: true, gpus: true },
-    _count: { _all: true },
-    _min: { cpus: true, submittedAt: true },
-    _max: { cpus: true, nodes: true },
-  });
-  return groups.map((g) => ({
-    executor: g.executor,
-    queue: g.queue,
-    status: g.status,
-    count: g._count._all,
-    sumCpus: g._sum.cpus ?? 0,
-    sumGpus: g._sum.gpus ?? 0,
-    minCpus: g._min.cpus ?? 0,
-    maxCpus: g._max.cpus ?? 0,
-    maxNodes: g._max.nodes ?? 1,
-    oldestSubmittedAtMs: g._min.submittedAt?.getTime() ?? 0,
-  }));
+/**
+ * CPUs and GPUs held per executor and queue (active jobs) and a summary of each line (PENDING, no
+ * cancel request, not waiting for other jobs), in one statement: what is held from the delta rows
+ * the Job triggers keep (JobStatusDelta, the statuses that hold CPUs: lib/jobs/capacity
+ * ACTIVE_JOB_STATUSES) — a pass reads them after every submit and every second, and an aggregate
+ * over the active jobs grew with every one running; the lines from the PENDING jobs (their index).
+ * `fold`: called when the delta rows have grown past FOLD_ABOVE (status-counts.ts), to fold them.
+ */
+export async function queueGroups(store: StoreScope, fold?: () => Promise<void>): Promise<QueueGroup[]> {
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ status: string; executor: string; queue: string; count: number; sumCpus: number; sumGpus: number; minCpus: number; maxCpus: number; maxNodes: number; oldest: number | null; rows: number }>>(
+    `SELECT "status"::text AS "status", "executor", "queue", sum("n")::int AS "count", sum("cpus")::float8 AS "sumCpus", sum("gpus")::float8 AS "sumGpus",` +
+      ` 0::float8 AS "minCpus", 0::float8 AS "maxCpus", 1 AS "maxNodes", NULL::float8 AS "oldest", count(*)::int AS "rows"` +
+      ` FROM "JobStatusDelta" WHERE "status" IN (${ACTIVE_SQL}) GROUP BY "status", "executor", "queue"` +
+      ` UNION ALL SELECT 'PENDING', "executor", "queue", count(*)::int, sum("cpus")::float8, sum("gpus")::float8, min("cpus")::float8, max("cpus")::float8, max("nodes")::int,` +
+      ` (EXTRACT(EPOCH FROM min("submittedAt")) * 1000)::float8, 0` +
+      ` FROM "Job" WHERE "status" = 'PENDING' AND "cancelRequestedAt" IS NULL AND NOT "depsWaiting" GROUP BY "executor", "queue"`,
+  );
+  if (fold && rows.reduce((n, r) => n + Number(r.rows), 0) > FOLD_ABOVE) await fold();
+  return rows
+    .filter((g) => Number(g.count) !== 0 || Math.abs(Number(g.sumCpus)) > 1e-9)
+    .map((g) => ({
+      executor: g.executor,
+      queue: g.queue,
+      status: g.status,
+      count: Number(g.count),
+      sumCpus: Number(g.sumCpus) || 0,
+      sumGpus: Number(g.sumGpus) || 0,
+      minCpus: Number(g.minCpus) || 0,
+      maxCpus: Number(g.maxCpus) || 0,
+      maxNodes: Number(g.maxNodes) || 1,
+      oldestSubmittedAtMs: g.oldest === null ? 0 : Math.round(Number(g.oldest)),
+    }));
 }
 
 /** What userQuotas() reads: the quotas and what each user's active jobs hold. */

@@ -44,17 +44,18 @@ export async function allJobStatusCounts(store: Store): Promise<StatusCounts> {
 }
 
 /**
- * Replaces the delta rows this statement sees by one row per status with their sum (statuses
- * summing to zero drop out). Rows a concurrent writer appends meanwhile are not in this
+ * Replaces the delta rows this statement sees by one row per status, executor and queue with
+ * their sums (groups summing to zero drop out). Rows a concurrent writer appends meanwhile are not in this
  * statement's snapshot and stay; two folds at once each move only rows still there. Then a
  * VACUUM of the small table: PGlite runs no autovacuum, and without one the deleted rows' space
  * is never reused. A failed VACUUM (a role that does not own the table) is ignored.
  */
 export async function foldStatusDeltas(store: Store): Promise<void> {
   await store.prisma.$executeRawUnsafe(
-    `WITH "moved" AS (DELETE FROM "JobStatusDelta" RETURNING "status", "n")
-     INSERT INTO "JobStatusDelta" ("status", "n")
-     SELECT "status", sum("n") FROM "moved" GROUP BY "status" HAVING sum("n") <> 0`,
+    `WITH "moved" AS (DELETE FROM "JobStatusDelta" RETURNING "status", "executor", "queue", "n", "cpus", "gpus")
+     INSERT INTO "JobStatusDelta" ("status", "executor", "queue", "n", "cpus", "gpus")
+     SELECT "status", "executor", "queue", sum("n"), sum("cpus"), sum("gpus") FROM "moved" GROUP BY "status", "executor", "queue"
+     HAVING sum("n") <> 0 OR abs(sum("cpus")) > 1e-9 OR abs(sum("gpus")) > 1e-9`,
   );
   await store.prisma.$executeRawUnsafe(`VACUUM "JobStatusDelta"`).catch(() => undefined);
 }

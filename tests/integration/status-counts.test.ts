@@ -10,12 +10,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../../lib/db/migrate';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { allJobStatusCounts, FOLD_ABOVE, foldStatusDeltas, submitJob, type StatusCounts, type Store } from '../../lib/store';
+import { ACTIVE_JOB_STATUSES } from '../../lib/jobs/capacity';
+import { allJobStatusCounts, FOLD_ABOVE, foldStatusDeltas, queueGroups, submitJob, type StatusCounts, type Store } from '../../lib/store';
 import { DB_KINDS } from '../helpers/db';
 import { openEmptyRawSql } from '../helpers/raw-sql';
 import { useDatabase } from '../helpers/use-database';
 
 const COUNTS_MIGRATION = '20261225000000_job_status_counts';
+const HELD_MIGRATION = '20261230000001_job_held_deltas';
 
 function newJob(name: string) {
   return { name, specYaml: `name: ${name}\nrun: echo hi\n`, spec: { name }, specHash: 'h', cpus: 1, tasks: [{ name: 't0', spec: { run: 'echo' } }] };
@@ -115,6 +117,53 @@ describe.each(DB_KINDS)('job status counts on %s', (kind) => {
   });
 });
 
+/** What admission sees held, by aggregating the active jobs: what queueGroups' delta sums must equal. */
+async function heldByAggregate(prisma: PrismaClient): Promise<string[]> {
+  const rows = await prisma.job.groupBy({ by: ['status', 'executor', 'queue'], where: { status: { in: [...ACTIVE_JOB_STATUSES] } }, _count: { _all: true }, _sum: { cpus: true, gpus: true } });
+  return rows.map((r) => `${r.status} ${r.executor} ${r.queue} n=${r._count._all} cpus=${(r._sum.cpus ?? 0).toFixed(6)} gpus=${(r._sum.gpus ?? 0).toFixed(6)}`).sort();
+}
+
+async function heldByDeltas(store: Store, fold?: () => Promise<void>): Promise<string[]> {
+  return (await queueGroups(store, fold))
+    .filter((g) => g.status !== 'PENDING')
+    .map((g) => `${g.status} ${g.executor} ${g.queue} n=${g.count} cpus=${g.sumCpus.toFixed(6)} gpus=${g.sumGpus.toFixed(6)}`)
+    .sort();
+}
+
+describe.each(DB_KINDS)('what active jobs hold, from the deltas, on %s', (kind) => {
+  const t = useDatabase(kind, `held-deltas-${kind}`);
+
+  it('equals the aggregate over the active jobs through submits, status, CPU and queue changes, deletes and folds; the lines come from the PENDING jobs', async () => {
+    const { prisma, store } = t;
+    const ids: number[] = [];
+    for (let i = 0; i < 16; i++) ids.push((await submitJob(store, { ...newJob(`h${i}`), cpus: [0.1, 0.2, 1.5, 2][i % 4] })).id);
+    await prisma.job.updateMany({ where: { id: { in: ids.slice(0, 4) } }, data: { executor: 'slurm', gpus: 0.5 } });
+    await prisma.job.updateMany({ where: { id: { in: ids.slice(2, 8) } }, data: { queue: 'gpu' } });
+    await prisma.job.updateMany({ where: { id: { in: ids.slice(0, 10) } }, data: { status: 'RUNNING' } });
+    await prisma.job.update({ where: { id: ids[10] }, data: { status: 'STARTING' } });
+    expect(await heldByDeltas(store)).toEqual(await heldByAggregate(prisma));
+    // An active job's CPUs and queue change; some end, one is deleted while running.
+    await prisma.job.update({ where: { id: ids[1] }, data: { cpus: 3, queue: 'default' } });
+    await prisma.job.updateMany({ where: { id: { in: ids.slice(3, 6) } }, data: { status: 'SUCCEEDED' } });
+    await prisma.job.deleteMany({ where: { id: { in: [ids[7], ids[12]] } } });
+    expect(await heldByDeltas(store)).toEqual(await heldByAggregate(prisma));
+    // The lines: PENDING jobs only, without a cancel request or a dependency to wait for.
+    await prisma.job.update({ where: { id: ids[13] }, data: { cancelRequestedAt: new Date() } });
+    const lines = (await queueGroups(store)).filter((g) => g.status === 'PENDING');
+    const pending = await prisma.job.findMany({ where: { status: 'PENDING', cancelRequestedAt: null, depsWaiting: false } });
+    expect(lines.reduce((n, g) => n + g.count, 0)).toBe(pending.length);
+    expect(Math.min(...lines.map((g) => g.minCpus))).toBe(Math.min(...pending.map((j) => j.cpus)));
+    // Past FOLD_ABOVE rows a read folds them (through the callback) and stays exact.
+    for (let i = 0; i < FOLD_ABOVE / 2 + 5; i++) await prisma.job.update({ where: { id: ids[i % 3] }, data: { status: i % 2 ? 'RUNNING' : 'CANCELLING' } });
+    expect(await deltaRows(prisma)).toBeGreaterThan(FOLD_ABOVE);
+    const want = await heldByAggregate(prisma);
+    expect(await heldByDeltas(store, () => foldStatusDeltas(store))).toEqual(want);
+    expect(await deltaRows(prisma)).toBeLessThan(20);
+    expect(await heldByDeltas(store)).toEqual(want);
+    expect(await allJobStatusCounts(store)).toEqual(await counted(prisma));
+  });
+});
+
 describe.each(DB_KINDS)('upgrade to job status counts (%s)', (kind) => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
@@ -137,6 +186,22 @@ describe.each(DB_KINDS)('upgrade to job status counts (%s)', (kind) => {
       ['FAILED', 2],
       ['PENDING', 1],
       ['SUCCEEDED', 1],
+    ]);
+  });
+
+  it('holds what the active jobs that were there before hold', async () => {
+    const sql = await open();
+    const all = readMigrations();
+    await migrate(sql, all.filter((m) => m.name < HELD_MIGRATION));
+    for (const [name, status, cpus] of [['a', 'RUNNING', 2], ['b', 'RUNNING', 0.5], ['c', 'FAILED', 4], ['d', 'PENDING', 1]] as const) {
+      await sql.query(`INSERT INTO "Job" ("name", "specYaml", "spec", "specHash", "status", "cpus") VALUES ($1, 'run: echo', '{}'::jsonb, 'h', $2::"JobStatus", $3)`, [name, status, cpus]);
+    }
+    expect((await migrate(sql, all)).applied[0]).toBe(HELD_MIGRATION);
+    await sql.query(`UPDATE "Job" SET "status" = 'RUNNING' WHERE "name" = 'd'`);
+    const rows = await sql.query<{ status: string; n: string | number; cpus: number }>(`SELECT "status"::text AS "status", sum("n") AS "n", sum("cpus")::float8 AS "cpus" FROM "JobStatusDelta" GROUP BY "status" HAVING sum("n") <> 0 ORDER BY "status"`);
+    expect(rows.map((r) => [r.status, Number(r.n), Number(r.cpus)])).toEqual([
+      ['FAILED', 1, 4],
+      ['RUNNING', 3, 3.5],
     ]);
   });
 });
