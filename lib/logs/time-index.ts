@@ -142,7 +142,8 @@ export class LogTimeIndexer {
     if (this.logs.has(file)) return;
     const t: Tracked = { file, sidecar: timesPath(file), last: null, count: 0, torn: false, unknownBefore: !fresh, loaded: Promise.resolve(), watcher: null, local: false, localKnown: false, poll: null, later: null, busy: null, again: false, lastLook: 0, stopped: false };
     this.logs.set(file, t);
-    t.loaded = this.load(t);
+    // A log just launched has no index yet: reading for one is a failed open per launch.
+    t.loaded = fresh ? Promise.resolve() : this.load(t);
     this.schedulePoll(t);
     this.look(t);
   }
