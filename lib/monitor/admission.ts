@@ -18,12 +18,16 @@ import { graphState } from '../jobs/task-graph';
  * an executor that has them (local) — and ends FAILED_NO_RESOURCE the ones that never can or waited
  * past the start timeout. A pass decides; the job's next step acts on the verdict, once (rule 5:
  * a verdict belongs to the first iteration that sees the job PENDING). Passes run one at a
- * time, after submits, ends, reaps and ticks; two shortcuts skip passes that would decide
- * nothing: a new job behind a blocked queue, and freed CPUs when nobody waits.
+ * time, after submits, ends, reaps and ticks; three shortcuts skip passes that would decide
+ * nothing: a new job behind a blocked queue, freed CPUs when nobody waits, and (alone with the
+ * database) a tick when nobody waits (tick()).
  */
 
 /** Waiting jobs a pass reads per query from the head of an executor's queue. */
 const ADMISSION_PAGE = 64;
+
+/** Every how many ticks a server alone with its database runs a pass that would decide nothing (see tick). */
+const IDLE_TICK_PASS_EVERY = 10;
 
 /** How far a pass read an executor's line without a gap: through this job (line order), or all of it. */
 type ReadThrough = Pick<WaitingJob, 'id' | 'priority'> | 'all';
@@ -67,6 +71,9 @@ export class AdmissionSystem {
   /** Jobs whose stored reason the last pass wrote or found (its waiting jobs); null: unknown (before the first pass). */
   private reasoned: Set<number> | null = null;
   private capacityNow: MonitorState['capacity'];
+  /** Ticks seen (tick()), and passes begun: for tests and diagnostics (Monitor.admissionStats). */
+  ticks = 0;
+  passesRun = 0;
 
   constructor(
     private readonly res: MonitorResources,
@@ -110,6 +117,19 @@ export class AdmissionSystem {
     };
     this.admitting = loop().finally(() => (this.admitting = null));
     return this.admitting;
+  }
+
+  /**
+   * The reconcile tick's pass. A server alone with its database (no host lock: PGlite, where
+   * every write goes through this process's bus) skips it while nobody waits and no job was
+   * created since the last pass — it would read the lines and decide nothing, every second — but
+   * runs it every IDLE_TICK_PASS_EVERY ticks all the same, as a safety net. With several servers
+   * another's jobs may wait: every tick runs one.
+   */
+  tick(): Promise<void> {
+    this.ticks++;
+    const idle = this.noneWaiting && !this.admitting && !this.soon && this.res.store.host === null;
+    return idle && this.ticks % IDLE_TICK_PASS_EVERY !== 0 ? Promise.resolve() : this.run();
   }
 
   /** Runs a pass soon; `freedOnly` (CPUs were freed): not when nobody waits. */
@@ -225,6 +245,7 @@ export class AdmissionSystem {
    */
   private async pass(): Promise<void> {
     if (this.res.life.stopped) return;
+    this.passesRun++;
     const host = this.res.store.host;
     if (!host) return (await this.passUnlocked(false)).steps;
     const { steps } = await host.lock(async () => {

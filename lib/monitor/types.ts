@@ -137,6 +137,8 @@ export interface Monitor extends MonitorHandle {
   reconcileNow(): Promise<void>;
   /** One admission pass, awaited (with the steps of the jobs it admitted or failed). */
   admitNow(): Promise<void>;
+  /** Reconcile ticks seen and admission passes begun since start (lib/monitor/admission.ts tick). */
+  admissionStats(): { ticks: number; passes: number };
   /** One serialized step of one job, awaited. */
   step(jobId: number): Promise<void>;
   /** Resolves once no step, admission pass (running or scheduled) or started reap is left. */
