@@ -36,7 +36,8 @@ export { claimJobs, expireServers, hostCpus, hostServers, jobOwners, liveServers
 export { QueueGoneError, SUBMIT_BATCH_MAX, SUBMIT_IN_FLIGHT, submitJob, submitStatementStats, type NewJob, type NewTask, type SubmitStatementStats } from './submit';
 export { recordCancelRequest, transitionJobsWhere, type JobsWhere } from './cancel';
 export { deleteTerminalJobs, leftoverAttempts, type LeftoverAttempt } from './delete';
-export { activeJobIds, jobFilterWhere, userNames, jobListRows, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
+export { jobListRows } from './list-rows';
+export { activeJobIds, jobFilterWhere, userNames, jobStatusCounts, likeLiteral, LIST_SORTS, listJobRows, MAX_JOB_ID, type JobFilter, type JobListRow, type JobSummaryRow, type ListJobsOptions, type ListSort, type StatusCounts } from './list';
 export { jobTree, type JobTree } from './detail';
 export { createdJobs, jobBySubmissionId, jobExists, jobLogsRemovedAt, jobQueueOf, jobStatuses, jobSubmission, jobSubmitters, jobWithTasks, pendingJobsOf } from './lookup';
 export { jobEventsAfter, jobEventsByIds } from './job-events';

@@ -1,16 +1,19 @@
 /**
  * Lists of jobs as rows: a page of jobs with their tasks and attempt counts, the jobs of a
- * filter, the rows of given ids. lib/api/views.ts maps them to what the API shows.
+ * filter (the rows of given ids: list-rows.ts). lib/api/views.ts maps them to what the API shows.
  *
  * Lists use keyset pagination (`id < beforeId ORDER BY id DESC`; oldest first `id > …`; by name
  * `(name, id) > …`), served by the primary key, the (status, id) and the name indexes, so a deep
  * page costs what the first one costs, with 10,000+ jobs.
  * A page costs three queries whatever its size: jobs, their tasks, attempt counts (groupBy).
  */
-import { Prisma, type Task } from '../generated/prisma/client';
+import { Prisma } from '../generated/prisma/client';
 import { JOB_STATUSES, JOB_TERMINAL, type JobStatus } from '../jobs/status';
 import type { StoreScope } from './handle';
 import { allJobStatusCounts, type StatusCounts } from './status-counts';
+import { JOB_SUMMARY_COLUMNS, type JobListRow, type JobSummaryRow } from './list-rows';
+
+export type { JobListRow, JobSummaryRow };
 
 /** Largest job id (PostgreSQL `integer`). */
 export const MAX_JOB_ID = 2_147_483_647;
@@ -87,54 +90,6 @@ export function jobFilterWhere(f: JobFilter): Prisma.JobWhereInput {
     and.push(n >= 1 && n <= MAX_JOB_ID ? { OR: [{ id: n }, byName] } : byName);
   }
   return and.length ? { AND: and } : {};
-}
-
-/**
- * The Job columns a list shows. Not the spec, its YAML, hash or metadata: a list page reads 50
- * rows, and a real job's spec (every task's run script and envs) and YAML are most of its row —
- * read, parsed and dropped for nothing.
- */
-const JOB_SUMMARY_COLUMNS = {
-  id: true,
-  name: true,
-  status: true,
-  statusReason: true,
-  submissionId: true,
-  submittedAt: true,
-  startedAt: true,
-  endedAt: true,
-  taskCount: true,
-  currentTask: true,
-  restartCount: true,
-  recoveryCount: true,
-  exitCodeRestartCount: true,
-  labels: true,
-  cancelRequestedAt: true,
-  priority: true,
-  queue: true,
-  pendingReason: true,
-  pendingPlace: true,
-  nextAttemptAt: true,
-  userId: true,
-  groupId: true,
-  groupIndex: true,
-  groupLead: true,
-  scheduleId: true,
-  depsWaiting: true,
-} satisfies Prisma.JobSelect;
-
-/** A Job row as far as a list needs it (a whole Job row is one too). */
-export type JobSummaryRow = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_COLUMNS }>;
-
-/**
- * A job of a list: its summary columns, and its tasks (pipeline order) with their attempt counts
- * and the nodes of their latest attempt (Attempt.nodes; null: none recorded).
- */
-export interface JobListRow {
-  job: JobSummaryRow;
-  tasks: Array<{ task: Task; attempts: number; nodes: unknown }>;
-  /** The submitter's name (User.name), or null when none is recorded (or the user is gone). */
-  owner: string | null;
 }
 
 /** The orders a list comes in: newest first (id descending, the default), oldest first, by name (A→Z, then id). */
@@ -239,14 +194,6 @@ export async function activeJobIds(store: StoreScope, f: JobFilter): Promise<num
   if (status.length === 0) return [];
   const rows = await store.prisma.job.findMany({ where: jobFilterWhere({ ...f, status }), select: { id: true }, orderBy: { id: 'desc' } });
   return rows.map((r) => r.id);
-}
-
-/** The list rows of the given ids (missing ids are skipped), in the order of `ids`. */
-export async function jobListRows(store: StoreScope, ids: readonly number[]): Promise<JobListRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: JOB_SUMMARY_COLUMNS });
-  const byId = new Map((await withTasks(store, rows)).map((r) => [r.job.id, r]));
-  return ids.map((id) => byId.get(id)).filter((r): r is JobListRow => !!r);
 }
 
 /** The names of users by id (one query; none for an empty set). */
