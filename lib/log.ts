@@ -52,7 +52,19 @@ const jsonOut = {
     if (heldBytes > MAX_HELD_BYTES) releaseHeld();
   },
 };
-process.on('exit', flushTurn);
+
+/**
+ * Every module copy's flushTurn (a Next route bundle carries its own copy of this module), run by
+ * one exit listener per process — one listener per copy would pass Node's limit of 10 and warn.
+ */
+const FLUSHES = Symbol.for('jobdeck.log.flushes');
+const registry = globalThis as { [FLUSHES]?: Set<() => void> };
+if (!registry[FLUSHES]) {
+  const flushes = new Set<() => void>();
+  registry[FLUSHES] = flushes;
+  process.on('exit', () => flushes.forEach((f) => f()));
+}
+registry[FLUSHES].add(flushTurn);
 
 /**
  * Holds the JSON log lines back until announceListening() (or the process exits), so that when

@@ -9,8 +9,8 @@ import { isRole } from '../jobs/roles';
 import type { StoreScope } from './handle';
 import { FOLD_ABOVE } from './status-counts';
 
-/** The statuses that hold CPUs, as SQL (fixed words, not input). */
-const ACTIVE_SQL = ACTIVE_JOB_STATUSES.map((s) => `'${s}'`).join(', ');
+/** The statuses that hold CPUs (their delta rows are what is held). */
+const HELD: ReadonlySet<string> = new Set(ACTIVE_JOB_STATUSES);
 
 /** One group of the admission aggregate: jobs of one executor and one queue in one status. */
 export interface QueueGroup {
@@ -38,17 +38,18 @@ export interface QueueGroup {
  * `fold`: called when the delta rows have grown past FOLD_ABOVE (status-counts.ts), to fold them.
  */
 export async function queueGroups(store: StoreScope, fold?: () => Promise<void>): Promise<QueueGroup[]> {
-  const rows = await store.prisma.$queryRawUnsafe<Array<{ status: string; executor: string; queue: string; count: number; sumCpus: number; sumGpus: number; minCpus: number; maxCpus: number; maxNodes: number; oldest: number | null; rows: number }>>(
+  const rows = await store.prisma.$queryRawUnsafe<Array<{ status: string; executor: string; queue: string; count: number; sumCpus: number; sumGpus: number; minCpus: number; maxCpus: number; maxNodes: number; oldest: number | null; rows: number; delta: boolean }>>(
     `SELECT "status"::text AS "status", "executor", "queue", sum("n")::int AS "count", sum("cpus")::float8 AS "sumCpus", sum("gpus")::float8 AS "sumGpus",` +
-      ` 0::float8 AS "minCpus", 0::float8 AS "maxCpus", 1 AS "maxNodes", NULL::float8 AS "oldest", count(*)::int AS "rows"` +
-      ` FROM "JobStatusDelta" WHERE "status" IN (${ACTIVE_SQL}) GROUP BY "status", "executor", "queue"` +
+      ` 0::float8 AS "minCpus", 0::float8 AS "maxCpus", 1 AS "maxNodes", NULL::float8 AS "oldest", count(*)::int AS "rows", true AS "delta"` +
+      // Every status's rows, so that `rows` counts all of them for the fold; the held ones are kept below.
+      ` FROM "JobStatusDelta" GROUP BY "status", "executor", "queue"` +
       ` UNION ALL SELECT 'PENDING', "executor", "queue", count(*)::int, sum("cpus")::float8, sum("gpus")::float8, min("cpus")::float8, max("cpus")::float8, max("nodes")::int,` +
-      ` (EXTRACT(EPOCH FROM min("submittedAt")) * 1000)::float8, 0` +
+      ` (EXTRACT(EPOCH FROM min("submittedAt")) * 1000)::float8, 0, false` +
       ` FROM "Job" WHERE "status" = 'PENDING' AND "cancelRequestedAt" IS NULL AND NOT "depsWaiting" GROUP BY "executor", "queue"`,
   );
   if (fold && rows.reduce((n, r) => n + Number(r.rows), 0) > FOLD_ABOVE) await fold();
   return rows
-    .filter((g) => Number(g.count) !== 0 || Math.abs(Number(g.sumCpus)) > 1e-9)
+    .filter((g) => !g.delta || (HELD.has(g.status) && (Number(g.count) !== 0 || Math.abs(Number(g.sumCpus)) > 1e-9)))
     .map((g) => ({
       executor: g.executor,
       queue: g.queue,
