@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { attemptCgroupDirs } from '../../lib/executors/local/cgroup';
 import { createLocalExecutor, type LocalExecutor } from '../../lib/executors/local/executor';
-import { isLiveState, readProcStat } from '../../lib/executors/local/proc';
+import { createProcScanner, isLiveState, readProcStat } from '../../lib/executors/local/proc';
 import { localLimitsFromEnv } from '../../lib/executors/local/limits';
 import { parseLocalGpus } from '../../lib/jobs/gpus';
 import type { AttemptHandle, LaunchRequest } from '../../lib/executors/types';
@@ -150,5 +150,36 @@ describe('local executor limits on cgroup v1 (root)', () => {
     const st = readProcStat(escaped);
     expect(st === null || !isLiveState(st.state)).toBe(true);
     for (const d of dirs) expect(existsSync(d)).toBe(false);
+  });
+
+  // docs/design.md §6 "Leftovers": an empty group and process group need no look at the process table.
+  describe('the reap of a finished attempt', () => {
+    let scans = 0;
+    const counted = createLocalExecutor({ pollMs: 200, limits, gpus: parseLocalGpus('2')!, launcher: null, procScanner: createProcScanner({ onScan: () => scans++ }) });
+
+    it('that left nothing reads no process table, and removes the group', async () => {
+      const { req, h } = await launch(counted, { run: 'echo done' });
+      await ended(counted, h);
+      const dirs = attemptCgroupDirs(req.attemptDir);
+      expect(dirs.length).toBeGreaterThan(0);
+      scans = 0;
+      await counted.cancel(h, { graceMs: 200 });
+      expect(scans).toBe(0);
+      for (const d of dirs) expect(existsSync(d)).toBe(false);
+    });
+
+    it('that left a process in its process group still finds and stops it', async () => {
+      const marker = path.join(root, 'left.pid');
+      const { req, h } = await launch(counted, { run: `sleep 300 & echo $! > ${marker}` });
+      await ended(counted, h);
+      const left = Number(readFileSync(marker, 'utf8'));
+      expect(isLiveState(readProcStat(left)?.state ?? 'X')).toBe(true);
+      scans = 0;
+      await counted.cancel(h, { graceMs: 200 });
+      expect(scans).toBeGreaterThan(0);
+      const st = readProcStat(left);
+      expect(st === null || !isLiveState(st.state)).toBe(true);
+      for (const d of attemptCgroupDirs(req.attemptDir)) expect(existsSync(d)).toBe(false);
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { cgroupPids } from './cgroup';
 import { identity } from './handle';
 import { isLiveState, readProcStat, sendSignal, type ProcScanner } from './proc';
 import type { AttemptHandle } from '../types';
@@ -16,12 +17,14 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /**
  * Stops every process of the attempt `handle` names: SIGTERM, then after `graceMs` (default
  * 10 000 ms) SIGKILL, repeated while a member forks; resolves once none is left. On a finished
- * attempt it costs one scan and sends nothing. Scans come from `scanner`: a burst of cancels
- * (cancel all) shares one scan per round instead of each rescanning /proc.
+ * attempt it costs one scan and sends nothing — or no scan at all when the attempt has a control
+ * group (`cgroupDirs`, its `cgroup` file) and both the group and the process group are empty
+ * (finishedAndEmpty). Scans come from `scanner`: a burst of cancels (cancel all) shares one scan
+ * per round instead of each rescanning /proc.
  * @throws Error when the pid does not lead its own process group (not something launch()
  *   started), or when processes of the attempt survive SIGKILL for 30 s.
  */
-export async function cancelProcessGroup(handle: AttemptHandle, scanner: ProcScanner, cancelOpts: { graceMs?: number } = {}): Promise<void> {
+export async function cancelProcessGroup(handle: AttemptHandle, scanner: ProcScanner, cancelOpts: { graceMs?: number; cgroupDirs?: readonly string[] } = {}): Promise<void> {
   const graceMs = cancelOpts.graceMs ?? 10_000;
   const { pid, startTime } = identity(handle);
   if (pid === null) return;
@@ -36,6 +39,7 @@ export async function cancelProcessGroup(handle: AttemptHandle, scanner: ProcSca
   // A finished attempt (the wrapper gone or a zombie): the common case when the monitor reaps
   // leftovers after every attempt's end. The first scan below finds nothing and nothing is sent.
   const finished = !leader || !isLiveState(leader.state);
+  if (finished && finishedAndEmpty(pid, cancelOpts.cgroupDirs ?? [])) return;
 
   // A scan yields to the event loop.
   const signalAll = async (signal: NodeJS.Signals): Promise<number> => {
@@ -75,4 +79,25 @@ export async function cancelProcessGroup(handle: AttemptHandle, scanner: ProcSca
       throw new Error(`local executor: processes of attempt ${handle.ref} survive SIGKILL: ${left.join(', ')}`);
     }
   }
+}
+
+/**
+ * Whether a finished attempt certainly left nothing, without a `/proc` scan (a scan reads every
+ * process of the machine: ~25 µs each, so 100 ms at 4,000 processes — and a burst of job ends
+ * would scan back to back). True only when the attempt has control groups, none holds a process,
+ * and no process is left in its process group (`kill(-pid, 0)`: ESRCH). Every process the task
+ * starts is in its groups (the enter step joins them before it runs the task, and only root can
+ * move a process out); what the wrapper itself starts outside them (its log pump) stays in its
+ * process group. So a session member outside both would have to have left the group on its own
+ * — as with setsid, the escape docs/design.md §6 "Leftovers" names. Anything else (no groups, a
+ * group not empty, EPERM) answers false: the scan decides.
+ */
+export function finishedAndEmpty(pid: number, cgroupDirs: readonly string[]): boolean {
+  if (cgroupDirs.length === 0) return false;
+  try {
+    if (sendSignal(-pid, 0)) return false;
+  } catch {
+    return false;
+  }
+  return cgroupPids(cgroupDirs).length === 0;
 }

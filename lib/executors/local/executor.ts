@@ -12,6 +12,7 @@ import { launcherFromEnv, type Launcher } from './launcher';
 import { logger } from '../../log';
 import type { GpuDevice } from '../../jobs/gpus';
 import { stopCgroup } from './cgroup-stop';
+import { attemptCgroupDirs } from './cgroup';
 import { gpuHoldsReader, localGpuDevices } from './gpus';
 import { localLimitsFromEnv, type LocalLimits } from './limits';
 import { checkContainerRuntime, containerRuntimeFromEnv, removeContainer, type ContainerRuntime } from './container';
@@ -107,7 +108,7 @@ export function createLocalExecutor(opts: LocalExecutorOptions = {}): LocalExecu
   // started meanwhile goes too.
   const cancel = async (handle: AttemptHandle, cancelOpts: { graceMs?: number } = {}): Promise<void> => {
     const grace = cancelOpts.graceMs ?? 10_000;
-    await Promise.all([cancelProcessGroup(handle, scanner, cancelOpts), removeContainer(handle.attemptDir, grace)]);
+    await Promise.all([cancelProcessGroup(handle, scanner, { ...cancelOpts, cgroupDirs: attemptCgroupDirs(handle.attemptDir) }), removeContainer(handle.attemptDir, grace)]);
     await removeContainer(handle.attemptDir, 0);
     await stopCgroup(handle.attemptDir, grace);
   };
