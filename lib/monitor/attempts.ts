@@ -112,12 +112,16 @@ export class AttemptSystem {
       return this.recovery.lostProbe(job, cur, att, e, observed);
     }
     e.lost.delete(att.id);
-    if (handle) this.res.watches.ensure(job.id, att.id, executor, handle);
+    const attaching = att.status === 'STARTING' || cur.status === 'STARTING' || job.status !== 'RUNNING';
+    // An attempt seen ended (and attached) is settled by this very step: a watch made now would be
+    // dropped at once — for a local attempt whose exit was just reported, an fs.watch of its folder
+    // made and removed, ~1 ms of the thread each (bench/README.md, fixes table).
+    if (handle && (observed.state === 'running' || attaching)) this.res.watches.ensure(job.id, att.id, executor, handle);
     // An attempt first seen here (re-adopted after a restart, running or ended meanwhile) has its
     // line times indexed from now on; one launched here already is.
     this.res.watches.indexLogs(job.id, att.id, att.logPath, readTaskSpec(cur.spec, job.cpus).nodes, false);
     // Normalize first: the attempt, its task and the job say RUNNING (recording the handle).
-    if (att.status === 'STARTING' || cur.status === 'STARTING' || job.status !== 'RUNNING') {
+    if (attaching) {
       const d = this.attach(job, cur, att, e, handle);
       if (!d.empty) return d.write('attach', observed);
     }

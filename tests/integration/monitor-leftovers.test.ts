@@ -160,4 +160,24 @@ describe.each(DB_KINDS)('attempt leftovers on %s', (kind) => {
     expect(groupAlive(j.tasks[0].attempts[0].pid!)).toBe(false);
     expect(await jobTree(db, id)).toBeNull();
   });
+
+  // docs/design.md §7: an exit watch only while the attempt runs — the step that finds it ended
+  // settles it without a new one (for a local attempt: an fs.watch made and removed at once).
+  it('each attempt is watched once: the step that settles its end makes no new watch', async () => {
+    fx = new Fixture();
+    const watches = new Map<string, number>();
+    const executor = wrapExecutor(fx.executor, {
+      watch: (h, l) => {
+        watches.set(h.ref, (watches.get(h.ref) ?? 0) + 1);
+        return fx.executor.watch(h, l);
+      },
+    });
+    const m = fx.monitor(db, { executor });
+    await m.start();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await submit(db, ['name: watched-once', 'run: |', '  sleep 0.3; echo done', ''].join('\n')));
+    for (const id of ids) expect((await waitTerminal(db, id)).status).toBe('SUCCEEDED');
+    expect(watches.size).toBe(3);
+    expect([...watches.values()]).toEqual([1, 1, 1]);
+  });
 });
