@@ -122,8 +122,21 @@ export class AttemptSystem {
     this.res.watches.indexLogs(job.id, att.id, att.logPath, readTaskSpec(cur.spec, job.cpus).nodes, false);
     // Normalize first: the attempt, its task and the job say RUNNING (recording the handle).
     if (attaching) {
-      const d = this.attach(job, cur, att, e, handle);
-      if (!d.empty) return d.write('attach', observed);
+      const startedAt = att.startedAt ?? e.launchedAt.get(att.id) ?? now(this.res);
+      const d = this.attach(job, cur, att, e, handle, startedAt);
+      if (!d.empty) {
+        let applied = false;
+        const next = await d.write('attach', observed, () => (applied = true));
+        // A one-task job whose running attempt now says RUNNING, with its nodes recorded: the
+        // next read could only arm its deadline, so it is armed here — one read of the job less
+        // per launch (docs/design.md §6 "The monitor's systems"). A request that came meanwhile
+        // (a cancel) kicked the job, and its step runs after this one.
+        const placed = att.nodes !== null || this.nodesOf(att, handle).nodes !== undefined;
+        if (applied && next === 'again' && observed.state === 'running' && handle && job.tasks.length === 1 && placed) {
+          return this.deadline(job, cur, { ...att, startedAt }, executor, handle);
+        }
+        return next;
+      }
     }
     if (observed.state === 'running') {
       // Where it runs, once the executor knows (a Slurm job starts on its nodes after the attach).
@@ -200,7 +213,7 @@ export class AttemptSystem {
   }
 
   /** The writes that make the attempt, its task and the job say RUNNING. */
-  private attach(job: JobRow, cur: TaskRow, att: Attempt, e: JobEntry, handle: AttemptHandle | null) {
+  private attach(job: JobRow, cur: TaskRow, att: Attempt, e: JobEntry, handle: AttemptHandle | null, startedAt: Date) {
     const d = this.writes.decide(job);
     const reattached = !e.handles.has(att.id);
     if (att.status === 'STARTING') {
@@ -210,7 +223,7 @@ export class AttemptSystem {
         from: 'STARTING',
         to: 'RUNNING',
         reason: reattached ? 'found running after a restart of jobdeck' : null,
-        data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, hostId: handle!.hostId ?? null, startedAt: att.startedAt ?? e.launchedAt.get(att.id) ?? now(this.res), ...this.nodesOf(att, handle) },
+        data: { executorRef: handle!.ref, pid: handle!.pid ?? null, pidStartTime: handle!.pidStartTime ?? null, hostId: handle!.hostId ?? null, startedAt, ...this.nodesOf(att, handle) },
       });
     }
     if (cur.status === 'STARTING') d.task(cur, 'RUNNING', undefined, cur.startedAt ? {} : { startedAt: e.launchedAt.get(att.id) ?? now(this.res) });

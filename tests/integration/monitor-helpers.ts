@@ -10,7 +10,7 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { createLocalExecutor } from '../../lib/executors/local/executor';
 import { liveMembers } from '../../lib/executors/local/proc';
 import { stopCgroup } from '../../lib/executors/local/cgroup-stop';
-import type { Executor } from '../../lib/executors/types';
+import type { AttemptHandle, Executor } from '../../lib/executors/types';
 import { submitJobSpec } from '../../lib/control/submit';
 import { createMonitor, type Monitor, type MonitorOptions } from '../../lib/monitor/monitor';
 import { storeOf } from '../helpers/store';
@@ -169,5 +169,6 @@ export function wrapExecutor(inner: Executor, over: Partial<Executor>): Executor
     capacity: over.capacity ?? (() => inner.capacity()),
     findHandle: over.findHandle ?? inner.findHandle,
     ...(over.held || inner.held ? { held: over.held ?? ((refs: readonly string[]) => inner.held!(refs)) } : {}),
+    ...(inner.nodes ? { nodes: (h: AttemptHandle) => inner.nodes!(h) } : {}),
   };
 }

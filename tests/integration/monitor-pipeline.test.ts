@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
-import { example, Fixture, jobTree, story, submit, waitFor, waitTerminal } from './monitor-helpers';
+import { example, Fixture, jobTree, story, submit, waitFor, waitStatus, waitTerminal, wrapExecutor } from './monitor-helpers';
 import { existsSync, readFileSync } from 'node:fs';
 
 describe.each(DB_KINDS)('monitor pipelines on %s', (kind) => {
@@ -229,5 +229,28 @@ describe.each(DB_KINDS)('monitor pipelines on %s', (kind) => {
     writeFileSync(gate, '');
     expect((await waitTerminal(db, holder)).status).toBe('SUCCEEDED');
     void existsSync;
+  });
+
+  // docs/design.md §6 "The monitor's systems": the attach of a one-task job arms the deadline
+  // itself; the read after it (with its probe) is not made.
+  it('a one-task job is probed once from its launch to RUNNING, and its max_duration still holds', async () => {
+    fx = new Fixture();
+    const probes = new Map<string, number>();
+    const executor = wrapExecutor(fx.executor, {
+      probe: (h) => {
+        probes.set(h.ref, (probes.get(h.ref) ?? 0) + 1);
+        return fx.executor.probe(h);
+      },
+    });
+    // No reconcile pass during the test: every step is one the job's own events asked for.
+    const m = fx.monitor(db, { executor, reconcileMs: 600_000 });
+    await m.start();
+    const id = await submit(db, ['name: probed-once', 'max_duration: 3s', 'run: sleep 30', ''].join('\n'));
+    await waitStatus(db, id, 'RUNNING');
+    await new Promise((r) => setTimeout(r, 500));
+    expect([...probes.values()]).toEqual([1]);
+    const j = await waitTerminal(db, id);
+    expect(j.status).toBe('FAILED');
+    expect(j.tasks[0].attempts[0].statusReason).toContain('max_duration');
   });
 });
