@@ -13,7 +13,7 @@ import { sleep } from './util';
  * the disk counted as busy (a cancel wave's thousands of `sync` calls leave the disk flushing
  * after the cores are free) — and the processes blocked on I/O now.
  */
-function cpuJiffies(): { busy: number; total: number; blocked: number } {
+export function cpuJiffies(): { busy: number; total: number; blocked: number } {
   const text = readFileSync('/proc/stat', 'utf8');
   const f = text.split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal …: only idle is not busy.
