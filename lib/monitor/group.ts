@@ -31,28 +31,35 @@ export class GroupSystem {
     const ends = await Promise.all(tasks.map((t) => this.stopTask(job, t, e)));
     const at = now(this.res);
     const d = this.writes.decide(job);
-    for (const { task, active, exitCode } of ends) {
-      if (active) d.add({ entity: 'attempt', id: active.id, from: active.status as AttemptStatus, to: 'CANCELLED', reason: `stopped: ${why}`, data: { exitCode, endedAt: at } });
+    for (const { task, active, exitCode, nodes } of ends) {
+      if (active) d.add({ entity: 'attempt', id: active.id, from: active.status as AttemptStatus, to: 'CANCELLED', reason: `stopped: ${why}`, data: { exitCode, endedAt: at, ...(nodes ? { nodes } : {}) } });
       d.task(task, 'CANCELLED', `stopped: ${why}`, task.status === 'PENDING' ? {} : { endedAt: at, ...(active ? { exitCode } : {}) });
     }
     return d.deriveJob(why).write('group-stop');
   }
 
-  /** Stops the live attempt of `task`, if any; its exit code when the executor recorded one. */
-  private async stopTask(job: JobRow, task: TaskRow, e: JobEntry): Promise<{ task: TaskRow; active: Attempt | undefined; exitCode: number | null }> {
+  /**
+   * Stops the live attempt of `task`, if any; its exit code when the executor recorded one, and
+   * the nodes it ran on when no write recorded them yet (asked before the stop: an attempt's nodes
+   * are written with the attach, while it runs, or with its end — docs/design.md "Replicas").
+   */
+  private async stopTask(job: JobRow, task: TaskRow, e: JobEntry): Promise<{ task: TaskRow; active: Attempt | undefined; exitCode: number | null; nodes: string[] | null }> {
     const att = task.attempts[0];
     const active = att && !isTerminal('attempt', att.status) ? att : undefined;
     let exitCode: number | null = null;
+    let nodes: string[] | null = null;
     if (active) {
       const h = handleFor(this.res, job, task, active, e);
       if (h) {
         const executor = this.res.executor(active.executor);
+        const known = active.nodes === null ? (executor.nodes?.(h) ?? null) : null;
+        if (known && known.length) nodes = known;
         await executor.cancel(h, { graceMs: this.res.settings.cancelGraceMs });
         const p = await executor.probe(h);
         if (p.state === 'exited') exitCode = p.exitCode;
       }
       this.res.watches.unwatchAttempt(active.id);
     }
-    return { task, active, exitCode };
+    return { task, active, exitCode, nodes };
   }
 }

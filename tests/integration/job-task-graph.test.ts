@@ -19,7 +19,7 @@ import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { submitJobSpec } from '../../lib/control/submit';
 import { requestCancel } from '../../lib/control/cancel';
 import { SpecError } from '../../lib/jobs/spec';
-import { Fixture, jobTree, story, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
+import { Fixture, jobTree, story, submit, waitFor, waitStatus, waitTerminal, wrapExecutor } from './monitor-helpers';
 
 /** A port nothing listens on right now (the OS picks it). */
 async function freePort(): Promise<number> {
@@ -94,7 +94,12 @@ name: driver
 envs: {PORT: "${port}"}
 run: ${client(waitFile(`${dir}/gate`))}
 `;
-    const m = fx.monitor(db);
+    // Where each attempt runs is not known until the driver's end is written (as a Slurm attempt
+    // before its batch script wrote its hosts): no step of the running tasks can record it, and
+    // the tasks the group stops get their nodes with their end (docs/design.md "Replicas").
+    let placed = false;
+    const executor = wrapExecutor(fx.executor, { nodes: (h) => (placed ? fx.executor.nodes!(h) : null) });
+    const m = fx.monitor(db, { executor, hooks: { beforeWrite: (ctx) => void (ctx.phase === 'settle' && (placed = true)) } });
     await m.start();
     const id = await submit(db, yaml);
     // The server heard both others: all three ran at once (the server never ends on its own).
@@ -107,10 +112,13 @@ run: ${client(waitFile(`${dir}/gate`))}
     expect(serverLog).toContain('got: hello from driver');
     const running = await jobTree(db, id);
     expect(running!.tasks.map((x) => x.status)).toEqual(['RUNNING', 'RUNNING', 'RUNNING']);
+    expect(running!.tasks.map((x) => x.attempts[0].nodes)).toEqual([null, null, null]);
     writeFileSync(`${dir}/gate`, '');
     const j = await waitTerminal(db, id);
     expect(j.status).toBe('SUCCEEDED');
     expect(j.tasks.map((x) => x.status)).toEqual(['CANCELLED', 'CANCELLED', 'SUCCEEDED']);
+    // The two the group stopped (the driver's end was written before its place was known).
+    expect(j.tasks.slice(0, 2).map((x) => x.attempts[0].nodes)).toEqual([[os.hostname()], [os.hostname()]]);
     expect(j.tasks[0].statusReason).toBe('stopped: primary task 2 ended');
     expect(j.tasks.map((x) => x.attempts.length)).toEqual([1, 1, 1]);
     expect(readFileSync(j.tasks[2].attempts[0].logPath!, 'utf8')).toContain('tasks: server,worker,driver');

@@ -169,6 +169,6 @@ export function wrapExecutor(inner: Executor, over: Partial<Executor>): Executor
     capacity: over.capacity ?? (() => inner.capacity()),
     findHandle: over.findHandle ?? inner.findHandle,
     ...(over.held || inner.held ? { held: over.held ?? ((refs: readonly string[]) => inner.held!(refs)) } : {}),
-    ...(inner.nodes ? { nodes: (h: AttemptHandle) => inner.nodes!(h) } : {}),
+    ...(over.nodes || inner.nodes ? { nodes: over.nodes ?? ((h: AttemptHandle) => inner.nodes!(h)) } : {}),
   };
 }
