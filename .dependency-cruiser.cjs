@@ -35,7 +35,7 @@
  */
 
 /** Modules the browser and the CLI share with the server: pure, no Node built-in. */
-const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/audit-actions\\.ts', 'lib/jobs/task-graph\\.ts', 'lib/jobs/waiting\\.ts', 'lib/jobs/usage\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts'];
+const BROWSER_SAFE = ['lib/jobs/status\\.ts', 'lib/jobs/audit-actions\\.ts', 'lib/jobs/task-graph\\.ts', 'lib/jobs/waiting\\.ts', 'lib/jobs/usage\\.ts', 'lib/logs/protocol\\.ts', 'lib/auth/secrets\\.ts', 'lib/jobs/spec/text\\.ts'];
 const BROWSER_SAFE_RE = `^(${BROWSER_SAFE.join('|')})$`;
 const LEAVES = '^(lib/(config|log|proc|accounts|project-root)\\.ts|lib/generated/)';
 

@@ -1,5 +1,6 @@
 import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Document, type Node, type YAMLMap } from 'yaml';
 import { MASKED_VALUE, maskEnvs } from '../auth/secrets';
+import { YAML_WRITE } from '../jobs/spec/text';
 
 export { maskEnvs };
 
@@ -56,7 +57,7 @@ export function maskSpecYaml(text: string): string {
   }
   if (!changed) return text;
   try {
-    return docs.map((d, i) => (i === 0 ? d.toString() : `---\n${d.toString().replace(/^---\n/, '')}`)).join('');
+    return docs.map((d, i) => (i === 0 ? d.toString(YAML_WRITE) : `---\n${d.toString(YAML_WRITE).replace(/^---\n/, '')}`)).join('');
   } catch {
     return UNMASKABLE_SPEC;
   }

@@ -10,7 +10,7 @@
 import { stringify } from 'yaml';
 import { setting } from '../config';
 import type { Job } from '../generated/prisma/client';
-import { commandDocument, commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobLabels, jobNodes, pipelineGpus, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, specHash, type PipelineSpec, type SpecArray, type SpecDependsOn, type SpecUploads, type SpecIssue } from '../jobs/spec';
+import { commandDocument, commandSpec, DEFAULT_QUEUE, jobCpus, jobExecutor, jobLabels, jobNodes, pipelineGpus, PRIORITY, readJobSpec, readJobSpecObject, serverExecutor, YAML_WRITE, specHash, type PipelineSpec, type SpecArray, type SpecDependsOn, type SpecUploads, type SpecIssue } from '../jobs/spec';
 import { capabilitiesOf, type ExecutorKind } from '../jobs/executor-kinds';
 import type { SubmitOrigin } from '../jobs/origin';
 import { priorityCap, priorityCapProblem, type PriorityCap } from '../jobs/priority-cap';
@@ -183,10 +183,10 @@ export function buildSpec(
     case 'spec': {
       const read = readJobSpecObject(source.value, { filename: source.filename, overrides: ov, defaultExecutor, queues, uploads, localGpus: localGpusOrNone(), containers: containersOn() });
       const docs = Array.isArray(source.value) ? source.value : [source.value];
-      return { ...read, specYaml: docs.map((d) => stringify(d)).join('---\n') };
+      return { ...read, specYaml: docs.map((d) => stringify(d, YAML_WRITE)).join('---\n') };
     }
     case 'cmd':
-      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify(commandDocument(source.cmd, ov.name)), warnings: [] };
+      return { spec: commandSpec(source.cmd, ov, defaultExecutor, queues), specYaml: stringify(commandDocument(source.cmd, ov.name), YAML_WRITE), warnings: [] };
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { isMap, parseAllDocuments, type Document } from 'yaml';
 import type { JobDetail } from '@/lib/api/types';
+import { YAML_WRITE } from '../jobs/spec/text';
 
 /** A document of several holding only `name`: the pipeline's name (lib/jobs/spec's header rule). */
 function isHeader(doc: Document, count: number): boolean {
@@ -40,5 +41,5 @@ export function draftWithLaunch(yaml: string, launch: JobDetail['launch'] | unde
     else if (tasks.length > 1 || tasks[0].has('name')) prefix = `name: ${JSON.stringify(launch.name)}\n---\n`;
     else tasks[0].set('name', launch.name);
   }
-  return prefix + docs.map((d, i) => (i === 0 ? d.toString() : `---\n${d.toString().replace(/^---\n/, '')}`)).join('');
+  return prefix + docs.map((d, i) => (i === 0 ? d.toString(YAML_WRITE) : `---\n${d.toString(YAML_WRITE).replace(/^---\n/, '')}`)).join('');
 }

@@ -6,12 +6,14 @@
  * workdir, invisible characters in names) is a 400 that names the field — never a 500 from the
  * database — with /api/validate and submit agreeing.
  */
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KINDS, type TestDatabase } from '../helpers/db';
 import { ApiError } from '../../lib/api/errors';
 import { cancelMany, list, submit, validateSpec } from '../../lib/api/jobs';
 import { getLogRange, logDownloadResponse, parseLogDownloadQuery, parseLogRangeQuery } from '../../lib/api/logs';
 import { parseCancelRequest, parseListQuery, parseSubmitRequest, parseValidateRequest } from '../../lib/api/request';
+import { unstorableAt } from '../../lib/jobs/spec';
 import { createStore, type Store } from '../../lib/store';
 import { parseStreamStart, StreamQueryError } from '../../lib/ws/stream-start';
 
@@ -140,6 +142,24 @@ describe.each(DB_KINDS)('hostile input on %s', (kind) => {
         const c = await answer(async () => cancelMany(store, await parseCancelRequest(req)));
         expect(c.status).toBe(400);
         expect(c.text).toContain('q');
+      }
+    });
+
+    it('a long command of characters outside the BMP is stored as sent, as one job and as an array', async () => {
+      // A control character (the YAML is double-quoted) and more characters outside the BMP
+      // (surrogate pairs) than a YAML line holds: the stored YAML once folded the line inside a
+      // pair — a 500 from jsonb for an array, U+FFFD in place of the character for one job.
+      const cmd = `echo \b${'😀'.repeat(60)} 𵨡`;
+      for (const extra of [{}, { numJobs: 2 }, { params: {} }]) {
+        const r = await answer(async () => submit(store, await parseSubmitRequest(jsonPost('/api/jobs', { cmd, ...extra }))));
+        expect({ extra, status: r.status, text: r.text }).toEqual({ extra, status: 200, text: '' });
+      }
+      const rows = await t.db.prisma.job.findMany({ where: { specYaml: { contains: '😀' } }, select: { specYaml: true, spec: true } });
+      expect(rows.length).toBe(4);
+      for (const row of rows) {
+        expect(unstorableAt(row.specYaml)).toBeNull();
+        expect(row.specYaml).not.toContain('\ufffd');
+        expect((parseYaml(row.specYaml) as { run: string }).run).toBe(cmd);
       }
     });
 

@@ -51,7 +51,7 @@ export * from './flow';
 export { MAX_RETENTION_DAYS, type RetentionPeriod, type SpecRetention } from './retention';
 export { canonicalJson, specHash } from './hash';
 export { EXECUTION_MODES, HEADER_KEYS, taskEnvName, type ExecutionMode } from './task-graph-spec';
-export { invisibleIn, textProblem, unstorableAt } from './text';
+export { invisibleIn, textProblem, unstorableAt, YAML_WRITE } from './text';
 export { checkJsonValue as checkPlainValue, type ValueProblem } from './positions';
 
 /**

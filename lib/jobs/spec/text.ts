@@ -12,6 +12,14 @@
  * Pure: no node:* import.
  */
 
+/**
+ * Options for every YAML text jobdeck writes from a value (a command's or an object spec's stored
+ * YAML, a masked or re-run copy): no line folding. The `yaml` library folds a long scalar at a
+ * UTF-16 index, which can cut a surrogate pair (any character outside the BMP) into two lone
+ * surrogates — text PostgreSQL cannot store and the spec refuses when it comes back.
+ */
+export const YAML_WRITE = { lineWidth: 0 } as const;
+
 /** The first NUL or lone surrogate of `s` and its UTF-16 index; null when there is none. */
 export function unstorableAt(s: string): { index: number; what: string } | null {
   for (let i = 0; i < s.length; i++) {
