@@ -77,6 +77,11 @@ if ! command -v rg >/dev/null 2>&1; then
     missing_tool "ripgrep is missing and could not be installed (apt-get install -y --no-install-recommends ripgrep); the log search tests will fail (the server itself falls back to its Node scan)"
 fi
 command -v rg >/dev/null 2>&1 && echo "ensure-services: ripgrep ready"
+if ! command -v strace >/dev/null 2>&1; then
+  echo "ensure-services: installing Debian's strace for the launcher test (which process syncs an exit record)"
+  apt_install --no-install-recommends strace || \
+    missing_tool "strace is missing and could not be installed (apt-get install -y --no-install-recommends strace); the launcher's durability test will fail"
+fi
 
 # Podman (rootful) with runc, and Debian's static busybox, for the container tests (image_id:
 # docker:…): tests/helpers/container-image.ts builds their small image offline from /bin/busybox.

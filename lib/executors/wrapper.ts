@@ -106,6 +106,10 @@ export const LOCAL_NODE_IP = '127.0.0.1';
 //      setup and run start through it — it joins the attempt's control groups (the wrapper
 //      itself stays outside them) and is the one place that will drop to the job's account.
 //      Empty: setup and run start directly (Slurm, whose own cgroups hold the job).
+// The environment may hold __jobdeck_syncer: the pid of the wrapper's parent when that parent
+// makes the exit record durable itself after reaping the wrapper (the local launcher,
+// lib/executors/local/launcher-main.mjs); the wrapper then starts no `sync` while that parent
+// lives (docs/design.md §6). It is removed from the environment setup and run get.
 // When the attempt folder records its memory group's OOM count file (`cgroup.oom`), the exit
 // record carries the group's OOM kills ("oomKills":N), read by the wrapper once the phase ended:
 // the job cannot forge it, and the monitor needs no guess from exit code 137.
@@ -121,6 +125,7 @@ set +p
 __jobdeck_dir=$1 __jobdeck_log=$2 __jobdeck_workdir=$3 __jobdeck_mv=$4 __jobdeck_sync=$5
 __jobdeck_exit=exit; [ -n "$8" ] && __jobdeck_exit=$8
 __jobdeck_enter=$9
+__jobdeck_syncpid=$__jobdeck_syncer; unset __jobdeck_syncer
 __jobdeck_term=0
 trap '__jobdeck_term=1' TERM INT HUP
 ${PUMP_DRAIN}
@@ -157,10 +162,13 @@ __jobdeck_finish() { # phase exit-code [reason]
   # room (docs/design.md §7, "the disk is full").
   if [ "$written" = 1 ]; then
     "$__jobdeck_mv" -f -- "$__jobdeck_dir/$__jobdeck_exit.tmp" "$__jobdeck_dir/$__jobdeck_exit"
-    # One sync for the record and its name, before the wrapper exits (the exit is what the monitor
-    # hears first). A power loss between the rename and this sync can leave a torn record, which is
-    # read as malformed: the attempt is lost, as with no record at all.
-    [ -n "$__jobdeck_sync" ] && "$__jobdeck_sync" -- "$__jobdeck_dir/$__jobdeck_exit" "$__jobdeck_dir"
+    # One sync for the record and its name. A power loss between the rename and the sync can
+    # leave a torn record, which is read as malformed: the attempt is lost, as with no record at
+    # all. A parent that syncs the record after reaping the wrapper (__jobdeck_syncer, alive)
+    # spares the process start — a job end's costliest step but the task's own.
+    if [ -n "$__jobdeck_sync" ] && ! { [ -n "$__jobdeck_syncpid" ] && kill -0 "$__jobdeck_syncpid"; }; then
+      "$__jobdeck_sync" -- "$__jobdeck_dir/$__jobdeck_exit" "$__jobdeck_dir"
+    fi
   fi
   exit "$2"
 }

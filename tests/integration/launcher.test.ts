@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,8 @@ import { createLauncher, launcherProgram, type Launcher } from '../../lib/execut
 import { createLocalExecutor, readHandleFile, type LocalExecutor } from '../../lib/executors/local/executor';
 import { readProcStat } from '../../lib/executors/local/proc';
 import type { AttemptHandle, LaunchRequest } from '../../lib/executors/types';
+import { WRAPPER } from '../../lib/executors/wrapper';
+import { readExitRecord } from '../../lib/executors/attempt-record';
 import { ended, testLaunchRequest, waitFor } from './executor-helpers';
 
 /**
@@ -126,6 +129,64 @@ describe('attempt launcher', () => {
         expect(outcome.err.message).toMatch(/launcher ended .* before answering/);
         expect(readHandleFile(req.attemptDir)).toBeNull();
       }
+    }
+  });
+
+  it('makes the exit record durable itself, after the exit: its wrappers start no sync (strace)', async () => {
+    const launcher = newLauncher();
+    const ex = createLocalExecutor({ launcher, pollMs: 600_000 });
+    await ended(ex, (await launch(ex, { run: 'exit 0' })).h); // starts the launcher
+    expect(spawnSync('strace', ['-V']).error, 'strace is needed (scripts/ensure-services.sh installs it)').toBeUndefined();
+    const out = path.join(root, `strace-${++seq}.txt`);
+    // -f: the wrappers it starts from now on, and what they start; -y: paths of the fds.
+    const tracer = spawn('strace', ['-f', '-y', '-e', 'trace=execve,fsync', '-o', out, '-p', String(launcher.pid())], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      let said = '';
+      tracer.stderr.on('data', (b: Buffer) => (said += b.toString()));
+      await waitFor('strace to attach', () => /attached/.test(said));
+      const { req, h } = await launch(ex, { run: 'echo ran' });
+      expect(await ended(ex, h, 120_000)).toMatchObject({ state: 'exited', phase: 'run', exitCode: 0 });
+      const exit = path.join(req.attemptDir, 'exit');
+      await waitFor('the fsync of the record and its folder', () => {
+        const t = readFileSync(out, 'utf8');
+        return t.includes(`fsync(`) && t.includes(`<${exit}>) = 0`) && t.includes(`<${req.attemptDir}>) = 0`);
+      });
+      const t = readFileSync(out, 'utf8');
+      expect(t).toMatch(/execve\("[^"]*bash"/); // the trace did follow the wrapper
+      expect(t).not.toMatch(/execve\("[^"]*\/sync"/);
+      // The record first, then the folder that names it.
+      expect(t.indexOf(`<${exit}>) = 0`)).toBeLessThan(t.indexOf(`<${req.attemptDir}>) = 0`));
+    } finally {
+      tracer.kill('SIGINT');
+    }
+  });
+
+  it('the wrapper syncs its record itself unless __jobdeck_syncer names a live process; setup and run never see it', () => {
+    const dir = path.join(root, `wrapper-${++seq}`);
+    mkdirSync(path.join(dir, 'work'), { recursive: true });
+    writeFileSync(path.join(dir, 'wrapper.sh'), WRAPPER);
+    writeFileSync(path.join(dir, 'run.sh'), 'echo "seen=${__jobdeck_syncer-unset}"\n');
+    const calls = path.join(dir, 'sync-calls');
+    const fakeSync = path.join(dir, 'fake-sync');
+    writeFileSync(fakeSync, `#!/bin/sh\necho "$*" >> '${calls}'\n`);
+    chmodSync(fakeSync, 0o755);
+    const dead = spawnSync('/bin/true').pid!;
+    const cases: Array<[string, Record<string, string>, boolean]> = [
+      ['unset', {}, true],
+      ['a live process', { __jobdeck_syncer: String(process.pid) }, false],
+      ['a process that is gone', { __jobdeck_syncer: String(dead) }, true],
+      ['not a pid', { __jobdeck_syncer: 'x' }, true],
+    ];
+    const base = { ...process.env };
+    delete base.__jobdeck_syncer;
+    for (const [what, env, syncs] of cases) {
+      rmSync(calls, { force: true });
+      const log = path.join(dir, `${what}.log`);
+      const r = spawnSync('/bin/bash', ['-p', path.join(dir, 'wrapper.sh'), dir, log, path.join(dir, 'work'), '/bin/mv', fakeSync, '0', '1'], { env: { ...base, ...env } });
+      expect({ what, status: r.status }).toEqual({ what, status: 0 });
+      expect(readExitRecord(dir)).toMatchObject({ phase: 'run', exitCode: 0 });
+      expect({ what, log: readFileSync(log, 'utf8') }).toEqual({ what, log: 'seen=unset\n' });
+      expect({ what, calls: existsSync(calls) ? readFileSync(calls, 'utf8') : '' }).toEqual({ what, calls: syncs ? `-- ${dir}/exit ${dir}\n` : '' });
     }
   });
 

@@ -103,7 +103,9 @@ async function spawnByLauncher(launcher: Launcher, s: Spawn, child: ExpectedChil
   const { bash, args, attemptDir, env, handleFile } = s;
   let r: Awaited<ReturnType<Launcher['spawn']>>;
   try {
-    r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', hostId: hostIdentity(), attemptDir } }, child.onExit);
+    // The launcher makes the exit record durable after the exit, sparing the wrapper a `sync`.
+    const durable = [path.join(attemptDir, EXIT_FILE), attemptDir];
+    r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', hostId: hostIdentity(), attemptDir }, durable }, child.onExit);
   } catch (err) {
     if (err instanceof LauncherGoneError) {
       // Its handle file says whether it started. If it did, it runs on as an orphan: not our
@@ -224,6 +226,8 @@ export async function launchLocal(req: LaunchRequest, deps: LaunchDeps): Promise
     const cgroupParent = s.version !== null && existsSync(path.join(attemptDir, CGROUP_FILE)) ? `/${s.parent}/${cgroupName(attemptDir)}` : null;
     await prepareContainer(req, attemptDir, { rt: deps.containers, image: req.container.image, workdir, cgroupParent, pidsMax: deps.limits.pidsMax });
   }
+  // Only the launcher says it syncs the record (a task's env of that name would spare the sync).
+  delete env.__jobdeck_syncer;
   // $8 empty: the exit record's default name; $9: the enter program (lib/executors/wrapper.ts).
   const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0', '', path.join(attemptDir, ENTER_FILE)];
   const s: Spawn = { bash, args, attemptDir, env, handleFile: path.join(attemptDir, HANDLE_FILE) };

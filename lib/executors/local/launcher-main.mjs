@@ -6,15 +6,19 @@
 // code.
 //
 // Messages (IPC, JSON):
-//   in:  {type:'spawn', id, file, args, cwd, env, handleFile, handle}
+//   in:  {type:'spawn', id, file, args, cwd, env, handleFile, handle[, durable]}
 //   out: {type:'spawned', id, pid, startTime} | {type:'failed', id, message, code}
 //        {type:'exit', pid, code, signal}          (after the wrapper was reaped)
 // 'spawned' is sent only after `handleFile` holds the attempt's handle (written to a temporary
 // name, then renamed), so an attempt that runs always has its handle on disk, even if this process
 // or the server dies right after the spawn. The wrapper is detached (setsid: its own session and
 // process group) with stdio on /dev/null: it outlives this process and the server.
+// `durable` (paths: the exit record, its folder): fsynced once the wrapper was reaped, after its
+// exit is reported; the wrapper learns from __jobdeck_syncer (this pid) that it need not start a
+// `sync` of its own while this process lives (lib/executors/wrapper.ts, docs/design.md §6).
 import { spawn } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 
 /**
  * Field 22 (starttime, clock ticks since boot) of /proc/<pid>/stat, or null. Same parsing as
@@ -54,6 +58,31 @@ function overwriteReserved(file, text) {
   }
 }
 
+/** fsyncs still running: the launcher ends only after them (a disconnect waits for them). */
+let syncing = 0;
+let leaving = false;
+
+/**
+ * fsyncs `paths` in order (a file, then the folder that names it), through the thread pool: the
+ * wrapper's exit is already reported, so nothing waits for this but durability. A path that is
+ * gone or fails is skipped: a missing record is the monitor's business, not this process's.
+ */
+async function makeDurable(paths) {
+  syncing++;
+  for (const p of paths) {
+    let fh;
+    try {
+      fh = await open(p, 'r');
+      await fh.sync();
+    } catch {
+      // gone (no record written) or an I/O error: nothing to make durable
+    } finally {
+      await fh?.close().catch(() => undefined);
+    }
+  }
+  if (--syncing === 0 && leaving) process.exit(0);
+}
+
 function send(msg) {
   if (process.connected) process.send(msg);
 }
@@ -61,7 +90,8 @@ function send(msg) {
 function launch(m) {
   let child;
   try {
-    child = spawn(m.file, m.args, { detached: true, stdio: 'ignore', cwd: m.cwd, env: m.env });
+    const env = Array.isArray(m.durable) ? { ...m.env, __jobdeck_syncer: String(process.pid) } : m.env;
+    child = spawn(m.file, m.args, { detached: true, stdio: 'ignore', cwd: m.cwd, env });
   } catch (err) {
     send({ type: 'failed', id: m.id, message: err.message, code: err.code ?? null });
     return;
@@ -78,7 +108,10 @@ function launch(m) {
     send({ type: 'failed', id: m.id, message: `started pid ${pid} but /proc/${pid}/stat is unreadable`, code: null });
     return;
   }
-  child.once('exit', (code, signal) => send({ type: 'exit', pid, code, signal }));
+  child.once('exit', (code, signal) => {
+    send({ type: 'exit', pid, code, signal });
+    if (Array.isArray(m.durable)) void makeDurable(m.durable);
+  });
   child.on('error', () => undefined); // reported through 'exit'; never crash the launcher
   try {
     const handle = { ...m.handle, ref: `${pid}:${startTime}`, pid, pidStartTime: startTime };
@@ -95,8 +128,12 @@ function launch(m) {
 process.on('message', (m) => {
   if (m && m.type === 'spawn') launch(m);
 });
-// The server went away (exit, crash, kill -9): nothing left to do. The wrappers keep running.
-process.on('disconnect', () => process.exit(0));
+// The server went away (exit, crash, kill -9): nothing left to do but the fsyncs under way. The
+// wrappers keep running (those that end from now on sync their records themselves).
+process.on('disconnect', () => {
+  leaving = true;
+  if (syncing === 0) process.exit(0);
+});
 // Ctrl-C in the server's terminal reaches this process too (same process group): the server
 // decides when to stop; this process ends when the server disconnects.
 process.on('SIGINT', () => undefined);

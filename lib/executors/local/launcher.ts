@@ -16,10 +16,11 @@ import { logger } from '../../log';
  * attempt.
  *
  * Protocol (Node IPC, JSON; one launcher per server process, started on first use):
- *   → `{type:'spawn', id, file, args, cwd, env, handleFile, handle}`
+ *   → `{type:'spawn', id, file, args, cwd, env, handleFile, handle[, durable]}`
  *   ← `{type:'spawned', id, pid, startTime[, handleError]}` after `handleFile` holds the handle
  *     (`handle` plus `ref: "<pid>:<startTime>"`, `pid`, `pidStartTime`), or `{type:'failed', id,
- *     message, code}`; later `{type:'exit', pid, code, signal}` once the wrapper was reaped.
+ *     message, code}`; later `{type:'exit', pid, code, signal}` once the wrapper was reaped (and
+ *     then the fsync of `durable`, which nothing waits for).
  * The launcher is the wrappers' parent: it reaps them and reports their exit, which is the local
  * executor's immediate exit notification. If the launcher dies (crash, kill), its wrappers keep
  * running (detached, own sessions); `onDeath` listeners hear of it so that the executor falls back
@@ -58,6 +59,12 @@ export interface LauncherSpawn {
   handleFile: string;
   /** The handle's fixed fields (`executor`, `attemptDir`); the launcher adds ref, pid, pidStartTime. */
   handle: Record<string, unknown>;
+  /**
+   * Paths the launcher fsyncs, in order, once the wrapper was reaped (its exit record, then the
+   * folder): the wrapper, told so by `__jobdeck_syncer` in its environment, then starts no `sync`
+   * of its own while the launcher lives (docs/design.md §6).
+   */
+  durable?: string[];
 }
 
 type Reply =
