@@ -4,6 +4,7 @@
  * right status and a message that says what and where.
  */
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { readBody } from '../../lib/api/body';
 import { ApiError } from '../../lib/api/errors';
 import { maskSpecYaml, UNMASKABLE_SPEC } from '../../lib/api/mask';
@@ -21,6 +22,7 @@ import {
 import { MASKED_VALUE } from '../../lib/auth/secrets';
 import { decodeCursor, encodeCursor } from '../../lib/api/cursor';
 import { JOB_STATUSES } from '../../lib/jobs/status';
+import { unstorableAt } from '../../lib/jobs/spec/text';
 
 async function apiError(f: () => unknown): Promise<ApiError> {
   try {
@@ -205,6 +207,14 @@ describe('bulk cancel bodies', () => {
 });
 
 describe('maskSpecYaml', () => {
+  it('keeps a long line of characters outside the BMP whole (no line folding inside a surrogate pair)', () => {
+    const run = `echo \b${'😀'.repeat(60)}`;
+    const out = maskSpecYaml(`envs:\n  API_TOKEN: abc\nrun: ${JSON.stringify(run)}\n`);
+    expect(out).not.toContain('abc');
+    expect(unstorableAt(out)).toBeNull();
+    expect((parseYaml(out) as { run: string }).run).toBe(run);
+  });
+
   it('masks secret-looking env values in every document, through aliases and merges, keeping the rest', () => {
     const text = `# comment kept
 name: x

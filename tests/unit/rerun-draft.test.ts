@@ -4,7 +4,8 @@
  * validates to the spec that ran.
  */
 import { describe, expect, it } from 'vitest';
-import { parseJobSpec } from '../../lib/jobs/spec';
+import { parse as parseYaml } from 'yaml';
+import { parseJobSpec, unstorableAt } from '../../lib/jobs/spec';
 import { draftWithLaunch } from '../../lib/ui/rerun-draft';
 
 const SINGLE = `# a training-like job
@@ -37,6 +38,13 @@ describe('draftWithLaunch', () => {
     expect(spec.tasks.map((t) => t.envs)).toEqual([{ A: '1' }, { A: '1' }]);
     // An existing header takes the name.
     expect(parseJobSpec(draftWithLaunch(`name: old\n---\n${PIPELINE}`, { name: 'new', envs: {} })).name).toBe('new');
+  });
+
+  it('keeps a long line of characters outside the BMP whole (no line folding inside a surrogate pair)', () => {
+    const run = `echo \b${'😀'.repeat(60)}`;
+    const out = draftWithLaunch(`run: ${JSON.stringify(run)}\n`, { name: 'x', envs: { A: '1' } });
+    expect(unstorableAt(out)).toBeNull();
+    expect((parseYaml(out) as { run: string }).run).toBe(run);
   });
 
   it('leaves the text alone with nothing to write, or when it does not parse', () => {
