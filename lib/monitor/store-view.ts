@@ -37,6 +37,7 @@ import {
   withHostLock,
   clearPendingReasons,
   recordUsage,
+  vacuumUsageTables,
   setNextAttemptAt,
   setPendingReasons,
   type PendingReasonRow,
@@ -195,6 +196,8 @@ export interface MonitorStore {
   usageSeries(attemptId: number): Promise<UsagePoint[] | null>;
   /** lib/store recordUsage(): a sampling round's write, one statement. */
   recordUsage(rows: readonly UsageWrite[], at: Date): Promise<number>;
+  /** lib/store vacuumUsageTables(): on PGlite, VACUUMs the tables the rounds rewrite when due; the tables vacuumed. */
+  vacuumUsageTables(): Promise<string[]>;
   /** The store's bus: the writes of this process, the monitor's own included, after commit. */
   readonly bus: StoreBus;
   /** The store's submit statements so far (lib/store submitStatementStats). */
@@ -327,6 +330,7 @@ export function monitorStore(store: Store, db: PrismaClient, faults: Faults, own
     storedUsage: (ids) => storedUsage(store, ids),
     usageSeries: (id) => usageSeries(store, id),
     recordUsage: (rows, at) => recordUsage(store, rows, at),
+    vacuumUsageTables: () => vacuumUsageTables(store),
     bus: store.bus,
     submitStats: () => submitStatementStats(store),
     retention: retentionStatements(store),

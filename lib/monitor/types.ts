@@ -122,6 +122,8 @@ export interface UsageStats {
   lastSampled: number;
   /** Duration of the last round (ms), null before the first. */
   lastRoundMs: number | null;
+  /** VACUUMs of the tables the rounds rewrite (PGlite only: lib/store vacuumUsageTables), since start. */
+  vacuums: number;
 }
 
 /** Where an injected read failure strikes. */

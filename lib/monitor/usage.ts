@@ -11,7 +11,8 @@ import type { UsageStats } from './types';
  * `JOBDECK_USAGE_INTERVAL_MS` one round reads the live attempts (one query), asks each executor
  * for all of its attempts at once (`Executor.sample`: one pass over `/proc` locally), and writes
  * the round in one statement (lib/store recordUsage): totals and peaks on the Attempt rows, one
- * point appended to each attempt's bounded series (halved when full: lib/jobs/usage.ts). What it
+ * point appended to each attempt's bounded series (halved when full: lib/jobs/usage.ts); then,
+ * on PGlite, VACUUMs the two tables when autovacuum's threshold says so (lib/store vacuumUsageTables). What it
  * keeps in memory per attempt is a few numbers; the peaks and series shape of an attempt it has
  * not seen yet (after a restart, a re-attach) are read from the database once, so a series goes
  * on where the last server left it.
@@ -47,7 +48,7 @@ export class UsageSystem {
   private readonly known = new Map<number, Known>();
   /** When the next timed round may run (clock ms); run() is not held to it. */
   private dueAt = 0;
-  readonly stats: UsageStats = { rounds: 0, lastSampled: 0, lastRoundMs: null };
+  readonly stats: UsageStats = { rounds: 0, lastSampled: 0, lastRoundMs: null, vacuums: 0 };
 
   constructor(
     private readonly res: MonitorResources,
@@ -100,6 +101,9 @@ export class UsageSystem {
       this.known.clear();
       throw err;
     }
+    // Each round leaves a dead version of every row it wrote; without autovacuum (PGlite) their
+    // space is reused only once the table is vacuumed (docs/design.md §7 "Resource usage").
+    if (writes.length > 0) this.stats.vacuums += (await this.res.store.vacuumUsageTables()).length;
     this.stats.rounds++;
     this.stats.lastSampled = writes.length;
     this.stats.lastRoundMs = this.res.clock.now() - t0;

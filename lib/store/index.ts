@@ -73,7 +73,7 @@ export {
 } from './webhook-deliveries';
 export { readJobLogs, type JobLogAttempt, type JobLogs } from './job-logs';
 export { attemptsToCompress, recordLogsCompressed, type CompressCandidate } from './log-compress';
-export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
+export { recordUsage, storedUsage, usageSeries, usageSeriesOf, usageTargets, vacuumDue, vacuumUsageTables, USAGE_TABLES, type StoredUsage, type UsageTarget, type UsageWrite } from './usage';
 export { gpuSecondsByUser, heldGpuGrants, type GpuSecondsRow } from './gpus';
 export { insightRows, type BusyNameRow, type InsightRows, type PercentileRow, type ThroughputRow } from './insights';
 export { countLiveTokens, createAttemptToken, createToken, createUser, directoryRows, FIRST_ADMIN_ID, listTokens, listUsers, liveTokenIds, liveTokenSet, liveTokensById, MAX_TOKENS_PER_USER, revokeTokenRow, tokenRow, touchToken, updateUser, userRow, type NewToken, type UserFields } from './users';

@@ -7,7 +7,8 @@
 import { Prisma } from '../generated/prisma/client';
 import { seriesParts, type UsagePoint } from '../jobs/usage';
 import { pgTimestamp } from './sql';
-import type { StoreScope } from './handle';
+import { isSingleSession } from '../db/session';
+import type { Store, StoreScope } from './handle';
 
 /** A live attempt with an executor handle (what a sampling round looks at). */
 export interface UsageTarget {
@@ -150,4 +151,43 @@ export async function recordUsage(store: StoreScope, rows: readonly UsageWrite[]
       RETURNING 1)
     SELECT (SELECT count(*) FROM upd)::int AS n, (SELECT count(*) FROM added) + (SELECT count(*) FROM whole) + (SELECT count(*) FROM changed) + (SELECT count(*) FROM trimmed) AS parts`);
   return written[0]?.n ?? 0;
+}
+
+/** The tables a usage round rewrites rows of (recordUsage): every live attempt's, every round. */
+export const USAGE_TABLES = ['Attempt', 'AttemptUsage'] as const;
+
+/**
+ * Whether a table is due a VACUUM: PostgreSQL autovacuum's own default trigger, more dead row
+ * versions than `autovacuum_vacuum_threshold` (50) + `autovacuum_vacuum_scale_factor` (0.2) × its
+ * live rows.
+ */
+export function vacuumDue(liveRows: number, deadRows: number): boolean {
+  return deadRows > 50 + 0.2 * liveRows;
+}
+
+/**
+ * Where no autovacuum runs — PGlite, the database's one session in this process — VACUUMs each of
+ * USAGE_TABLES that vacuumDue() says is due (counts from pg_stat_user_tables), so that the row
+ * versions every round leaves dead are reused instead of the data folder growing by each round's
+ * (docs/design.md §7 "Resource usage"; bench/README.md). On PostgreSQL, autovacuum does it:
+ * nothing runs. A VACUUM that fails (a role that does not own the table) is skipped, as
+ * foldStatusDeltas does. Not inside a transaction (VACUUM cannot run in one).
+ * @returns the tables vacuumed.
+ */
+export async function vacuumUsageTables(store: Store): Promise<string[]> {
+  if (!isSingleSession(store.prisma)) return [];
+  // This session's counts reach pg_stat at most once a second unless forced; the rounds' own
+  // writes are what the decision is about.
+  await store.prisma.$executeRawUnsafe('SELECT pg_stat_force_next_flush()');
+  const rows = await store.prisma.$queryRaw<Array<{ relname: string; live: number; dead: number }>>(Prisma.sql`
+    SELECT relname, n_live_tup::float8 AS live, n_dead_tup::float8 AS dead FROM pg_stat_user_tables
+    WHERE schemaname = current_schema() AND relname IN (${Prisma.join([...USAGE_TABLES])})`);
+  const done: string[] = [];
+  for (const table of USAGE_TABLES) {
+    const r = rows.find((x) => x.relname === table);
+    if (!r || !vacuumDue(r.live, r.dead)) continue;
+    const ok = await store.prisma.$executeRawUnsafe(`VACUUM "${table}"`).then(() => true, () => false);
+    if (ok) done.push(table);
+  }
+  return done;
 }

@@ -10,7 +10,7 @@ import { DB_KINDS } from '../helpers/db';
 import { useDatabase } from '../helpers/use-database';
 import type { PrismaClient } from '../../lib/generated/prisma/client';
 import { USAGE_PART_POINTS, usageFigures, type UsagePoint } from '../../lib/jobs/usage';
-import { recordUsage, storedUsage, usageSeries } from '../../lib/store';
+import { recordUsage, storedUsage, usageSeries, vacuumUsageTables, type UsageWrite } from '../../lib/store';
 import { storeOf } from '../helpers/store';
 import { getJobDetail } from '../../lib/api/views';
 import { Fixture, submit, waitFor, waitStatus, waitTerminal } from './monitor-helpers';
@@ -182,5 +182,41 @@ describe.each(DB_KINDS)('resource usage of local attempts on %s', (kind) => {
     expect(await usageSeries(store, a)).toEqual([[3, 3, 3, 3, 3]]);
     expect(await db.attemptUsage.count({ where: { attemptId: a } })).toBe(1);
     await waitFor(async () => (await db.attempt.findUniqueOrThrow({ where: { id: a } })).peakProcs === 4, 'the totals on the row');
+  });
+
+  it('every round rewrites its rows: on PGlite the two tables are vacuumed once autovacuum would and their space reused, on PostgreSQL left to autovacuum', async () => {
+    // 300 attempts of one task (rows only: no process), written as rounds write them.
+    const jobId = await submit(db, 'name: many\nrun: "true"\n');
+    const task = await db.task.findFirstOrThrow({ where: { jobId } });
+    await db.attempt.createMany({ data: Array.from({ length: 300 }, (_, i) => ({ jobId, taskId: task.id, number: i + 1 })) });
+    const ids = (await db.attempt.findMany({ where: { jobId }, select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
+    const store = storeOf(db);
+    let round = 0;
+    const write = async (): Promise<void> => {
+      round++;
+      const p: UsagePoint = [round * 5000, round, 1e6 + round, 2, 1];
+      const part = Math.floor((round - 1) / USAGE_PART_POINTS);
+      await recordUsage(store, ids.map((id): UsageWrite => ({ id, cpuMs: round, rssBytes: 1e6 + round, peakRssBytes: 1e6 + round, peakProcs: 2, op: 'append', part, points: [p] })), new Date());
+    };
+    const size = async (): Promise<number> => Number((await db.$queryRawUnsafe<Array<{ b: bigint }>>(`SELECT (pg_relation_size('"AttemptUsage"') + pg_relation_size('"Attempt"'))::int8 AS b`))[0].b);
+    // Without the vacuum: every round's new row versions go to new pages.
+    const s0 = await size();
+    for (let i = 0; i < 60; i++) await write();
+    const grewWithout = (await size()) - s0;
+    // With it after each round, as the sampler does: the dead versions' space is taken again.
+    const vacuumed = new Set<string>();
+    const s1 = await size();
+    for (let i = 0; i < 60; i++) {
+      await write();
+      for (const t of await vacuumUsageTables(store)) vacuumed.add(t);
+    }
+    const grewWith = (await size()) - s1;
+    expect((await usageSeries(store, ids[0]))!.length).toBe(120);
+    if (kind === 'pglite') {
+      expect([...vacuumed].sort()).toEqual(['Attempt', 'AttemptUsage']);
+      expect(grewWith).toBeLessThan(grewWithout / 4);
+    } else {
+      expect(vacuumed.size).toBe(0);
+    }
   });
 });
