@@ -5,6 +5,7 @@ import { loadConfig, setting } from '../config';
 import { logger } from '../log';
 import { lockDataFolder, type DataFolderLock } from './lock';
 import { migrate, type RawSql } from './migrate';
+import { startPgliteCheckpoints, type PgliteCheckpoints } from './pglite-checkpoints';
 import { initPgliteFolder } from './pglite-init';
 import { pgliteWorkerProgram, startPgliteWorker, type PgliteThread } from './pglite-worker';
 import { markSingleSession } from './session';
@@ -18,6 +19,8 @@ export interface Database {
   kind: DatabaseKind;
   /** Names of all migrations recorded in the database. */
   migrations: string[];
+  /** PGlite's checkpoints (lib/db/pglite-checkpoints.ts: it has no checkpointer); null on PostgreSQL. */
+  checkpoints: PgliteCheckpoints | null;
   /** Closes Prisma and the underlying driver (PGlite must be closed before exit). */
   close(): Promise<void>;
 }
@@ -140,12 +143,15 @@ async function openPglite(dir: string, runMigrations: boolean, sharedBuffers: st
   }
   const prisma = new PrismaClient({ adapter: engine.adapter });
   markSingleSession(prisma);
+  const checkpoints = startPgliteCheckpoints(engine.raw);
   return {
     prisma,
     kind: 'pglite',
     migrations,
+    checkpoints,
     close: async () => {
       try {
+        await checkpoints.stop();
         await prisma.$disconnect().catch(() => undefined);
         await engine.close();
       } finally {
@@ -206,6 +212,7 @@ async function openPostgres(url: string, runMigrations: boolean): Promise<Databa
     prisma,
     kind: 'postgresql',
     migrations,
+    checkpoints: null,
     close: async () => {
       await prisma.$disconnect().catch(() => undefined);
     },

@@ -169,7 +169,7 @@ export function vacuumDue(liveRows: number, deadRows: number): boolean {
  * Where no autovacuum runs — PGlite, the database's one session in this process — VACUUMs each of
  * USAGE_TABLES that vacuumDue() says is due (counts from pg_stat_user_tables), so that the row
  * versions every round leaves dead are reused instead of the data folder growing by each round's
- * (docs/design.md §7 "Resource usage"; bench/README.md). On PostgreSQL, autovacuum does it:
+ * (docs/design.md §7 "Resource usage", §9 "PGlite's folder"; bench/README.md). On PostgreSQL, autovacuum does it:
  * nothing runs. A VACUUM that fails (a role that does not own the table) is skipped, as
  * foldStatusDeltas does. Not inside a transaction (VACUUM cannot run in one).
  * @returns the tables vacuumed.
