@@ -10,11 +10,12 @@
  * left.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { BenchContext, Measure, MeasureResult } from './lib/context';
 import { cancelEverything, submitMany, trackStatuses, waitAllStatus } from './lib/jobs';
 import { childrenMatching, cpuTimeMs, processesUnder, rssBytes, sampleRss } from './lib/proc';
 import { serverMemory, startBenchServer, warmHome } from './lib/server';
-import { fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
+import { diskBytes, fmtBytes, fmtMs, nowMs, round, sleep } from './lib/util';
 
 /** One size of the measure and its targets (issue targets: bench/README.md "Targets"). */
 interface Size {
@@ -90,6 +91,10 @@ async function runSize(ctx: BenchContext, size: Size): Promise<MeasureResult> {
     const afterSubmitMs = allRunningAt - (t0 + submittedMs);
 
     ctx.log(`${size.name}: all RUNNING after ${fmtMs(allRunningMs)}; settling ${settleMs} ms, then a ${windowMs} ms steady window…`);
+    // The PGlite folder over the settle and the window: what the usage rounds' rewrites leave on disk.
+    const wal0 = diskBytes(path.join(server.home, 'db', 'pg_wal'));
+    const disk0 = diskBytes(path.join(server.home, 'db'));
+    const d0 = nowMs();
     await sleep(settleMs);
     const rssSteady = sampleRss(server.pid, 100);
     const c0 = cpuTimeMs(server.pid)!;
@@ -99,6 +104,8 @@ async function runSize(ctx: BenchContext, size: Size): Promise<MeasureResult> {
     const c1 = cpuTimeMs(server.pid)!;
     const l1 = launcherCpu();
     const w1 = nowMs();
+    const diskPerMin = ((diskBytes(path.join(server.home, 'db')) - disk0) / (w1 - d0)) * 60_000;
+    const walPerMin = ((diskBytes(path.join(server.home, 'db', 'pg_wal')) - wal0) / (w1 - d0)) * 60_000;
     const steady = rssSteady.stop();
     const steadyMemory = await serverMemory(server);
     const cpuPct = ((c1 - c0) / (w1 - w0)) * 100;
@@ -125,6 +132,7 @@ async function runSize(ctx: BenchContext, size: Size): Promise<MeasureResult> {
         { metric: `server CPU per job, first submit → all RUNNING (launcher's beside it)`, value: `${(startCpuMs / n).toFixed(2)} ms (${(startLauncherCpuMs / n).toFixed(2)} ms)` },
         { metric: 'steady server CPU-seconds per minute (launcher\'s beside it)', value: `${((c1 - c0) / (w1 - w0) * 60).toFixed(2)} s (${((l1 - l0) / (w1 - w0) * 60).toFixed(2)} s)` },
         { metric: 'steady server RSS (max); idle before', value: `${fmtBytes(steady.maxBytes)}; ${fmtBytes(idleRss)}`, target: `< ${size.rssBytes / 1e6} MB`, pass: steady.maxBytes < size.rssBytes },
+        { metric: 'PGlite data folder growth while steady (usage rounds every 5 s)', value: `${fmtBytes(Math.round(diskPerMin))} a minute (of it the write-ahead log ${fmtBytes(Math.round(walPerMin))})` },
         { metric: `the jobs' own processes: machine memory (MemAvailable drop); processes`, value: `${fmtBytes(jobsMemory)} (${fmtBytes(jobsMemory / n)} a job); ${procs}` },
         { metric: 'steady JS heap used / external (PGlite\'s WebAssembly memory); idle before', value: steadyMemory && idleMemory ? `${fmtBytes(steadyMemory.heapUsedBytes)} / ${fmtBytes(steadyMemory.externalBytes)}; ${fmtBytes(idleMemory.heapUsedBytes)} / ${fmtBytes(idleMemory.externalBytes)}` : 'not reported' },
         { metric: 'submit time / peak RSS overall', value: `${fmtMs(submittedMs)} / ${fmtBytes(rss.maxBytes)}` },
@@ -148,6 +156,8 @@ async function runSize(ctx: BenchContext, size: Size): Promise<MeasureResult> {
         cpuPct: round(cpuPct, 2),
         rssIdleBefore: idleRss,
         rssSteady: steady,
+        diskBytesPerMinSteady: round(diskPerMin),
+        walBytesPerMinSteady: round(walPerMin),
         rssOverall: rss,
         memoryIdle: idleMemory,
         memorySteady: steadyMemory,

@@ -2,6 +2,8 @@
  * Small helpers shared by the bench measures: waiting, statistics, number formatting.
  * Times are milliseconds unless a name says otherwise; sizes are bytes.
  */
+import { lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -106,4 +108,21 @@ export async function pool<T>(n: number, concurrency: number, fn: (i: number) =>
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
   return out;
+}
+
+/** Bytes allocated on disk under `dir` (st_blocks × 512, every file below it; 0 when it is missing). */
+export function diskBytes(dir: string): number {
+  let total = 0;
+  const walk = (p: string): void => {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      return;
+    }
+    total += st.blocks * 512;
+    if (st.isDirectory()) for (const name of readdirSync(p)) walk(path.join(p, name));
+  };
+  walk(dir);
+  return total;
 }
