@@ -98,7 +98,9 @@ export function readHostsFile(attemptDir: string): string[] | null {
 
 /**
  * What the wrapper records when the attempt ends, as one JSON line in `<attemptDir>/exit`
- * (written to `exit.tmp`, renamed, then fsynced with its folder before the wrapper exits):
+ * (written to `exit.tmp`, then renamed and fsynced with its folder — by the wrapper, or by the
+ * local launcher once it reaped the wrapper; a whole `exit.tmp` of an attempt whose launcher died
+ * first is read as the record: readExitRecord):
  * `{"phase":"setup"|"run","exitCode":N,"endedAtMs":<epoch ms, wrapper's clock>[,"reason":"…"][,"cpuMs":N]}`.
  * `phase: "setup"` with a non-zero code means setup failed (or never started: missing workdir,
  * cancelled between setup and run) and run never started; `phase: "run"` carries run's code
@@ -155,11 +157,17 @@ export function readLostBytes(recordDir: string, exitName: string = EXIT_FILE): 
  * @throws for I/O errors other than "no such file".
  */
 export function readExitRecord(attemptDir: string): ExitRecord | null | { malformed: string } {
-  const file = path.join(recordDirOf(attemptDir), EXIT_FILE);
+  let file = path.join(recordDirOf(attemptDir), EXIT_FILE);
   let text: string;
   try {
-    const t = readRecordFile(file, MAX_RECORD_BYTES);
-    if (t === null) return null;
+    let t = readRecordFile(file, MAX_RECORD_BYTES);
+    if (t === null) {
+      // Not renamed yet, or never: a wrapper whose parent was to publish it (the local launcher)
+      // leaves it under its temporary name when that parent dies first. Whole, it is the record.
+      const tmp = readRecordFile(`${file}${TMP_SUFFIX}`, MAX_RECORD_BYTES);
+      if (tmp === null || !isWholeRecordText(tmp)) return null;
+      [file, t] = [`${file}${TMP_SUFFIX}`, tmp];
+    }
     text = t;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== undefined) throw err;
@@ -192,6 +200,25 @@ export function readExitRecord(attemptDir: string): ExitRecord | null | { malfor
   if (Number.isInteger(rec.oomKills) && (rec.oomKills as number) > 0) out.oomKills = rec.oomKills;
   if (Number.isSafeInteger(rec.logLostBytes) && (rec.logLostBytes as number) > 0) out.logLostBytes = rec.logLostBytes;
   return out;
+}
+
+/** The temporary name an exit record is written under before its rename (`exit.tmp`). */
+export const TMP_SUFFIX = '.tmp';
+
+/**
+ * Whether the text at an exit record's temporary name is a whole record: one line of JSON, an
+ * object, ended by its newline — what the wrapper's one printf writes last (before it, the file
+ * holds the `times` builtin's output; a write cut short has no newline or no closing brace).
+ * The launcher (lib/executors/local/launcher-main.mjs) applies the same rule before it renames.
+ */
+export function isWholeRecordText(text: string): boolean {
+  if (!text.endsWith('}\n') || text.indexOf('\n') !== text.length - 1) return false;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
 }
 
 /** How an attempt ended, as probe()/watch() report it. */

@@ -107,9 +107,10 @@ export const LOCAL_NODE_IP = '127.0.0.1';
 //      itself stays outside them) and is the one place that will drop to the job's account.
 //      Empty: setup and run start directly (Slurm, whose own cgroups hold the job).
 // The environment may hold __jobdeck_syncer: the pid of the wrapper's parent when that parent
-// makes the exit record durable itself after reaping the wrapper (the local launcher,
-// lib/executors/local/launcher-main.mjs); the wrapper then starts no `sync` while that parent
-// lives (docs/design.md §6). It is removed from the environment setup and run get.
+// publishes the exit record itself after reaping the wrapper — renames a whole `exit.tmp` and makes
+// it durable (the local launcher, lib/executors/local/launcher-main.mjs); the wrapper then starts
+// neither `mv` nor `sync` while that process is still its parent (docs/design.md §6). It is
+// removed from the environment setup and run get.
 // When the attempt folder records its memory group's OOM count file (`cgroup.oom`), the exit
 // record carries the group's OOM kills ("oomKills":N), read by the wrapper once the phase ended:
 // the job cannot forge it, and the monitor needs no guess from exit code 137.
@@ -160,13 +161,21 @@ __jobdeck_finish() { # phase exit-code [reason]
   # A record the disk refused is not published: an empty exit file reads as malformed (the attempt
   # lost), while jobdeck, the wrapper's parent, saw the code and writes the record once there is
   # room (docs/design.md §7, "the disk is full").
-  if [ "$written" = 1 ]; then
+  # A parent that publishes the record after reaping the wrapper (__jobdeck_syncer, still this
+  # process's parent: it renames a whole record and syncs it with its folder) spares the two
+  # process starts below — a job end's costliest steps but the task's own. The parent pid is
+  # read now (bash's PPID is fixed at start): a parent that exited has handed the wrapper to
+  # another, even while it stays a zombie nobody reaps, and a reused pid is not the parent. If it
+  # dies after this look, the whole record under its temporary name is read as the record
+  # (docs/design.md §6).
+  local ppid=''
+  [ -n "$__jobdeck_syncpid" ] && { read -r _ _ _ ppid _ </proc/$$/stat; } 2>/dev/null
+  if [ "$written" = 1 ] && { [ -z "$ppid" ] || [ "$ppid" != "$__jobdeck_syncpid" ]; }; then
     "$__jobdeck_mv" -f -- "$__jobdeck_dir/$__jobdeck_exit.tmp" "$__jobdeck_dir/$__jobdeck_exit"
     # One sync for the record and its name. A power loss between the rename and the sync can
     # leave a torn record, which is read as malformed: the attempt is lost, as with no record at
-    # all. A parent that syncs the record after reaping the wrapper (__jobdeck_syncer, alive)
-    # spares the process start — a job end's costliest step but the task's own.
-    if [ -n "$__jobdeck_sync" ] && ! { [ -n "$__jobdeck_syncpid" ] && kill -0 "$__jobdeck_syncpid"; }; then
+    # all.
+    if [ -n "$__jobdeck_sync" ]; then
       "$__jobdeck_sync" -- "$__jobdeck_dir/$__jobdeck_exit" "$__jobdeck_dir"
     fi
   fi

@@ -132,7 +132,7 @@ describe('attempt launcher', () => {
     }
   });
 
-  it('makes the exit record durable itself, after the exit: its wrappers start no sync (strace)', async () => {
+  it('publishes the exit record itself after the reap — renamed before the exit is reported, fsynced after: its wrappers start neither mv nor sync (strace)', async () => {
     const launcher = newLauncher();
     const ex = createLocalExecutor({ launcher, pollMs: 600_000 });
     await ended(ex, (await launch(ex, { run: 'exit 0' })).h); // starts the launcher
@@ -147,6 +147,9 @@ describe('attempt launcher', () => {
       const { req, h } = await launch(ex, { run: 'echo ran' });
       expect(await ended(ex, h, 120_000)).toMatchObject({ state: 'exited', phase: 'run', exitCode: 0 });
       const exit = path.join(req.attemptDir, 'exit');
+      // Reported after the rename: the record is at its name, nothing left at the temporary one.
+      expect(existsSync(exit)).toBe(true);
+      expect(existsSync(`${exit}.tmp`)).toBe(false);
       await waitFor('the fsync of the record and its folder', () => {
         const t = readFileSync(out, 'utf8');
         return t.includes(`fsync(`) && t.includes(`<${exit}>) = 0`) && t.includes(`<${req.attemptDir}>) = 0`);
@@ -154,6 +157,7 @@ describe('attempt launcher', () => {
       const t = readFileSync(out, 'utf8');
       expect(t).toMatch(/execve\("[^"]*bash"/); // the trace did follow the wrapper
       expect(t).not.toMatch(/execve\("[^"]*\/sync"/);
+      expect(t).not.toMatch(/execve\("[^"]*\/mv"/);
       // The record first, then the folder that names it.
       expect(t.indexOf(`<${exit}>) = 0`)).toBeLessThan(t.indexOf(`<${req.attemptDir}>) = 0`));
     } finally {
@@ -161,33 +165,67 @@ describe('attempt launcher', () => {
     }
   });
 
-  it('the wrapper syncs its record itself unless __jobdeck_syncer names a live process; setup and run never see it', () => {
+  it('the wrapper publishes its record itself (mv, sync) unless __jobdeck_syncer names its parent, which leaves it whole at exit.tmp — read as the record; setup and run never see the variable', () => {
     const dir = path.join(root, `wrapper-${++seq}`);
     mkdirSync(path.join(dir, 'work'), { recursive: true });
     writeFileSync(path.join(dir, 'wrapper.sh'), WRAPPER);
-    writeFileSync(path.join(dir, 'run.sh'), 'echo "seen=${__jobdeck_syncer-unset}"\n');
-    const calls = path.join(dir, 'sync-calls');
-    const fakeSync = path.join(dir, 'fake-sync');
-    writeFileSync(fakeSync, `#!/bin/sh\necho "$*" >> '${calls}'\n`);
-    chmodSync(fakeSync, 0o755);
+    writeFileSync(path.join(dir, 'run.sh'), 'echo "seen=${__jobdeck_syncer-unset}"\nexit 4\n');
+    const calls = path.join(dir, 'calls');
+    const fake = (name: string, real: string) => {
+      const f = path.join(dir, `fake-${name}`);
+      writeFileSync(f, `#!/bin/sh\necho "${name} $*" >> '${calls}'\n${real ? `exec ${real} "$@"\n` : ''}`);
+      chmodSync(f, 0o755);
+      return f;
+    };
+    const [fakeMv, fakeSync] = [fake('mv', '/bin/mv'), fake('sync', '')];
     const dead = spawnSync('/bin/true').pid!;
     const cases: Array<[string, Record<string, string>, boolean]> = [
       ['unset', {}, true],
-      ['a live process', { __jobdeck_syncer: String(process.pid) }, false],
+      ['its parent', { __jobdeck_syncer: String(process.pid) }, false],
+      // A live process that is not its parent: the launcher's pid reused, or a launcher that
+      // exited and stays a zombie nobody reaps (kill -0 still succeeds on it).
+      ['a live process that is not its parent', { __jobdeck_syncer: '1' }, true],
       ['a process that is gone', { __jobdeck_syncer: String(dead) }, true],
       ['not a pid', { __jobdeck_syncer: 'x' }, true],
     ];
     const base = { ...process.env };
     delete base.__jobdeck_syncer;
-    for (const [what, env, syncs] of cases) {
-      rmSync(calls, { force: true });
+    const exit = path.join(dir, 'exit');
+    for (const [what, env, publishes] of cases) {
+      for (const f of [calls, exit, `${exit}.tmp`]) rmSync(f, { force: true });
       const log = path.join(dir, `${what}.log`);
-      const r = spawnSync('/bin/bash', ['-p', path.join(dir, 'wrapper.sh'), dir, log, path.join(dir, 'work'), '/bin/mv', fakeSync, '0', '1'], { env: { ...base, ...env } });
-      expect({ what, status: r.status }).toEqual({ what, status: 0 });
-      expect(readExitRecord(dir)).toMatchObject({ phase: 'run', exitCode: 0 });
+      const r = spawnSync('/bin/bash', ['-p', path.join(dir, 'wrapper.sh'), dir, log, path.join(dir, 'work'), fakeMv, fakeSync, '0', '1'], { env: { ...base, ...env } });
+      expect({ what, status: r.status }).toEqual({ what, status: 4 });
       expect({ what, log: readFileSync(log, 'utf8') }).toEqual({ what, log: 'seen=unset\n' });
-      expect({ what, calls: existsSync(calls) ? readFileSync(calls, 'utf8') : '' }).toEqual({ what, calls: syncs ? `-- ${dir}/exit ${dir}\n` : '' });
+      const made = existsSync(calls) ? readFileSync(calls, 'utf8') : '';
+      expect({ what, made }).toEqual({ what, made: publishes ? `mv -f -- ${exit}.tmp ${exit}\nsync -- ${exit} ${dir}\n` : '' });
+      expect({ what, at: existsSync(exit) ? 'exit' : existsSync(`${exit}.tmp`) ? 'exit.tmp' : 'none' }).toEqual({ what, at: publishes ? 'exit' : 'exit.tmp' });
+      // Either way it is the record (a parent that died before its rename leaves it at exit.tmp).
+      expect(readExitRecord(dir)).toMatchObject({ phase: 'run', exitCode: 4 });
     }
+  });
+
+  it('an exit.tmp is the record only when whole: one line of JSON, an object, ended by its newline', () => {
+    const dir = path.join(root, `tmp-record-${++seq}`);
+    mkdirSync(dir, { recursive: true });
+    const tmp = path.join(dir, 'exit.tmp');
+    const whole = '{"phase":"run","exitCode":0,"endedAtMs":1700000000000}\n';
+    for (const [what, text, reads] of [
+      ['whole', whole, true],
+      ['cut before its newline', whole.slice(0, -1), false],
+      ['cut inside', whole.slice(0, 20), false],
+      ['the times builtin\'s output the wrapper puts there first', '0m0.001s 0m0.002s\n0m0.010s 0m0.003s\n', false],
+      ['two lines', whole + whole, false],
+      ['not an object', '[1]\n', false],
+      ['empty', '', false],
+    ] as Array<[string, string, boolean]>) {
+      writeFileSync(tmp, text);
+      expect({ what, rec: readExitRecord(dir) }).toEqual({ what, rec: reads ? { phase: 'run', exitCode: 0, endedAtMs: 1700000000000 } : null });
+    }
+    // The name itself wins over a temporary one left beside it.
+    writeFileSync(tmp, whole);
+    writeFileSync(path.join(dir, 'exit'), '{"phase":"setup","exitCode":2,"endedAtMs":1700000000001}\n');
+    expect(readExitRecord(dir)).toMatchObject({ phase: 'setup', exitCode: 2 });
   });
 
   it('a program that cannot start is a launch error with its code', async () => {

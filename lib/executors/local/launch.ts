@@ -103,7 +103,7 @@ async function spawnByLauncher(launcher: Launcher, s: Spawn, child: ExpectedChil
   const { bash, args, attemptDir, env, handleFile } = s;
   let r: Awaited<ReturnType<Launcher['spawn']>>;
   try {
-    // The launcher makes the exit record durable after the exit, sparing the wrapper a `sync`.
+    // The launcher publishes the exit record (rename, then fsync) after the exit, sparing the wrapper `mv` and `sync`.
     const durable = [path.join(attemptDir, EXIT_FILE), attemptDir];
     r = await launcher.spawn({ file: bash, args, cwd: attemptDir, env, handleFile, handle: { executor: 'local', hostId: hostIdentity(), attemptDir }, durable }, child.onExit);
   } catch (err) {

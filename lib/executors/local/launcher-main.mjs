@@ -13,11 +13,12 @@
 // name, then renamed), so an attempt that runs always has its handle on disk, even if this process
 // or the server dies right after the spawn. The wrapper is detached (setsid: its own session and
 // process group) with stdio on /dev/null: it outlives this process and the server.
-// `durable` (paths: the exit record, its folder): fsynced once the wrapper was reaped, after its
-// exit is reported; the wrapper learns from __jobdeck_syncer (this pid) that it need not start a
-// `sync` of its own while this process lives (lib/executors/wrapper.ts, docs/design.md §6).
+// `durable` (paths: the exit record, its folder): once the wrapper was reaped, a whole record at
+// the record's temporary name (`<record>.tmp`) is renamed to it before the exit is reported, and
+// both are fsynced after; the wrapper learns from __jobdeck_syncer (this pid) that it need start
+// neither `mv` nor `sync` while this process lives (lib/executors/wrapper.ts, docs/design.md §6).
 import { spawn } from 'node:child_process';
-import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /**
@@ -83,6 +84,35 @@ async function makeDurable(paths) {
   if (--syncing === 0 && leaving) process.exit(0);
 }
 
+/**
+ * Renames the wrapper's record from `<file>.tmp` to `file` when it is whole: one line of JSON, an
+ * object, ended by its newline (the rule of isWholeRecordText in lib/executors/attempt-record.ts,
+ * which owns the record). Anything else stays where it is: the server reads what is there, and
+ * writes the record itself when the wrapper could not (a full disk). Never throws.
+ */
+function publish(file) {
+  const tmp = `${file}.tmp`;
+  try {
+    // Never through a link, never blocking on a FIFO, never more than a record (the reader's rules).
+    const fd = openSync(tmp, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    let text;
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.size > 64 * 1024) return;
+      const b = Buffer.alloc(st.size);
+      text = b.toString('utf8', 0, readSync(fd, b, 0, st.size, 0));
+    } finally {
+      closeSync(fd);
+    }
+    if (!text.endsWith('}\n') || text.indexOf('\n') !== text.length - 1) return;
+    const v = JSON.parse(text);
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return;
+    renameSync(tmp, file);
+  } catch {
+    // none (the wrapper renamed it itself, or wrote none), unreadable, or not JSON
+  }
+}
+
 function send(msg) {
   if (process.connected) process.send(msg);
 }
@@ -109,6 +139,7 @@ function launch(m) {
     return;
   }
   child.once('exit', (code, signal) => {
+    if (Array.isArray(m.durable)) publish(m.durable[0]);
     send({ type: 'exit', pid, code, signal });
     if (Array.isArray(m.durable)) void makeDurable(m.durable);
   });
