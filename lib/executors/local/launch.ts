@@ -226,7 +226,7 @@ export async function launchLocal(req: LaunchRequest, deps: LaunchDeps): Promise
     const cgroupParent = s.version !== null && existsSync(path.join(attemptDir, CGROUP_FILE)) ? `/${s.parent}/${cgroupName(attemptDir)}` : null;
     await prepareContainer(req, attemptDir, { rt: deps.containers, image: req.container.image, workdir, cgroupParent, pidsMax: deps.limits.pidsMax });
   }
-  // Only the launcher says it syncs the record (a task's env of that name would spare the sync).
+  // Only the launcher says it publishes the record (a task's env of that name would leave it at exit.tmp, unsynced).
   delete env.__jobdeck_syncer;
   // $8 empty: the exit record's default name; $9: the enter program (lib/executors/wrapper.ts).
   const args = ['-p', '--', wrapperPath, attemptDir, logPath, workdir, mv, sync, req.setup !== null ? '1' : '0', req.run !== null ? '1' : '0', '', path.join(attemptDir, ENTER_FILE)];
