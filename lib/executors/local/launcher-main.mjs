@@ -16,7 +16,8 @@
 // `durable` (paths: the exit record, its folder): once the wrapper was reaped, a whole record at
 // the record's temporary name (`<record>.tmp`) is renamed to it before the exit is reported, and
 // both are fsynced after; the wrapper learns from __jobdeck_syncer (this pid) that it need start
-// neither `mv` nor `sync` while this process lives (lib/executors/wrapper.ts, docs/design.md §6).
+// neither `mv` nor `sync` while this process is still its parent (lib/executors/wrapper.ts,
+// docs/design.md §6).
 import { spawn } from 'node:child_process';
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
