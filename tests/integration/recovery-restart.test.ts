@@ -5,6 +5,7 @@
  * (both kinds), real processes. The real-server kill -9 variant is recovery-server.test.ts.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readExitRecord } from '../../lib/executors/attempt-record';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
@@ -73,7 +74,7 @@ describe.each(DB_KINDS)('start-up recovery on %s', (kind) => {
     const gate = `${fx.home}/gate`;
     const { id, attempt } = await runTask2ThenDrop(pipeline(gate));
     writeFileSync(gate, '');
-    await waitFor(async () => existsSync(path.join(path.dirname(attempt.logPath!), 'exit')), 'the exit file');
+    await waitFor(async () => readExitRecord(path.dirname(attempt.logPath!)) !== null, 'the exit record');
     const m2 = restarted();
     await m2.start();
     const j = await waitTerminal(db, id);
@@ -87,7 +88,7 @@ describe.each(DB_KINDS)('start-up recovery on %s', (kind) => {
     const gate = `${fx.home}/gate`;
     const { id, attempt } = await runTask2ThenDrop(pipeline(gate, 5, 'job_recovery:\n  max_restarts_on_errors: 1\n'));
     writeFileSync(gate, '');
-    await waitFor(async () => existsSync(path.join(path.dirname(attempt.logPath!), 'exit')), 'the exit file');
+    await waitFor(async () => readExitRecord(path.dirname(attempt.logPath!)) !== null, 'the exit record');
     const m2 = restarted();
     await m2.start();
     const j = await waitTerminal(db, id);

@@ -7,6 +7,7 @@
  * shared database on PostgreSQL. Needs a built app: run with JOBDECK_NEXT_DIST set to a built dist.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readExitRecord } from '../../lib/executors/attempt-record';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DB_KINDS } from '../helpers/db';
@@ -133,7 +134,9 @@ describe.each(DB_KINDS)('server kill -9 and restart on %s', (kind) => {
     const pid = await task2Running(s1, id);
     await s1.kill9();
     writeFileSync(gate, '');
-    await waitFor(async () => existsSync(path.join(s1.home, 'jobs', String(id), 'task-1', 'attempt-1', 'exit')), 'exit file while down');
+    // The record, as the server reads it: at `exit`, or whole at `exit.tmp` when the launcher died
+    // between the wrapper's look at its parent and the reap (docs/design.md §6).
+    await waitFor(async () => readExitRecord(path.join(s1.home, 'jobs', String(id), 'task-1', 'attempt-1')) !== null, 'exit record while down');
     await waitFor(async () => !groupAlive(pid), 'the attempt to be gone while the server is down');
     const s2 = await start(s1.home);
     const d = await waitFor(async () => {
