@@ -176,7 +176,7 @@ export function vacuumDue(liveRows: number, deadRows: number): boolean {
  */
 export async function vacuumUsageTables(store: Store): Promise<string[]> {
   if (!isSingleSession(store.prisma)) return [];
-  // This session's counts reach pg_stat at most once a second unless forced; the rounds' own
+  // PGlite's own counts reach pg_stat at most once a second unless forced; the rounds' own
   // writes are what the decision is about.
   await store.prisma.$executeRawUnsafe('SELECT pg_stat_force_next_flush()');
   const rows = await store.prisma.$queryRaw<Array<{ relname: string; live: number; dead: number }>>(Prisma.sql`
