@@ -32,7 +32,8 @@ const MAX_RECORD_BYTES = 64 * 1024;
 export function recordDirOf(attemptDir: string): string {
   const dir = path.join(attemptDir, JOB_DIR);
   try {
-    return lstatSync(dir).isDirectory() ? dir : attemptDir;
+    // No exception for the common answer (no such folder): every probe asks (bench/README.md).
+    return lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ? dir : attemptDir;
   } catch {
     return attemptDir;
   }
@@ -45,7 +46,19 @@ export function recordDirOf(attemptDir: string): string {
  * must not lead jobdeck elsewhere. Null when there is no such file.
  * @throws Error for a name that is not a regular file of its folder's owner, or larger than `max` bytes; I/O errors.
  */
+/** True when nothing is at `file` (ENOENT), found without an exception; any other answer: false. */
+function noEntry(file: string): boolean {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 function readRecordFile(file: string, max: number): string | null {
+  // A running attempt has no record: answered by a look that throws nothing (an ENOENT thrown
+  // by open costs more than the read). The open below still refuses links and other owners.
+  if (noEntry(file)) return null;
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
