@@ -48,19 +48,29 @@ export async function trackStatuses(s: BenchServer): Promise<StatusTracker> {
 }
 
 /**
- * Waits until every job of `ids` is in `status`, watching the list stream and, every
- * `pollMs`, the REST list (the source of truth, in case the stream missed or coalesced).
- * @returns wall ms when the condition was first seen.
+ * Waits until every job of `ids` is in `status`, watching the list stream; the REST list (the
+ * source of truth, in case the stream missed or coalesced) is read every `pollMs` without a
+ * stream, and with one only while it has shown no progress for STALL_POLLS × `pollMs` (a lost
+ * message). Paging through 1,000 jobs every 2 s while they launch was load of the bench's own on
+ * the server it measures (bench/README.md, "The bench's own list reads").
+ * @returns wall ms when the condition was first seen (by the stream, or by the REST list).
  * @throws on timeout with the counts by status.
  */
 export async function waitAllStatus(s: BenchServer, tracker: StatusTracker | null, ids: readonly number[], status: string, timeoutMs: number, pollMs = 2000): Promise<number> {
   const want = new Set(ids);
   let lastPoll = 0;
   let counts = '';
+  let seen = -1;
+  let movedAt = Date.now();
   return waitFor(
     `all ${ids.length} jobs ${status}`,
     async () => {
-      if (tracker && tracker.count(ids, status) === ids.length) return nowMs();
+      if (tracker) {
+        const n = tracker.count(ids, status);
+        if (n === ids.length) return nowMs();
+        if (n !== seen) [seen, movedAt] = [n, Date.now()];
+        if (Date.now() - movedAt < STALL_POLLS * pollMs) return undefined;
+      }
       if (Date.now() - lastPoll >= pollMs) {
         lastPoll = Date.now();
         const all = (await listAll(s)).filter((j) => want.has(j.id));
@@ -74,6 +84,9 @@ export async function waitAllStatus(s: BenchServer, tracker: StatusTracker | nul
     { timeoutMs, intervalMs: 20, lastState: () => `last REST count by status: ${counts || 'none yet'}; stream says ${tracker ? tracker.count(ids, status) : 'n/a'} ${status}` },
   );
 }
+
+/** Polls without progress on the stream before waitAllStatus reads the REST list. */
+const STALL_POLLS = 5;
 
 /** What stopping every job found. */
 export interface StopReport {
