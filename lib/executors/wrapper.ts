@@ -103,8 +103,9 @@ export const LOCAL_NODE_IP = '127.0.0.1';
 //      its own (lib/executors/slurm/gang.ts), with "stopped":true when a signal (TERM/INT/HUP)
 //      reached the wrapper — a rank stopped from outside, not failing on its own.
 //   $9 (optional) the enter program (local: <attempt dir>/enter.sh, lib/executors/local/enter.ts):
-//      setup and run start through it — it joins the attempt's control groups (the wrapper
-//      itself stays outside them) and is the one place that will drop to the job's account.
+//      setup and run start through it, read (\`.\`) in a subshell of the wrapper — it joins the
+//      attempt's control groups (the wrapper itself stays outside them) and is the one place that
+//      will drop to the job's account.
 //      Empty: setup and run start directly (Slurm, whose own cgroups hold the job).
 // The environment may hold __jobdeck_syncer: the pid of the wrapper's parent when that parent
 // publishes the exit record itself after reaping the wrapper — renames a whole `exit.tmp` and makes
@@ -191,7 +192,9 @@ if ! cd -P -- "$__jobdeck_workdir" 2>/dev/null; then
   __jobdeck_finish setup 1 'workdir does not exist or is not an accessible directory'
 fi
 __jobdeck_phase() { # script: one phase, through the enter step when there is one
-  if [ -n "$__jobdeck_enter" ]; then "$__jobdeck_enter" "$__jobdeck_dir" -- "$BASH" -- "$1"; else "$BASH" -- "$1"; fi
+  # Read into a subshell of the wrapper, not started as a program: the fork joins the groups and
+  # execs the phase, one bash start less a phase (docs/design.md §7 "The enter step").
+  if [ -n "$__jobdeck_enter" ]; then ( . "$__jobdeck_enter" "$__jobdeck_dir" -- "$BASH" -- "$1" ); else "$BASH" -- "$1"; fi
 }
 if [ "$6" = 1 ]; then
   __jobdeck_phase "$__jobdeck_dir/setup.sh"

@@ -21,8 +21,11 @@ import { ACCOUNT_STEP } from './account';
  *   group) — as the account, or, without one, as jobdeck with the wrapper's environment.
  *
  * It is generated text (like the wrapper), written to `<attempt dir>/enter.sh` at launch with the
- * absolute bash path in its first line and started as a program. It runs `bash -p`, so the
- * task's BASH_ENV, exported functions and SHELLOPTS do not affect it; it calls no external
+ * absolute bash path in its first line. The wrapper reads it (`.`) in a subshell of its own — a
+ * fork of the wrapper, so the pid that joins is `$BASHPID`, never `$$` (the wrapper's) — which
+ * spares a bash start per phase against starting it as a program, as it still can be. Either way
+ * it runs in a `bash -p` (the wrapper is one), so the task's BASH_ENV, exported functions and
+ * SHELLOPTS do not affect it; it calls no external
  * command but setpriv and env, by absolute path (the task's envs may change PATH): read and printf
  * are builtins. The attempt folder stays unwritable by the job's account (0700, or 0711 with an
  * account: jobdeck's): the enter program and its `cgroup`, `account` and `env` files are read from
@@ -43,7 +46,7 @@ shift
 if [ -f "$__jobdeck_dir/cgroup" ]; then
   while IFS= read -r __jobdeck_cg; do
     [ -n "$__jobdeck_cg" ] || continue
-    if ! printf '%d\\n' "$$" 2>/dev/null >"$__jobdeck_cg/cgroup.procs"; then
+    if ! printf '%d\\n' "$BASHPID" 2>/dev/null >"$__jobdeck_cg/cgroup.procs"; then
       printf 'jobdeck: cannot join the attempt'"'"'s control group %s; not started\\n' "$__jobdeck_cg" >&2
       exit 126
     fi
