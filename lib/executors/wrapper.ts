@@ -103,7 +103,7 @@ export const LOCAL_NODE_IP = '127.0.0.1';
 //      its own (lib/executors/slurm/gang.ts), with "stopped":true when a signal (TERM/INT/HUP)
 //      reached the wrapper — a rank stopped from outside, not failing on its own.
 //   $9 (optional) the enter program (local: <attempt dir>/enter.sh, lib/executors/local/enter.ts):
-//      setup and run start through it, read (\`.\`) in a subshell of the wrapper — it joins the
+//      setup and run start through it, read with `.` in a subshell of the wrapper — it joins the
 //      attempt's control groups (the wrapper itself stays outside them) and is the one place that
 //      will drop to the job's account.
 //      Empty: setup and run start directly (Slurm, whose own cgroups hold the job).
