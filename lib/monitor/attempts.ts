@@ -231,7 +231,7 @@ export class AttemptSystem {
   }
 
   /** The attempt ended with a recorded exit status (it is RUNNING in the row). */
-  private settleExit(job: JobRow, cur: TaskRow, att: Attempt, e: JobEntry, observed: Exited, handle: AttemptHandle | null): Promise<Next> {
+  private async settleExit(job: JobRow, cur: TaskRow, att: Attempt, e: JobEntry, observed: Exited, handle: AttemptHandle | null): Promise<Next> {
     // A limit's stop (the executor's own record, or a run as long as max_duration) fails the
     // attempt whatever its code, with the limit's reason (docs/spec.md "max_duration").
     const spec = readTaskSpec(cur.spec, job.cpus);
@@ -251,6 +251,8 @@ export class AttemptSystem {
     };
     this.res.watches.unwatchAttempt(att.id);
     this.reap.noteEnded(job, cur, att, e);
+    // The end is written after the last look at the attempt's logs (the time of its last lines).
+    await this.res.watches.lastLook(att.id);
     return this.afterEnd(job, cur, att, e, { status, exitCode: observed.exitCode, endedAt: observed.endedAt, endAttempt, observed, rank: status === 'SUCCEEDED' ? undefined : observed.rank, cause });
   }
 

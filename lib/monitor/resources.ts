@@ -124,11 +124,16 @@ export function noteError(res: MonitorResources, err: unknown, where: string): v
  * attempt's logs are indexed from the moment it is launched or seen running (indexLogs) until
  * it is unwatched — its end seen, or the job dropped — when they get one last look.
  */
+/** Longest an attempt's end waits for the last look at its logs (ms): an index is a convenience. */
+const LAST_LOOK_WAIT_MS = 2_000;
+
 export class WatchTable {
   private readonly byAttempt = new Map<number, { jobId: number; unsubscribe: () => void }>();
   private readonly indexed = new Map<number, { jobId: number; files: string[] }>();
   /** Attempts this server indexed (attempt id → job id): each is indexed once, never restarted. */
   private readonly everIndexed = new Map<number, number>();
+  /** The last looks of ended attempts' logs still being written (attempt id → done). */
+  private readonly lastLooks = new Map<number, Promise<void>>();
 
   constructor(
     private readonly life: Lifecycle,
@@ -156,7 +161,25 @@ export class WatchTable {
     const x = this.indexed.get(attemptId);
     if (!x || !this.times) return;
     this.indexed.delete(attemptId);
-    for (const f of x.files) void this.times.finish(f);
+    const times = this.times;
+    const last = Promise.all(x.files.map((f) => times.finish(f))).then(() => undefined);
+    this.lastLooks.set(attemptId, last);
+    void last.finally(() => {
+      if (this.lastLooks.get(attemptId) === last) this.lastLooks.delete(attemptId);
+    });
+  }
+
+  /**
+   * Waits (at most LAST_LOOK_WAIT_MS) for the last look at an ended attempt's logs: its end is
+   * written after it, so a stream that sees the end has every line's time (docs/design.md §8
+   * "Line times"). Never rejects.
+   */
+  async lastLook(attemptId: number): Promise<void> {
+    const last = this.lastLooks.get(attemptId);
+    if (!last) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, LAST_LOOK_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** True while this server's time index still looks at `logFile` (lib/logs/time-index.ts): it is not to be compressed yet. */
