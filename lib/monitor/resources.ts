@@ -117,6 +117,9 @@ export function noteError(res: MonitorResources, err: unknown, where: string): v
   }
 }
 
+/** Longest an attempt's end waits for the last look at its logs (ms): an index is a convenience. */
+const LAST_LOOK_WAIT_MS = 2_000;
+
 /**
  * Live exit subscriptions (executor.watch), by attempt id. An exit is only a hint: it kicks the
  * job's step, which probes again (docs/design.md §5, stale observations dropped). Beside them,
@@ -124,9 +127,6 @@ export function noteError(res: MonitorResources, err: unknown, where: string): v
  * attempt's logs are indexed from the moment it is launched or seen running (indexLogs) until
  * it is unwatched — its end seen, or the job dropped — when they get one last look.
  */
-/** Longest an attempt's end waits for the last look at its logs (ms): an index is a convenience. */
-const LAST_LOOK_WAIT_MS = 2_000;
-
 export class WatchTable {
   private readonly byAttempt = new Map<number, { jobId: number; unsubscribe: () => void }>();
   private readonly indexed = new Map<number, { jobId: number; files: string[] }>();
