@@ -91,9 +91,16 @@ export function createResources(opts: MonitorOptions): MonitorResources {
     life,
     scheduler,
     faults,
-    watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId), opts.logTimes === false ? null : new LogTimeIndexer({ onError: (err, file) => log.debug({ err: errMessage(err), file }, 'log time index: write failed') })),
+    watches: new WatchTable(life, settings, log, (jobId) => void scheduler.kick(jobId), timeIndexer(opts, log), opts.lastLookWaitMs),
     runAs: opts.runAs ?? null,
   };
+}
+
+/** The time indexer of MonitorOptions.logTimes: the caller's, a new one, or none. */
+function timeIndexer(opts: MonitorOptions, log: Logger): LogTimeIndexer | null {
+  if (opts.logTimes === false) return null;
+  if (opts.logTimes instanceof LogTimeIndexer) return opts.logTimes;
+  return new LogTimeIndexer({ onError: (err, file) => log.debug({ err: errMessage(err), file }, 'log time index: write failed') });
 }
 
 /** The clock's now as a Date (what status writes record). */
@@ -141,6 +148,7 @@ export class WatchTable {
     private readonly log: Logger,
     private readonly kick: (jobId: number) => void,
     private readonly times: LogTimeIndexer | null = null,
+    private readonly lastLookWaitMs = LAST_LOOK_WAIT_MS,
   ) {}
 
   /**
@@ -170,7 +178,7 @@ export class WatchTable {
   }
 
   /**
-   * Waits (at most LAST_LOOK_WAIT_MS) for the last look at an ended attempt's logs: its end is
+   * Waits (at most lastLookWaitMs, LAST_LOOK_WAIT_MS by default) for the last look at an ended attempt's logs: its end is
    * written after it, so a stream that sees the end has every line's time (docs/design.md §8
    * "Line times"). Never rejects.
    */
@@ -178,7 +186,7 @@ export class WatchTable {
     const last = this.lastLooks.get(attemptId);
     if (!last) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, LAST_LOOK_WAIT_MS)))]);
+    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, this.lastLookWaitMs)))]);
     clearTimeout(timer);
   }
 

@@ -3,6 +3,7 @@ import type { Attempt, Job, PrismaClient, Task } from '../generated/prisma/clien
 import type { ServerInfo, Store } from '../store';
 import type { WebhookSettings } from './webhooks/config';
 import type { Executor, ProbeResult } from '../executors/types';
+import type { LogTimeIndexer } from '../logs/time-index';
 import type { MonitorSettings } from './config';
 import type { CompressStats, MonitorHandle, RetentionStats } from './state';
 
@@ -80,8 +81,13 @@ export interface MonitorOptions extends Partial<MonitorSettings> {
   startWaitMs?: number;
   /** The webhook dispatcher's settings (each given one wins over the environment: lib/monitor/webhook-config). */
   webhooks?: Partial<WebhookSettings>;
-  /** Write the time index of running attempts' logs (docs/design.md §8 "Line times"; default true). */
-  logTimes?: boolean;
+  /**
+   * Write the time index of running attempts' logs (docs/design.md §8 "Line times"; default
+   * true), or with this indexer (a test's, to hold a last look and force the order of an end).
+   */
+  logTimes?: boolean | LogTimeIndexer;
+  /** Longest an attempt's end waits for the last look at its logs' time index (ms, default 2,000). */
+  lastLookWaitMs?: number;
   /**
    * Own jobs by lease (several servers on one PostgreSQL, docs/design.md "Replicas"): this
    * server's row, and the lease length. Absent: one server steps every job (PGlite, tests).
