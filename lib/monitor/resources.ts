@@ -178,9 +178,9 @@ export class WatchTable {
   }
 
   /**
-   * Waits (at most lastLookWaitMs, LAST_LOOK_WAIT_MS by default) for the last look at an ended attempt's logs: its end is
-   * written after it, so a stream that sees the end has every line's time (docs/design.md §8
-   * "Line times"). Never rejects.
+   * Waits (at most lastLookWaitMs, LAST_LOOK_WAIT_MS by default) for the last look at an ended
+   * attempt's logs: its end is written after it, so a stream that sees the end has every line's
+   * time (docs/design.md §8 "Line times"). Never rejects.
    */
   async lastLook(attemptId: number): Promise<void> {
     const last = this.lastLooks.get(attemptId);

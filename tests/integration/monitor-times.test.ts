@@ -74,8 +74,8 @@ describe.each(DB_KINDS)('attempt times on %s', (kind) => {
   it("writes an attempt's end only after the last look at its log's times", async () => {
     fx = new Fixture();
     const times = (held = new HeldIndexer({ pollMs: 50 }));
-    // The wait for the last look is the default's order (2 s) raised, so that a slow machine
-    // between the held look and the reads below cannot end it by the limit instead.
+    // The wait limit raised from its default (2 s): a slow machine between the held look and the
+    // reads below must not end the attempt by the limit instead.
     await fx.monitor(db, { logTimes: times, lastLookWaitMs: 600_000 }).start();
     const id = await submit(db, 'name: three-lines\nrun: echo one; echo two; echo three\n');
     await times.entered;
